@@ -1,0 +1,73 @@
+import { Command, Option } from 'commander';
+import { ConfigError } from '../config/load.js';
+import { Daemon, type DaemonOptions } from '../daemon.js';
+import type { Logger } from '../logger.js';
+import { addLogFlags, EXIT, loggerFrom } from './common.js';
+
+const SHUTDOWN_DEADLINE_MS = 4500;
+
+/** Runs a daemon until SIGTERM/SIGINT; SIGHUP reloads. Shared by `run` and `demo`. */
+export async function runDaemonUntilSignal(
+  opts: DaemonOptions,
+  onStarted?: (daemon: Daemon) => void,
+  beforeStop?: () => Promise<void>,
+): Promise<void> {
+  const log: Logger = opts.logger;
+  const daemon = new Daemon(opts);
+  try {
+    await daemon.start();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const p of err.problems) log.error({ problem: p }, 'invalid configuration');
+      process.stderr.write(`${err.message}\n`);
+      process.exitCode = EXIT.usage;
+      await daemon.stop().catch(() => {});
+      return;
+    }
+    throw err;
+  }
+  onStarted?.(daemon);
+  await new Promise<void>((resolveStop) => {
+    const onHup = () => {
+      log.info('SIGHUP: reloading configuration');
+      void daemon.reload();
+    };
+    const onStop = (sig: NodeJS.Signals) => {
+      log.info({ signal: sig }, 'shutting down');
+      process.off('SIGHUP', onHup);
+      // Backstop: whatever hangs, the process is gone before systemd's or the test's patience runs out.
+      setTimeout(() => {
+        log.error('shutdown deadline passed; exiting');
+        process.exit(EXIT.failed);
+      }, SHUTDOWN_DEADLINE_MS).unref();
+      void (async () => {
+        await beforeStop?.();
+        await daemon.stop();
+        resolveStop();
+      })();
+    };
+    process.on('SIGHUP', onHup);
+    process.once('SIGTERM', onStop);
+    process.once('SIGINT', onStop);
+  });
+  process.exitCode = EXIT.ok;
+}
+
+export function runCommand(): Command {
+  return addLogFlags(
+    new Command('run')
+      .description('run the watchdog daemon')
+      .requiredOption('-c, --config <file>', 'config file (YAML)')
+      .addOption(
+        new Option('--web.listen-address <addr>', 'address for /metrics and the web UI').default(':9787'),
+      ),
+  ).action(async (opts: Record<string, unknown>, cmd: Command) => {
+    const explicit = cmd.getOptionValueSource('web.listenAddress') === 'cli';
+    await runDaemonUntilSignal({
+      configPath: opts.config as string,
+      logger: loggerFrom(opts),
+      // The flag wins when given; otherwise the config's web.listenAddress (whose default is also :9787).
+      listenAddress: explicit ? (opts['web.listenAddress'] as string) : undefined,
+    });
+  });
+}

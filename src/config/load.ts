@@ -1,0 +1,174 @@
+// Reads, expands and validates a config file. Every problem is reported with the exact path of the field,
+// and all problems at once, so one `wedgewatch check` run is enough to fix a file.
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import YAML from 'yaml';
+import { z } from 'zod';
+import { configSchema, type Config } from './schema.js';
+
+export interface LoadedConfig {
+  config: Config;
+  /** Secret values (tokens, secret header values) to redact from every output. */
+  secrets: string[];
+  /** Resolved request headers per target and endpoint name, secrets included. */
+  headers: Map<string, Map<string, Record<string, string>>>;
+  path: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly path: string,
+    readonly problems: string[],
+  ) {
+    super(`${path}: invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** `targets[0].probes[1].timeout` from zod's ['targets', 0, 'probes', 1, 'timeout']. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) {
+    if (typeof p === 'number') out += `[${p}]`;
+    else out += out === '' ? String(p) : `.${String(p)}`;
+  }
+  return out === '' ? '(top level)' : out;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const where = formatPath(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((k) => `${formatPath([...issue.path, k])}: unknown key`).join('\n');
+  }
+  if (issue.code === 'invalid_type' && issue.input === undefined) {
+    return `${where}: required (expected ${issue.expected})`;
+  }
+  return `${where}: ${issue.message}`;
+}
+
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$\$/g;
+
+/** Replaces ${VAR} in every string of the parsed YAML; `$$` is a literal `$`. */
+function expandEnv(
+  value: unknown,
+  path: (string | number)[],
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+  secrets: Set<string>,
+): unknown {
+  if (typeof value === 'string') {
+    return value.replace(ENV_REF, (whole, name: string | undefined) => {
+      if (name === undefined) return '$';
+      const v = env[name];
+      if (v === undefined) {
+        problems.push(`${formatPath(path)}: environment variable ${name} is not set`);
+        return whole;
+      }
+      // Values from the environment are how secrets reach the config: treat them all as secret.
+      if (v.length >= 4) secrets.add(v);
+      return v;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, [...path, i], env, problems, secrets));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = expandEnv(v, [...path, k], env, problems, secrets);
+    return out;
+  }
+  return value;
+}
+
+const SECRET_HEADER = /^(authorization|proxy-authorization|x-api-key|api-key|cookie)$/i;
+
+export function parseConfigText(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): LoadedConfig {
+  const problems: string[] = [];
+  const doc = YAML.parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      file,
+      doc.errors.map((e) => `YAML: ${e.message.split('\n')[0]}`),
+    );
+  }
+  const raw: unknown = doc.toJS();
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(file, ['(top level): expected a mapping with at least `targets:`']);
+  }
+  const secrets = new Set<string>();
+  const expanded = expandEnv(raw, [], env, problems, secrets);
+  const parsed = configSchema.safeParse(expanded);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(describeIssue(issue));
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(file, problems);
+  const config = parsed.data;
+
+  const base = dirname(resolve(file));
+  const headers = new Map<string, Map<string, Record<string, string>>>();
+  config.targets.forEach((t, i) => {
+    const perEndpoint = new Map<string, Record<string, string>>();
+    t.endpoints.forEach((e, j) => {
+      const h: Record<string, string> = { ...e.headers };
+      for (const [k, v] of Object.entries(h)) if (SECRET_HEADER.test(k) && v.length >= 4) secrets.add(v);
+      let token = e.bearerToken;
+      if (e.bearerTokenFile !== undefined) {
+        const where = `${formatPath(['targets', i, 'endpoints', j, 'bearerTokenFile'])}`;
+        if (token !== undefined) problems.push(`${where}: give bearerToken or bearerTokenFile, not both`);
+        try {
+          token = readFileSync(resolve(base, e.bearerTokenFile), 'utf8').trim();
+          if (token === '') problems.push(`${where}: file ${e.bearerTokenFile} is empty`);
+        } catch (err) {
+          problems.push(
+            `${where}: cannot read ${e.bearerTokenFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+          );
+        }
+      }
+      if (token !== undefined && token !== '') {
+        h.Authorization = `Bearer ${token}`;
+        secrets.add(token);
+      }
+      const caFile = e.tls.caFile;
+      if (caFile !== undefined) {
+        try {
+          readFileSync(resolve(base, caFile));
+        } catch (err) {
+          problems.push(
+            `${formatPath(['targets', i, 'endpoints', j, 'tls', 'caFile'])}: cannot read ${caFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+          );
+        }
+      }
+      perEndpoint.set(e.name, h);
+    });
+    headers.set(t.name, perEndpoint);
+  });
+  for (const [i, r] of config.rules.entries()) {
+    for (const [key, src] of [
+      ['match', r.match],
+      ['follows.match', r.follows?.match],
+    ] as const) {
+      if (src === undefined) continue;
+      try {
+        new RegExp(src);
+      } catch (err) {
+        problems.push(`rules[${i}].${key}: invalid regular expression: ${(err as Error).message}`);
+      }
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(file, problems);
+  return { config, secrets: [...secrets], headers, path: file };
+}
+
+export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(file, [
+      `cannot read config file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    ]);
+  }
+  return parseConfigText(text, file, env);
+}

@@ -1,0 +1,236 @@
+// The configuration schema. Defaults sit beside each field (as blackbox_exporter's Default<X>Probe),
+// every object is strict so a typo is an error rather than a silently ignored key.
+import { z } from 'zod';
+import { duration, durationOr } from './duration.js';
+
+const name = (what: string) =>
+  z
+    .string({ error: `expected a ${what} name (a string)` })
+    .regex(/^[A-Za-z0-9_.:-]{1,64}$/, `a ${what} name may use letters, digits and _.:- (1 to 64 characters)`);
+
+const httpUrl = z.string({ error: 'expected a URL (a string)' }).refine(
+  (u) => {
+    try {
+      const p = new URL(u);
+      return (p.protocol === 'http:' || p.protocol === 'https:') && p.hostname !== '';
+    } catch {
+      return false;
+    }
+  },
+  {
+    error: (iss) => `expected an http(s) URL like "http://127.0.0.1:30001", got ${JSON.stringify(iss.input)}`,
+  },
+);
+
+export const tlsSchema = z.strictObject({
+  /** PEM file with the CA that signed the endpoint's certificate. */
+  caFile: z.string().optional(),
+  /** Skip certificate verification (self-signed lab endpoints). */
+  insecureSkipVerify: z.boolean().default(false),
+  /** SNI / name to verify, when it differs from the URL's host. */
+  serverName: z.string().optional(),
+});
+
+export const endpointSchema = z.strictObject({
+  name: name('endpoint'),
+  url: httpUrl,
+  /** Extra request headers; values may use ${ENV_VAR}. */
+  headers: z.record(z.string(), z.string()).default({}),
+  /** Sent as "Authorization: Bearer <token>"; use ${ENV_VAR}, or bearerTokenFile instead. */
+  bearerToken: z.string().optional(),
+  /** A file holding the bearer token (read at load and on every reload). */
+  bearerTokenFile: z.string().optional(),
+  tls: tlsSchema.default({ insecureSkipVerify: false }),
+});
+
+export const CONN_KINDS = ['fresh', 'keepalive'] as const;
+export const PROBE_KINDS = ['chat', 'toolcall', 'health', 'serverinfo'] as const;
+
+export const probeSchema = z
+  .strictObject({
+    name: name('probe'),
+    kind: z.enum(PROBE_KINDS),
+    /** Run every interval (with jitter); or give `cron` (node-cron syntax, seconds allowed) instead. */
+    every: duration().optional(),
+    cron: z.string().optional(),
+    /** Random delay added to each scheduled run, as a fraction of `every` (spreads probes out). */
+    jitter: z.number().min(0).max(0.5).default(0.1),
+    timeout: durationOr('30s'),
+    /** Hops to probe, by endpoint name; default all the target's endpoints. */
+    endpoints: z.array(z.string()).optional(),
+    /** Connection kinds; chat and toolcall default to both, health and serverinfo to fresh. */
+    conn: z.array(z.enum(CONN_KINDS)).min(1).optional(),
+    maxTokens: z.number().int().min(1).max(4096).default(8),
+    prompt: z.string().default('Say OK.'),
+    /** health / serverinfo: the path to GET. */
+    path: z.string().startsWith('/').optional(),
+    expectStatus: z.number().int().min(100).max(599).default(200),
+    /** chat: time to first token over this counts as slow (degraded), though the probe passes. */
+    ttftObjective: duration().optional(),
+  })
+  .superRefine((p, ctx) => {
+    if (p.every === undefined && p.cron === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['every'],
+        message: 'required: give `every` (e.g. "15s") or `cron`',
+      });
+    }
+    if (p.every !== undefined && p.cron !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['cron'], message: 'give either `every` or `cron`, not both' });
+    }
+    if (p.every !== undefined && p.every < 1000) {
+      ctx.addIssue({ code: 'custom', path: ['every'], message: 'must be at least 1s' });
+    }
+  });
+
+export const LOG_PACKS = ['sglang', 'nixl', 'mooncake', 'vllm', 'python'] as const;
+
+export const logSourceSchema = z.strictObject({
+  /** The engine role this file belongs to (prefill, decode, router, …); a metric label. */
+  service: name('service'),
+  /** A file path or a glob (`/var/log/sglang/*.log`); new matching files are picked up. */
+  path: z.string().min(1),
+  packs: z.array(z.enum(LOG_PACKS)).default(['sglang', 'nixl', 'mooncake', 'python']),
+  /** Where to begin when there is no saved offset. */
+  from: z.enum(['end', 'start']).default('end'),
+  maxLineBytes: z.number().int().min(256).default(65_536),
+  /** After a restart, read at most this many bytes that were written while the daemon was down. */
+  maxCatchUpBytes: z
+    .number()
+    .int()
+    .min(0)
+    .default(256 * 1024 * 1024),
+});
+
+export const engineScrapeSchema = z.strictObject({
+  service: name('service'),
+  /** The engine's Prometheus endpoint (sglang:*, vllm:*, or the router's smg_*). */
+  metrics: httpUrl,
+  every: durationOr('5s'),
+  timeout: durationOr('3s'),
+});
+
+export const detectSchema = z.strictObject({
+  /** Consecutive failed chat probes on a hop before the target is wedged. */
+  wedgeAfter: z.number().int().min(1).default(2),
+  /** Consecutive passing rounds before a degraded/wedged/down target is ok again. */
+  recoverAfter: z.number().int().min(1).default(2),
+  /** Consecutive failed health probes before the target is down. */
+  downAfter: z.number().int().min(1).default(2),
+  /** Running or queued requests with no progress for this long is a stall. */
+  stallAfter: durationOr('60s'),
+  /** Abort lines in `abortStormWindow` that make a storm (degraded). */
+  abortStormCount: z.number().int().min(1).default(20),
+  abortStormWindow: durationOr('60s'),
+  /** Minimum time between two log-triggered confirmation rounds. */
+  confirmInterval: durationOr('10s'),
+});
+
+export const remediateSchema = z.strictObject({
+  /** argv, run without a shell; WEDGEWATCH_TARGET and WEDGEWATCH_DIAGNOSIS are set in its environment. */
+  command: z.array(z.string().min(1)).min(1),
+  dryRun: z.boolean().default(true),
+  /** Time in `wedged` before acting. */
+  after: durationOr('2m'),
+  cooldown: durationOr('15m'),
+  maxPerHour: z.number().int().min(1).default(2),
+  timeout: durationOr('2m'),
+  /** Also act on `down` (off by default: a down engine is usually being restarted by someone). */
+  onDown: z.boolean().default(false),
+});
+
+export const targetSchema = z.strictObject({
+  name: name('target'),
+  /** Hops a user request crosses, outermost first (proxy, router, engine). */
+  endpoints: z.array(endpointSchema).min(1, 'a target needs at least one endpoint'),
+  model: z.string().min(1).default('default'),
+  probes: z.array(probeSchema).default([]),
+  logs: z.array(logSourceSchema).default([]),
+  engines: z.array(engineScrapeSchema).default([]),
+  detect: detectSchema.default(detectSchema.parse({})),
+  remediate: remediateSchema.optional(),
+  /** Files whose changes are journaled (serve scripts, unit files, env files). */
+  watch: z.array(z.string().min(1)).default([]),
+});
+
+export const ruleSchema = z.strictObject({
+  name: name('rule'),
+  severity: z.enum(['info', 'warning', 'critical']),
+  /** A regular expression; named groups become event fields. */
+  match: z.string().min(1),
+  /** Named groups to export as engine gauges: group name → gauge (running, queued, …). */
+  extract: z.record(z.string(), z.string()).optional(),
+  /** Multi-line rule: `match` starts it, `follows.match` must appear within `follows.within` lines. */
+  follows: z
+    .strictObject({
+      match: z.string().min(1),
+      within: z.number().int().min(1).max(200).default(10),
+    })
+    .optional(),
+  /** Only apply to these services (default: all). */
+  services: z.array(z.string()).optional(),
+});
+
+export const webSchema = z.strictObject({
+  listenAddress: z.string().default(':9787'),
+  /** Enables POST /-/reload and the remediation pause/resume endpoints. */
+  enableLifecycle: z.boolean().default(false),
+});
+
+export const configSchema = z
+  .strictObject({
+    web: webSchema.default(webSchema.parse({})),
+    /** Offsets and the event journal live here. */
+    stateDir: z.string().min(1).default('/var/lib/wedgewatch'),
+    targets: z.array(targetSchema).min(1, 'at least one target is required'),
+    rules: z.array(ruleSchema).default([]),
+  })
+  .superRefine((cfg, ctx) => {
+    const seen = new Map<string, number>();
+    cfg.targets.forEach((t, i) => {
+      const prev = seen.get(t.name);
+      if (prev !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['targets', i, 'name'],
+          message: `duplicate target name "${t.name}" (also targets[${prev}])`,
+        });
+      } else seen.set(t.name, i);
+      uniqueNames(ctx, ['targets', i, 'endpoints'], t.endpoints);
+      uniqueNames(ctx, ['targets', i, 'probes'], t.probes);
+      const hops = new Set(t.endpoints.map((e) => e.name));
+      t.probes.forEach((p, j) =>
+        p.endpoints?.forEach((e, k) => {
+          if (!hops.has(e)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['targets', i, 'probes', j, 'endpoints', k],
+              message: `no endpoint named "${e}" in this target (have: ${[...hops].join(', ')})`,
+            });
+          }
+        }),
+      );
+    });
+    uniqueNames(ctx, ['rules'], cfg.rules);
+  });
+
+function uniqueNames(ctx: z.RefinementCtx, path: (string | number)[], items: { name: string }[]) {
+  const seen = new Set<string>();
+  items.forEach((it, i) => {
+    if (seen.has(it.name)) {
+      ctx.addIssue({ code: 'custom', path: [...path, i, 'name'], message: `duplicate name "${it.name}"` });
+    }
+    seen.add(it.name);
+  });
+}
+
+export type Config = z.output<typeof configSchema>;
+export type TargetConfig = z.output<typeof targetSchema>;
+export type EndpointConfig = z.output<typeof endpointSchema>;
+export type ProbeConfig = z.output<typeof probeSchema>;
+export type LogSourceConfig = z.output<typeof logSourceSchema>;
+export type EngineScrapeConfig = z.output<typeof engineScrapeSchema>;
+export type DetectConfig = z.output<typeof detectSchema>;
+export type RemediateConfig = z.output<typeof remediateSchema>;
+export type RuleConfig = z.output<typeof ruleSchema>;

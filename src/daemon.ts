@@ -1,0 +1,123 @@
+// The daemon's lifecycle: load, serve, reload (SIGHUP or /-/reload), stop (SIGTERM/SIGINT).
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import { ConfigError, loadConfigFile, type LoadedConfig } from './config/load.js';
+import type { Logger } from './logger.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { redactor } from './redact.js';
+import { createRuntime, type Runtime, type RuntimeFactory } from './runtime.js';
+import { createServer, type ReloadOutcome } from './server/app.js';
+import { parseListenAddress } from './server/listen.js';
+
+export interface DaemonOptions {
+  configPath: string;
+  logger: Logger;
+  /** Overrides web.listenAddress from the config when given (the --web.listen-address flag). */
+  listenAddress?: string;
+  metrics?: Metrics;
+  runtimeFactory?: RuntimeFactory;
+  /** Route plugins that need the daemon (status page, /probe, /api/*). */
+  plugins?: ((daemon: Daemon) => FastifyPluginAsync)[];
+  /** Environment for ${VAR} expansion (tests pass their own). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export class Daemon {
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  loaded!: LoadedConfig;
+  runtime?: Runtime;
+  private server?: FastifyInstance;
+  private ready = false;
+  private reloading: Promise<ReloadOutcome> | undefined;
+
+  constructor(private readonly opts: DaemonOptions) {
+    this.metrics = opts.metrics ?? createMetrics();
+    this.logger = opts.logger;
+  }
+
+  private load(): LoadedConfig {
+    const loaded = loadConfigFile(this.opts.configPath, this.opts.env ?? process.env);
+    redactor.set(loaded.secrets);
+    return loaded;
+  }
+
+  /** Loads the config (throws ConfigError on a bad one), starts the runtime and the HTTP server. */
+  async start(): Promise<void> {
+    this.loaded = this.load();
+    const factory = this.opts.runtimeFactory ?? createRuntime;
+    this.runtime = await factory(this.loaded, { metrics: this.metrics, logger: this.logger });
+    this.markReload(true);
+    this.server = await createServer({
+      metrics: this.metrics,
+      logger: this.logger,
+      isReady: () => this.ready,
+      lifecycleEnabled: () => this.loaded.config.web.enableLifecycle,
+      reload: () => this.reload(),
+      plugins: (this.opts.plugins ?? []).map((p) => p(this)),
+    });
+    const { host, port } = parseListenAddress(
+      this.opts.listenAddress ?? this.loaded.config.web.listenAddress,
+    );
+    await this.server.listen({ host, port });
+    this.ready = true;
+    this.logger.info({ address: this.address() }, 'wedgewatch listening');
+  }
+
+  address(): string {
+    const a = this.server?.server.address();
+    if (a === null || a === undefined || typeof a === 'string') return String(a);
+    return a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+  }
+
+  private markReload(ok: boolean): void {
+    this.metrics.configReloadSuccessful.set(ok ? 1 : 0);
+    if (ok) this.metrics.configReloadSuccessTimestamp.set(Date.now() / 1000);
+  }
+
+  /** Reloads the config; an invalid new one keeps the running one. Concurrent calls share one reload. */
+  reload(): Promise<ReloadOutcome> {
+    this.reloading ??= this.doReload().finally(() => {
+      this.reloading = undefined;
+    });
+    return this.reloading;
+  }
+
+  private async doReload(): Promise<ReloadOutcome> {
+    const log = this.logger.child({ component: 'reload' });
+    let next: LoadedConfig;
+    try {
+      next = loadConfigFile(this.opts.configPath, this.opts.env ?? process.env);
+    } catch (err) {
+      const errors = err instanceof ConfigError ? err.problems : [String(err)];
+      log.error({ errors }, 'reload failed; keeping the running configuration');
+      this.markReload(false);
+      return { ok: false, errors };
+    }
+    const factory = this.opts.runtimeFactory ?? createRuntime;
+    let runtime: Runtime;
+    try {
+      runtime = await factory(next, { metrics: this.metrics, logger: this.logger, previous: this.runtime });
+    } catch (err) {
+      log.error({ err }, 'reload failed to start the new configuration; keeping the running one');
+      this.markReload(false);
+      return { ok: false, errors: [String(err)] };
+    }
+    const old = this.runtime;
+    const previousSecrets = this.loaded.secrets;
+    this.loaded = next;
+    this.runtime = runtime;
+    // New secrets added, old ones kept until the old runtime is gone, so nothing in flight leaks.
+    redactor.set([...previousSecrets, ...next.secrets]);
+    await old?.stop();
+    redactor.set(next.secrets);
+    this.markReload(true);
+    log.info({ targets: next.config.targets.map((t) => t.name) }, 'configuration reloaded');
+    return { ok: true, errors: [] };
+  }
+
+  async stop(): Promise<void> {
+    this.ready = false;
+    await this.server?.close();
+    await this.runtime?.stop();
+  }
+}

@@ -1,0 +1,281 @@
+// Every metric wedgewatch exports. This file is the contract with dashboards/ and alerts/: a test
+// checks that every name they use is declared here, so nothing else may invent a metric name.
+import client from 'prom-client';
+import { VERSION } from './version.js';
+
+export const PREFIX = 'wedgewatch_';
+
+// 50 ms … 120 s: a chat probe on a healthy engine takes a fraction of a second, a wedged one runs to its timeout.
+export const PROBE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120];
+
+export const TARGET_STATES = ['unknown', 'ok', 'degraded', 'wedged', 'down'] as const;
+
+const PROBE_LABELS = ['target', 'probe', 'endpoint', 'conn'] as const;
+
+/** Probe families alone: /probe builds them on a throwaway registry, blackbox_exporter style. */
+export function createProbeMetrics(registry: client.Registry) {
+  const registers = [registry];
+  return {
+    probeSuccess: new client.Gauge({
+      name: `${PREFIX}probe_success`,
+      help: 'Whether the last run of the probe succeeded (1) or not (0).',
+      labelNames: PROBE_LABELS,
+      registers,
+    }),
+    probeDuration: new client.Histogram({
+      name: `${PREFIX}probe_duration_seconds`,
+      help: 'Wall time of a probe, from connect to the end of the response.',
+      labelNames: PROBE_LABELS,
+      buckets: PROBE_BUCKETS,
+      registers,
+    }),
+    probeTtft: new client.Histogram({
+      name: `${PREFIX}probe_ttft_seconds`,
+      help: 'Time from sending a chat probe to its first content token.',
+      labelNames: PROBE_LABELS,
+      buckets: PROBE_BUCKETS,
+      registers,
+    }),
+    probeTokensPerSecond: new client.Gauge({
+      name: `${PREFIX}probe_tokens_per_second`,
+      help: 'Generated tokens per second of the last successful chat probe, after the first token.',
+      labelNames: PROBE_LABELS,
+      registers,
+    }),
+    probesTotal: new client.Counter({
+      name: `${PREFIX}probes_total`,
+      help: 'Probe runs by result class.',
+      labelNames: [...PROBE_LABELS, 'result'],
+      registers,
+    }),
+    probeInflight: new client.Gauge({
+      name: `${PREFIX}probe_inflight_seconds`,
+      help: 'Age of the probe run in flight, 0 when none is: a hang shows here before the timeout fires.',
+      labelNames: PROBE_LABELS,
+      registers,
+    }),
+    probeLastRun: new client.Gauge({
+      name: `${PREFIX}probe_last_run_timestamp_seconds`,
+      help: 'Unix time the probe last finished.',
+      labelNames: PROBE_LABELS,
+      registers,
+    }),
+  };
+}
+
+export function createLogMetrics(registry: client.Registry) {
+  const registers = [registry];
+  return {
+    logEvents: new client.Counter({
+      name: `${PREFIX}log_events_total`,
+      help: 'Log lines that matched a rule.',
+      labelNames: ['target', 'service', 'rule', 'severity'],
+      registers,
+    }),
+    logLastEvent: new client.Gauge({
+      name: `${PREFIX}log_last_event_timestamp_seconds`,
+      help: 'Unix time a rule last matched.',
+      labelNames: ['target', 'service', 'rule'],
+      registers,
+    }),
+    logLines: new client.Counter({
+      name: `${PREFIX}log_lines_total`,
+      help: 'Log lines read.',
+      labelNames: ['target', 'service'],
+      registers,
+    }),
+    logLinesTruncated: new client.Counter({
+      name: `${PREFIX}log_lines_truncated_total`,
+      help: 'Log lines longer than the line limit, cut to it.',
+      labelNames: ['target', 'service'],
+      registers,
+    }),
+    logRotations: new client.Counter({
+      name: `${PREFIX}log_rotations_total`,
+      help: 'Log rotations seen, by kind (rename, truncate, recreate).',
+      labelNames: ['target', 'service', 'kind'],
+      registers,
+    }),
+    logReadErrors: new client.Counter({
+      name: `${PREFIX}log_read_errors_total`,
+      help: 'Errors reading log files, by reason (missing, permission, binary, io).',
+      labelNames: ['target', 'service', 'reason'],
+      registers,
+    }),
+    logLastLine: new client.Gauge({
+      name: `${PREFIX}log_last_line_timestamp_seconds`,
+      help: 'Unix time a line was last read from the service log.',
+      labelNames: ['target', 'service'],
+      registers,
+    }),
+  };
+}
+
+export function createEngineMetrics(registry: client.Registry) {
+  const registers = [registry];
+  const gauge = (name: string, help: string) =>
+    new client.Gauge({ name: `${PREFIX}${name}`, help, labelNames: ['target', 'service'], registers });
+  return {
+    engineRunning: gauge(
+      'engine_running_requests',
+      'Running requests reported by the engine (#running-req).',
+    ),
+    engineQueued: gauge('engine_queued_requests', 'Queued requests reported by the engine (#queue-req).'),
+    engineTransferQueue: gauge(
+      'engine_transfer_queue_requests',
+      'PD decode transfer queue (#transfer-req) or prefill in-flight transfers (#inflight-req).',
+    ),
+    enginePreallocQueue: gauge(
+      'engine_prealloc_queue_requests',
+      'PD prealloc/bootstrap queue (#prealloc-req or #bootstrap-req).',
+    ),
+    engineGenThroughput: gauge(
+      'engine_gen_throughput_tokens_per_second',
+      'Generation throughput reported by the engine.',
+    ),
+    engineTokenUsage: gauge('engine_token_usage_ratio', 'KV cache token usage, 0..1.'),
+    engineLastBatch: gauge(
+      'engine_last_batch_timestamp_seconds',
+      'Unix time of the last Prefill/Decode batch line.',
+    ),
+    engineBytesPerFullToken: gauge(
+      'engine_bytes_per_full_token',
+      'KV bytes per full token, from startup logs.',
+    ),
+    engineScrapeSuccess: gauge(
+      'engine_scrape_success',
+      'Whether the last scrape of the engine /metrics succeeded.',
+    ),
+    engineStalled: gauge(
+      'engine_stalled',
+      '1 while the engine holds requests and its finished/generated counters have not moved for stallAfter.',
+    ),
+  };
+}
+
+export function createTargetMetrics(registry: client.Registry) {
+  const registers = [registry];
+  return {
+    targetState: new client.Gauge({
+      name: `${PREFIX}target_state`,
+      help: 'Current state of the target: 1 for the state it is in, 0 for the others.',
+      labelNames: ['target', 'state'],
+      registers,
+    }),
+    targetWedged: new client.Gauge({
+      name: `${PREFIX}target_wedged`,
+      help: '1 while the target is wedged: health answers but completions do not finish.',
+      labelNames: ['target'],
+      registers,
+    }),
+    targetStateSince: new client.Gauge({
+      name: `${PREFIX}target_state_since_timestamp_seconds`,
+      help: 'Unix time the target entered its current state.',
+      labelNames: ['target'],
+      registers,
+    }),
+    targetDiagnosis: new client.Gauge({
+      name: `${PREFIX}target_diagnosis`,
+      help: '1 for the diagnosis attached to the current state of the target.',
+      labelNames: ['target', 'diagnosis'],
+      registers,
+    }),
+    wedgesTotal: new client.Counter({
+      name: `${PREFIX}wedges_total`,
+      help: 'Transitions into wedged, by cause (diagnosis).',
+      labelNames: ['target', 'cause'],
+      registers,
+    }),
+    remediations: new client.Counter({
+      name: `${PREFIX}remediations_total`,
+      help: 'Remediation attempts by result (success, failure, timeout, dry_run, cooldown, capped, paused).',
+      labelNames: ['target', 'action', 'result'],
+      registers,
+    }),
+    remediationPaused: new client.Gauge({
+      name: `${PREFIX}remediation_paused`,
+      help: '1 while an operator has paused remediation for the target.',
+      labelNames: ['target'],
+      registers,
+    }),
+    watchedFileChange: new client.Gauge({
+      name: `${PREFIX}watched_file_change_timestamp_seconds`,
+      help: 'Unix time a watched file (serve script, unit, env file) last changed.',
+      labelNames: ['target', 'path'],
+      registers,
+    }),
+  };
+}
+
+export function createDaemonMetrics(registry: client.Registry) {
+  const registers = [registry];
+  return {
+    buildInfo: new client.Gauge({
+      name: `${PREFIX}build_info`,
+      help: 'Constant 1, labelled with the wedgewatch version and the Node.js version.',
+      labelNames: ['version', 'node_version'],
+      registers,
+    }),
+    configReloadSuccessful: new client.Gauge({
+      name: `${PREFIX}config_last_reload_successful`,
+      help: 'Whether the last configuration reload succeeded.',
+      registers,
+    }),
+    configReloadSuccessTimestamp: new client.Gauge({
+      name: `${PREFIX}config_last_reload_success_timestamp_seconds`,
+      help: 'Unix time of the last successful configuration reload.',
+      registers,
+    }),
+  };
+}
+
+export type ProbeMetrics = ReturnType<typeof createProbeMetrics>;
+export type LogMetrics = ReturnType<typeof createLogMetrics>;
+export type EngineMetrics = ReturnType<typeof createEngineMetrics>;
+export type TargetMetrics = ReturnType<typeof createTargetMetrics>;
+export type DaemonMetrics = ReturnType<typeof createDaemonMetrics>;
+export type Metrics = ProbeMetrics &
+  LogMetrics &
+  EngineMetrics &
+  TargetMetrics &
+  DaemonMetrics & {
+    registry: client.Registry;
+  };
+
+/** One registry with every family plus prom-client's process and event-loop defaults. */
+export function createMetrics(options: { defaults?: boolean } = {}): Metrics {
+  const registry = new client.Registry();
+  if (options.defaults !== false) {
+    // Unprefixed, as every Prometheus exporter exposes process_* and runtime metrics.
+    client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+  }
+  const m: Metrics = {
+    registry,
+    ...createProbeMetrics(registry),
+    ...createLogMetrics(registry),
+    ...createEngineMetrics(registry),
+    ...createTargetMetrics(registry),
+    ...createDaemonMetrics(registry),
+  };
+  m.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
+  return m;
+}
+
+/**
+ * Every series name a dashboard or alert may use, with histogram and default-metric suffixes expanded.
+ * Built from a real registry so it can never drift from what /metrics serves.
+ */
+export async function exportedMetricNames(): Promise<Set<string>> {
+  const m = createMetrics();
+  const names = new Set<string>();
+  for (const metric of await m.registry.getMetricsAsJSON()) {
+    names.add(metric.name);
+    if (String(metric.type) === 'histogram') {
+      for (const s of ['_bucket', '_sum', '_count']) names.add(metric.name + s);
+    }
+    if (String(metric.type) === 'summary') {
+      for (const s of ['_sum', '_count']) names.add(metric.name + s);
+    }
+  }
+  return names;
+}

@@ -1,0 +1,68 @@
+// The daemon's HTTP face. Core routes live here; later features register their own route plugins
+// through `plugins`, so this file does not grow with each of them.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { VERSION } from '../version.js';
+
+export interface ReloadOutcome {
+  ok: boolean;
+  errors: string[];
+}
+
+export interface ServerDeps {
+  metrics: Metrics;
+  logger: Logger;
+  /** Ready once the first config is loaded and the sources are started. */
+  isReady: () => boolean;
+  /** Whether POST /-/reload and other write endpoints exist (web.enableLifecycle). */
+  lifecycleEnabled: () => boolean;
+  reload: () => Promise<ReloadOutcome>;
+  /** Extra route plugins (status page, /probe, /api/*), registered in order. */
+  plugins?: FastifyPluginAsync[];
+}
+
+const LANDING = `<!doctype html>
+<html><head><meta charset="utf-8"><title>wedgewatch</title></head>
+<body><h1>wedgewatch</h1><p>Version ${VERSION}</p>
+<ul><li><a href="/metrics">Metrics</a></li><li><a href="/-/healthy">Healthy</a></li><li><a href="/-/ready">Ready</a></li></ul>
+</body></html>`;
+
+export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger.child({ component: 'http' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+    // Scrapers hold keep-alive connections open; shutdown must not wait for them.
+    forceCloseConnections: true,
+    return503OnClosing: true,
+    bodyLimit: 1024 * 1024,
+  });
+
+  app.get('/metrics', async (_req, reply) => {
+    const body = await deps.metrics.registry.metrics();
+    return reply.type(deps.metrics.registry.contentType).send(body);
+  });
+  app.get('/-/healthy', async (_req, reply) => reply.type('text/plain').send('wedgewatch is Healthy.\n'));
+  app.get('/-/ready', async (_req, reply) =>
+    deps.isReady()
+      ? reply.type('text/plain').send('wedgewatch is Ready.\n')
+      : reply.code(503).type('text/plain').send('wedgewatch is not ready.\n'),
+  );
+  app.post('/-/reload', async (_req, reply) => {
+    if (!deps.lifecycleEnabled()) {
+      return reply.code(404).type('text/plain').send('Lifecycle API is not enabled (web.enableLifecycle).\n');
+    }
+    const out = await deps.reload();
+    return out.ok
+      ? reply.type('text/plain').send('Reloaded.\n')
+      : reply
+          .code(500)
+          .type('text/plain')
+          .send(`Reload failed; the running configuration is kept:\n${out.errors.join('\n')}\n`);
+  });
+  for (const plugin of deps.plugins ?? []) await app.register(plugin);
+  if (!app.hasRoute({ method: 'GET', url: '/' })) {
+    app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(LANDING));
+  }
+  return app;
+}

@@ -1,0 +1,93 @@
+// The typed signals that sources (logs, probes, engine scrapes, file watches) hand to the detector.
+// Sources only produce these; the detector only consumes them (DESIGN.md: pure core, I/O at the edges).
+
+export type Severity = 'info' | 'warning' | 'critical';
+
+export type ConnKind = 'fresh' | 'keepalive';
+
+export type ProbeKind = 'chat' | 'toolcall' | 'health' | 'serverinfo';
+
+export type ProbeResultClass =
+  | 'ok'
+  | 'timeout'
+  | 'connect_error'
+  | 'http_error'
+  | 'bad_response'
+  | 'empty'
+  | 'toolcall_leak'
+  | 'skipped_overlap';
+
+export type TimeoutPhase = 'connect' | 'headers' | 'first_token' | 'stream';
+
+/** A log line (or multi-line group) that matched a rule. */
+export interface LogEventSignal {
+  kind: 'log';
+  target: string;
+  service: string;
+  rule: string;
+  severity: Severity;
+  /** The matched line (for multi-line rules, the lines joined with \n), already length-capped. */
+  line: string;
+  file: string;
+  /** Byte offset of the start of the line in the file. */
+  offset: number;
+  /** Unix ms when the line was read (stderr tracebacks carry no timestamp of their own). */
+  time: number;
+  /** Named capture groups of the rule (e.g. thread target, exception, reason). */
+  fields: Record<string, string>;
+}
+
+/** The outcome of one probe run against one hop over one connection kind. */
+export interface ProbeResultSignal {
+  kind: 'probe';
+  target: string;
+  probe: string;
+  probeKind: ProbeKind;
+  endpoint: string;
+  conn: ConnKind;
+  result: ProbeResultClass;
+  phase?: TimeoutPhase;
+  status?: number;
+  /** Unix ms when the run started. */
+  start: number;
+  durationMs: number;
+  ttftMs?: number;
+  tokens?: number;
+  tokensPerSecond?: number;
+  /** Human-readable reason for a failure; never contains secrets. */
+  error?: string;
+  /** True when this run was a confirmation round started by the detector. */
+  confirmation?: boolean;
+}
+
+/** Engine load and progress, from a scraped /metrics or from Prefill/Decode batch log lines. */
+export interface EngineSignal {
+  kind: 'engine';
+  target: string;
+  service: string;
+  source: 'metrics' | 'log';
+  time: number;
+  running?: number;
+  queued?: number;
+  transferQueue?: number;
+  preallocQueue?: number;
+  /** Monotonic counters of progress (finished requests, generated tokens); absent when the source has none. */
+  finishedTotal?: number;
+  generatedTokensTotal?: number;
+  genThroughput?: number;
+  tokenUsage?: number;
+  scrapeOk?: boolean;
+}
+
+/** A watched file changed (serve script, unit file, env file). */
+export interface FileChangeSignal {
+  kind: 'file_change';
+  target: string;
+  path: string;
+  time: number;
+  /** sha256 of the new content, or null when the file was deleted. */
+  hash: string | null;
+  diff: string;
+}
+
+export type Signal = LogEventSignal | ProbeResultSignal | EngineSignal | FileChangeSignal;
