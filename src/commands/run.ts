@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { ConfigError } from '../config/load.js';
 import { Daemon, type DaemonOptions } from '../daemon.js';
 import type { Logger } from '../logger.js';
+import { routePlugins } from '../server/plugins.js';
 import { addLogFlags, EXIT, loggerFrom } from './common.js';
 
 const SHUTDOWN_DEADLINE_MS = 4500;
@@ -13,7 +14,7 @@ export async function runDaemonUntilSignal(
   beforeStop?: () => Promise<void>,
 ): Promise<void> {
   const log: Logger = opts.logger;
-  const daemon = new Daemon(opts);
+  const daemon = new Daemon({ plugins: routePlugins, ...opts });
   try {
     await daemon.start();
   } catch (err) {
