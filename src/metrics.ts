@@ -248,6 +248,7 @@ export function createMetrics(options: { defaults?: boolean } = {}): Metrics {
   if (options.defaults !== false) {
     // Unprefixed, as every Prometheus exporter exposes process_* and runtime metrics.
     client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+    dropGaugesEndingInTotal(registry);
   }
   const m: Metrics = {
     registry,
@@ -259,6 +260,16 @@ export function createMetrics(options: { defaults?: boolean } = {}): Metrics {
   };
   m.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
   return m;
+}
+
+/**
+ * prom-client exports three gauges named *_total, which `promtool check metrics` rejects (the suffix is for
+ * counters). They are only sums of nodejs_active_{handles,requests,resources}{type}, which stay.
+ */
+function dropGaugesEndingInTotal(registry: client.Registry): void {
+  for (const name of ['nodejs_active_handles', 'nodejs_active_requests', 'nodejs_active_resources']) {
+    registry.removeSingleMetric(`${name}_total`);
+  }
 }
 
 /**

@@ -52,6 +52,12 @@ export interface ProbeResultSignal {
   start: number;
   durationMs: number;
   ttftMs?: number;
+  /** Time to open a new connection (absent when an open keep-alive connection was reused). */
+  connectMs?: number;
+  /** Time from the start of the run to the response headers. */
+  headersMs?: number;
+  /** True when the run went over an already open keep-alive connection. */
+  reusedConnection?: boolean;
   tokens?: number;
   tokensPerSecond?: number;
   /** Human-readable reason for a failure; never contains secrets. */

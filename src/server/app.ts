@@ -30,8 +30,8 @@ const LANDING = `<!doctype html>
 
 export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: deps.logger.child({ component: 'http' }) as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Request logs are at info; a scrape every few seconds must not flood the log, so http logs warn and up.
+    loggerInstance: deps.logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
     // Scrapers hold keep-alive connections open; shutdown must not wait for them.
     forceCloseConnections: true,
     return503OnClosing: true,

@@ -16,7 +16,9 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline) {
       const why = lastErr ? `; last error: ${String(lastErr)}` : '';
-      throw new Error(`timed out after ${opts.timeoutMs ?? 10_000} ms waiting for ${opts.what ?? 'condition'}${why}`);
+      throw new Error(
+        `timed out after ${opts.timeoutMs ?? 10_000} ms waiting for ${opts.what ?? 'condition'}${why}`,
+      );
     }
     await new Promise((r) => setTimeout(r, interval));
   }

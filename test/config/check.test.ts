@@ -1,0 +1,211 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { ConfigError, parseConfigText } from '../../src/config/load.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ww-check-'));
+
+const GOOD = `
+stateDir: ${dir}/state
+targets:
+  - name: pd
+    endpoints:
+      - { name: router, url: "http://127.0.0.1:30001" }
+    probes:
+      - { name: chat, kind: chat, every: 15s, timeout: 30s }
+      - { name: health, kind: health, every: 10s, timeout: 5s, path: /health }
+`;
+
+function write(name: string, text: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+// Each case: a malformed config and the exact field path (with the gist of the message) that must be named.
+const CASES: { name: string; yaml: string; expect: RegExp }[] = [
+  {
+    name: 'bad duration',
+    yaml: GOOD.replace('timeout: 5s', 'timeout: abc'),
+    expect: /targets\[0\]\.probes\[1\]\.timeout: expected a duration like "30s", got "abc"/,
+  },
+  {
+    name: 'number instead of duration',
+    yaml: GOOD.replace('every: 15s', 'every: 15'),
+    expect: /targets\[0\]\.probes\[0\]\.every: expected a duration like "30s", got 15/,
+  },
+  {
+    name: 'unknown top-level key',
+    yaml: GOOD + 'targetz: []\n',
+    expect: /targetz: unknown key/,
+  },
+  {
+    name: 'unknown nested key',
+    yaml: GOOD.replace('timeout: 30s }', 'timeout: 30s, maxTokenz: 4 }'),
+    expect: /targets\[0\]\.probes\[0\]\.maxTokenz: unknown key/,
+  },
+  {
+    name: 'missing targets',
+    yaml: `stateDir: ${dir}/s\n`,
+    expect: /targets: required/,
+  },
+  {
+    name: 'empty targets',
+    yaml: `targets: []\n`,
+    expect: /targets: at least one target is required/,
+  },
+  {
+    name: 'duplicate target names',
+    yaml: GOOD + `  - name: pd\n    endpoints: [{ name: r, url: "http://127.0.0.1:1" }]\n`,
+    expect: /targets\[1\]\.name: duplicate target name "pd"/,
+  },
+  {
+    name: 'bad URL',
+    yaml: GOOD.replace('http://127.0.0.1:30001', 'not a url'),
+    expect: /targets\[0\]\.endpoints\[0\]\.url: expected an http\(s\) URL/,
+  },
+  {
+    name: 'non-http URL scheme',
+    yaml: GOOD.replace('http://127.0.0.1:30001', 'ftp://127.0.0.1:21'),
+    expect: /targets\[0\]\.endpoints\[0\]\.url: expected an http\(s\) URL/,
+  },
+  {
+    name: 'unreadable secret file',
+    yaml: GOOD.replace(
+      'url: "http://127.0.0.1:30001" }',
+      `url: "http://127.0.0.1:30001", bearerTokenFile: ${dir}/nope.key }`,
+    ),
+    expect: /targets\[0\]\.endpoints\[0\]\.bearerTokenFile: cannot read .*nope\.key: ENOENT/,
+  },
+  {
+    name: 'unset environment variable',
+    yaml: GOOD.replace(
+      'url: "http://127.0.0.1:30001" }',
+      'url: "http://127.0.0.1:30001", bearerToken: "${WW_TEST_UNSET_VAR}" }',
+    ),
+    expect: /targets\[0\]\.endpoints\[0\]\.bearerToken: environment variable WW_TEST_UNSET_VAR is not set/,
+  },
+  {
+    name: 'wrong type: string for number',
+    yaml: GOOD.replace('timeout: 30s }', 'timeout: 30s, maxTokens: "eight" }'),
+    expect: /targets\[0\]\.probes\[0\]\.maxTokens: .*expected number/,
+  },
+  {
+    name: 'wrong type: scalar for list',
+    yaml: GOOD.replace('    probes:\n', '    watch: /etc/passwd\n    probes:\n'),
+    expect: /targets\[0\]\.watch: .*expected array/,
+  },
+  {
+    name: 'unknown probe kind',
+    yaml: GOOD.replace('kind: chat', 'kind: chatty'),
+    expect: /targets\[0\]\.probes\[0\]\.kind: .*"chat"/,
+  },
+  {
+    name: 'probe with neither every nor cron',
+    yaml: GOOD.replace('every: 15s, ', ''),
+    expect: /targets\[0\]\.probes\[0\]\.every: required: give `every`/,
+  },
+  {
+    name: 'probe hop that does not exist',
+    yaml: GOOD.replace('timeout: 30s }', 'timeout: 30s, endpoints: [proxy] }'),
+    expect: /targets\[0\]\.probes\[0\]\.endpoints\[0\]: no endpoint named "proxy"/,
+  },
+  {
+    name: 'target without endpoints',
+    yaml: `targets:\n  - name: x\n    endpoints: []\n`,
+    expect: /targets\[0\]\.endpoints: a target needs at least one endpoint/,
+  },
+  {
+    name: 'bad severity in a user rule',
+    yaml: GOOD + `rules:\n  - { name: r1, severity: fatal, match: "x" }\n`,
+    expect: /rules\[0\]\.severity: /,
+  },
+  {
+    name: 'invalid regex in a user rule',
+    yaml: GOOD + `rules:\n  - { name: r1, severity: warning, match: "(unclosed" }\n`,
+    expect: /rules\[0\]\.match: invalid regular expression/,
+  },
+  {
+    name: 'invalid target name',
+    yaml: GOOD.replace('name: pd', 'name: "has spaces"'),
+    expect: /targets\[0\]\.name: a target name may use/,
+  },
+  {
+    name: 'YAML syntax error',
+    yaml: 'targets: [\n',
+    expect: /YAML: /,
+  },
+  {
+    name: 'duplicate YAML key',
+    yaml: GOOD.replace('stateDir:', 'web: {}\nweb: {}\nstateDir:'),
+    expect: /YAML: Map keys must be unique/,
+  },
+  {
+    name: 'negative number',
+    yaml: GOOD + `    detect: { wedgeAfter: 0 }\n`,
+    expect: /targets\[0\]\.detect\.wedgeAfter: /,
+  },
+];
+
+describe('wedgewatch check', () => {
+  it('accepts the good config and the shipped example', async () => {
+    const good = await runCli(['check', '--config', write('good.yaml', GOOD)]);
+    expect(good.stderr).toBe('');
+    expect(good.code).toBe(0);
+    expect(good.stdout).toMatch(/OK \(1 target\(s\), 2 probe\(s\)/);
+    const example = await runCli(['check', '--config', 'examples/wedgewatch.yaml']);
+    expect(example.stderr).toBe('');
+    expect(example.code).toBe(0);
+  });
+
+  it.each(CASES)('$name → exit 2 naming the field', async ({ name, yaml, expect: re }) => {
+    const file = write(`${name.replace(/\W+/g, '_')}.yaml`, yaml);
+    const res = await runCli(['check', '--config', file], { env: { WW_TEST_UNSET_VAR: undefined } });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(re);
+  });
+
+  it('reports every problem of a file at once, not just the first', () => {
+    const bad =
+      GOOD.replace('timeout: 5s', 'timeout: abc').replace('kind: chat', 'kind: nope') + 'extra: 1\n';
+    try {
+      parseConfigText(bad, 'x.yaml', {});
+      expect.unreachable('a bad config must throw');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const problems = (err as ConfigError).problems.join('\n');
+      expect(problems).toMatch(/probes\[1\]\.timeout/);
+      expect(problems).toMatch(/probes\[0\]\.kind/);
+      expect(problems).toMatch(/extra: unknown key/);
+    }
+  });
+
+  it('fills defaults and parses durations to milliseconds', () => {
+    const { config } = parseConfigText(GOOD, 'x.yaml', {});
+    expect(config.web.listenAddress).toBe(':9787');
+    expect(config.web.enableLifecycle).toBe(false);
+    const [chat, health] = config.targets[0]!.probes;
+    expect(chat!.every).toBe(15_000);
+    expect(chat!.maxTokens).toBe(8);
+    expect(health!.timeout).toBe(5_000);
+    expect(config.targets[0]!.detect.stallAfter).toBe(60_000);
+  });
+
+  it('expands ${VAR} and bearerTokenFile into headers and records them as secrets', () => {
+    const tokenFile = write('token.key', 'file-token-1234\n');
+    // A function replacement: in a replacement string `$$` would itself mean `$`.
+    const yaml = GOOD.replace('      - { name: router, url: "http://127.0.0.1:30001" }', () =>
+      [
+        '      - { name: proxy, url: "https://p.example:8443", bearerToken: "${WW_KEY}", headers: { X-Team: "$${literal}" } }',
+        `      - { name: router, url: "http://127.0.0.1:30001", bearerTokenFile: ${tokenFile} }`,
+      ].join('\n'),
+    );
+    const loaded = parseConfigText(yaml, join(dir, 'x.yaml'), { WW_KEY: 'env-secret-9876' });
+    const h = loaded.headers.get('pd')!;
+    expect(h.get('proxy')).toEqual({ 'X-Team': '${literal}', Authorization: 'Bearer env-secret-9876' });
+    expect(h.get('router')).toEqual({ Authorization: 'Bearer file-token-1234' });
+    expect(loaded.secrets).toEqual(expect.arrayContaining(['env-secret-9876', 'file-token-1234']));
+  });
+});
