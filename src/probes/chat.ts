@@ -1,0 +1,8 @@
+// chat: a tiny streamed completion through the hop, finished to [DONE]. The ground truth of a wedge.
+import { runChatStream } from './chat-stream.js';
+import type { ProbeFn } from './types.js';
+
+export const chatProbe: ProbeFn = async (ctx) => {
+  const s = await runChatStream(ctx, {});
+  return { result: 'ok', status: s.status, tokens: s.tokens, tokensPerSecond: s.tokensPerSecond };
+};

@@ -1,0 +1,179 @@
+// Runs one probe once against one hop over one connection kind: owns the deadline, the phase a timeout
+// interrupted, and the mapping of every failure to a result class. Errors leave here redacted.
+import type { ProbeConfig } from '../config/schema.js';
+import type { ProbeMetrics } from '../metrics.js';
+import { redactor } from '../redact.js';
+import type { ConnKind, ProbeResultSignal } from '../signals.js';
+import type { EndpointDispatchers } from './http.js';
+import { PROBES } from './registry.js';
+import { Progress, ProbeFailure, type ProbeOutcome } from './types.js';
+
+export interface RunOptions {
+  target: string;
+  model: string;
+  probe: ProbeConfig;
+  hop: EndpointDispatchers;
+  conn: ConnKind;
+  headers: Record<string, string>;
+  /** Aborts the run without a verdict (scheduler stopping). */
+  cancel?: AbortSignal;
+  /** Collect a debug timeline (GET /probe?debug=true). */
+  timeline?: boolean;
+  confirmation?: boolean;
+  now?: () => number;
+}
+
+export interface RunOutcome {
+  signal: ProbeResultSignal;
+  /** The run was cancelled (scheduler stopping): there is no verdict to report. */
+  cancelled: boolean;
+  progress: Progress;
+}
+
+class ProbeTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`probe timed out after ${ms} ms`);
+    this.name = 'ProbeTimeout';
+  }
+}
+
+/** Error codes that mean the connection could not be made or was refused/dropped before an answer. */
+function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e !== null && typeof e === 'object'; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function describe(err: unknown): string {
+  const code = errorCode(err);
+  const msg = err instanceof Error ? err.message : String(err);
+  return code !== undefined && !msg.includes(code) ? `${code}: ${msg}` : msg;
+}
+
+export function cleanError(text: string): string {
+  return redactor.redact(text).slice(0, 500);
+}
+
+export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
+  const now = opts.now ?? Date.now;
+  const start = now();
+  const progress = new Progress(opts.timeline ?? false);
+  const ac = new AbortController();
+  let timedOut: Progress['phase'] | undefined;
+  const timer = setTimeout(() => {
+    timedOut = progress.phase;
+    progress.mark(`timeout after ${opts.probe.timeout} ms in phase ${progress.phase}`);
+    ac.abort(new ProbeTimeout(opts.probe.timeout));
+  }, opts.probe.timeout);
+  const onCancel = () => ac.abort(new Error('probe cancelled'));
+  opts.cancel?.addEventListener('abort', onCancel, { once: true });
+
+  const lease = opts.hop.lease(opts.conn, opts.probe.name);
+  if (lease.reused) progress.phase = 'headers';
+  const unsubscribe = lease.onConnect(() => {
+    progress.connectMs = progress.elapsed();
+    progress.mark('connected');
+    if (progress.phase === 'connect') progress.phase = 'headers';
+  });
+
+  let outcome: ProbeOutcome;
+  let phase: ProbeResultSignal['phase'];
+  let result: ProbeResultSignal['result'];
+  try {
+    outcome = await PROBES[opts.probe.kind].run({
+      model: opts.model,
+      probe: opts.probe,
+      endpoint: opts.hop.endpoint,
+      conn: opts.conn,
+      basePath: opts.hop.basePath,
+      headers: opts.headers,
+      lease,
+      signal: ac.signal,
+      progress,
+    });
+    result = outcome.result;
+  } catch (err) {
+    if (timedOut !== undefined) {
+      result = 'timeout';
+      phase = timedOut;
+      outcome = {
+        result: 'bad_response',
+        error: `no ${phaseWhat(timedOut)} within ${opts.probe.timeout} ms`,
+      };
+    } else if (err instanceof ProbeFailure) {
+      result = err.result;
+      outcome = { result: err.result, status: err.status, error: err.message };
+    } else if (progress.headersMs === undefined) {
+      result = 'connect_error';
+      outcome = { result: 'connect_error', error: describe(err) };
+    } else {
+      result = 'bad_response';
+      outcome = { result: 'bad_response', error: `connection broke after the headers: ${describe(err)}` };
+    }
+  } finally {
+    clearTimeout(timer);
+    unsubscribe();
+    opts.cancel?.removeEventListener('abort', onCancel);
+    await lease.release();
+  }
+  const durationMs = progress.elapsed();
+  const cancelled = opts.cancel?.aborted === true && timedOut === undefined && result !== 'ok';
+  const signal: ProbeResultSignal = {
+    kind: 'probe',
+    target: opts.target,
+    probe: opts.probe.name,
+    probeKind: opts.probe.kind,
+    endpoint: opts.hop.endpoint.name,
+    conn: opts.conn,
+    result,
+    start,
+    durationMs,
+  };
+  if (phase !== undefined) signal.phase = phase;
+  const status = outcome.status ?? progress.status;
+  if (status !== undefined) signal.status = status;
+  if (progress.ttftMs !== undefined) signal.ttftMs = progress.ttftMs;
+  if (progress.connectMs !== undefined) signal.connectMs = progress.connectMs;
+  if (progress.headersMs !== undefined) signal.headersMs = progress.headersMs;
+  signal.reusedConnection = lease.reused;
+  if (result === 'ok') {
+    if (outcome.tokens !== undefined) signal.tokens = outcome.tokens;
+    if (outcome.tokensPerSecond !== undefined) signal.tokensPerSecond = outcome.tokensPerSecond;
+  }
+  if (outcome.error !== undefined) signal.error = cleanError(outcome.error);
+  if (opts.confirmation) signal.confirmation = true;
+  progress.mark(
+    `result ${result}${phase ? ` (phase ${phase})` : ''}${signal.error ? `: ${signal.error}` : ''}`,
+  );
+  return { signal, cancelled, progress };
+}
+
+function phaseWhat(phase: NonNullable<ProbeResultSignal['phase']>): string {
+  switch (phase) {
+    case 'connect':
+      return 'connection';
+    case 'headers':
+      return 'response headers';
+    case 'first_token':
+      return 'first token';
+    case 'stream':
+      return 'end of response';
+  }
+}
+
+/** Records a finished run in the probe metric families (labels target, probe, endpoint, conn). */
+export function recordResult(m: ProbeMetrics, r: ProbeResultSignal, now: number): void {
+  const labels = { target: r.target, probe: r.probe, endpoint: r.endpoint, conn: r.conn };
+  m.probesTotal.inc({ ...labels, result: r.result });
+  if (r.result === 'skipped_overlap') return;
+  m.probeSuccess.set(labels, r.result === 'ok' ? 1 : 0);
+  m.probeDuration.observe(labels, r.durationMs / 1000);
+  if (r.ttftMs !== undefined) m.probeTtft.observe(labels, r.ttftMs / 1000);
+  if (r.result === 'ok' && r.tokensPerSecond !== undefined)
+    m.probeTokensPerSecond.set(labels, r.tokensPerSecond);
+  m.probeLastRun.set(labels, now / 1000);
+}

@@ -1,0 +1,267 @@
+// Runs a target's probes on their schedules: `every` (with jitter) or node-cron `cron` (seconds allowed).
+// One slot per (probe, hop, connection kind); at most one run in flight per slot, because a probe that piles
+// up requests on a wedged engine can make things worse (DESIGN.md principle 3). A tick that finds its slot
+// busy counts `skipped_overlap`, and the busy slot's age is exported at scrape time. Jitter (a fraction of
+// `every`) delays each slot's run within the interval; cron runs fire on the second they name, unjittered.
+import { setMaxListeners } from 'node:events';
+import cron, { type ScheduledTask } from 'node-cron';
+import type { ProbeConfig, TargetConfig } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import type { ProbeMetrics } from '../metrics.js';
+import type { ConnKind, ProbeKind, ProbeResultSignal } from '../signals.js';
+import { addCollectHook } from './collect-hooks.js';
+import { EndpointDispatchers, tlsOptions } from './http.js';
+import { PROBES } from './registry.js';
+import { Ring } from './ring.js';
+import { recordResult, runProbe } from './runner.js';
+
+export const HISTORY_LIMIT = 100;
+
+export interface ProbeSchedulerOptions {
+  target: TargetConfig;
+  /** Resolved headers per endpoint name (LoadedConfig.headers.get(target)), secrets included. */
+  headers: Map<string, Record<string, string>>;
+  metrics: ProbeMetrics;
+  logger: Logger;
+  onResult: (r: ProbeResultSignal) => void;
+  /** Injectable clock (Unix ms) for result timestamps and in-flight ages. */
+  now?: () => number;
+  /** Directory that relative TLS caFile paths are resolved against (the config file's). */
+  baseDir?: string;
+}
+
+export interface ProbeFilter {
+  probe?: string;
+  kinds?: ProbeKind[];
+  endpoint?: string;
+  conn?: ConnKind;
+}
+
+interface Slot {
+  probe: ProbeConfig;
+  hop: EndpointDispatchers;
+  conn: ConnKind;
+  labels: { target: string; probe: string; endpoint: string; conn: ConnKind };
+  inflight?: { startedAt: number; done: Promise<ProbeResultSignal | undefined> };
+  lastResult?: string;
+}
+
+/** The (hop, conn) pairs a probe runs on. */
+export function probeConns(probe: ProbeConfig): ConnKind[] {
+  return probe.conn ?? PROBES[probe.kind].defaultConn;
+}
+
+export class ProbeScheduler {
+  private readonly now: () => number;
+  private readonly hops = new Map<string, EndpointDispatchers>();
+  private readonly slots: Slot[] = [];
+  private readonly results = new Ring<ProbeResultSignal>(HISTORY_LIMIT);
+  private readonly failures = new Ring<ProbeResultSignal>(HISTORY_LIMIT);
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly cronTasks: ScheduledTask[] = [];
+  private readonly stopping = new AbortController();
+  private readonly log: Logger;
+  private removeHook: (() => void) | undefined;
+  private started = false;
+
+  constructor(private readonly opts: ProbeSchedulerOptions) {
+    this.now = opts.now ?? Date.now;
+    this.log = opts.logger.child({ component: 'probes', target: opts.target.name });
+    for (const e of opts.target.endpoints) {
+      this.hops.set(e.name, new EndpointDispatchers(e, tlsOptions(e, opts.baseDir)));
+    }
+    for (const probe of opts.target.probes) {
+      for (const endpoint of probe.endpoints ?? opts.target.endpoints.map((e) => e.name)) {
+        const hop = this.hops.get(endpoint);
+        if (hop === undefined) throw new Error(`probe ${probe.name}: no endpoint named ${endpoint}`);
+        for (const conn of probeConns(probe)) {
+          this.slots.push({
+            probe,
+            hop,
+            conn,
+            labels: { target: opts.target.name, probe: probe.name, endpoint, conn },
+          });
+        }
+      }
+    }
+    // Every slot in flight listens for stop once (and removes it after): not a leak, just more than 10 slots.
+    setMaxListeners(this.slots.length + 10, this.stopping.signal);
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.removeHook = addCollectHook(this.opts.metrics.probeInflight, () => this.updateInflight());
+    for (const probe of this.opts.target.probes) {
+      const slots = this.slots.filter((s) => s.probe === probe);
+      if (probe.cron !== undefined) {
+        this.cronTasks.push(cron.schedule(probe.cron, () => slots.forEach((s) => this.tick(s))));
+      } else {
+        const every = probe.every!;
+        const spread = () =>
+          slots.forEach((s) => this.after(Math.random() * probe.jitter * every, () => this.tick(s)));
+        spread(); // first round right away (within the jitter), so a fresh daemon has a verdict soon
+        const iv = setInterval(spread, every);
+        this.timers.add(iv);
+      }
+    }
+  }
+
+  /** Stops the schedules, aborts in-flight probes (no verdict is reported for them), closes every dispatcher. */
+  async stop(): Promise<void> {
+    this.started = false;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    for (const task of this.cronTasks.splice(0)) await task.destroy();
+    this.stopping.abort();
+    await Promise.all(this.slots.map((s) => s.inflight?.done));
+    this.removeHook?.();
+    for (const s of this.slots) this.opts.metrics.probeInflight.remove(s.labels);
+    await Promise.all([...this.hops.values()].map((h) => h.close()));
+  }
+
+  /** Runs matching probes immediately (the detector's confirmation round); resolves with their results. */
+  async runNow(filter: ProbeFilter = {}): Promise<ProbeResultSignal[]> {
+    if (this.stopping.signal.aborted) return [];
+    const matching = this.slots.filter(
+      (s) =>
+        (filter.probe === undefined || s.probe.name === filter.probe) &&
+        (filter.kinds === undefined || filter.kinds.includes(s.probe.kind)) &&
+        (filter.endpoint === undefined || s.labels.endpoint === filter.endpoint) &&
+        (filter.conn === undefined || s.conn === filter.conn),
+    );
+    // A slot already in flight is joined, not doubled: its result is as fresh as a new run's would be.
+    const runs = matching.map((s) => s.inflight?.done ?? this.launch(s, true));
+    const out = await Promise.all(runs);
+    return out.filter((r): r is ProbeResultSignal => r !== undefined);
+  }
+
+  recent(): { results: ProbeResultSignal[]; failures: ProbeResultSignal[] } {
+    return { results: this.results.toArray(), failures: this.failures.toArray() };
+  }
+
+  inflight(): Array<{ probe: string; endpoint: string; conn: ConnKind; startedAt: number }> {
+    const out: Array<{ probe: string; endpoint: string; conn: ConnKind; startedAt: number }> = [];
+    for (const s of this.slots) {
+      if (s.inflight) {
+        out.push({
+          probe: s.probe.name,
+          endpoint: s.labels.endpoint,
+          conn: s.conn,
+          startedAt: s.inflight.startedAt,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** The probes and hops this scheduler runs, for listings. */
+  slotList(): Array<{ probe: string; kind: ProbeKind; endpoint: string; conn: ConnKind }> {
+    return this.slots.map((s) => ({
+      probe: s.probe.name,
+      kind: s.probe.kind,
+      endpoint: s.labels.endpoint,
+      conn: s.conn,
+    }));
+  }
+
+  private after(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  private tick(slot: Slot): void {
+    if (!this.started) return;
+    if (slot.inflight) {
+      const start = this.now();
+      this.deliver({
+        kind: 'probe',
+        target: slot.labels.target,
+        probe: slot.probe.name,
+        probeKind: slot.probe.kind,
+        endpoint: slot.labels.endpoint,
+        conn: slot.conn,
+        result: 'skipped_overlap',
+        start,
+        durationMs: 0,
+        error: `previous run still in flight after ${Math.round(start - slot.inflight.startedAt)} ms`,
+      });
+      return;
+    }
+    void this.launch(slot, false);
+  }
+
+  private launch(slot: Slot, confirmation: boolean): Promise<ProbeResultSignal | undefined> {
+    const startedAt = this.now();
+    const done = runProbe({
+      target: slot.labels.target,
+      model: this.opts.target.model,
+      probe: slot.probe,
+      hop: slot.hop,
+      conn: slot.conn,
+      headers: this.opts.headers.get(slot.labels.endpoint) ?? {},
+      cancel: this.stopping.signal,
+      confirmation,
+      now: this.now,
+    })
+      .then(
+        (out) => {
+          if (out.cancelled) return undefined;
+          this.deliver(out.signal);
+          return out.signal;
+        },
+        (err: unknown) => {
+          // runProbe classifies every I/O failure; reaching here is a bug, logged and not a verdict.
+          this.log.error({ err, probe: slot.probe.name, endpoint: slot.labels.endpoint }, 'probe run failed');
+          return undefined;
+        },
+      )
+      .finally(() => {
+        slot.inflight = undefined;
+      });
+    slot.inflight = { startedAt, done };
+    return done;
+  }
+
+  private deliver(r: ProbeResultSignal): void {
+    recordResult(this.opts.metrics, r, this.now());
+    this.results.push(r);
+    const slot = this.slots.find(
+      (s) => s.probe.name === r.probe && s.labels.endpoint === r.endpoint && s.conn === r.conn,
+    );
+    if (r.result !== 'ok' && r.result !== 'skipped_overlap') this.failures.push(r);
+    const changed = slot !== undefined && slot.lastResult !== r.result;
+    if (slot) slot.lastResult = r.result;
+    const fields = {
+      probe: r.probe,
+      endpoint: r.endpoint,
+      conn: r.conn,
+      result: r.result,
+      phase: r.phase,
+      status: r.status,
+      durationMs: Math.round(r.durationMs),
+      error: r.error,
+    };
+    if (changed && r.result !== 'ok') this.log.warn(fields, 'probe failing');
+    else if (changed) this.log.info(fields, 'probe passing');
+    else this.log.debug(fields, 'probe result');
+    try {
+      this.opts.onResult(r);
+    } catch (err) {
+      this.log.error({ err }, 'probe result consumer threw');
+    }
+  }
+
+  private updateInflight(): void {
+    const now = this.now();
+    for (const s of this.slots) {
+      this.opts.metrics.probeInflight.set(
+        s.labels,
+        s.inflight ? Math.max(0, (now - s.inflight.startedAt) / 1000) : 0,
+      );
+    }
+  }
+}

@@ -1,0 +1,169 @@
+// GET /probe: blackbox_exporter-style on-demand probing (one run, metrics from a fresh registry, or a
+// plain-text timeline with debug=true). GET /api/probes: recent results and failures from the schedulers.
+import { dirname } from 'node:path';
+import type { FastifyPluginAsync } from 'fastify';
+import { Registry } from 'prom-client';
+import YAML from 'yaml';
+import type { LoadedConfig } from '../config/load.js';
+import { CONN_KINDS, type TargetConfig } from '../config/schema.js';
+import type { Daemon } from '../daemon.js';
+import { createProbeMetrics } from '../metrics.js';
+import { EndpointDispatchers, tlsOptions } from '../probes/http.js';
+import { recordResult, runProbe, type RunOutcome } from '../probes/runner.js';
+import { HISTORY_LIMIT, probeConns } from '../probes/schedule.js';
+import { REDACTED, redactor } from '../redact.js';
+import type { ConnKind, ProbeResultSignal } from '../signals.js';
+
+/** As blackbox_exporter's --timeout-offset: leave the scraper time to receive the answer. */
+const SCRAPE_TIMEOUT_OFFSET_MS = 500;
+const SECRET_HEADER = /^(authorization|proxy-authorization|x-api-key|api-key|cookie)$/i;
+
+interface ProbeQuery {
+  target?: string;
+  probe?: string;
+  endpoint?: string;
+  conn?: string;
+  debug?: string;
+}
+
+class BadRequest extends Error {}
+
+function pick(loaded: LoadedConfig, q: ProbeQuery) {
+  const targets = loaded.config.targets;
+  if (!q.target)
+    throw new BadRequest(`target parameter is missing (have: ${targets.map((t) => t.name).join(', ')})`);
+  const target = targets.find((t) => t.name === q.target);
+  if (target === undefined) {
+    throw new BadRequest(
+      `unknown target ${JSON.stringify(q.target)} (have: ${targets.map((t) => t.name).join(', ')})`,
+    );
+  }
+  const names = target.probes.map((p) => p.name).join(', ') || 'none';
+  if (!q.probe) throw new BadRequest(`probe parameter is missing (target ${target.name} has: ${names})`);
+  const probe = target.probes.find((p) => p.name === q.probe);
+  if (probe === undefined) {
+    throw new BadRequest(
+      `unknown probe ${JSON.stringify(q.probe)} for target ${target.name} (have: ${names})`,
+    );
+  }
+  const hops = probe.endpoints ?? target.endpoints.map((e) => e.name);
+  if (q.endpoint !== undefined && !hops.includes(q.endpoint)) {
+    throw new BadRequest(
+      `probe ${probe.name} does not run on endpoint ${JSON.stringify(q.endpoint)} (have: ${hops.join(', ')})`,
+    );
+  }
+  if (q.conn !== undefined && !(CONN_KINDS as readonly string[]).includes(q.conn)) {
+    throw new BadRequest(`conn must be one of ${CONN_KINDS.join(', ')}, got ${JSON.stringify(q.conn)}`);
+  }
+  const conns = q.conn !== undefined ? [q.conn as ConnKind] : probeConns(probe);
+  const endpoints = q.endpoint !== undefined ? [q.endpoint] : hops;
+  return { target, probe, endpoints, conns };
+}
+
+/** The configuration a run used, secret header values masked (and everything passed through the redactor). */
+function configText(
+  target: TargetConfig,
+  probeName: string,
+  endpoints: string[],
+  loaded: LoadedConfig,
+): string {
+  const probe = target.probes.find((p) => p.name === probeName);
+  const headers = loaded.headers.get(target.name);
+  const eps = target.endpoints
+    .filter((e) => endpoints.includes(e.name))
+    .map((e) => ({
+      ...e,
+      bearerToken: e.bearerToken === undefined ? undefined : REDACTED,
+      headers: Object.fromEntries(
+        Object.entries(headers?.get(e.name) ?? {}).map(([k, v]) => [k, SECRET_HEADER.test(k) ? REDACTED : v]),
+      ),
+    }));
+  return YAML.stringify({ target: target.name, model: target.model, probe, endpoints: eps });
+}
+
+export function probeRoutes(daemon: Daemon): FastifyPluginAsync {
+  return async (app) => {
+    app.get<{ Querystring: ProbeQuery }>('/probe', async (req, reply) => {
+      const loaded = daemon.loaded;
+      let sel: ReturnType<typeof pick>;
+      try {
+        sel = pick(loaded, req.query);
+      } catch (err) {
+        if (err instanceof BadRequest) return reply.code(400).type('text/plain').send(`${err.message}\n`);
+        throw err;
+      }
+      const debug = req.query.debug === 'true';
+      let timeout = sel.probe.timeout;
+      const scrapeTimeout = Number(req.headers['x-prometheus-scrape-timeout-seconds']);
+      if (Number.isFinite(scrapeTimeout) && scrapeTimeout > 0) {
+        timeout = Math.max(100, Math.min(timeout, scrapeTimeout * 1000 - SCRAPE_TIMEOUT_OFFSET_MS));
+      }
+      const probe = { ...sel.probe, timeout };
+      const registry = new Registry();
+      const metrics = createProbeMetrics(registry);
+      const runs: RunOutcome[] = [];
+      const baseDir = dirname(loaded.path);
+      for (const name of sel.endpoints) {
+        const endpoint = sel.target.endpoints.find((e) => e.name === name)!;
+        // A standalone dispatcher: an on-demand run must not disturb the scheduler's keep-alive connections.
+        const hop = new EndpointDispatchers(endpoint, tlsOptions(endpoint, baseDir));
+        try {
+          for (const conn of sel.conns) {
+            const out = await runProbe({
+              target: sel.target.name,
+              model: sel.target.model,
+              probe,
+              hop,
+              conn,
+              headers: loaded.headers.get(sel.target.name)?.get(name) ?? {},
+              timeline: debug,
+            });
+            recordResult(metrics, out.signal, Date.now());
+            runs.push(out);
+          }
+        } finally {
+          await hop.close();
+        }
+      }
+      const text = await registry.metrics();
+      if (!debug) return reply.type(registry.contentType).send(text);
+      const parts: string[] = [];
+      for (const r of runs) {
+        const s = r.signal;
+        parts.push(
+          `Timeline for probe ${s.probe} (${s.probeKind}) of target ${s.target}, endpoint ${s.endpoint}, conn ${s.conn}:`,
+        );
+        parts.push(...r.progress.lines());
+        parts.push(
+          `Result: ${s.result}${s.phase ? ` (phase ${s.phase})` : ''}${s.status ? `, HTTP ${s.status}` : ''}`,
+        );
+        if (s.error) parts.push(`Error: ${s.error}`);
+        parts.push('');
+      }
+      parts.push('Metrics that would have been returned:', text, 'Probe configuration:');
+      parts.push(configText(sel.target, sel.probe.name, sel.endpoints, loaded));
+      if (probe.timeout !== sel.probe.timeout)
+        parts.push(`(timeout shortened to ${probe.timeout} ms by the scrape timeout)`);
+      return reply.type('text/plain; charset=utf-8').send(redactor.redact(parts.join('\n')));
+    });
+
+    app.get<{ Querystring: { target?: string } }>('/api/probes', async (req, reply) => {
+      const schedulers = daemon.runtime?.probes ?? new Map();
+      if (req.query.target !== undefined && !schedulers.has(req.query.target)) {
+        return reply.code(400).send({ error: `unknown target ${JSON.stringify(req.query.target)}` });
+      }
+      const results: ProbeResultSignal[] = [];
+      const failures: ProbeResultSignal[] = [];
+      const inflight: Array<Record<string, unknown>> = [];
+      for (const [name, s] of schedulers) {
+        if (req.query.target !== undefined && name !== req.query.target) continue;
+        const r = s.recent();
+        results.push(...r.results);
+        failures.push(...r.failures);
+        for (const f of s.inflight()) inflight.push({ target: name, ...f });
+      }
+      const last = (xs: ProbeResultSignal[]) => xs.sort((a, b) => a.start - b.start).slice(-HISTORY_LIMIT);
+      return reply.send({ results: last(results), failures: last(failures), inflight });
+    });
+  };
+}

@@ -1,0 +1,173 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { findToolMarkup } from '../../src/probes/toolcall.js';
+import { runProbe } from '../../src/probes/runner.js';
+import {
+  chunk,
+  healthyHandler,
+  sendSse,
+  startServer,
+  toolStream,
+  usageChunk,
+  type TestServer,
+} from './hostile.js';
+import { hop, probe, runOnce } from './fixtures.js';
+
+let servers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  servers = [];
+});
+async function serve(...args: Parameters<typeof startServer>) {
+  const s = await startServer(...args);
+  servers.push(s);
+  return s;
+}
+
+describe('probe kinds against a healthy server', () => {
+  it('chat passes and measures ttft, tokens (from usage) and tokens/s', async () => {
+    const s = await serve(healthyHandler);
+    const { signal } = await runOnce(s.url, 'chat');
+    expect(signal).toMatchObject({ result: 'ok', status: 200, tokens: 3, probeKind: 'chat', conn: 'fresh' });
+    expect(signal.ttftMs).toBeGreaterThan(0);
+    expect(signal.connectMs).toBeGreaterThan(0);
+    expect(signal.headersMs).toBeGreaterThanOrEqual(signal.connectMs!);
+    const req = JSON.parse(s.requests[0]!.body);
+    expect(req).toMatchObject({
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 8,
+      temperature: 0,
+      model: 'm',
+    });
+    expect(s.requests[0]!.path).toBe('/v1/chat/completions');
+  });
+
+  it('chat counts token chunks when there is no usage chunk', async () => {
+    const s = await serve((_q, res) =>
+      sendSse(res, [
+        chunk({ role: 'assistant', content: '' }),
+        chunk({ content: 'a' }),
+        chunk({ content: 'b' }),
+        chunk({}, 'length'),
+        'data: [DONE]\n\n',
+      ]),
+    );
+    const { signal } = await runOnce(s.url, 'chat');
+    expect(signal).toMatchObject({ result: 'ok', tokens: 2 });
+  });
+
+  it('health and serverinfo pass; health checks the expected status', async () => {
+    const s = await serve(healthyHandler);
+    expect((await runOnce(s.url, 'health')).signal.result).toBe('ok');
+    expect((await runOnce(s.url, 'serverinfo')).signal.result).toBe('ok');
+    const r = await runOnce(s.url, 'health', { probe: { path: '/nope' } });
+    expect(r.signal).toMatchObject({ result: 'http_error', status: 404 });
+    expect(s.requests.map((q) => q.path)).toEqual(['/health', '/get_server_info', '/nope']);
+  });
+
+  it('toolcall passes with structured tool_calls and valid JSON arguments', async () => {
+    const s = await serve(healthyHandler);
+    const { signal } = await runOnce(s.url, 'toolcall');
+    expect(signal.result).toBe('ok');
+    const req = JSON.parse(s.requests[0]!.body);
+    expect(req.tools).toHaveLength(1);
+  });
+
+  it('toolcall: invalid JSON arguments and a missing call are bad_response', async () => {
+    const bad = await serve((_q, res) => sendSse(res, toolStream('{"timezone": ')));
+    expect((await runOnce(bad.url, 'toolcall')).signal).toMatchObject({ result: 'bad_response' });
+    const none = await serve((_q, res) =>
+      sendSse(res, [chunk({ content: 'It is noon.' }), chunk({}, 'stop'), usageChunk(4), 'data: [DONE]\n\n']),
+    );
+    const r = (await runOnce(none.url, 'toolcall')).signal;
+    expect(r.result).toBe('bad_response');
+    expect(r.error).toMatch(/no tool_calls/);
+  });
+
+  const leaks = [
+    '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_current_time">{"timezone":"UTC"}</｜DSML｜invoke>\n</｜DSML｜tool_calls>',
+    '<｜DSML｜function_calls><｜DSML｜invoke name="get_current_time"></｜DSML｜invoke></｜DSML｜function_calls>',
+    '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_current_time\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_current_time<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    '<|DSML|tool_calls><|DSML|invoke name="get_current_time">',
+    '<｜｜DSML｜｜tool_calls>',
+    '<‖DSML‖invoke name="x">',
+  ];
+  it.each(leaks)('toolcall classifies leaked markup as toolcall_leak: %s', async (markup) => {
+    // The markup arrives split across chunks, as a streaming engine would send it.
+    const half = Math.floor(markup.length / 2);
+    const s = await serve((_q, res) =>
+      sendSse(res, [
+        chunk({ role: 'assistant', content: '' }),
+        chunk({ content: markup.slice(0, half) }),
+        chunk({ content: markup.slice(half) }),
+        chunk({}, 'stop'),
+        usageChunk(30),
+        'data: [DONE]\n\n',
+      ]),
+    );
+    const r = (await runOnce(s.url, 'toolcall')).signal;
+    expect(r.result).toBe('toolcall_leak');
+  });
+
+  it('markup patterns do not match ordinary text', () => {
+    for (const text of [
+      'It is 12:00 UTC | noon',
+      'tool_calls begin',
+      'a ‖ b',
+      '<tool_call>',
+      'DSML is a format',
+    ]) {
+      expect(findToolMarkup(text)).toBeUndefined();
+    }
+  });
+
+  it('an endpoint URL with a path prefix is honoured', async () => {
+    const s = await serve((req, res, body) => {
+      req.url = req.url?.replace(/^\/prefix/, '');
+      healthyHandler(req, res, body);
+    });
+    const { signal } = await runOnce(`${s.url}/prefix/`, 'chat');
+    expect(signal.result).toBe('ok');
+    expect(s.requests[0]!.path).toBe('/prefix/v1/chat/completions');
+  });
+});
+
+describe('connection kinds', () => {
+  it('fresh opens one TCP connection per probe; keepalive reuses one', async () => {
+    const s = await serve(healthyHandler);
+    const h = hop(s.url);
+    const p = probe('chat');
+    try {
+      for (let i = 0; i < 4; i++) {
+        const { signal } = await runProbe({
+          target: 't',
+          model: 'm',
+          probe: p,
+          hop: h,
+          conn: 'fresh',
+          headers: {},
+        });
+        expect(signal).toMatchObject({ result: 'ok', reusedConnection: false });
+      }
+      expect(s.connections).toBe(4);
+      const reused: boolean[] = [];
+      for (let i = 0; i < 4; i++) {
+        const { signal } = await runProbe({
+          target: 't',
+          model: 'm',
+          probe: p,
+          hop: h,
+          conn: 'keepalive',
+          headers: {},
+        });
+        expect(signal.result).toBe('ok');
+        reused.push(signal.reusedConnection!);
+      }
+      expect(s.connections).toBe(5);
+      expect(reused).toEqual([false, true, true, true]);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -1,0 +1,217 @@
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/load.js';
+import { createLogger } from '../../src/logger.js';
+import { createProbeMetrics } from '../../src/metrics.js';
+import { ProbeScheduler } from '../../src/probes/schedule.js';
+import type { ProbeResultSignal } from '../../src/signals.js';
+import { healthyHandler, startServer, type TestServer } from './hostile.js';
+import { waitFor } from '../helpers/wait.js';
+import { Writable } from 'node:stream';
+
+let servers: TestServer[] = [];
+let schedulers: ProbeScheduler[] = [];
+afterEach(async () => {
+  await Promise.all(schedulers.map((s) => s.stop()));
+  schedulers = [];
+  await Promise.all(servers.map((s) => s.close()));
+  servers = [];
+});
+
+function sink() {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(c, _e, cb) {
+      lines.push(c.toString());
+      cb();
+    },
+  });
+  return { lines, logger: createLogger({ destination, level: 'debug' }) };
+}
+
+function scheduler(yaml: string, clock?: { t: number }) {
+  const loaded = parseConfigText(yaml, 'test.yaml', { TOKEN: 'sekrit-token-123' });
+  const target = loaded.config.targets[0]!;
+  const registry = new Registry();
+  const metrics = createProbeMetrics(registry);
+  const results: ProbeResultSignal[] = [];
+  const log = sink();
+  const s = new ProbeScheduler({
+    target,
+    headers: loaded.headers.get(target.name)!,
+    metrics,
+    logger: log.logger,
+    onResult: (r) => results.push(r),
+    now: clock ? () => clock.t : undefined,
+  });
+  schedulers.push(s);
+  return { s, registry, results, log };
+}
+
+describe('ProbeScheduler', () => {
+  it('runNow runs every (probe, hop, conn) slot and records metrics', async () => {
+    const a = await startServer(healthyHandler);
+    const b = await startServer(healthyHandler);
+    servers.push(a, b);
+    const { s, registry, results } = scheduler(`
+targets:
+  - name: t1
+    endpoints: [{ name: proxy, url: "${a.url}" }, { name: router, url: "${b.url}" }]
+    probes:
+      - { name: chat, kind: chat, every: 1h }
+      - { name: health, kind: health, every: 1h, endpoints: [router] }
+`);
+    const out = await s.runNow();
+    expect(out.map((r) => `${r.probe}/${r.endpoint}/${r.conn}/${r.result}`).sort()).toEqual([
+      'chat/proxy/fresh/ok',
+      'chat/proxy/keepalive/ok',
+      'chat/router/fresh/ok',
+      'chat/router/keepalive/ok',
+      'health/router/fresh/ok',
+    ]);
+    expect(out.every((r) => r.confirmation === true)).toBe(true);
+    expect(results).toHaveLength(5);
+    const only = await s.runNow({ kinds: ['health'] });
+    expect(only.map((r) => r.probe)).toEqual(['health']);
+    const one = await s.runNow({ probe: 'chat', endpoint: 'proxy', conn: 'keepalive' });
+    expect(one).toHaveLength(1);
+    expect(one[0]!.reusedConnection).toBe(true);
+    const text = await registry.metrics();
+    expect(text).toMatch(
+      /wedgewatch_probes_total\{target="t1",probe="chat",endpoint="proxy",conn="keepalive",result="ok"\} 2/,
+    );
+    expect(text).toMatch(
+      /wedgewatch_probe_success\{target="t1",probe="health",endpoint="router",conn="fresh"\} 1/,
+    );
+    expect(text).toMatch(
+      /wedgewatch_probe_ttft_seconds_count\{target="t1",probe="chat",endpoint="router",conn="fresh"\} 1/,
+    );
+    expect(text).toMatch(
+      /wedgewatch_probe_tokens_per_second\{target="t1",probe="chat",endpoint="proxy",conn="fresh"\} \d/,
+    );
+    expect(text).toMatch(
+      /wedgewatch_probe_last_run_timestamp_seconds\{target="t1",probe="health",endpoint="router",conn="fresh"\} \d/,
+    );
+  });
+
+  it('a tick that finds its slot busy counts skipped_overlap; in-flight age is exported at scrape time', async () => {
+    const hang = await startServer(() => {});
+    servers.push(hang);
+    const clock = { t: 1_000_000 };
+    const { s, registry, results } = scheduler(
+      `
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "${hang.url}" }]
+    probes: [{ name: chat, kind: chat, every: 1s, jitter: 0, timeout: 1h, conn: [fresh] }]
+`,
+      clock,
+    );
+    s.start();
+    await waitFor(() => s.inflight().length === 1, { what: 'a probe in flight' });
+    expect(s.inflight()[0]).toMatchObject({
+      probe: 'chat',
+      endpoint: 'e',
+      conn: 'fresh',
+      startedAt: 1_000_000,
+    });
+    clock.t += 42_500;
+    const text = await registry.metrics();
+    expect(text).toContain(
+      'wedgewatch_probe_inflight_seconds{target="t1",probe="chat",endpoint="e",conn="fresh"} 42.5',
+    );
+    await waitFor(() => results.find((r) => r.result === 'skipped_overlap'), { what: 'skipped_overlap' });
+    expect(hang.connections).toBe(1);
+    expect(await registry.metrics()).toMatch(
+      /wedgewatch_probes_total\{[^}]*result="skipped_overlap"\} [1-9]/,
+    );
+    // A confirmation round joins the run in flight instead of starting a second request.
+    const joined = s.runNow();
+    expect(hang.requests.length).toBe(1);
+    await s.stop();
+    expect(await joined).toEqual([]); // cancelled by stop: no verdict
+    await waitFor(() => hang.connections === 1 && s.inflight().length === 0, { what: 'stop to end the run' });
+    expect(await registry.metrics()).not.toContain('wedgewatch_probe_inflight_seconds{');
+  });
+
+  it('stop aborts in-flight probes and closes keep-alive connections', async () => {
+    let open = 0;
+    const hang = await startServer((req) => {
+      open++;
+      req.socket.on('close', () => open--);
+    });
+    servers.push(hang);
+    const { s } = scheduler(`
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "${hang.url}" }]
+    probes: [{ name: chat, kind: chat, every: 1h, jitter: 0, timeout: 1h }]
+`);
+    s.start();
+    await waitFor(() => open === 2, { what: 'two requests (fresh + keepalive) open on the server' });
+    await s.stop();
+    await waitFor(() => open === 0, { what: 'server to see both connections closed' });
+  });
+
+  it('cron schedules with seconds run repeatedly', async () => {
+    const a = await startServer(healthyHandler);
+    servers.push(a);
+    const { s, results } = scheduler(`
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "${a.url}" }]
+    probes: [{ name: h, kind: health, cron: "* * * * * *" }]
+`);
+    s.start();
+    await waitFor(() => results.length >= 2, { what: 'two cron runs', timeoutMs: 10_000 });
+    expect(results.every((r) => r.result === 'ok')).toBe(true);
+  });
+
+  it('recent() keeps the last 100 results and the last 100 failures apart', async () => {
+    let fail = true;
+    const a = await startServer((req, res, body) => {
+      if (fail) {
+        res.statusCode = 500;
+        return void res.end();
+      }
+      healthyHandler(req, res, body);
+    });
+    servers.push(a);
+    const { s } = scheduler(`
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "${a.url}" }]
+    probes: [{ name: h, kind: health, every: 1h }]
+`);
+    for (let i = 0; i < 30; i++) await s.runNow();
+    fail = false;
+    for (let i = 0; i < 120; i++) await s.runNow();
+    const { results, failures } = s.recent();
+    expect(results).toHaveLength(100);
+    expect(results.every((r) => r.result === 'ok')).toBe(true);
+    expect(failures).toHaveLength(30);
+    expect(failures.every((r) => r.result === 'http_error' && r.status === 500)).toBe(true);
+  });
+
+  it('sends per-endpoint headers; the token never reaches logs or results', async () => {
+    const a = await startServer((_q, res) => {
+      res.statusCode = 500;
+      res.end(`denied for ${_q.headers.authorization}`);
+    });
+    servers.push(a);
+    const { s, results, log } = scheduler(`
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "${a.url}", bearerToken: "\${TOKEN}", headers: { X-Team: ml } }]
+    probes: [{ name: chat, kind: chat, every: 1h }]
+`);
+    const { redactor } = await import('../../src/redact.js');
+    redactor.set(['sekrit-token-123']);
+    await s.runNow();
+    expect(a.requests[0]!.authorization).toBe('Bearer sekrit-token-123');
+    expect(results[0]!.error).toContain('denied for Bearer <secret>');
+    const everything = JSON.stringify(results) + log.lines.join('');
+    expect(log.lines.join('')).toContain('probe failing');
+    expect(everything).not.toContain('sekrit-token-123');
+  });
+});

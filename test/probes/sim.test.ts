@@ -1,0 +1,130 @@
+// Probes against the simulated SGLang PD deployment (src/sim): each fault shows up as the probe result
+// the detector relies on.
+import { Registry } from 'prom-client';
+import { Writable } from 'node:stream';
+import { request } from 'undici';
+import { afterEach, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/load.js';
+import { createLogger } from '../../src/logger.js';
+import { createProbeMetrics } from '../../src/metrics.js';
+import { ProbeScheduler } from '../../src/probes/schedule.js';
+import { startSim, type Sim } from '../../src/sim/index.js';
+import { waitFor } from '../helpers/wait.js';
+
+let sim: Sim | undefined;
+let scheduler: ProbeScheduler | undefined;
+afterEach(async () => {
+  await scheduler?.stop();
+  scheduler = undefined;
+  await sim?.stop();
+  sim = undefined;
+});
+
+const quiet = createLogger({ destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+function probesFor(s: Sim, probesYaml: string): ProbeScheduler {
+  const loaded = parseConfigText(
+    `
+targets:
+  - name: sim
+    endpoints:
+${s.urls.proxy ? `      - { name: proxy, url: "${s.urls.proxy}" }` : ''}
+      - { name: router, url: "${s.urls.router}" }
+      - { name: decode, url: "${s.urls.decode}" }
+    probes:
+${probesYaml}
+`,
+    'sim.yaml',
+    {},
+  );
+  const target = loaded.config.targets[0]!;
+  scheduler = new ProbeScheduler({
+    target,
+    headers: loaded.headers.get('sim')!,
+    metrics: createProbeMetrics(new Registry()),
+    logger: quiet,
+    onResult: () => {},
+  });
+  return scheduler;
+}
+
+// The router serves no /get_server_info in the simulator; the engine (decode) does.
+const ALL = `
+      - { name: chat, kind: chat, every: 1h, timeout: 10s, endpoints: [proxy, router] }
+      - { name: tools, kind: toolcall, every: 1h, timeout: 10s, endpoints: [proxy, router] }
+      - { name: health, kind: health, every: 1h, timeout: 5s, path: /health, endpoints: [proxy, router] }
+      - { name: info, kind: serverinfo, every: 1h, timeout: 5s, endpoints: [decode] }
+`;
+
+const summary = (
+  rs: Array<{ probe: string; endpoint: string; conn: string; result: string; phase?: string }>,
+) => rs.map((r) => `${r.probe}/${r.endpoint}/${r.conn}:${r.result}${r.phase ? `(${r.phase})` : ''}`).sort();
+
+it('healthy simulator: every probe passes on every hop and connection kind (twice, so keep-alive is reused)', async () => {
+  sim = await startSim({ proxy: true });
+  const p = probesFor(sim, ALL);
+  for (let round = 0; round < 2; round++) {
+    const rs = await p.runNow();
+    expect(rs).toHaveLength(11);
+    expect(
+      rs.filter((r) => r.result !== 'ok'),
+      JSON.stringify(summary(rs)),
+    ).toEqual([]);
+  }
+  expect(p.recent().results.some((r) => r.reusedConnection)).toBe(true);
+});
+
+it('keepalive_stall: keep-alive probes through the proxy time out while fresh ones pass', async () => {
+  sim = await startSim({ proxy: true });
+  const p = probesFor(sim, `      - { name: chat, kind: chat, every: 1h, timeout: 2s, endpoints: [proxy] }`);
+  // Open the keep-alive connection first, healthy; then the fault holds the reused connection.
+  expect(summary(await p.runNow())).toEqual(['chat/proxy/fresh:ok', 'chat/proxy/keepalive:ok']);
+  sim.enableFault('keepalive_stall');
+  const rs = await p.runNow();
+  const ka = rs.find((r) => r.conn === 'keepalive')!;
+  const fresh = rs.find((r) => r.conn === 'fresh')!;
+  expect(fresh.result).toBe('ok');
+  expect(ka.result).toBe('timeout');
+  expect(ka.reusedConnection).toBe(true);
+});
+
+it('nixl_abort_unhandled tripped: chat times out in phase first_token while health passes', async () => {
+  sim = await startSim({ faults: ['nixl_abort_unhandled'] });
+  // A client that disconnects mid-stream: the abort that kills prefill's bootstrap thread.
+  const res = await request(`${sim.urls.router}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'default',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      max_tokens: 2000,
+    }),
+  });
+  expect(res.statusCode).toBe(200);
+  for await (const _chunk of res.body) break; // first bytes arrived: now drop the connection
+  await waitFor(() => sim!.state().bootstrapThreadAlive === false, { what: 'bootstrap thread to die' });
+
+  const p = probesFor(
+    sim,
+    `      - { name: chat, kind: chat, every: 1h, timeout: 2s, endpoints: [router] }
+      - { name: health, kind: health, every: 1h, timeout: 2s, endpoints: [router] }`,
+  );
+  const rs = await p.runNow();
+  expect(summary(rs)).toEqual([
+    'chat/router/fresh:timeout(first_token)',
+    'chat/router/keepalive:timeout(first_token)',
+    'health/router/fresh:ok',
+  ]);
+});
+
+it('toolcall_leak: the toolcall probe reports toolcall_leak', async () => {
+  sim = await startSim({ faults: ['toolcall_leak'] });
+  const p = probesFor(
+    sim,
+    `      - { name: tools, kind: toolcall, every: 1h, timeout: 10s, endpoints: [router] }`,
+  );
+  const rs = await p.runNow();
+  expect(summary(rs)).toEqual(['tools/router/fresh:toolcall_leak', 'tools/router/keepalive:toolcall_leak']);
+  expect(rs[0]!.error).toMatch(/DSML/);
+});
