@@ -1,0 +1,139 @@
+// batching: are concurrent requests batched by the engine or served one after another? One request alone gives
+// the reference time; then N at once while sampling the engine's running count. Batched means the engine ran
+// (nearly) all of them together — peak running ≥ 0.75·N — and the wall time stayed within ~2× one request.
+import { runLoad } from './load-run.js';
+import { RunningSampler, type RunningPeak } from './running-sampler.js';
+import { secs } from './stats.js';
+import { defineStep } from './types.js';
+
+export interface BatchingKnobs {
+  n: number;
+  maxTokens: number;
+  timeoutMs: number;
+  sampleIntervalMs: number;
+  /** Batched needs wall ≤ wallFactor × one request. */
+  wallFactor: number;
+  /** Batched needs peak running ≥ peakFraction × N. */
+  peakFraction: number;
+}
+
+export interface BatchingVerdict {
+  verdict: 'batched' | 'serialized';
+  reasons: string[];
+}
+
+/** Pure verdict; `peak` undefined means no running-count source was available (judged on wall time alone). */
+export function batchingVerdict(
+  n: number,
+  peak: number | undefined,
+  wallMs: number,
+  singleMs: number,
+  k: BatchingKnobs,
+): BatchingVerdict {
+  const reasons: string[] = [];
+  const need = Math.ceil(k.peakFraction * n);
+  if (peak !== undefined && peak < need) reasons.push(`peak running ${peak} < ${need} (${k.peakFraction}·N)`);
+  if (wallMs > k.wallFactor * singleMs) {
+    reasons.push(`wall ${secs(wallMs)} > ${k.wallFactor}× one request (${secs(singleMs)})`);
+  }
+  return { verdict: reasons.length ? 'serialized' : 'batched', reasons };
+}
+
+export const batchingStep = defineStep<BatchingKnobs>({
+  name: 'batching',
+  flagPrefix: 'batching',
+  summary: 'N concurrent requests while sampling the engine running count: batched or serialized',
+  defaults: {
+    n: 16,
+    maxTokens: 128,
+    timeoutMs: 300_000,
+    sampleIntervalMs: 100,
+    wallFactor: 2,
+    peakFraction: 0.75,
+  },
+  knobs: [
+    { key: 'n', flag: 'n', kind: 'int', help: 'concurrent requests' },
+    { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per request' },
+    { key: 'timeoutMs', flag: 'timeout', kind: 'duration', help: 'limit per request' },
+    {
+      key: 'sampleIntervalMs',
+      flag: 'sample-interval',
+      kind: 'duration',
+      help: 'how often --metrics-url is scraped',
+    },
+    {
+      key: 'wallFactor',
+      flag: 'wall-factor',
+      kind: 'ratio',
+      help: 'batched needs wall <= this x one request',
+    },
+    {
+      key: 'peakFraction',
+      flag: 'peak-fraction',
+      kind: 'ratio',
+      help: 'batched needs peak running >= this x N',
+    },
+  ],
+  async run(ctx, k) {
+    const single = await runLoad(ctx.target, {
+      concurrency: 1,
+      n: 1,
+      maxTokens: k.maxTokens,
+      timeoutMs: k.timeoutMs,
+    });
+    const one = single.results[0]!;
+    if (!one.ok) {
+      return {
+        ok: false,
+        summary: `the single reference request failed: ${one.error}`,
+        details: [],
+        figures: {},
+      };
+    }
+    ctx.progress(`one request alone: ${secs(one.totalMs)} (${one.tokens} tokens)`);
+    const sampler = new RunningSampler(ctx.metricsUrl, ctx.logs, k.sampleIntervalMs);
+    sampler.start();
+    let peak: RunningPeak;
+    let run;
+    try {
+      run = await runLoad(ctx.target, {
+        concurrency: k.n,
+        n: k.n,
+        maxTokens: k.maxTokens,
+        timeoutMs: k.timeoutMs,
+      });
+    } finally {
+      peak = await sampler.stop();
+    }
+    const errors = run.results.filter((r) => !r.ok);
+    const v = batchingVerdict(k.n, peak.peak, run.wallMs, one.totalMs, k);
+    const sources = [
+      ctx.metricsUrl
+        ? `metrics ${peak.metricsSamples} samples peak ${peak.metricsPeak ?? 'n/a'}${peak.metricsError ? ` (${peak.metricsError})` : ''}`
+        : undefined,
+      ctx.logs.length ? `Decode batch lines ${peak.logSamples} peak ${peak.logPeak ?? 'n/a'}` : undefined,
+    ].filter(Boolean);
+    const figuresLine =
+      `N=${k.n} max_tokens=${k.maxTokens} | peak running=${peak.peak ?? 'not sampled'} | wall=${secs(run.wallMs)} | ` +
+      `one request=${secs(one.totalMs)} | ratio=${(run.wallMs / one.totalMs).toFixed(2)}x | errs=${errors.length}`;
+    ctx.progress(`${v.verdict}: ${figuresLine}`);
+    return {
+      ok: v.verdict === 'batched' && errors.length === 0,
+      summary: `${v.verdict}: peak running ${peak.peak ?? 'not sampled'}/${k.n}, wall ${secs(run.wallMs)} vs one request ${secs(one.totalMs)}${errors.length ? `; ${errors.length} errors (${errors[0]!.error})` : ''}`,
+      details: [
+        figuresLine,
+        `running count from: ${sources.length ? sources.join('; ') : 'nothing (give --metrics-url or --log; judged on wall time alone)'}`,
+        ...v.reasons.map((r) => `serialized because ${r}`),
+      ],
+      figures: {},
+      data: {
+        verdict: v.verdict,
+        reasons: v.reasons,
+        peak,
+        wallMs: run.wallMs,
+        singleMs: one.totalMs,
+        errors: errors.length,
+      },
+    };
+  },
+});

@@ -1,0 +1,99 @@
+// liveness: N small chat completions over brand-new connections and N over one reused keep-alive connection;
+// each must reach [DONE] within its timeout. "Fresh works, reused stalls" points at a proxy (DESIGN.md §2).
+import { Client } from 'undici';
+import { streamChat, type StreamResult } from './load-client.js';
+import { percentile, secs } from './stats.js';
+import type { Target } from './target.js';
+import { defineStep } from './types.js';
+
+export interface LivenessKnobs {
+  n: number;
+  timeoutMs: number;
+  maxTokens: number;
+}
+
+export const LIVENESS_DEFAULTS: LivenessKnobs = { n: 3, timeoutMs: 30_000, maxTokens: 16 };
+
+export interface ProbeRound {
+  conn: 'fresh' | 'reused';
+  results: StreamResult[];
+}
+
+const PROMPT = [{ role: 'user', content: 'Reply with one short sentence: are you up?' }];
+
+/** Runs n fresh-connection then n reused-connection completions, one at a time. */
+export async function runLivenessProbes(
+  target: Target,
+  k: LivenessKnobs,
+  progress: (line: string) => void,
+): Promise<ProbeRound[]> {
+  const fresh: StreamResult[] = [];
+  for (let i = 0; i < k.n; i++) {
+    const c = new Client(target.origin, { pipelining: 1 });
+    try {
+      fresh.push(
+        await streamChat(c, target, { messages: PROMPT, maxTokens: k.maxTokens, timeoutMs: k.timeoutMs }),
+      );
+    } finally {
+      await c.destroy().catch(() => {});
+    }
+  }
+  progress(roundLine('fresh', fresh));
+  const reused: StreamResult[] = [];
+  const keep = new Client(target.origin, { pipelining: 1, keepAliveTimeout: 600_000 });
+  try {
+    for (let i = 0; i < k.n; i++) {
+      reused.push(
+        await streamChat(keep, target, { messages: PROMPT, maxTokens: k.maxTokens, timeoutMs: k.timeoutMs }),
+      );
+    }
+  } finally {
+    await keep.destroy().catch(() => {});
+  }
+  progress(roundLine('reused', reused));
+  return [
+    { conn: 'fresh', results: fresh },
+    { conn: 'reused', results: reused },
+  ];
+}
+
+export function roundLine(conn: string, results: StreamResult[]): string {
+  const ok = results.filter((r) => r.ok);
+  const lat = ok.map((r) => r.totalMs);
+  const first = results.find((r) => !r.ok);
+  return (
+    `${conn}: ${ok.length}/${results.length} completed` +
+    (lat.length ? `, p50 ${secs(percentile(lat, 50))} max ${secs(Math.max(...lat))}` : '') +
+    (first ? `; first failure: ${first.error}` : '')
+  );
+}
+
+export const livenessStep = defineStep<LivenessKnobs>({
+  name: 'liveness',
+  flagPrefix: 'liveness',
+  summary: 'N completions over fresh and over reused connections, each within its timeout',
+  defaults: LIVENESS_DEFAULTS,
+  knobs: [
+    { key: 'n', flag: 'n', kind: 'int', help: 'completions per connection kind' },
+    { key: 'timeoutMs', flag: 'timeout', kind: 'duration', help: 'limit per completion' },
+    { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per completion' },
+  ],
+  async run(ctx, k) {
+    const rounds = await runLivenessProbes(ctx.target, k, ctx.progress);
+    const all = rounds.flatMap((r) => r.results);
+    const okCount = all.filter((r) => r.ok).length;
+    const figures: Record<string, { value: number; unit: 's'; better: 'lower' }> = {};
+    for (const r of rounds) {
+      const lat = r.results.filter((x) => x.ok).map((x) => x.totalMs / 1000);
+      if (lat.length)
+        figures[`${r.conn}.p50_lat_s`] = { value: percentile(lat, 50), unit: 's', better: 'lower' };
+    }
+    return {
+      ok: okCount === all.length,
+      summary: `${okCount}/${all.length} completed within ${secs(k.timeoutMs)} (${rounds.map((r) => `${r.conn} ${r.results.filter((x) => x.ok).length}/${r.results.length}`).join(', ')})`,
+      details: rounds.map((r) => roundLine(r.conn, r.results)),
+      figures,
+      data: rounds.map((r) => ({ conn: r.conn, results: r.results })),
+    };
+  },
+});

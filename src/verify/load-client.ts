@@ -1,0 +1,197 @@
+// The streaming load client: one /v1/chat/completions stream per call over a given undici dispatcher. The hot
+// path scans SSE text with indexOf instead of parsing JSON, so one core can drive tens of thousands of tokens/s
+// (bench/verify-client); only the usage and error chunks (and, with onEvent, what the caller asks for) are parsed.
+import type { Dispatcher } from 'undici';
+import type { Target } from './target.js';
+
+/** Longest SSE event accepted; anything beyond is a broken stream, not a completion. */
+const MAX_EVENT_CHARS = 1024 * 1024;
+
+export interface StreamOptions {
+  messages: unknown[];
+  maxTokens: number;
+  /** Extra request fields (tools, tool_choice, temperature). */
+  extra?: Record<string, unknown>;
+  /** Whole-request limit; on expiry the request is aborted (its socket destroyed). */
+  timeoutMs: number;
+  /** Called with each event's `data` text (not "[DONE]"), for callers that need the content. */
+  onEvent?(data: string): void;
+  /** Called once with the time of the first token. */
+  onFirstToken?(): void;
+  /** Aborts the request from outside (e.g. a hard cut). */
+  signal?: AbortSignal;
+  now?: () => number;
+}
+
+export interface StreamResult {
+  ok: boolean;
+  status: number;
+  /** usage.completion_tokens when the server sent it, else the number of token chunks seen. */
+  tokens: number;
+  /** Token chunks counted in the stream. */
+  chunks: number;
+  ttftMs: number;
+  totalMs: number;
+  /** Set when !ok: what went wrong, in a few words. */
+  error?: string;
+  timedOut: boolean;
+  done: boolean;
+}
+
+const CONTENT = '"content":"';
+const REASONING = '"reasoning_content":"';
+const TOOL_CALLS = '"tool_calls":[{';
+
+/** Whether one chunk's JSON text carries a generated token (text, reasoning or a tool-call delta). */
+export function isTokenChunk(data: string): boolean {
+  let i = data.indexOf(CONTENT);
+  if (i >= 0 && data.charCodeAt(i + CONTENT.length) !== 34) return true;
+  i = data.indexOf(REASONING);
+  if (i >= 0 && data.charCodeAt(i + REASONING.length) !== 34) return true;
+  return data.includes(TOOL_CALLS);
+}
+
+/** Incremental SSE scan: splits events on blank lines and hands each event's data text to `onData`. */
+export class SseScanner {
+  private carry = '';
+
+  constructor(private readonly onData: (data: string) => void) {}
+
+  push(chunk: string): void {
+    let text = this.carry + chunk;
+    if (text.includes('\r')) text = text.replace(/\r\n?/g, '\n');
+    let start = 0;
+    for (;;) {
+      const end = text.indexOf('\n\n', start);
+      if (end < 0) break;
+      this.event(text, start, end);
+      start = end + 2;
+    }
+    this.carry = start === 0 ? text : text.slice(start);
+    if (this.carry.length > MAX_EVENT_CHARS)
+      throw new Error(`SSE event longer than ${MAX_EVENT_CHARS} characters`);
+  }
+
+  /** True when the stream stopped inside an event. */
+  get pending(): boolean {
+    return this.carry.trim() !== '';
+  }
+
+  private event(text: string, start: number, end: number): void {
+    // Engines write one `data: ` line per event; multi-line and comment events take the slow path.
+    if (text.startsWith('data: ', start) && text.indexOf('\n', start) >= end) {
+      this.onData(text.slice(start + 6, end));
+      return;
+    }
+    const lines = text.slice(start, end).split('\n');
+    const data: string[] = [];
+    for (const l of lines) if (l.startsWith('data:')) data.push(l.slice(l.startsWith('data: ') ? 6 : 5));
+    if (data.length > 0) this.onData(data.join('\n'));
+  }
+}
+
+export async function streamChat(
+  dispatcher: Dispatcher,
+  target: Target,
+  opts: StreamOptions,
+): Promise<StreamResult> {
+  const now = opts.now ?? performance.now.bind(performance);
+  const started = now();
+  const r: StreamResult = {
+    ok: false,
+    status: 0,
+    tokens: 0,
+    chunks: 0,
+    ttftMs: NaN,
+    totalMs: NaN,
+    timedOut: false,
+    done: false,
+  };
+  let usageTokens: number | undefined;
+  let serverError: string | undefined;
+  const ac = new AbortController();
+  const timer = setTimeout(() => {
+    r.timedOut = true;
+    ac.abort(new Error('timeout'));
+  }, opts.timeoutMs);
+  const onOuterAbort = () => ac.abort(opts.signal?.reason);
+  opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  const scanner = new SseScanner((data) => {
+    if (data === '[DONE]') {
+      r.done = true;
+      return;
+    }
+    if (isTokenChunk(data)) {
+      if (r.chunks++ === 0) {
+        r.ttftMs = now() - started;
+        opts.onFirstToken?.();
+      }
+    } else if (data.includes('"choices":[]') && data.includes('"usage":{')) {
+      const n = (JSON.parse(data) as { usage?: { completion_tokens?: unknown } }).usage?.completion_tokens;
+      if (typeof n === 'number') usageTokens = n;
+    } else if (data.includes('"object":"error"') || data.startsWith('{"error"')) {
+      serverError = errorText(data);
+    }
+    opts.onEvent?.(data);
+  });
+  try {
+    const res = await dispatcher.request({
+      origin: target.origin,
+      method: 'POST',
+      path: target.chatPath,
+      headers: { ...target.headers, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({
+        model: target.model,
+        messages: opts.messages,
+        stream: true,
+        stream_options: { include_usage: true },
+        max_tokens: opts.maxTokens,
+        ...opts.extra,
+      }),
+      signal: ac.signal,
+    });
+    r.status = res.statusCode;
+    if (res.statusCode !== 200) {
+      const text = (await res.body.text()).slice(0, 300);
+      r.error = `HTTP ${res.statusCode}${text ? `: ${errorText(text)}` : ''}`;
+      return r;
+    }
+    res.body.setEncoding('utf8');
+    for await (const chunk of res.body) scanner.push(chunk as string);
+    if (serverError !== undefined) r.error = `error chunk: ${serverError}`;
+    else if (!r.done)
+      r.error = scanner.pending ? 'stream ended inside an event' : 'stream ended without [DONE]';
+    else r.ok = true;
+    return r;
+  } catch (err) {
+    r.error = r.timedOut
+      ? `no [DONE] within ${(opts.timeoutMs / 1000).toFixed(1)}s (${r.chunks} token chunks${r.status ? `, HTTP ${r.status}` : ', no headers'})`
+      : opts.signal?.aborted
+        ? 'cut'
+        : describe(err);
+    return r;
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onOuterAbort);
+    r.totalMs = now() - started;
+    r.tokens = usageTokens ?? r.chunks;
+  }
+}
+
+function errorText(text: string): string {
+  try {
+    const o = JSON.parse(text) as { message?: unknown; error?: { message?: unknown } };
+    const m = o.error?.message ?? o.message;
+    if (typeof m === 'string') return m.slice(0, 200);
+  } catch {
+    // Not JSON: show the raw start.
+  }
+  return text.slice(0, 200);
+}
+
+export function describe(err: unknown): string {
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e.code ?? e.cause?.code;
+  const msg = e.cause?.message ?? e.message ?? String(err);
+  return code && !msg.includes(code) ? `${code}: ${msg}` : msg;
+}

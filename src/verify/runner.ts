@@ -1,0 +1,119 @@
+// Runs the selected steps in order against one target and assembles the report; the CLI and the tests call
+// runVerify directly. Progress goes to a callback (the CLI writes it to stderr).
+import {
+  baselineSummary,
+  compareBaseline,
+  loadBaseline,
+  saveResults,
+  toSaved,
+  type BaselineComparison,
+} from './baseline.js';
+import { STEPS, stepByName } from './registry.js';
+import { preflight, type Target } from './target.js';
+import { UsageError, type StepResult } from './types.js';
+
+export interface VerifyOptions {
+  target: Target;
+  metricsUrl?: string;
+  logs?: string[];
+  /** Step names in the order given; default every step in registry order. */
+  steps?: string[];
+  /** Per-step knob overrides, keyed by step name (already parsed values). */
+  knobs?: Record<string, Record<string, unknown>>;
+  baselinePath?: string;
+  savePath?: string;
+  /** Relative regression that fails the baseline check (0.1 = 10%). */
+  regressionThreshold?: number;
+  /** Latency changes smaller than this (seconds) never count as a regression. */
+  latencyFloorS?: number;
+  preflightTimeoutMs?: number;
+  progress?: (line: string) => void;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  url: string;
+  model: string;
+  startedAt: string;
+  durationMs: number;
+  warnings: string[];
+  steps: StepResult[];
+  baseline?: BaselineComparison & { path: string; summary: string };
+  savedTo?: string;
+}
+
+export function selectSteps(names: string[] | undefined) {
+  if (!names || names.length === 0) return [...STEPS];
+  return names.map((n) => {
+    const s = stepByName(n);
+    if (!s)
+      throw new UsageError(
+        `--steps: unknown step ${JSON.stringify(n)} (known: ${STEPS.map((x) => x.name).join(', ')})`,
+      );
+    return s;
+  });
+}
+
+/** Throws UsageError (bad options) or TargetUnreachable (preflight) before any step runs. */
+export async function runVerify(o: VerifyOptions): Promise<VerifyReport> {
+  const steps = selectSteps(o.steps);
+  const baseline = o.baselinePath ? loadBaseline(o.baselinePath) : undefined;
+  const threshold = o.regressionThreshold ?? 0.1;
+  const t0 = performance.now();
+  const startedAt = new Date().toISOString();
+  const elapsed = () => `[${((performance.now() - t0) / 1000).toFixed(1).padStart(6)}s]`;
+  const progress = o.progress ?? (() => {});
+  const warnings: string[] = [];
+
+  const pre = await preflight(o.target, o.preflightTimeoutMs);
+  if (pre.warning) warnings.push(pre.warning);
+  progress(
+    `${elapsed()} target ${o.target.origin} answers ${o.target.modelsPath}${pre.warning ? ` (warning: ${pre.warning})` : ''}`,
+  );
+
+  const results: StepResult[] = [];
+  for (const step of steps) {
+    const s0 = performance.now();
+    progress(`${elapsed()} ${step.name}: started`);
+    let r: Omit<StepResult, 'step' | 'durationMs'>;
+    try {
+      r = await step.run(
+        {
+          target: o.target,
+          metricsUrl: o.metricsUrl,
+          logs: o.logs ?? [],
+          progress: (line) => progress(`${elapsed()} ${step.name}: ${line}`),
+        },
+        o.knobs?.[step.name] ?? {},
+      );
+    } catch (err) {
+      // A step that throws is a failed step with the reason, not a crashed gate.
+      r = { ok: false, summary: `step error: ${(err as Error).message}`, details: [], figures: {} };
+    }
+    const result: StepResult = { step: step.name, ...r, durationMs: performance.now() - s0 };
+    results.push(result);
+    progress(`${elapsed()} ${step.name}: ${result.ok ? 'PASS' : 'FAIL'} — ${result.summary}`);
+  }
+
+  let comparison: VerifyReport['baseline'];
+  if (baseline && o.baselinePath) {
+    const c = compareBaseline(baseline, results, threshold, o.latencyFloorS ?? 0.05);
+    comparison = { ...c, path: o.baselinePath, summary: baselineSummary(c) };
+    progress(`${elapsed()} baseline: ${c.ok ? 'PASS' : 'FAIL'} — ${comparison.summary}`);
+  }
+  if (o.savePath) {
+    saveResults(o.savePath, toSaved(o.target.url, o.target.model, results));
+    progress(`${elapsed()} results saved to ${o.savePath}`);
+  }
+  return {
+    ok: results.every((r) => r.ok) && (comparison?.ok ?? true),
+    url: o.target.url,
+    model: o.target.model,
+    startedAt,
+    durationMs: performance.now() - t0,
+    warnings,
+    steps: results,
+    baseline: comparison,
+    savedTo: o.savePath,
+  };
+}

@@ -1,0 +1,193 @@
+// toolcall: C concurrent multi-turn tool-calling conversations of R rounds each. Every assistant turn must come
+// back as structured tool_calls with JSON arguments; a parser failure in the engine returns the raw markup as
+// content with HTTP 200 (engine-signals.md §6). Leaks are counted per response, by kind, and must be 0.
+import { Pool } from 'undici';
+import { findToolMarkup } from '../probes/toolcall.js';
+import { streamChat } from './load-client.js';
+import { defineStep } from './types.js';
+
+export interface ToolcallKnobs {
+  concurrency: number;
+  rounds: number;
+  maxTokens: number;
+  timeoutMs: number;
+}
+
+const TOOLS = [
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Current weather in a city.',
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string', description: 'City name, e.g. Paris' } },
+        required: ['city'],
+      },
+    },
+  },
+];
+const CITIES = ['Paris', 'Tokyo', 'Lima', 'Oslo', 'Cairo', 'Sydney', 'Denver', 'Seoul'];
+const CONTENT_CAP = 64 * 1024;
+
+export interface TurnOutcome {
+  content: string;
+  toolCalls: { id?: string; name: string; arguments: string }[];
+  error?: string;
+  markup?: string;
+  missingToolCalls: boolean;
+  invalidJson: string[];
+}
+
+/** Accumulates one streamed assistant turn from the chunks' deltas. */
+export class TurnAccumulator {
+  content = '';
+  readonly calls = new Map<number, { id?: string; name: string; arguments: string }>();
+
+  event(data: string): void {
+    let chunk: { choices?: { delta?: Record<string, unknown> }[] };
+    try {
+      chunk = JSON.parse(data) as typeof chunk;
+    } catch {
+      return;
+    }
+    for (const c of chunk.choices ?? []) {
+      const d = c.delta ?? {};
+      for (const key of ['content', 'reasoning_content'] as const) {
+        const t = d[key];
+        if (typeof t === 'string' && this.content.length < CONTENT_CAP) this.content += t;
+      }
+      if (!Array.isArray(d.tool_calls)) continue;
+      for (const tc of d.tool_calls as {
+        index?: number;
+        id?: string | null;
+        function?: { name?: string | null; arguments?: string | null };
+      }[]) {
+        const i = typeof tc.index === 'number' ? tc.index : 0;
+        const cur = this.calls.get(i) ?? { name: '', arguments: '' };
+        if (tc.id) cur.id = tc.id;
+        if (tc.function?.name) cur.name += tc.function.name;
+        if (tc.function?.arguments) cur.arguments += tc.function.arguments;
+        this.calls.set(i, cur);
+      }
+    }
+  }
+}
+
+/** Classifies one completed turn: markup in content, missing tool_calls, arguments that are not JSON. */
+export function classifyTurn(
+  content: string,
+  toolCalls: TurnOutcome['toolCalls'],
+): Omit<TurnOutcome, 'content' | 'toolCalls' | 'error'> {
+  const invalidJson: string[] = [];
+  for (const tc of toolCalls) {
+    try {
+      JSON.parse(tc.arguments);
+    } catch {
+      invalidJson.push(`${tc.name}(${tc.arguments.slice(0, 60)})`);
+    }
+  }
+  return { markup: findToolMarkup(content), missingToolCalls: toolCalls.length === 0, invalidJson };
+}
+
+export const toolcallStep = defineStep<ToolcallKnobs>({
+  name: 'toolcall',
+  flagPrefix: 'toolcall',
+  summary: 'C concurrent x R rounds of multi-turn tool-calling conversations; tool-call leaks must be 0',
+  defaults: { concurrency: 40, rounds: 3, maxTokens: 256, timeoutMs: 120_000 },
+  knobs: [
+    { key: 'concurrency', flag: 'concurrency', kind: 'int', help: 'concurrent conversations' },
+    { key: 'rounds', flag: 'rounds', kind: 'int', help: 'tool-calling rounds per conversation' },
+    { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per turn' },
+    { key: 'timeoutMs', flag: 'timeout', kind: 'duration', help: 'limit per turn' },
+  ],
+  async run(ctx, k) {
+    const pool = new Pool(ctx.target.origin, { connections: k.concurrency, pipelining: 1 });
+    const counts = { turns: 0, leaks: 0, markup: 0, missingToolCalls: 0, invalidJson: 0, errors: 0 };
+    const examples: string[] = [];
+    const note = (s: string) => {
+      if (examples.length < 5) examples.push(s);
+    };
+    const conversation = async (conv: number) => {
+      const messages: unknown[] = [
+        {
+          role: 'system',
+          content: 'You are a weather assistant. Always answer by calling the get_weather tool.',
+        },
+        { role: 'user', content: `What is the weather in ${CITIES[conv % CITIES.length]}?` },
+      ];
+      for (let round = 0; round < k.rounds; round++) {
+        const acc = new TurnAccumulator();
+        const r = await streamChat(pool, ctx.target, {
+          messages,
+          maxTokens: k.maxTokens,
+          timeoutMs: k.timeoutMs,
+          extra: { tools: TOOLS, tool_choice: 'auto', temperature: 0 },
+          onEvent: (d) => acc.event(d),
+        });
+        counts.turns++;
+        if (!r.ok) {
+          counts.errors++;
+          note(`conversation ${conv} round ${round + 1}: ${r.error}`);
+          return;
+        }
+        const calls = [...acc.calls.values()];
+        const c = classifyTurn(acc.content, calls);
+        if (c.markup !== undefined) counts.markup++;
+        if (c.missingToolCalls) counts.missingToolCalls++;
+        if (c.invalidJson.length) counts.invalidJson++;
+        if (c.markup !== undefined || c.missingToolCalls || c.invalidJson.length) {
+          counts.leaks++;
+          note(
+            `conversation ${conv} round ${round + 1}: ` +
+              [
+                c.markup !== undefined
+                  ? `markup ${JSON.stringify(c.markup)} in content ${JSON.stringify(acc.content.slice(0, 80))}`
+                  : '',
+                c.missingToolCalls ? 'no tool_calls' : '',
+                c.invalidJson.length ? `invalid JSON arguments ${c.invalidJson.join(', ')}` : '',
+              ]
+                .filter(Boolean)
+                .join('; '),
+          );
+        }
+        // Continue the conversation as a client would: the call and its result, then the next question.
+        if (calls.length) {
+          messages.push({
+            role: 'assistant',
+            content: null,
+            tool_calls: calls.map((tc, i) => ({
+              id: tc.id ?? `call_${conv}_${round}_${i}`,
+              type: 'function',
+              function: { name: tc.name, arguments: tc.arguments },
+            })),
+          });
+          calls.forEach((tc, i) =>
+            messages.push({
+              role: 'tool',
+              tool_call_id: tc.id ?? `call_${conv}_${round}_${i}`,
+              content: '{"temp_c": 21, "sky": "clear"}',
+            }),
+          );
+        } else messages.push({ role: 'assistant', content: acc.content });
+        messages.push({ role: 'user', content: `And in ${CITIES[(conv + round + 1) % CITIES.length]}?` });
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: k.concurrency }, (_, i) => conversation(i)));
+    } finally {
+      await pool.destroy().catch(() => {});
+    }
+    const line =
+      `leaks=${counts.leaks} of ${counts.turns} turns (markup in content ${counts.markup}, missing tool_calls ` +
+      `${counts.missingToolCalls}, invalid JSON arguments ${counts.invalidJson}); errors=${counts.errors}`;
+    ctx.progress(line);
+    return {
+      ok: counts.leaks === 0 && counts.errors === 0 && counts.turns === k.concurrency * k.rounds,
+      summary: line,
+      details: [`C=${k.concurrency} x R=${k.rounds}: ${line}`, ...examples],
+      figures: {},
+      data: counts,
+    };
+  },
+});

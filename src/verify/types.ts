@@ -1,0 +1,83 @@
+// The contract between the verify runner and its steps: each step is one file exporting a StepDef, listed in
+// registry.ts. A step gets the target and its knobs, reports progress lines, and returns a result with figures.
+import type { Target } from './target.js';
+
+/** A figure a later run can be compared with (baseline.ts); `better` says which direction is an improvement. */
+export interface Figure {
+  value: number;
+  unit: 's' | 'tok/s';
+  better: 'higher' | 'lower';
+}
+
+export interface StepResult {
+  step: string;
+  ok: boolean;
+  /** One line for the summary table. */
+  summary: string;
+  /** Detail lines printed under the table (throughput levels, figures, the traceback found). */
+  details: string[];
+  /** Comparable figures, keyed for the baseline (e.g. "c32.agg_tok_s"). */
+  figures: Record<string, Figure>;
+  /** Step-specific structured data for --json. */
+  data?: unknown;
+  durationMs: number;
+}
+
+export interface StepContext {
+  target: Target;
+  /** Engine /metrics URL (sglang:num_running_reqs), if given. */
+  metricsUrl?: string;
+  /** Engine log files to scan (Decode batch lines, critical signatures). */
+  logs: string[];
+  /** One line per completed sub-phase; the runner prefixes the step name and elapsed time. */
+  progress(line: string): void;
+}
+
+export type KnobKind = 'int' | 'duration' | 'levels' | 'ratio';
+
+export interface KnobSpec<K> {
+  key: keyof K & string;
+  /** The part after the step's flag prefix: --<prefix>.<flag>. */
+  flag: string;
+  kind: KnobKind;
+  help: string;
+}
+
+export interface StepDef<K> {
+  name: string;
+  /** CLI flag prefix for the knobs (e.g. "abort" for --abort.sessions). */
+  flagPrefix: string;
+  summary: string;
+  defaults: K;
+  knobs: KnobSpec<K>[];
+  run(ctx: StepContext, knobs: K): Promise<Omit<StepResult, 'step' | 'durationMs'>>;
+}
+
+/** A step with its knob type erased, so steps of different knob types share one registry. */
+export interface AnyStep {
+  name: string;
+  flagPrefix: string;
+  summary: string;
+  defaults: Record<string, unknown>;
+  knobs: KnobSpec<Record<string, unknown>>[];
+  run(ctx: StepContext, knobs: Record<string, unknown>): Promise<Omit<StepResult, 'step' | 'durationMs'>>;
+}
+
+export function defineStep<K extends object>(def: StepDef<K>): AnyStep {
+  return {
+    name: def.name,
+    flagPrefix: def.flagPrefix,
+    summary: def.summary,
+    defaults: def.defaults as Record<string, unknown>,
+    knobs: def.knobs as unknown as KnobSpec<Record<string, unknown>>[],
+    // The runner merges user knobs over `defaults` after parsing each with its KnobSpec kind, so the shape is K.
+    run: (ctx, knobs) => def.run(ctx, { ...def.defaults, ...knobs } as K),
+  };
+}
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}

@@ -1,0 +1,147 @@
+// Acceptance against the simulator, scaled down: a healthy deployment passes every step, and each fault makes
+// the step built to catch it fail with the figures that show why.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSim, type Sim, type SimOptions } from '../../src/sim/index.js';
+import { runVerify, type VerifyOptions } from '../../src/verify/runner.js';
+import { makeTarget } from '../../src/verify/target.js';
+
+const FAST: SimOptions['model'] = {
+  stepBaseMs: 8,
+  stepPerReqMs: 0.02,
+  prefillMs: 1,
+  maxRunning: 64,
+  defaultMaxTokens: 16,
+};
+
+const KNOBS = {
+  liveness: { n: 2, timeoutMs: 5_000, maxTokens: 8 },
+  throughput: {
+    levels: [
+      { concurrency: 1, n: 3 },
+      { concurrency: 8, n: 16 },
+    ],
+    maxTokens: 48,
+    timeoutMs: 10_000,
+  },
+  batching: { n: 16, maxTokens: 48, timeoutMs: 10_000, sampleIntervalMs: 20 },
+  'abort-cascade': {
+    sessions: 10,
+    afterMs: 600,
+    settleMs: 200,
+    maxTokens: 100_000,
+    probes: 1,
+    livenessTimeoutMs: 2_500,
+  },
+  toolcall: { concurrency: 6, rounds: 2, timeoutMs: 5_000 },
+};
+
+let sim: Sim | undefined;
+afterEach(async () => {
+  await sim?.stop();
+  sim = undefined;
+});
+
+function opts(s: Sim, extra: Partial<VerifyOptions> = {}): VerifyOptions {
+  return {
+    target: makeTarget(s.urls.router, 'sim-model'),
+    metricsUrl: `${s.urls.decode}/metrics`,
+    logs: [s.logFiles.prefill, s.logFiles.decode],
+    knobs: KNOBS,
+    ...extra,
+  };
+}
+
+describe('verify against the simulator', () => {
+  it('passes every step on a healthy deployment, saves a baseline, and fails the baseline check at slow x2', async () => {
+    sim = await startSim({ model: FAST });
+    const dir = mkdtempSync(join(tmpdir(), 'ww-verify-'));
+    const save = join(dir, 'baseline.json');
+    const progress: string[] = [];
+    const report = await runVerify(opts(sim, { savePath: save, progress: (l) => progress.push(l) }));
+    const bad = report.steps.filter((s) => !s.ok).map((s) => `${s.step}: ${s.summary}`);
+    expect(bad).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.steps.map((s) => s.step)).toEqual([
+      'liveness',
+      'throughput',
+      'batching',
+      'abort-cascade',
+      'toolcall',
+    ]);
+    const tp = report.steps.find((s) => s.step === 'throughput')!;
+    expect(tp.details).toHaveLength(2);
+    expect(tp.details[1]).toMatch(
+      /^C=8 {2}n=16 {2}max_tokens=48 \| agg=[\d.]+ tok\/s \| per-req=[\d.]+ tok\/s \| p50 lat=[\d.]+s \| p99 lat=[\d.]+s \| ttft p50=[\d.]+s \| toks=768 errs=0 wall=[\d.]+s$/,
+    );
+    const batching = report.steps.find((s) => s.step === 'batching')!;
+    expect((batching.data as { verdict: string }).verdict).toBe('batched');
+    expect((batching.data as { peak: { peak: number } }).peak.peak).toBeGreaterThanOrEqual(12);
+    // Progress: a line per completed sub-phase, with elapsed time.
+    expect(progress.some((l) => /^\[\s*[\d.]+s\] throughput: C=1 {2}n=3/.test(l))).toBe(true);
+    const saved = JSON.parse(readFileSync(save, 'utf8')) as {
+      steps: { step: string; figures: Record<string, unknown> }[];
+    };
+    expect(Object.keys(saved.steps.find((s) => s.step === 'throughput')!.figures)).toContain('c8.agg_tok_s');
+
+    // Same deployment, steps twice as slow: throughput still completes, the baseline check fails with deltas.
+    sim.enableFault('slow', { factor: 2 });
+    const slow = await runVerify(opts(sim, { steps: ['throughput'], baselinePath: save }));
+    expect(slow.steps[0]!.ok).toBe(true);
+    expect(slow.baseline?.ok).toBe(false);
+    expect(slow.ok).toBe(false);
+    const agg = slow.baseline!.deltas.find((d) => d.key === 'throughput.c8.agg_tok_s')!;
+    expect(agg.regression).toBe(true);
+    expect(agg.change).toBeLessThan(-0.25);
+  });
+
+  it('abort-cascade fails when an abort kills the NIXL bootstrap thread, naming the traceback', async () => {
+    sim = await startSim({ model: FAST, faults: ['nixl_abort_unhandled'], waitingTimeoutMs: 1_500 });
+    const report = await runVerify(opts(sim, { steps: ['abort-cascade'] }));
+    const step = report.steps[0]!;
+    expect(report.ok).toBe(false);
+    expect(step.ok).toBe(false);
+    expect(step.summary).toMatch(/liveness probes failed after the cut/);
+    expect(step.summary).toContain('Exception in thread Thread-1 (bootstrap_thread):');
+    expect(step.summary).toContain(
+      "AssertionError: First message should be b'NixlMsgGuard'. Foreign traffic?",
+    );
+    expect(step.details).toContain('traceback found:');
+    expect(step.details.some((d) => d.includes('nixl/conn.py') && d.includes('in bootstrap_thread'))).toBe(
+      true,
+    );
+  });
+
+  it('toolcall fails with the leak count when tool calls come back as DSML markup', async () => {
+    sim = await startSim({ model: FAST, faults: ['toolcall_leak'] });
+    const report = await runVerify(opts(sim, { steps: ['toolcall'] }));
+    const step = report.steps[0]!;
+    expect(step.ok).toBe(false);
+    expect(step.data).toMatchObject({
+      turns: 12,
+      leaks: 12,
+      markup: 12,
+      missingToolCalls: 12,
+      invalidJson: 0,
+      errors: 0,
+    });
+    expect(step.summary).toMatch(/^leaks=12 of 12 turns/);
+    expect(step.details.join('\n')).toContain('｜DSML｜');
+  });
+
+  it('batching says serialized when the engine runs one request at a time', async () => {
+    sim = await startSim({ model: { ...FAST, maxRunning: 1 } });
+    const report = await runVerify(
+      opts(sim, {
+        steps: ['batching'],
+        knobs: { batching: { n: 8, maxTokens: 16, timeoutMs: 10_000, sampleIntervalMs: 20 } },
+      }),
+    );
+    const step = report.steps[0]!;
+    expect(step.ok).toBe(false);
+    expect(step.summary).toMatch(/^serialized: peak running [01]\/8/);
+    expect(step.details.some((d) => /serialized because wall/.test(d))).toBe(true);
+  });
+});
