@@ -1,0 +1,147 @@
+// The CI checks of issue 7 with the real tools: promtool check/test rules, amtool check-config,
+// systemd-analyze verify (must print nothing) and security (exposure <= 2.0); plus the alert conventions.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AM_CONFIG, RULES, RULE_TESTS, RUNBOOKS, UNIT, loadRules, requireBinary, run } from './tools.js';
+
+describe('alert rules', () => {
+  it('promtool check rules passes', async () => {
+    const res = await run('promtool', ['check', 'rules', RULES]);
+    expect(res.stdout + res.stderr).toMatch(/SUCCESS: \d+ rules found/);
+    expect(res.code).toBe(0);
+  });
+
+  it('promtool test rules passes', async () => {
+    const res = await run('promtool', ['test', 'rules', RULE_TESTS]);
+    expect(res.stdout + res.stderr).toContain('SUCCESS');
+    expect(res.code).toBe(0);
+  });
+
+  it('every alert has a unit test that fires it and a case where it stays silent', () => {
+    const tests = readFileSync(RULE_TESTS, 'utf8');
+    for (const r of loadRules().filter((x) => x.alert)) {
+      const blocks = tests.split(/- eval_time:/).filter((b) => b.includes(`alertname: ${r.alert}\n`));
+      expect(
+        blocks.some((b) => b.includes('exp_labels')),
+        `${r.alert} fires in a test`,
+      ).toBe(true);
+      expect(
+        blocks.some((b) => /exp_alerts: \[\]/.test(b)),
+        `${r.alert} has a silent case`,
+      ).toBe(true);
+    }
+  });
+
+  it('every alert has severity, summary, description and a runbook section that exists', () => {
+    const runbooks = readFileSync(RUNBOOKS, 'utf8');
+    const anchors = new Set(
+      [...runbooks.matchAll(/^##+ (.+)$/gm)].map((m) =>
+        m[1]!
+          .trim()
+          .toLowerCase()
+          .replace(/[^a-z0-9 _-]/g, '')
+          .replace(/ /g, '-'),
+      ),
+    );
+    const alerts = loadRules().filter((r) => r.alert);
+    expect(alerts.length).toBeGreaterThanOrEqual(15);
+    for (const r of alerts) {
+      expect(['critical', 'warning'], r.alert).toContain(r.labels?.severity);
+      expect(r.annotations?.summary, r.alert).toBeTruthy();
+      expect(r.annotations?.description, r.alert).toMatch(/\$value/);
+      const url = r.annotations?.runbook_url ?? '';
+      expect(url, r.alert).toMatch(/^docs\/runbooks\.md#/);
+      expect(anchors.has(url.split('#')[1]!), `${r.alert}: runbook section ${url}`).toBe(true);
+    }
+  });
+
+  it('the wedge alert takes the fast path', () => {
+    const wedged = loadRules().find((r) => r.alert === 'WedgewatchTargetWedged');
+    expect(wedged?.for).toBe('0s');
+    expect(wedged?.labels?.severity).toBe('critical');
+    expect(wedged?.expr).toContain('wedgewatch_target_wedged == 1');
+  });
+});
+
+describe('alertmanager example', () => {
+  it('amtool check-config passes', async () => {
+    const res = await run('amtool', ['check-config', AM_CONFIG]);
+    expect(res.stdout + res.stderr).toContain('SUCCESS');
+    expect(res.code).toBe(0);
+  });
+
+  it('routes a critical wedge to the pager and a warning to chat, and inhibits degraded alerts while wedged', async () => {
+    const route = async (labels: string[]) =>
+      (
+        await run('amtool', ['config', 'routes', 'test', `--config.file=${AM_CONFIG}`, ...labels])
+      ).stdout.trim();
+    expect(await route(['alertname=WedgewatchTargetWedged', 'severity=critical', 'target=pd'])).toBe('pager');
+    expect(await route(['alertname=WedgewatchKeepaliveOnlyFailures', 'severity=warning', 'target=pd'])).toBe(
+      'chat',
+    );
+    const am = readFileSync(AM_CONFIG, 'utf8');
+    expect(am).toMatch(
+      /source_matchers: \['alertname="WedgewatchTargetWedged"'\]\n\s+target_matchers: \['state="degraded"'\]\n\s+equal: \[target\]/,
+    );
+  });
+});
+
+describe('systemd unit', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-unit-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** The unit as shipped; if node is not at /usr/bin/node here, ExecStart points at this machine's node. */
+  function unitForThisMachine(): string {
+    const text = readFileSync(UNIT, 'utf8');
+    const node = requireBinary('node');
+    const file = join(dir, 'wedgewatch.service');
+    writeFileSync(
+      file,
+      node === '/usr/bin/node' ? text : text.replace('ExecStart=/usr/bin/node ', `ExecStart=${node} `),
+    );
+    return file;
+  }
+
+  it('systemd-analyze verify prints nothing', async () => {
+    const res = await run('systemd-analyze', ['verify', unitForThisMachine()]);
+    expect(res.stdout + res.stderr).toBe('');
+    expect(res.code).toBe(0);
+  });
+
+  it('systemd-analyze verify would catch a bad value (it prints a warning and still exits 0)', async () => {
+    const file = join(dir, 'bad.service');
+    writeFileSync(
+      file,
+      readFileSync(unitForThisMachine(), 'utf8').replace(
+        'ProtectSystem=strict',
+        'ProtectSystem=extra-strict',
+      ),
+    );
+    const res = await run('systemd-analyze', ['verify', file]);
+    expect(res.stdout + res.stderr).toContain('extra-strict');
+  });
+
+  it('systemd-analyze security exposure is at most 2.0', async () => {
+    const res = await run('systemd-analyze', ['security', '--offline=true', unitForThisMachine()]);
+    const m = /Overall exposure level for \S+: (\d+\.\d+)/.exec(res.stdout + res.stderr);
+    expect(m, res.stdout + res.stderr).not.toBeNull();
+    expect(Number(m![1])).toBeLessThanOrEqual(2.0);
+  });
+
+  it('reloads with SIGHUP and restarts on failure', () => {
+    const text = readFileSync(UNIT, 'utf8');
+    expect(text).toMatch(/^ExecReload=\/bin\/kill -HUP \$MAINPID$/m);
+    expect(text).toMatch(/^Restart=on-failure$/m);
+    for (const k of [
+      'DynamicUser=yes',
+      'StateDirectory=wedgewatch',
+      'ReadOnlyPaths=/var/log',
+      'ProtectSystem=strict',
+    ]) {
+      expect(text).toMatch(new RegExp(`^${k.replace('$', '\\$')}$`, 'm'));
+    }
+    expect(text).toMatch(/^SupplementaryGroups=\S+/m);
+  });
+});
