@@ -2,7 +2,11 @@
 // Entry point: one subcommand per file in commands/, registered here.
 import { Command } from 'commander';
 import { checkCommand } from './commands/check.js';
+import { replayCommand } from './commands/replay.js';
+import { demoCommand } from './commands/demo.js';
 import { runCommand } from './commands/run.js';
+import { simCommand } from './commands/sim.js';
+import { verifyCommand } from './commands/verify.js';
 import { VERSION } from './version.js';
 
 const program = new Command('wedgewatch')
@@ -16,6 +20,10 @@ const program = new Command('wedgewatch')
 
 program.addCommand(runCommand());
 program.addCommand(checkCommand());
+program.addCommand(replayCommand());
+program.addCommand(simCommand());
+program.addCommand(demoCommand());
+program.addCommand(verifyCommand());
 
 // addCommand does not copy these settings to subcommands; usage errors there must also exit 2.
 for (const cmd of program.commands) {

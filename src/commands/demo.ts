@@ -1,0 +1,167 @@
+// `wedgewatch demo` (what `npm start` runs): the simulator plus the daemon watching it with an embedded config.
+// It prints where to look and a live timeline; after `--replay-after` it replays the incident (an abort cascade
+// with nixl_abort_unhandled armed) and the daemon is left to notice, remediate and recover.
+import { Command, Option } from 'commander';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfigFile } from '../config/load.js';
+import type { Daemon } from '../daemon.js';
+import type { LogLevel } from '../logger.js';
+import { abortCascade } from '../sim/abort-cascade.js';
+import { parseDurationArg } from '../sim/cli-args.js';
+import { demoConfig } from '../sim/demo-config.js';
+import { startSim, type Sim } from '../sim/index.js';
+import { addLogFlags, EXIT, loggerFrom } from './common.js';
+import { runDaemonUntilSignal } from './run.js';
+import { describeSim } from './sim.js';
+
+export interface DemoContext {
+  sim: Sim;
+  daemon: Daemon;
+  configPath: string;
+  /** Adds a line to the demo's timeline, e.g. timeline('detector', 'sim-pd ok → wedged (kv_bootstrap_thread_dead)'). */
+  timeline(source: string, message: string): void;
+}
+
+/** Something that adds to the demo once the daemon runs (e.g. printing state transitions); may return a cleanup. */
+export type DemoExtension = (ctx: DemoContext) => void | (() => void);
+
+/** Extensions every demo run applies; features register here (one line each). */
+export const demoExtensions: DemoExtension[] = [];
+
+export interface DemoOptions {
+  listenAddress: string;
+  replayAfterMs: number;
+  logLevel: LogLevel;
+  logFormat: 'json' | 'pretty';
+  /** Where timeline lines go (default stdout). */
+  onTimeline?: (line: string) => void;
+  extensions?: DemoExtension[];
+}
+
+/** The simulator's PD timeouts in the demo: short enough to watch, below the probes' 30 s timeout. */
+const DEMO_PD_TIMEOUT_MS = 15_000;
+
+export async function runDemo(opts: DemoOptions): Promise<void> {
+  const print = opts.onTimeline ?? ((line: string) => process.stdout.write(line + '\n'));
+  const t0 = Date.now();
+  const timeline = (source: string, message: string) =>
+    print(`[+${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${source.padEnd(9)} ${message}`);
+
+  const sim = await startSim({
+    proxy: true,
+    waitingTimeoutMs: DEMO_PD_TIMEOUT_MS,
+    bootstrapTimeoutMs: DEMO_PD_TIMEOUT_MS,
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-demo-'));
+  const configPath = join(dir, 'wedgewatch-demo.yaml');
+  writeFileSync(
+    configPath,
+    demoConfig(sim, {
+      stateDir: join(dir, 'state'),
+      listenAddress: opts.listenAddress,
+      nodePath: process.execPath,
+    }),
+  );
+  try {
+    loadConfigFile(configPath);
+  } catch (err) {
+    await sim.stop();
+    if (err instanceof ConfigError)
+      throw new Error(`the embedded demo config is invalid:\n  ${err.problems.join('\n  ')}`, { cause: err });
+    throw err;
+  }
+
+  const cleanups: (() => void)[] = [];
+  let replayTimer: NodeJS.Timeout | undefined;
+  const logger = loggerFrom({ 'log.level': opts.logLevel, 'log.format': opts.logFormat });
+
+  await runDaemonUntilSignal(
+    { configPath, logger, listenAddress: opts.listenAddress },
+    (daemon) => {
+      const base = `http://${daemon.address()}`;
+      print(
+        [
+          'wedgewatch demo: the watchdog and a simulated SGLang prefill/decode deployment (Ctrl-C to stop)',
+          `  status page  ${base}/`,
+          `  metrics      ${base}/metrics`,
+          `  config       ${configPath}`,
+          'simulator:',
+          describeSim(sim),
+          `incident replay in ${Math.round(opts.replayAfterMs / 1000)}s: an abort cascade with nixl_abort_unhandled armed`,
+          'timeline:',
+        ].join('\n'),
+      );
+      cleanups.push(sim.onEvent((ev) => timeline(`sim:${ev.service}`, ev.message)));
+      const ctx: DemoContext = { sim, daemon, configPath, timeline };
+      for (const ext of [...demoExtensions, ...(opts.extensions ?? [])]) {
+        const cleanup = ext(ctx);
+        if (cleanup) cleanups.push(cleanup);
+      }
+      replayTimer = setTimeout(() => void replayIncident(sim, timeline), opts.replayAfterMs);
+    },
+    async () => {
+      clearTimeout(replayTimer);
+      for (const c of cleanups) c();
+      await sim.stop();
+    },
+  );
+}
+
+/** The incident: a build with the unhandled NIXL ABORT, then clients cutting streams off mid-flight. */
+async function replayIncident(sim: Sim, timeline: (source: string, message: string) => void): Promise<void> {
+  timeline(
+    'demo',
+    'replaying the incident: arming nixl_abort_unhandled, then an abort cascade of 16 streams',
+  );
+  // Once the thread is dead the fault has done its job; disarming it keeps the remediated prefill alive
+  // (on a real affected build the next abort would kill it again).
+  const off = sim.onEvent((ev) => {
+    if (ev.kind === 'thread_death') {
+      off();
+      sim.disableFault('nixl_abort_unhandled');
+      timeline('demo', 'bootstrap thread is dead; /health stays 200 everywhere while completions hang');
+    }
+  });
+  sim.enableFault('nixl_abort_unhandled');
+  try {
+    const r = await abortCascade(sim.urls.router, { requests: 16, cutAfterMs: 3000 });
+    timeline(
+      'demo',
+      `abort cascade done: ${r.cutAfterData} cut mid-stream, ${r.cutWithoutData} cut before any token`,
+    );
+  } catch (err) {
+    timeline('demo', `abort cascade failed: ${(err as Error).message}`);
+  }
+}
+
+export function demoCommand(): Command {
+  return addLogFlags(
+    new Command('demo')
+      .description('run the simulator and the watchdog watching it; replays a wedge incident after ~30 s')
+      .addOption(
+        new Option('--web.listen-address <addr>', 'address for the status page and /metrics').default(
+          '127.0.0.1:9787',
+        ),
+      )
+      .option('--replay-after <duration>', 'when to replay the incident', '30s'),
+  ).action(async (opts: Record<string, unknown>, cmd: Command) => {
+    let replayAfterMs: number;
+    try {
+      replayAfterMs = parseDurationArg(opts.replayAfter as string, '--replay-after');
+    } catch (err) {
+      process.stderr.write(`wedgewatch demo: ${(err as Error).message}\n`);
+      process.exitCode = EXIT.usage;
+      return;
+    }
+    // The daemon's own logs would drown the timeline; show warnings unless a level is asked for.
+    const levelGiven = cmd.getOptionValueSource('log.level') === 'cli';
+    await runDemo({
+      listenAddress: opts['web.listenAddress'] as string,
+      replayAfterMs,
+      logLevel: levelGiven ? (opts['log.level'] as LogLevel) : 'warn',
+      logFormat: opts['log.format'] as 'json' | 'pretty',
+    });
+  });
+}

@@ -1,0 +1,80 @@
+import { Command, Option } from 'commander';
+import { parseDurationArg, parseFaultArg, parsePortBase } from '../sim/cli-args.js';
+import { startSim, type FaultName, type FaultParams, type Sim, type SimEvent } from '../sim/index.js';
+import { EXIT } from './common.js';
+
+/** One line per simulator event, relative to `t0`. */
+export function formatSimEvent(ev: SimEvent, t0: number): string {
+  return `[+${((ev.at - t0) / 1000).toFixed(1).padStart(6)}s] ${ev.service.padEnd(7)} ${ev.message}`;
+}
+
+export function describeSim(sim: Sim): string {
+  const rows = Object.entries(sim.urls).map(([k, v]) => `  ${k.padEnd(8)} ${v}`);
+  return [...rows, `  ${'logs'.padEnd(8)} ${sim.logDir}`].join('\n');
+}
+
+export function simCommand(): Command {
+  return new Command('sim')
+    .description(
+      'run a simulated SGLang prefill/decode deployment with fault injection (and its control API)',
+    )
+    .option('--proxy', 'add a keep-alive reverse proxy hop in front of the router', false)
+    .addOption(
+      new Option('--fault <name[:k=v,...]>', 'enable a fault at start (repeatable)')
+        .argParser((v: string, prev: string[] = []) => [...prev, v])
+        .default([]),
+    )
+    .option('--log-dir <dir>', 'where prefill.log, decode.log and router.log go (default: a fresh temp dir)')
+    .option(
+      '--port-base <n>',
+      'router N, prefill N+1, decode N+2, proxy N+3, control N+4 (default: ephemeral)',
+    )
+    .option('--waiting-timeout <duration>', 'SGLANG_DISAGGREGATION_WAITING_TIMEOUT analogue', '300s')
+    .option('--bootstrap-timeout <duration>', 'SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT analogue', '300s')
+    .action(async (opts: Record<string, unknown>) => {
+      let faults: { name: FaultName; params: FaultParams }[];
+      let ports: Record<string, number> | undefined;
+      let waitingTimeoutMs: number;
+      let bootstrapTimeoutMs: number;
+      try {
+        faults = (opts.fault as string[]).map(parseFaultArg);
+        if (opts.portBase !== undefined) {
+          const b = parsePortBase(opts.portBase as string);
+          ports = { router: b, prefill: b + 1, decode: b + 2, proxy: b + 3, control: b + 4 };
+        }
+        waitingTimeoutMs = parseDurationArg(opts.waitingTimeout as string, '--waiting-timeout');
+        bootstrapTimeoutMs = parseDurationArg(opts.bootstrapTimeout as string, '--bootstrap-timeout');
+      } catch (err) {
+        process.stderr.write(`wedgewatch sim: ${(err as Error).message}\n`);
+        process.exitCode = EXIT.usage;
+        return;
+      }
+      const sim = await startSim({
+        proxy: opts.proxy === true,
+        faults,
+        logDir: opts.logDir as string | undefined,
+        ports,
+        waitingTimeoutMs,
+        bootstrapTimeoutMs,
+      });
+      const t0 = Date.now();
+      process.stdout.write(
+        `wedgewatch sim: simulated SGLang PD deployment (Ctrl-C to stop)\n${describeSim(sim)}\n`,
+      );
+      process.stdout.write(
+        `  control: GET /faults, POST|DELETE /faults/NAME, POST /services/NAME/restart, GET /state\n`,
+      );
+      sim.onEvent((ev) => process.stdout.write(formatSimEvent(ev, t0) + '\n'));
+      await new Promise<void>((resolve) => {
+        const onStop = () => {
+          process.off('SIGINT', onStop);
+          process.off('SIGTERM', onStop);
+          resolve();
+        };
+        process.on('SIGINT', onStop);
+        process.on('SIGTERM', onStop);
+      });
+      await sim.stop();
+      process.exitCode = EXIT.ok;
+    });
+}

@@ -1,0 +1,70 @@
+// The simulator's control API (JSON, own port): GET /faults, POST /faults/:name (body = params),
+// DELETE /faults/:name, POST /services/:name/restart, GET /state.
+import { FaultError } from './faults/set.js';
+import { FAULTS } from './faults/registry.js';
+import type { FaultName, FaultParams, ServiceName } from './faults/types.js';
+import { pathOf, readBody, sendJson, type Handler } from './http.js';
+
+export interface ControlTarget {
+  faultsEnabled(): Record<string, unknown>;
+  enableFault(name: FaultName, params?: FaultParams): Promise<void>;
+  disableFault(name: FaultName): Promise<void>;
+  restart(service: ServiceName): Promise<void>;
+  state(): Record<string, unknown>;
+  hasService(service: string): service is ServiceName;
+}
+
+export function controlHandler(sim: ControlTarget): Handler {
+  return (req, res) => {
+    void (async () => {
+      const path = pathOf(req);
+      const fault = /^\/faults\/([a-z_]+)$/.exec(path)?.[1];
+      const service = /^\/services\/([a-z]+)\/restart$/.exec(path)?.[1];
+      try {
+        if (req.method === 'GET' && path === '/faults') {
+          const available = Object.values(FAULTS).map((f) => ({
+            name: f.name,
+            summary: f.summary,
+            defaults: f.defaults,
+          }));
+          return sendJson(res, 200, { available, enabled: sim.faultsEnabled() });
+        }
+        if (req.method === 'GET' && path === '/state') return sendJson(res, 200, sim.state());
+        if (fault && req.method === 'POST') {
+          const params = parseParams(await readBody(req, 64 * 1024));
+          await sim.enableFault(fault as FaultName, params);
+          return sendJson(res, 200, { enabled: sim.faultsEnabled() });
+        }
+        if (fault && req.method === 'DELETE') {
+          await sim.disableFault(fault as FaultName);
+          return sendJson(res, 200, { enabled: sim.faultsEnabled() });
+        }
+        if (service && req.method === 'POST') {
+          if (!sim.hasService(service))
+            return sendJson(res, 404, { error: `no service ${JSON.stringify(service)}` });
+          await sim.restart(service);
+          return sendJson(res, 200, { restarted: service });
+        }
+        sendJson(res, 404, { error: `no route for ${req.method} ${path}` });
+      } catch (err) {
+        const status =
+          err instanceof FaultError || err instanceof SyntaxError || err instanceof TypeError ? 400 : 500;
+        sendJson(res, status, { error: (err as Error).message });
+      }
+    })();
+  };
+}
+
+function parseParams(text: string): FaultParams {
+  if (text.trim() === '') return {};
+  const body: unknown = JSON.parse(text);
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw new TypeError('params must be a JSON object');
+  const out: FaultParams = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (typeof v !== 'number' && typeof v !== 'string')
+      throw new TypeError(`param ${k}: expected a number or a string`);
+    out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,63 @@
+// The demo's embedded wedgewatch config: watch the simulator through both hops, tail its logs, scrape its
+// engines, and remediate a wedge by restarting prefill through the simulator's control API.
+import { stringify } from 'yaml';
+import type { Sim } from './index.js';
+
+/** Runs without a shell: POSTs to the URL given as its argument and exits 0 on a 2xx. */
+const RESTART_SCRIPT =
+  "fetch(process.argv[1],{method:'POST'}).then(r=>{process.exitCode=r.ok?0:1},e=>{console.error(String(e));process.exitCode=1})";
+
+export function demoConfig(
+  sim: Sim,
+  opts: { stateDir: string; listenAddress: string; nodePath: string },
+): string {
+  const endpoints = [
+    ...(sim.urls.proxy ? [{ name: 'proxy', url: sim.urls.proxy }] : []),
+    { name: 'router', url: sim.urls.router },
+  ];
+  const config = {
+    web: { listenAddress: opts.listenAddress },
+    stateDir: opts.stateDir,
+    targets: [
+      {
+        name: 'sim-pd',
+        endpoints,
+        model: 'sim-model',
+        probes: [
+          // Timeouts sit above the simulator's PD timeouts, so a probe never aborts (and so never kills) it.
+          {
+            name: 'chat',
+            kind: 'chat',
+            every: '3s',
+            timeout: '30s',
+            maxTokens: 8,
+            conn: ['fresh', 'keepalive'],
+          },
+          { name: 'tools', kind: 'toolcall', every: '5s', timeout: '30s', endpoints: ['router'] },
+          { name: 'health', kind: 'health', every: '2s', timeout: '5s', path: '/health' },
+        ],
+        logs: (['prefill', 'decode', 'router'] as const).map((service) => ({
+          service,
+          path: sim.logFiles[service],
+          packs: ['sglang', 'nixl', 'python'],
+          from: 'start',
+        })),
+        engines: (['prefill', 'decode'] as const).map((service) => ({
+          service,
+          metrics: `${sim.urls[service]}/metrics`,
+          every: '2s',
+        })),
+        detect: { wedgeAfter: 2, recoverAfter: 2, stallAfter: '20s' },
+        remediate: {
+          command: [opts.nodePath, '-e', RESTART_SCRIPT, `${sim.urls.control}/services/prefill/restart`],
+          dryRun: false,
+          after: '5s',
+          cooldown: '30s',
+          maxPerHour: 10,
+          timeout: '10s',
+        },
+      },
+    ],
+  };
+  return `# Written by \`wedgewatch demo\`: the daemon watching the simulated SGLang PD deployment.\n${stringify(config)}`;
+}

@@ -1,0 +1,99 @@
+// The prefill and decode engines' HTTP servers: /health (SGLang PD semantics: the probe uses a FAKE transfer
+// backend, so a dead bootstrap thread does not fail it), /get_server_info and /server_info (a scheduler round
+// trip: they block while the scheduler is stuck), /metrics, /v1/models. Every response gets a uvicorn access line.
+import type { ServerResponse } from 'node:http';
+import type { FaultSet } from './faults/set.js';
+import type { LogFile } from './logfile.js';
+import * as fmt from './logfmt.js';
+import { clientAddr, pathOf, sendJson, type Handler } from './http.js';
+import { engineMetricsText } from './metrics-text.js';
+import type { PdModel } from './pd.js';
+
+export interface EngineDeps {
+  role: 'prefill' | 'decode';
+  pd: PdModel;
+  faults: FaultSet;
+  modelName: string;
+  log: LogFile;
+  port(): number;
+  /** Holds a scheduler round trip until the scheduler runs again. */
+  whenSchedulerFree(role: 'prefill' | 'decode', res: ServerResponse, respond: () => void): void;
+}
+
+export function engineHandler(deps: EngineDeps): Handler {
+  return (req, res) => {
+    const path = pathOf(req);
+    const requestLine = `${req.method} ${req.url} HTTP/${req.httpVersion}`;
+    const addr = clientAddr(req);
+    res.on('finish', () =>
+      deps.log.write(fmt.uvicornAccessLine(new Date(), addr, requestLine, res.statusCode)),
+    );
+    const side = deps.role === 'prefill' ? deps.pd.prefill : deps.pd.decode;
+    if (req.method !== 'GET') {
+      sendJson(res, 405, { detail: 'Method Not Allowed' });
+      return;
+    }
+    switch (path) {
+      case '/health':
+      case '/health_generate': {
+        const status = deps.faults.healthStatus(deps.role) ?? 200;
+        res.writeHead(status, { 'content-length': 0 });
+        res.end();
+        return;
+      }
+      case '/get_server_info':
+      case '/server_info':
+        deps.whenSchedulerFree(deps.role, res, () => sendJson(res, 200, serverInfo(deps, side.startedAt)));
+        return;
+      case '/get_model_info':
+      case '/model_info':
+        sendJson(res, 200, {
+          model_path: deps.modelName,
+          tokenizer_path: deps.modelName,
+          is_generation: true,
+        });
+        return;
+      case '/v1/models':
+        sendJson(res, 200, {
+          object: 'list',
+          data: [
+            { id: deps.modelName, object: 'model', created: 0, owned_by: 'sglang', root: deps.modelName },
+          ],
+        });
+        return;
+      case '/metrics': {
+        const text = engineMetricsText(deps.role, deps.modelName, side.published, side.counters);
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+        res.end(text);
+        return;
+      }
+      default:
+        sendJson(res, 404, { detail: 'Not Found' });
+    }
+  };
+}
+
+function serverInfo(deps: EngineDeps, startedAt: number) {
+  const side = deps.role === 'prefill' ? deps.pd.prefill : deps.pd.decode;
+  return {
+    model_path: deps.modelName,
+    served_model_name: deps.modelName,
+    host: '127.0.0.1',
+    port: deps.port(),
+    disaggregation_mode: deps.role,
+    disaggregation_transfer_backend: 'nixl',
+    tp_size: 1,
+    dp_size: 1,
+    max_running_requests: deps.pd.model.maxRunning,
+    enable_metrics: true,
+    internal_states: [
+      {
+        last_gen_throughput: side.published.genThroughput,
+        num_running_reqs: side.published.running,
+        num_queue_reqs: side.published.queued,
+        uptime_s: (Date.now() - startedAt) / 1000,
+      },
+    ],
+    version: '0.0.0-sim',
+  };
+}

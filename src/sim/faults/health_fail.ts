@@ -1,0 +1,14 @@
+// A service's /health answers 503 (an engine still starting, shutting down, or with a failed health_generate).
+import { SERVICE_NAMES, serviceParam, type FaultDef } from './types.js';
+
+export const healthFail: FaultDef = {
+  name: 'health_fail',
+  summary: "a service's /health answers 503 (service: prefill|decode|router|proxy, default prefill)",
+  defaults: { service: 'prefill' },
+  validate(p) {
+    return serviceParam(p, SERVICE_NAMES);
+  },
+  healthStatus(service, p) {
+    return service === p.service ? 503 : undefined;
+  },
+};

@@ -1,0 +1,25 @@
+// Every fault the simulator can inject. Adding one: a new file in this folder plus one entry here.
+import { crash } from './crash.js';
+import { decodeStall } from './decode_stall.js';
+import { healthFail } from './health_fail.js';
+import { keepaliveStall } from './keepalive_stall.js';
+import { nixlAbortUnhandled } from './nixl_abort_unhandled.js';
+import { slow } from './slow.js';
+import { toolcallLeak } from './toolcall_leak.js';
+import type { FaultDef, FaultName } from './types.js';
+
+export const FAULTS: Record<FaultName, FaultDef> = {
+  nixl_abort_unhandled: nixlAbortUnhandled,
+  decode_stall: decodeStall,
+  keepalive_stall: keepaliveStall,
+  toolcall_leak: toolcallLeak,
+  slow,
+  crash,
+  health_fail: healthFail,
+};
+
+export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];
+
+export function isFaultName(name: string): name is FaultName {
+  return Object.hasOwn(FAULTS, name);
+}

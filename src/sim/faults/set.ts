@@ -1,0 +1,82 @@
+// The enabled faults and their params; the simulator asks it at each hook point.
+import { FAULTS, isFaultName } from './registry.js';
+import type { FaultControl, FaultDef, FaultName, FaultParams, ServiceName, ToolCallPlan } from './types.js';
+
+export class FaultError extends Error {}
+
+export class FaultSet {
+  private readonly enabled = new Map<FaultName, FaultParams>();
+
+  constructor(private readonly ctl: FaultControl) {}
+
+  /** Validates and enables (re-enabling replaces the params); the returned promise settles once applied. */
+  enable(name: string, params: FaultParams = {}): Promise<void> {
+    if (!isFaultName(name)) throw new FaultError(`unknown fault ${JSON.stringify(name)}`);
+    const def = FAULTS[name];
+    const merged = { ...def.defaults, ...params };
+    const problem = def.validate?.(merged, this.ctl);
+    if (problem) throw new FaultError(`${name}: ${problem}`);
+    this.enabled.set(name, merged);
+    return Promise.resolve(def.onEnable?.(this.ctl, merged));
+  }
+
+  disable(name: string): Promise<void> {
+    if (!isFaultName(name)) throw new FaultError(`unknown fault ${JSON.stringify(name)}`);
+    const params = this.enabled.get(name);
+    if (!params) return Promise.resolve();
+    this.enabled.delete(name);
+    return Promise.resolve(FAULTS[name].onDisable?.(this.ctl, params));
+  }
+
+  /** Forgets a fault without running its onDisable (a restart already undid it). */
+  forget(name: FaultName): void {
+    this.enabled.delete(name);
+  }
+
+  has(name: FaultName): boolean {
+    return this.enabled.has(name);
+  }
+
+  params(name: FaultName): FaultParams | undefined {
+    return this.enabled.get(name);
+  }
+
+  snapshot(): Record<string, FaultParams> {
+    return Object.fromEntries(this.enabled);
+  }
+
+  private *active(): Generator<[FaultDef, FaultParams]> {
+    for (const [name, params] of this.enabled) yield [FAULTS[name], params];
+  }
+
+  stepFactor(): number {
+    let f = 1;
+    for (const [def, p] of this.active()) f *= def.stepFactor?.(p) ?? 1;
+    return f;
+  }
+
+  healthStatus(service: ServiceName): number | undefined {
+    for (const [def, p] of this.active()) {
+      const s = def.healthStatus?.(service, p);
+      if (s !== undefined) return s;
+    }
+    return undefined;
+  }
+
+  abortFrame(): void {
+    for (const [def, p] of this.active()) def.onAbortFrame?.(this.ctl, p);
+  }
+
+  stallsReusedConnection(): boolean {
+    for (const [def, p] of this.active()) if (def.stallsReusedConnection?.(p)) return true;
+    return false;
+  }
+
+  leakToolCalls(calls: ToolCallPlan[]): string | undefined {
+    for (const [def, p] of this.active()) {
+      const text = def.leakToolCalls?.(calls, p);
+      if (text !== undefined) return text;
+    }
+    return undefined;
+  }
+}

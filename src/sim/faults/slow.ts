@@ -1,0 +1,15 @@
+// Every forward step takes `factor` times longer (a throttled GPU, a bad kernel, a too-large batch).
+import type { FaultDef } from './types.js';
+
+export const slow: FaultDef = {
+  name: 'slow',
+  summary: 'decode steps and prefill forwards take `factor` times longer (default 2)',
+  defaults: { factor: 2 },
+  validate(p) {
+    const f = Number(p.factor);
+    return Number.isFinite(f) && f >= 1 && f <= 1000 ? undefined : `factor must be a number from 1 to 1000`;
+  },
+  stepFactor(p) {
+    return Number(p.factor);
+  },
+};

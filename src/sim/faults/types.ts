@@ -1,0 +1,59 @@
+// The contract between the simulator and its faults: each fault is one file exporting a FaultDef; the
+// simulator calls the optional hooks at the points where the real engine would misbehave.
+
+export type FaultName =
+  | 'nixl_abort_unhandled'
+  | 'decode_stall'
+  | 'keepalive_stall'
+  | 'toolcall_leak'
+  | 'slow'
+  | 'crash'
+  | 'health_fail';
+
+export type FaultParams = Record<string, number | string>;
+export type ServiceName = 'prefill' | 'decode' | 'router' | 'proxy';
+export const SERVICE_NAMES: readonly ServiceName[] = ['prefill', 'decode', 'router', 'proxy'];
+
+/** A tool call the model "decided" to make, before it is rendered as structured deltas or as leaked markup. */
+export interface ToolCallPlan {
+  name: string;
+  arguments: string;
+}
+
+/** What a fault may do to the running simulator. */
+export interface FaultControl {
+  hasProxy: boolean;
+  killBootstrapThread(): void;
+  setDecodeStalled(stalled: boolean): void;
+  crashService(service: ServiceName): Promise<void>;
+  restartService(service: ServiceName): Promise<void>;
+  /** Releases requests a fault was holding (keepalive_stall). */
+  releaseHeld(): void;
+}
+
+export interface FaultDef {
+  name: FaultName;
+  summary: string;
+  defaults: FaultParams;
+  /** Returns a problem text when the params (defaults merged) cannot work. */
+  validate?(params: FaultParams, ctl: FaultControl): string | undefined;
+  onEnable?(ctl: FaultControl, params: FaultParams): void | Promise<void>;
+  onDisable?(ctl: FaultControl, params: FaultParams): void | Promise<void>;
+  /** Multiplies the decode step (and prefill forward) time. */
+  stepFactor?(params: FaultParams): number;
+  /** Overrides a service's /health status. */
+  healthStatus?(service: ServiceName, params: FaultParams): number | undefined;
+  /** Prefill's bootstrap loop received the unguarded [ABORT, room, ip, port] frame. */
+  onAbortFrame?(ctl: FaultControl, params: FaultParams): void;
+  /** The proxy hop holds responses to the 2nd+ request on one connection. */
+  stallsReusedConnection?(params: FaultParams): boolean;
+  /** Renders tool calls as raw model markup for `content` instead of structured tool_calls. */
+  leakToolCalls?(calls: ToolCallPlan[], params: FaultParams): string;
+}
+
+export function serviceParam(params: FaultParams, allowed: readonly ServiceName[]): string | undefined {
+  const s = String(params.service);
+  return allowed.includes(s as ServiceName)
+    ? undefined
+    : `service must be one of ${allowed.join(', ')} (got ${JSON.stringify(params.service)})`;
+}

@@ -1,0 +1,255 @@
+// OpenAI-compatible chat responses shaped as SGLang's serving_chat produces them (§6): a role chunk, content
+// (or tool-call) chunks, a separate finish chunk, an optional usage chunk with `choices: []`, then [DONE].
+import { newCompletionId, newToolCallId } from './ids.js';
+import type { ToolCallPlan } from './faults/types.js';
+
+export interface ChatRequest {
+  model?: string;
+  messages: { role: string; content?: unknown }[];
+  stream: boolean;
+  includeUsage: boolean;
+  maxTokens: number | undefined;
+  tools: { name: string; parameters?: unknown }[];
+  toolChoice: unknown;
+}
+
+export class BadRequest extends Error {}
+
+/** Validates the fields the simulator uses; unknown fields are accepted as the real server does. */
+export function parseChatRequest(text: string): ChatRequest {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new BadRequest('request body is not valid JSON');
+  }
+  if (!body || typeof body !== 'object') throw new BadRequest('request body must be a JSON object');
+  const b = body as Record<string, unknown>;
+  if (!Array.isArray(b.messages) || b.messages.length === 0)
+    throw new BadRequest('messages: expected a non-empty array');
+  const maxTokens = b.max_completion_tokens ?? b.max_tokens;
+  if (
+    maxTokens !== undefined &&
+    maxTokens !== null &&
+    (!Number.isInteger(maxTokens) || (maxTokens as number) < 1)
+  ) {
+    throw new BadRequest('max_tokens: expected a positive integer');
+  }
+  const tools = Array.isArray(b.tools)
+    ? b.tools.flatMap((t: unknown) => {
+        const fn = (t as { function?: { name?: unknown; parameters?: unknown } } | null)?.function;
+        return fn && typeof fn.name === 'string' ? [{ name: fn.name, parameters: fn.parameters }] : [];
+      })
+    : [];
+  const so = b.stream_options as { include_usage?: unknown } | undefined;
+  return {
+    model: typeof b.model === 'string' ? b.model : undefined,
+    messages: b.messages as ChatRequest['messages'],
+    stream: b.stream === true,
+    includeUsage: so?.include_usage === true,
+    maxTokens: (maxTokens as number | undefined | null) ?? undefined,
+    tools,
+    toolChoice: b.tool_choice,
+  };
+}
+
+/** Rough token count (≈4 characters a token) plus the chat template's overhead. */
+export function countPromptTokens(req: ChatRequest): number {
+  const chars = req.messages.reduce((s, m) => s + (typeof m.content === 'string' ? m.content.length : 0), 0);
+  return 8 + Math.ceil(chars / 4);
+}
+
+const WORDS = [
+  'OK',
+  '.',
+  ' The',
+  ' simulated',
+  ' engine',
+  ' streams',
+  ' one',
+  ' token',
+  ' per',
+  ' decode',
+  ' step',
+  ',',
+];
+
+/** What the model will emit: text pieces (one a token) or tool calls (a name token, then argument fragments). */
+export type Plan =
+  | { kind: 'content'; count: number; piece: (index: number) => string }
+  | { kind: 'tool'; calls: ToolCallPlan[]; fragments: string[] };
+
+export function planResponse(
+  req: ChatRequest,
+  defaultMaxTokens: number,
+  leak: (c: ToolCallPlan[]) => string | undefined,
+): Plan {
+  const maxTokens = req.maxTokens ?? defaultMaxTokens;
+  const tool = pickTool(req);
+  if (tool) {
+    const calls = [{ name: tool.name, arguments: JSON.stringify(exampleArgs(tool.parameters)) }];
+    const leaked = leak(calls);
+    if (leaked !== undefined) {
+      const pieces = splitPieces(leaked, 12);
+      return { kind: 'content', count: pieces.length, piece: (i) => pieces[i] ?? '' };
+    }
+    return { kind: 'tool', calls, fragments: splitPieces(calls[0]!.arguments, 3) };
+  }
+  // Pieces are computed per index so a huge max_tokens costs no memory.
+  return { kind: 'content', count: maxTokens, piece: (i) => WORDS[i % WORDS.length]! };
+}
+
+export function planTokens(plan: Plan): number {
+  return plan.kind === 'content' ? plan.count : 1 + plan.fragments.length;
+}
+
+function pickTool(req: ChatRequest): { name: string; parameters?: unknown } | undefined {
+  if (req.tools.length === 0 || req.toolChoice === 'none') return undefined;
+  const forced = (req.toolChoice as { function?: { name?: unknown } } | undefined)?.function?.name;
+  return req.tools.find((t) => t.name === forced) ?? req.tools[0];
+}
+
+/** Arguments that satisfy a JSON-schema object's properties (strings get a plausible value). */
+function exampleArgs(schema: unknown): Record<string, unknown> {
+  const s = schema as
+    { properties?: Record<string, { type?: string; enum?: unknown[] }>; required?: string[] } | undefined;
+  const props = s?.properties ?? {};
+  const keys = s?.required?.length ? s.required : Object.keys(props);
+  const out: Record<string, unknown> = {};
+  for (const k of keys) {
+    const p = props[k] ?? {};
+    if (p.enum?.length) out[k] = p.enum[0];
+    else if (p.type === 'number' || p.type === 'integer') out[k] = 1;
+    else if (p.type === 'boolean') out[k] = true;
+    else if (p.type === 'array') out[k] = [];
+    else if (p.type === 'object') out[k] = {};
+    else out[k] = 'Paris';
+  }
+  return out;
+}
+
+/** Splits text into at most `n` pieces of near-equal length, without splitting a UTF-16 surrogate pair. */
+function splitPieces(text: string, n: number): string[] {
+  const chars = Array.from(text);
+  const size = Math.max(1, Math.ceil(chars.length / n));
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
+  return out.length ? out : [''];
+}
+
+/** Renders one request's plan as SSE chunks or as a final non-streaming body. */
+export class ChatRenderer {
+  readonly id = newCompletionId();
+  readonly created = Math.floor(Date.now() / 1000);
+  private readonly callIds: string[];
+
+  constructor(
+    private readonly plan: Plan,
+    private readonly model: string,
+    private readonly promptTokens: number,
+  ) {
+    this.callIds = plan.kind === 'tool' ? plan.calls.map(() => newToolCallId()) : [];
+  }
+
+  private chunk(delta: Record<string, unknown>, finishReason: string | null = null): string {
+    return sse({
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason, matched_stop: null }],
+      usage: null,
+    });
+  }
+
+  /** The SSE text for generated token `index` (the role chunk goes before the first). */
+  tokenChunks(index: number): string {
+    const head = index === 0 ? this.chunk({ role: 'assistant', content: '' }) : '';
+    if (this.plan.kind === 'content') return head + this.chunk({ content: this.plan.piece(index) });
+    if (index === 0) {
+      const c = this.plan.calls[0]!;
+      return (
+        head +
+        this.chunk({
+          tool_calls: [
+            { id: this.callIds[0], index: 0, type: 'function', function: { name: c.name, arguments: '' } },
+          ],
+        })
+      );
+    }
+    const frag = this.plan.fragments[index - 1] ?? '';
+    return this.chunk({
+      tool_calls: [{ id: null, index: 0, type: null, function: { name: null, arguments: frag } }],
+    });
+  }
+
+  get finishReason(): string {
+    return this.plan.kind === 'tool' ? 'tool_calls' : 'stop';
+  }
+
+  usage(completionTokens: number) {
+    return {
+      prompt_tokens: this.promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: this.promptTokens + completionTokens,
+    };
+  }
+
+  endChunks(completionTokens: number, includeUsage: boolean): string {
+    let out = this.chunk({}, this.finishReason);
+    if (includeUsage) {
+      // "Empty choices array as per OpenAI spec"
+      out += sse({
+        id: this.id,
+        object: 'chat.completion.chunk',
+        created: this.created,
+        model: this.model,
+        choices: [],
+        usage: this.usage(completionTokens),
+      });
+    }
+    return out + 'data: [DONE]\n\n';
+  }
+
+  errorChunks(message: string): string {
+    return (
+      sse({ object: 'error', message, type: 'InternalServerError', param: null, code: 500 }) +
+      'data: [DONE]\n\n'
+    );
+  }
+
+  completion(completionTokens: number) {
+    const plan = this.plan;
+    const message =
+      plan.kind === 'tool'
+        ? {
+            role: 'assistant',
+            content: null,
+            reasoning_content: null,
+            tool_calls: plan.calls.map((c, i) => ({
+              id: this.callIds[i],
+              index: i,
+              type: 'function',
+              function: { name: c.name, arguments: c.arguments },
+            })),
+          }
+        : {
+            role: 'assistant',
+            content: Array.from({ length: completionTokens }, (_, i) => plan.piece(i)).join(''),
+            reasoning_content: null,
+            tool_calls: null,
+          };
+    return {
+      id: this.id,
+      object: 'chat.completion',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, message, logprobs: null, finish_reason: this.finishReason, matched_stop: null }],
+      usage: this.usage(completionTokens),
+    };
+  }
+}
+
+function sse(obj: unknown): string {
+  return `data: ${JSON.stringify(obj)}\n\n`;
+}

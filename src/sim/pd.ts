@@ -1,0 +1,606 @@
+// The batching model of a prefill/decode-disaggregated deployment: prefill's bootstrap queue (fed by a
+// bootstrap-thread-like consumer), prefill forwards, KV transfer, then decode steps whose time grows with the
+// batch (stepBaseMs + stepPerReqMs·batch), capped at maxRunning with the rest queued. Requests carry a sink
+// that the HTTP layer turns into SSE chunks. All timers are tracked so stop() leaves nothing behind.
+import type { LogFile } from './logfile.js';
+import * as fmt from './logfmt.js';
+import { newRid, newRoom } from './ids.js';
+
+export interface ModelParams {
+  stepBaseMs: number;
+  stepPerReqMs: number;
+  maxRunning: number;
+  prefillMs: number;
+  defaultMaxTokens: number;
+}
+
+export const DEFAULT_MODEL: ModelParams = {
+  stepBaseMs: 10,
+  stepPerReqMs: 0.3,
+  maxRunning: 64,
+  prefillMs: 5,
+  defaultMaxTokens: 64,
+};
+
+/** SGLang's decode_log_interval default: one Decode batch line per 40 decode steps. */
+const DECODE_LOG_INTERVAL = 40;
+const MAX_PREFILL_BATCH = 32;
+/** KV pool size used for the token usage ratios. */
+const MAX_TOTAL_TOKENS = 262_144;
+const HANDSHAKE_MS = 1;
+const TRANSFER_MS = 1;
+
+export interface RequestSink {
+  /** One generated token (index from 0). */
+  token(index: number): void;
+  finish(): void;
+  fail(message: string): void;
+}
+
+type Stage =
+  | 'bootstrap'
+  | 'prefill_wait'
+  | 'prefill'
+  | 'inflight'
+  | 'decode_wait'
+  | 'running'
+  | 'done'
+  | 'failed'
+  | 'aborted';
+
+export interface SimRequest {
+  rid: string;
+  room: number;
+  promptTokens: number;
+  outputTokens: number;
+  generated: number;
+  createdAt: number;
+  stage: Stage;
+  /** Still waiting for KV on the decode side (KVPoll.WaitingForInput). */
+  awaitingKv: boolean;
+  sink: RequestSink;
+  bootstrapTimer?: NodeJS.Timeout;
+  waitingTimer?: NodeJS.Timeout;
+}
+
+export interface SimEvent {
+  at: number;
+  service: 'prefill' | 'decode' | 'router' | 'proxy' | 'sim';
+  kind: string;
+  message: string;
+}
+
+export interface PdHooks {
+  stepFactor(): number;
+  /** Prefill's bootstrap socket received an ABORT frame. */
+  abortFrame(): void;
+  emit(ev: Omit<SimEvent, 'at'>): void;
+  bootstrapAddr(): string;
+}
+
+/** Gauges as last published by a scheduler log call: they freeze when the scheduler stops logging. */
+export interface Published {
+  running: number;
+  queued: number;
+  usedTokens: number;
+  tokenUsage: number;
+  genThroughput: number;
+  inputThroughput: number;
+  prealloc: number;
+  inflight: number;
+  transfer: number;
+}
+
+export interface EngineCounters {
+  requests: number;
+  promptTokens: number;
+  generationTokens: number;
+  aborted: number;
+  bootstrapFailed: number;
+  transferFailed: number;
+}
+
+const zeroPublished = (): Published => ({
+  running: 0,
+  queued: 0,
+  usedTokens: 0,
+  tokenUsage: 0,
+  genThroughput: 0,
+  inputThroughput: 0,
+  prealloc: 0,
+  inflight: 0,
+  transfer: 0,
+});
+const zeroCounters = (): EngineCounters => ({
+  requests: 0,
+  promptTokens: 0,
+  generationTokens: 0,
+  aborted: 0,
+  bootstrapFailed: 0,
+  transferFailed: 0,
+});
+
+class PrefillSide {
+  up = true;
+  threadAlive = true;
+  threadNumber = 1;
+  warnedTimeout = false;
+  busy = false;
+  readonly bootstrapQueue = new Set<SimRequest>();
+  readonly waiting: SimRequest[] = [];
+  readonly forwarding = new Set<SimRequest>();
+  readonly inflight = new Set<SimRequest>();
+  lastLogAt = Date.now();
+  published = zeroPublished();
+  counters = zeroCounters();
+  startedAt = Date.now();
+}
+
+class DecodeSide {
+  up = true;
+  stalled = false;
+  warnedTimeout = false;
+  readonly transferQueue = new Set<SimRequest>();
+  readonly waiting: SimRequest[] = [];
+  running: SimRequest[] = [];
+  stepTimer: NodeJS.Timeout | undefined;
+  steps = 0;
+  lastLogAt = Date.now();
+  tokensSinceLog = 0;
+  published = zeroPublished();
+  counters = zeroCounters();
+  startedAt = Date.now();
+}
+
+export class PdModel {
+  readonly prefill = new PrefillSide();
+  readonly decode = new DecodeSide();
+  finishedTotal = 0;
+  generatedTokensTotal = 0;
+  abortedTotal = 0;
+  failedTotal = 0;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private stopped = false;
+
+  constructor(
+    readonly model: ModelParams,
+    private readonly timeouts: { waitingMs: number; bootstrapMs: number },
+    private readonly logs: { prefill: LogFile; decode: LogFile },
+    private readonly hooks: PdHooks,
+  ) {}
+
+  // ---- requests ------------------------------------------------------------------------------------------
+
+  /** Admits a request; throws when an engine is down (the router answers 503). */
+  submit(promptTokens: number, outputTokens: number, sink: RequestSink): SimRequest {
+    if (!this.prefill.up)
+      throw new Error('No available servers: No available prefill workers (all circuits open or unhealthy)');
+    if (!this.decode.up)
+      throw new Error('No available servers: No available decode workers (all circuits open or unhealthy)');
+    const req: SimRequest = {
+      rid: newRid(),
+      room: newRoom(),
+      promptTokens,
+      outputTokens: Math.max(1, outputTokens),
+      generated: 0,
+      createdAt: Date.now(),
+      stage: 'bootstrap',
+      awaitingKv: true,
+      sink,
+    };
+    this.prefill.bootstrapQueue.add(req);
+    this.decode.transferQueue.add(req);
+    this.publishPrefillQueues();
+    req.bootstrapTimer = this.after(this.timeouts.bootstrapMs, () => this.bootstrapTimedOut(req));
+    req.waitingTimer = this.after(this.timeouts.waitingMs, () => this.waitingTimedOut(req));
+    this.after(HANDSHAKE_MS, () => this.tryBootstrap(req));
+    return req;
+  }
+
+  /** The client went away: the tokenizer sends AbortReq, decode aborts its receiver and sends ABORT to prefill. */
+  abort(req: SimRequest): void {
+    if (!this.isLive(req)) return;
+    const now = new Date();
+    if (this.prefill.up) {
+      this.logs.prefill.write(
+        fmt.schedulerLine(now, fmt.prefillBootstrapFailed(req.rid, req.room, fmt.ABORTED_BY_ABORTREQ)),
+      );
+      this.prefill.counters.bootstrapFailed++;
+    }
+    if (this.decode.up) {
+      this.logs.decode.write(
+        fmt.schedulerLine(now, fmt.decodeTransferFailed(req.rid, req.room, fmt.ABORTED_BY_ABORTREQ)),
+      );
+      this.decode.counters.aborted++;
+      this.decode.counters.transferFailed++;
+    }
+    this.detach(req, 'aborted');
+    this.abortedTotal++;
+    this.hooks.emit({
+      service: 'decode',
+      kind: 'abort',
+      message: `AbortReq for ${req.rid} (room ${req.room})`,
+    });
+    if (this.prefill.up) this.hooks.abortFrame();
+    this.scheduleStep();
+  }
+
+  private isLive(req: SimRequest): boolean {
+    return req.stage !== 'done' && req.stage !== 'failed' && req.stage !== 'aborted';
+  }
+
+  /** Removes a request from every queue. */
+  private detach(req: SimRequest, stage: 'done' | 'failed' | 'aborted'): void {
+    req.stage = stage;
+    this.cancel(req.bootstrapTimer);
+    this.cancel(req.waitingTimer);
+    this.prefill.bootstrapQueue.delete(req);
+    removeFrom(this.prefill.waiting, req);
+    this.prefill.forwarding.delete(req);
+    this.prefill.inflight.delete(req);
+    this.decode.transferQueue.delete(req);
+    removeFrom(this.decode.waiting, req);
+    this.decode.running = this.decode.running.filter((r) => r !== req);
+    this.publishPrefillQueues();
+  }
+
+  private fail(req: SimRequest, message: string): void {
+    if (!this.isLive(req)) return;
+    this.detach(req, 'failed');
+    this.failedTotal++;
+    req.sink.fail(message);
+  }
+
+  // ---- prefill -------------------------------------------------------------------------------------------
+
+  /** Decode's KV indices reach prefill through the bootstrap thread; a dead thread leaves the request waiting. */
+  private tryBootstrap(req: SimRequest): void {
+    if (req.stage !== 'bootstrap' || !this.prefill.up || !this.prefill.threadAlive) return;
+    this.prefill.bootstrapQueue.delete(req);
+    this.cancel(req.bootstrapTimer);
+    req.stage = 'prefill_wait';
+    this.prefill.waiting.push(req);
+    this.kickPrefill();
+  }
+
+  private kickPrefill(): void {
+    const p = this.prefill;
+    if (p.busy || !p.up || p.waiting.length === 0) return;
+    const batch = p.waiting.splice(0, MAX_PREFILL_BATCH);
+    const now = Date.now();
+    const newTokens = batch.reduce((s, r) => s + r.promptTokens, 0);
+    p.published = {
+      ...p.published,
+      queued: p.waiting.length,
+      prealloc: p.bootstrapQueue.size,
+      inflight: p.inflight.size,
+      usedTokens: newTokens,
+      tokenUsage: newTokens / MAX_TOTAL_TOKENS,
+      inputThroughput: newTokens / Math.max(0.001, (now - p.lastLogAt) / 1000),
+    };
+    p.lastLogAt = now;
+    this.logs.prefill.write(
+      fmt.schedulerLine(
+        new Date(now),
+        fmt.prefillBatchMessage({
+          newSeq: batch.length,
+          newToken: newTokens,
+          cachedToken: 0,
+          tokenUsage: p.published.tokenUsage,
+          runningReq: 0,
+          queueReq: p.waiting.length,
+          preallocReq: p.bootstrapQueue.size,
+          inflightReq: p.inflight.size,
+          inputThroughput: p.published.inputThroughput,
+        }),
+      ),
+    );
+    p.busy = true;
+    for (const r of batch) {
+      r.stage = 'prefill';
+      p.forwarding.add(r);
+    }
+    this.after(this.model.prefillMs * this.hooks.stepFactor(), () => {
+      p.busy = false;
+      for (const r of batch) {
+        if (r.stage !== 'prefill') continue;
+        p.forwarding.delete(r);
+        r.stage = 'inflight';
+        p.inflight.add(r);
+        p.counters.requests++;
+        p.counters.promptTokens += r.promptTokens;
+        this.after(TRANSFER_MS, () => this.kvArrived(r));
+      }
+      this.kickPrefill();
+    });
+  }
+
+  private bootstrapTimedOut(req: SimRequest): void {
+    if (!this.prefill.bootstrapQueue.has(req)) return;
+    const now = new Date();
+    const lines: string[] = [];
+    if (!this.prefill.warnedTimeout) {
+      this.prefill.warnedTimeout = true;
+      lines.push(fmt.schedulerLine(now, fmt.PREFILL_BOOTSTRAP_TIMEOUT_WARNING));
+    }
+    const reason = fmt.timedOutReason(req.room, Date.now() - req.createdAt, 'Bootstrapping');
+    lines.push(fmt.schedulerLine(now, fmt.prefillBootstrapFailed(req.rid, req.room, reason)));
+    this.logs.prefill.write(lines);
+    this.prefill.bootstrapQueue.delete(req);
+    this.prefill.counters.bootstrapFailed++;
+    this.publishPrefillQueues();
+    this.hooks.emit({ service: 'prefill', kind: 'bootstrap_timeout', message: reason });
+  }
+
+  /** Prefill's bootstrap loop dies on the unguarded frame; the process keeps running (exit code 0, no restart). */
+  killBootstrapThread(): void {
+    if (!this.prefill.threadAlive || !this.prefill.up) return;
+    this.prefill.threadAlive = false;
+    this.logs.prefill.write(fmt.bootstrapThreadTraceback(this.prefill.threadNumber));
+    this.hooks.emit({
+      service: 'prefill',
+      kind: 'thread_death',
+      message:
+        "bootstrap_thread died: AssertionError: First message should be b'NixlMsgGuard'. Foreign traffic?",
+    });
+  }
+
+  /** Queue sizes change outside batches; an idle (not stuck) decode scheduler reports them too. */
+  private publishPrefillQueues(): void {
+    const p = this.prefill;
+    p.published = {
+      ...p.published,
+      queued: p.waiting.length,
+      prealloc: p.bootstrapQueue.size,
+      inflight: p.inflight.size,
+    };
+    const d = this.decode;
+    if (d.up && !d.stalled && !d.stepTimer && d.running.length === 0) this.publishDecodeIdle();
+  }
+
+  // ---- decode --------------------------------------------------------------------------------------------
+
+  private kvArrived(req: SimRequest): void {
+    if (req.stage !== 'inflight') return;
+    this.prefill.inflight.delete(req);
+    this.publishPrefillQueues();
+    if (!this.decode.up) return this.fail(req, 'decode worker unavailable');
+    this.decode.transferQueue.delete(req);
+    this.cancel(req.waitingTimer);
+    req.awaitingKv = false;
+    req.stage = 'decode_wait';
+    this.decode.waiting.push(req);
+    this.scheduleStep();
+  }
+
+  private waitingTimedOut(req: SimRequest): void {
+    if (!req.awaitingKv || !this.decode.transferQueue.has(req) || !this.decode.up || this.decode.stalled)
+      return;
+    const now = new Date();
+    const lines: string[] = [];
+    if (!this.decode.warnedTimeout) {
+      this.decode.warnedTimeout = true;
+      lines.push(fmt.schedulerLine(now, fmt.DECODE_WAITING_TIMEOUT_WARNING));
+    }
+    const reason = fmt.timedOutReason(req.room, Date.now() - req.createdAt, 'WaitingForInput');
+    lines.push(fmt.schedulerLine(now, fmt.waitingTimeoutError(req.room)));
+    lines.push(fmt.schedulerLine(now, fmt.decodeTransferFailed(req.rid, req.room, reason)));
+    this.logs.decode.write(lines);
+    this.decode.counters.transferFailed++;
+    this.decode.transferQueue.delete(req);
+    req.awaitingKv = false;
+    // The request is over for the client; prefill still holds it until its own bootstrap timeout.
+    req.stage = 'failed';
+    this.hooks.emit({ service: 'decode', kind: 'waiting_timeout', message: reason });
+    this.failedTotal++;
+    req.sink.fail(fmt.kvTransferError(req.room, reason));
+    // The waiting timeout sends another ABORT to prefill (§1.1).
+    if (this.prefill.up) this.hooks.abortFrame();
+  }
+
+  private admit(): void {
+    const d = this.decode;
+    while (d.running.length < this.model.maxRunning && d.waiting.length > 0) {
+      const r = d.waiting.shift()!;
+      r.stage = 'running';
+      d.running.push(r);
+    }
+  }
+
+  private scheduleStep(): void {
+    const d = this.decode;
+    if (this.stopped || d.stepTimer || d.stalled || !d.up) return;
+    this.admit();
+    if (d.running.length === 0) {
+      this.publishDecodeIdle();
+      return;
+    }
+    const ms = (this.model.stepBaseMs + this.model.stepPerReqMs * d.running.length) * this.hooks.stepFactor();
+    d.stepTimer = setTimeout(() => {
+      d.stepTimer = undefined;
+      this.step();
+      this.scheduleStep();
+    }, ms);
+  }
+
+  private step(): void {
+    const d = this.decode;
+    for (const r of [...d.running]) {
+      if (r.stage !== 'running') continue;
+      r.generated++;
+      d.tokensSinceLog++;
+      this.generatedTokensTotal++;
+      r.sink.token(r.generated - 1);
+      if (r.stage === 'running' && r.generated >= r.outputTokens) this.finish(r);
+    }
+    d.steps++;
+    if (d.steps % DECODE_LOG_INTERVAL === 0) this.logDecode();
+  }
+
+  private finish(req: SimRequest): void {
+    this.detach(req, 'done');
+    this.decode.counters.requests++;
+    this.decode.counters.promptTokens += req.promptTokens;
+    this.decode.counters.generationTokens += req.generated;
+    this.finishedTotal++;
+    req.sink.finish();
+  }
+
+  private usedTokens(): number {
+    return this.decode.running.reduce((s, r) => s + r.promptTokens + r.generated, 0);
+  }
+
+  private logDecode(): void {
+    const d = this.decode;
+    const now = Date.now();
+    const used = this.usedTokens();
+    const pre = [...d.transferQueue].reduce((s, r) => s + r.promptTokens, 0);
+    d.published = {
+      running: d.running.length,
+      queued: d.waiting.length,
+      usedTokens: used,
+      tokenUsage: used / MAX_TOTAL_TOKENS,
+      genThroughput: d.tokensSinceLog / Math.max(0.001, (now - d.lastLogAt) / 1000),
+      inputThroughput: 0,
+      prealloc: 0,
+      inflight: 0,
+      transfer: d.transferQueue.size,
+    };
+    d.tokensSinceLog = 0;
+    d.lastLogAt = now;
+    this.logs.decode.write(
+      fmt.schedulerLine(
+        new Date(now),
+        fmt.decodeBatchMessage({
+          runningReq: d.published.running,
+          tokens: used,
+          tokenUsage: d.published.tokenUsage,
+          preallocatedUsage: pre / MAX_TOTAL_TOKENS,
+          preallocReq: 0,
+          transferReq: d.transferQueue.size,
+          retractedReq: 0,
+          genThroughput: d.published.genThroughput,
+          queueReq: d.waiting.length,
+        }),
+      ),
+    );
+  }
+
+  /** An idle scheduler reports empty batches (so gauges read 0 at rest) but keeps the PD queue sizes. */
+  private publishDecodeIdle(): void {
+    const d = this.decode;
+    d.published = { ...zeroPublished(), transfer: d.transferQueue.size, queued: d.waiting.length };
+    d.tokensSinceLog = 0;
+    d.lastLogAt = Date.now();
+  }
+
+  setDecodeStalled(stalled: boolean): void {
+    const d = this.decode;
+    d.stalled = stalled;
+    if (stalled && d.stepTimer) {
+      clearTimeout(d.stepTimer);
+      d.stepTimer = undefined;
+    }
+    this.hooks.emit({
+      service: 'decode',
+      kind: stalled ? 'stall' : 'resume',
+      message: `decode scheduler ${stalled ? 'stuck' : 'running again'}`,
+    });
+    if (!stalled) this.scheduleStep();
+  }
+
+  // ---- process lifecycle ---------------------------------------------------------------------------------
+
+  private prefillSideRequests(): SimRequest[] {
+    const p = this.prefill;
+    const set = new Set([
+      ...p.bootstrapQueue,
+      ...p.waiting,
+      ...p.forwarding,
+      ...p.inflight,
+      ...this.decode.transferQueue,
+    ]);
+    return [...set].filter((r) => this.isLive(r));
+  }
+
+  /** The prefill process goes away: decode loses the requests whose KV it was waiting for. */
+  prefillDown(): void {
+    const affected = this.prefillSideRequests();
+    this.prefill.up = false;
+    this.prefill.busy = false;
+    if (affected.length > 0 && this.decode.up) {
+      this.logs.decode.write(
+        fmt.schedulerLine(new Date(), fmt.lostPrefillConnection(this.hooks.bootstrapAddr(), affected.length)),
+      );
+    }
+    for (const r of affected)
+      this.fail(r, `prefill instance lost (bootstrap_addr: ${this.hooks.bootstrapAddr()})`);
+  }
+
+  /** A fresh prefill process: a live bootstrap thread, per-process state reset. */
+  prefillUp(): void {
+    const p = this.prefill;
+    p.up = true;
+    p.threadAlive = true;
+    p.bootstrapQueue.clear();
+    p.waiting.length = 0;
+    p.forwarding.clear();
+    p.inflight.clear();
+    p.warnedTimeout = false;
+    p.busy = false;
+    p.published = zeroPublished();
+    p.counters = zeroCounters();
+    p.startedAt = Date.now();
+    p.lastLogAt = Date.now();
+  }
+
+  decodeDown(): void {
+    const d = this.decode;
+    d.up = false;
+    if (d.stepTimer) clearTimeout(d.stepTimer);
+    d.stepTimer = undefined;
+    const all = [...d.transferQueue, ...d.waiting, ...d.running, ...this.prefillSideRequests()];
+    for (const r of new Set(all)) this.fail(r, 'decode worker unavailable');
+  }
+
+  decodeUp(): void {
+    const d = this.decode;
+    d.up = true;
+    d.stalled = false;
+    d.warnedTimeout = false;
+    d.steps = 0;
+    d.published = zeroPublished();
+    d.counters = zeroCounters();
+    d.startedAt = Date.now();
+    d.lastLogAt = Date.now();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    if (this.decode.stepTimer) clearTimeout(this.decode.stepTimer);
+    this.decode.stepTimer = undefined;
+  }
+
+  private after(ms: number, fn: () => void): NodeJS.Timeout | undefined {
+    if (this.stopped) return undefined;
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+    return t;
+  }
+
+  private cancel(t: NodeJS.Timeout | undefined): void {
+    if (!t) return;
+    clearTimeout(t);
+    this.timers.delete(t);
+  }
+}
+
+function removeFrom<T>(list: T[], item: T): void {
+  const i = list.indexOf(item);
+  if (i >= 0) list.splice(i, 1);
+}

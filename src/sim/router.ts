@@ -1,0 +1,152 @@
+// The PD router (sgl-model-gateway): /v1/chat/completions over prefill+decode, /v1/models, /health (pure
+// liveness, always 200 unless the health_fail fault targets it), /readiness (needs a prefill and a decode).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FaultSet } from './faults/set.js';
+import type { LogFile } from './logfile.js';
+import * as fmt from './logfmt.js';
+import { pathOf, readBody, sendJson, type Handler } from './http.js';
+import {
+  BadRequest,
+  ChatRenderer,
+  countPromptTokens,
+  parseChatRequest,
+  planResponse,
+  planTokens,
+} from './openai.js';
+import type { PdModel, SimRequest } from './pd.js';
+
+export interface RouterDeps {
+  pd: PdModel;
+  faults: FaultSet;
+  modelName: string;
+  logs: { router: LogFile; prefill: LogFile; decode: LogFile };
+  /** Whether the engine HTTP ports are open (a crashed engine fails readiness). */
+  engineUp(service: 'prefill' | 'decode'): boolean;
+  /** The router's fake outbound address, for the engines' uvicorn access lines. */
+  routerClientAddr(): string;
+}
+
+export function routerHandler(deps: RouterDeps): Handler {
+  return (req, res) => {
+    const path = pathOf(req);
+    const started = Date.now();
+    res.on('finish', () => logRequest(deps.logs.router, req, res.statusCode, started));
+    if (req.method === 'GET' && (path === '/health' || path === '/liveness')) {
+      const status = deps.faults.healthStatus('router') ?? 200;
+      res.writeHead(status, { 'content-type': 'text/plain' });
+      res.end(status === 200 ? 'OK' : 'Service Unavailable');
+      return;
+    }
+    if (req.method === 'GET' && path === '/readiness') {
+      const p = deps.engineUp('prefill') ? 1 : 0;
+      const d = deps.engineUp('decode') ? 1 : 0;
+      if (p && d) sendJson(res, 200, { status: 'ready', healthy_workers: 2, total_workers: 2 });
+      else sendJson(res, 503, { status: 'not ready', reason: 'insufficient healthy workers' });
+      return;
+    }
+    if (req.method === 'GET' && path === '/v1/models') {
+      sendJson(res, 200, {
+        object: 'list',
+        data: [{ id: deps.modelName, object: 'model', created: 0, owned_by: 'sglang', root: deps.modelName }],
+      });
+      return;
+    }
+    if (req.method === 'POST' && path === '/v1/chat/completions') {
+      void chat(deps, req, res);
+      return;
+    }
+    sendJson(res, 404, {
+      error: { type: 'Not Found', code: 'not_found', message: `no route for ${req.method} ${path}` },
+    });
+  };
+}
+
+function logRequest(log: LogFile, req: IncomingMessage, status: number, started: number): void {
+  // Modelled on smg's request span lines; the field wording is the simulator's own.
+  log.write(
+    fmt.routerLine(
+      new Date(),
+      status >= 500 ? 'WARN' : 'INFO',
+      'smg::middleware',
+      'src/middleware.rs:412',
+      `finished processing request method=${req.method} uri=${pathOf(req)} status=${status} latency=${Date.now() - started}ms`,
+    ),
+  );
+}
+
+async function chat(deps: RouterDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let chatReq;
+  try {
+    chatReq = parseChatRequest(await readBody(req));
+  } catch (err) {
+    const message = err instanceof BadRequest ? err.message : 'could not read the request body';
+    sendJson(res, 400, { object: 'error', message, type: 'BadRequestError', param: null, code: 400 });
+    return;
+  }
+  const plan = planResponse(chatReq, deps.pd.model.defaultMaxTokens, (calls) =>
+    deps.faults.leakToolCalls(calls),
+  );
+  const promptTokens = countPromptTokens(chatReq);
+  const renderer = new ChatRenderer(plan, chatReq.model ?? deps.modelName, promptTokens);
+  let generated = 0;
+  let finished = false;
+  const stream = chatReq.stream;
+  let simReq: SimRequest;
+  try {
+    if (!deps.engineUp('prefill') || !deps.engineUp('decode')) {
+      throw new Error(
+        `No available servers: No available ${deps.engineUp('prefill') ? 'decode' : 'prefill'} workers (all circuits open or unhealthy)`,
+      );
+    }
+    simReq = deps.pd.submit(promptTokens, planTokens(plan), {
+      token(index) {
+        generated = index + 1;
+        if (stream) res.write(renderer.tokenChunks(index));
+      },
+      finish() {
+        finished = true;
+        if (stream) res.end(renderer.endChunks(generated, chatReq.includeUsage));
+        else sendJson(res, 200, renderer.completion(generated));
+      },
+      fail(message) {
+        finished = true;
+        if (stream) res.end(renderer.errorChunks(message));
+        else
+          sendJson(res, 500, {
+            object: 'error',
+            message,
+            type: 'InternalServerError',
+            param: null,
+            code: 500,
+          });
+      },
+    });
+  } catch (err) {
+    sendJson(res, 503, {
+      error: {
+        type: 'Service Unavailable',
+        code: 'server_selection_failed',
+        message: (err as Error).message,
+      },
+    });
+    return;
+  }
+  const access = fmt.uvicornAccessLine(
+    new Date(),
+    deps.routerClientAddr(),
+    'POST /v1/chat/completions HTTP/1.1',
+    200,
+  );
+  deps.logs.prefill.write(access);
+  deps.logs.decode.write(access);
+  if (stream) {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.flushHeaders();
+  }
+  // A client that leaves before the end makes the tokenizer send AbortReq (create_abort_task, §1.5).
+  if (res.destroyed) deps.pd.abort(simReq);
+  else
+    res.on('close', () => {
+      if (!finished) deps.pd.abort(simReq);
+    });
+}

@@ -1,0 +1,84 @@
+// `wedgewatch sim` and `wedgewatch demo` as a user runs them: the built CLI, real processes and signals.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait.js';
+import { get } from './client.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const cli = `${root}dist/cli.js`;
+const children: ChildProcess[] = [];
+
+beforeAll(() => {
+  // tsc emits even when another area's files have type errors; what matters here is that the CLI is built.
+  try {
+    execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '-p', root], { stdio: 'pipe' });
+  } catch {
+    /* type errors elsewhere do not stop the emit */
+  }
+  if (!existsSync(`${root}dist/commands/sim.js`))
+    throw new Error('the build did not produce dist/commands/sim.js');
+}, 120_000);
+
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+function run(args: string[]) {
+  const child = spawn(process.execPath, [cli, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const out = { stdout: '', stderr: '' };
+  child.stdout!.on('data', (c: Buffer) => (out.stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out.stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, out, exited };
+}
+
+describe('wedgewatch sim', () => {
+  it('prints its urls and log dir, serves /health, and exits 0 on SIGTERM', async () => {
+    const p = run(['sim', '--proxy', '--fault', 'slow:factor=2']);
+    const urls = await waitFor(
+      () => {
+        const m = (name: string) =>
+          new RegExp(`^\\s+${name}\\s+(http://127\\.0\\.0\\.1:\\d+)$`, 'm').exec(p.out.stdout)?.[1];
+        const logs = /^\s+logs\s+(\S+)$/m.exec(p.out.stdout)?.[1];
+        return m('router') && m('proxy') && m('control') && logs
+          ? { router: m('router')!, proxy: m('proxy')!, control: m('control')!, logs }
+          : undefined;
+      },
+      { timeoutMs: 15_000, what: `the printed urls (stdout: ${p.out.stdout}, stderr: ${p.out.stderr})` },
+    );
+    expect((await get(`${urls.router}/health`)).status).toBe(200);
+    expect((await get(`${urls.proxy}/health`)).status).toBe(200);
+    expect(JSON.parse((await get(`${urls.control}/state`)).text).faults).toEqual({ slow: { factor: 2 } });
+    expect(existsSync(`${urls.logs}/prefill.log`)).toBe(true);
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+  });
+
+  it('rejects an unknown fault with exit code 2', async () => {
+    const p = run(['sim', '--fault', 'nope']);
+    expect(await p.exited).toBe(2);
+    expect(p.out.stderr).toContain('unknown fault "nope"');
+  });
+});
+
+describe('wedgewatch demo', () => {
+  it('starts the daemon and the simulator, replays the incident, and exits 0 on Ctrl-C', async () => {
+    const p = run(['demo', '--web.listen-address', '127.0.0.1:0', '--replay-after', '1s']);
+    const base = await waitFor(() => /status page\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(p.out.stdout)?.[1], {
+      timeoutMs: 20_000,
+      what: `the status page line (stdout: ${p.out.stdout}, stderr: ${p.out.stderr})`,
+    });
+    expect(p.out.stdout).toMatch(/metrics\s+http:\/\/127\.0\.0\.1:\d+\/metrics/);
+    expect((await get(`${base}/metrics`)).status).toBe(200);
+    await waitFor(() => p.out.stdout.includes('bootstrap thread is dead'), {
+      timeoutMs: 20_000,
+      what: `the replayed thread death (stdout: ${p.out.stdout})`,
+    });
+    expect(p.out.stdout).toContain("AssertionError: First message should be b'NixlMsgGuard'");
+    p.child.kill('SIGINT');
+    expect(await p.exited).toBe(0);
+  });
+});
