@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
+import { ruleProblems } from '../logs/rules.js';
+import { Redactor } from '../redact.js';
 import { configSchema, type Config } from './schema.js';
 
 export interface LoadedConfig {
@@ -103,7 +105,7 @@ export function parseConfigText(
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(describeIssue(issue));
   }
-  if (problems.length > 0 || !parsed.success) throw new ConfigError(file, problems);
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(file, scrubbed(problems, secrets));
   const config = parsed.data;
 
   const base = dirname(resolve(file));
@@ -144,21 +146,19 @@ export function parseConfigText(
     });
     headers.set(t.name, perEndpoint);
   });
+  // Invalid patterns, and patterns that could backtrack without bound (src/logs/regex.ts), fail `check`.
   for (const [i, r] of config.rules.entries()) {
-    for (const [key, src] of [
-      ['match', r.match],
-      ['follows.match', r.follows?.match],
-    ] as const) {
-      if (src === undefined) continue;
-      try {
-        new RegExp(src);
-      } catch (err) {
-        problems.push(`rules[${i}].${key}: invalid regular expression: ${(err as Error).message}`);
-      }
-    }
+    for (const p of ruleProblems(r)) problems.push(`rules[${i}].${p}`);
   }
-  if (problems.length > 0) throw new ConfigError(file, problems);
+  if (problems.length > 0) throw new ConfigError(file, scrubbed(problems, secrets));
   return { config, secrets: [...secrets], headers, path: file };
+}
+
+/** A ${VAR} value in the wrong field is quoted by its problem ("got …"): mask this file's secrets there. */
+function scrubbed(problems: string[], secrets: Iterable<string>): string[] {
+  const r = new Redactor();
+  r.set(secrets);
+  return problems.map((p) => r.redact(p));
 }
 
 export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {

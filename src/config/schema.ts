@@ -1,5 +1,6 @@
 // The configuration schema. Defaults sit beside each field (as blackbox_exporter's Default<X>Probe),
 // every object is strict so a typo is an error rather than a silently ignored key.
+import cron from 'node-cron';
 import { z } from 'zod';
 import { duration, durationOr } from './duration.js';
 
@@ -79,12 +80,20 @@ export const probeSchema = z
     if (p.every !== undefined && p.cron !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['cron'], message: 'give either `every` or `cron`, not both' });
     }
+    if (p.cron !== undefined && !cron.validate(p.cron)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cron'],
+        message: `invalid cron expression ${JSON.stringify(p.cron)} (node-cron syntax, e.g. "*/15 * * * * *")`,
+      });
+    }
     if (p.every !== undefined && p.every < 1000) {
       ctx.addIssue({ code: 'custom', path: ['every'], message: 'must be at least 1s' });
     }
   });
 
 export const LOG_PACKS = ['sglang', 'nixl', 'mooncake', 'vllm', 'python'] as const;
+export type LogPack = (typeof LOG_PACKS)[number];
 
 export const logSourceSchema = z.strictObject({
   /** The engine role this file belongs to (prefill, decode, router, …); a metric label. */
@@ -154,13 +163,25 @@ export const targetSchema = z.strictObject({
   watch: z.array(z.string().min(1)).default([]),
 });
 
+/** Engine gauges a rule's `extract` may feed (src/logs/engine-lines.ts maps them to metrics). */
+export const ENGINE_GAUGES = [
+  'running',
+  'queued',
+  'transferQueue',
+  'preallocQueue',
+  'genThroughput',
+  'tokenUsage',
+  'bytesPerFullToken',
+] as const;
+export type EngineGauge = (typeof ENGINE_GAUGES)[number];
+
 export const ruleSchema = z.strictObject({
   name: name('rule'),
   severity: z.enum(['info', 'warning', 'critical']),
   /** A regular expression; named groups become event fields. */
   match: z.string().min(1),
   /** Named groups to export as engine gauges: group name → gauge (running, queued, …). */
-  extract: z.record(z.string(), z.string()).optional(),
+  extract: z.record(z.string(), z.enum(ENGINE_GAUGES)).optional(),
   /** Multi-line rule: `match` starts it, `follows.match` must appear within `follows.within` lines. */
   follows: z
     .strictObject({

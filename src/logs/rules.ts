@@ -1,0 +1,231 @@
+// Rules: compiled once per log source (built-in packs + user rules), matched line by line. A combined
+// literal prefilter (one regex, built as a trie of the literals every match must contain) lets the chunk
+// scanner skip the ~99.9% of lines no rule can match without looking at them one by one.
+import type { EngineGauge, LogPack, RuleConfig } from '../config/schema.js';
+import type { Severity } from '../signals.js';
+import type { EngineValues } from './engine-lines.js';
+import { PACKS, type EngineLineKind } from './packs/index.js';
+import { escapeRegExp, requiredLiterals, validateUserPattern } from './regex.js';
+
+export interface CompiledRule {
+  name: string;
+  severity: Severity;
+  re: RegExp;
+  /** At least one of these occurs in every matching line; null = the rule must see every line. */
+  literals: string[] | null;
+  extract: [group: string, gauge: EngineGauge][];
+  follows?: { re: RegExp; within: number };
+}
+
+export interface RuleSet {
+  rules: CompiledRule[];
+  /** Global regex over latin1 chunk text finding every line that may match some rule. */
+  prefilter: RegExp | null;
+  /** Some rule has no literal: every line must be matched. */
+  everyLine: boolean;
+  engineLines: EngineLineKind[];
+}
+
+export interface RuleMatch {
+  rule: CompiledRule;
+  /** The matched line; for `follows` rules the header and the closing line joined with \n. */
+  line: string;
+  /** Byte offset of the (first) line in its file. */
+  offset: number;
+  fields: Record<string, string>;
+  values?: EngineValues;
+}
+
+export class RuleError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('; '));
+    this.name = 'RuleError';
+  }
+}
+
+/** Problems with one user rule (patterns, extract groups), each prefixed with the field it concerns. */
+export function ruleProblems(rule: RuleConfig): string[] {
+  const problems: string[] = [];
+  const check = (key: string, src: string | undefined) => {
+    if (src === undefined) return;
+    const why = validateUserPattern(src);
+    if (why !== undefined) problems.push(`${key}: ${why}`);
+  };
+  check('match', rule.match);
+  check('follows.match', rule.follows?.match);
+  if (problems.length === 0 && rule.extract) {
+    const groups = new Set(
+      [...`${rule.match}\n${rule.follows?.match ?? ''}`.matchAll(/\(\?<([A-Za-z_]\w*)>/g)].map((m) => m[1]),
+    );
+    for (const g of Object.keys(rule.extract)) {
+      if (!groups.has(g)) problems.push(`extract.${g}: the pattern has no named group (?<${g}>…)`);
+    }
+  }
+  return problems;
+}
+
+// The literal as the chunk scanner sees it: chunks are decoded as latin1 (one char per byte), so a
+// non-ASCII literal is searched for as its UTF-8 bytes.
+const asBytes = (s: string) => Buffer.from(s, 'utf8').toString('latin1');
+
+// Leading/trailing punctuation and spaces make poor first characters for the prefilter (V8 then tries
+// nearly every position); trimming keeps the literal a substring of the match.
+function trimLiteral(s: string): string {
+  return s.replace(/^[^A-Za-z]+/, '').replace(/[^A-Za-z0-9_]+$/, '');
+}
+
+function compileOne(rule: RuleConfig, user: boolean): CompiledRule {
+  if (user) {
+    const problems = ruleProblems(rule);
+    if (problems.length > 0) throw new RuleError(problems.map((p) => `rule ${rule.name}: ${p}`));
+  }
+  const lits = requiredLiterals(rule.match)?.map(trimLiteral) ?? null;
+  const compiled: CompiledRule = {
+    name: rule.name,
+    severity: rule.severity,
+    re: new RegExp(rule.match),
+    literals: lits === null || lits.some((l) => l.length < 3) ? null : lits,
+    extract: Object.entries(rule.extract ?? {}),
+  };
+  if (rule.follows) compiled.follows = { re: new RegExp(rule.follows.match), within: rule.follows.within };
+  return compiled;
+}
+
+/** A regex alternation written as a trie, so V8 tests each position against few first characters. */
+function trieRegex(words: string[]): string {
+  interface Node {
+    end: boolean;
+    next: Map<string, Node>;
+  }
+  const root: Node = { end: false, next: new Map() };
+  for (const w of words) {
+    let n = root;
+    for (const ch of w) {
+      let c = n.next.get(ch);
+      if (!c) n.next.set(ch, (c = { end: false, next: new Map() }));
+      n = c;
+    }
+    n.end = true;
+  }
+  const emit = (n: Node): string => {
+    if (n.end) return ''; // a shorter literal already suffices
+    const alts = [...n.next].map(([ch, c]) => escapeRegExp(ch) + emit(c));
+    return alts.length === 1 ? alts[0]! : `(?:${alts.join('|')})`;
+  };
+  return emit(root);
+}
+
+export function compileRuleSet(
+  packs: readonly LogPack[],
+  userRules: readonly RuleConfig[],
+  service?: string,
+): RuleSet {
+  const rules: CompiledRule[] = [];
+  const engineLines = new Set<EngineLineKind>();
+  for (const p of packs) {
+    const pack = PACKS[p];
+    for (const r of pack.rules) rules.push(compileOne(r, false));
+    for (const k of pack.engineLines) engineLines.add(k);
+  }
+  const problems: string[] = [];
+  for (const r of userRules) {
+    if (service !== undefined && r.services !== undefined && !r.services.includes(service)) continue;
+    try {
+      rules.push(compileOne(r, true));
+    } catch (err) {
+      if (err instanceof RuleError) problems.push(...err.problems);
+      else throw err;
+    }
+  }
+  if (problems.length > 0) throw new RuleError(problems);
+  const everyLine = rules.some((r) => r.literals === null);
+  const literals = [...new Set(rules.flatMap((r) => r.literals ?? []).map(asBytes))];
+  const prefilter = !everyLine && literals.length > 0 ? new RegExp(trieRegex(literals), 'g') : null;
+  return { rules, prefilter, everyLine, engineLines: [...engineLines] };
+}
+
+interface Pending {
+  rule: CompiledRule;
+  line: string;
+  offset: number;
+  fields: Record<string, string>;
+  left: number;
+}
+
+function groupsOf(m: RegExpExecArray, into: Record<string, string>): Record<string, string> {
+  if (m.groups) for (const [k, v] of Object.entries(m.groups)) if (v !== undefined) into[k] = v;
+  return into;
+}
+
+/**
+ * Matches decoded lines of one file against a rule set, holding the state of multi-line rules.
+ * Lines arrive in file order; `hasPending` tells the scanner it must show every line for a while.
+ */
+export class LineMatcher {
+  private pending: Pending[] = [];
+
+  constructor(readonly set: RuleSet) {}
+
+  get hasPending(): boolean {
+    return this.pending.length > 0;
+  }
+
+  reset(): void {
+    this.pending = [];
+  }
+
+  match(line: string, offset: number, emit: (m: RuleMatch) => void): void {
+    if (this.pending.length > 0) this.advancePending(line, emit);
+    for (const rule of this.set.rules) {
+      const lits = rule.literals;
+      if (lits !== null) {
+        let found = false;
+        for (const l of lits) {
+          if (line.includes(l)) {
+            found = true;
+            break;
+          }
+        }
+        if (!found) continue;
+      }
+      const m = rule.re.exec(line);
+      if (!m) continue;
+      const fields = groupsOf(m, {});
+      if (rule.follows) {
+        // A new header restarts the rule: the previous thread's traceback ended without a match.
+        this.pending = this.pending.filter((p) => p.rule !== rule);
+        this.pending.push({ rule, line, offset, fields, left: rule.follows.within });
+        continue;
+      }
+      const out: RuleMatch = { rule, line, offset, fields };
+      const values = extractValues(rule, fields);
+      if (values) out.values = values;
+      emit(out);
+    }
+  }
+
+  private advancePending(line: string, emit: (m: RuleMatch) => void): void {
+    const keep: Pending[] = [];
+    for (const p of this.pending) {
+      const m = p.rule.follows!.re.exec(line);
+      if (m) {
+        const fields = groupsOf(m, { ...p.fields });
+        const out: RuleMatch = { rule: p.rule, line: `${p.line}\n${line}`, offset: p.offset, fields };
+        const values = extractValues(p.rule, fields);
+        if (values) out.values = values;
+        emit(out);
+      } else if (--p.left > 0) keep.push(p);
+    }
+    this.pending = keep;
+  }
+}
+
+function extractValues(rule: CompiledRule, fields: Record<string, string>): EngineValues | undefined {
+  if (rule.extract.length === 0) return undefined;
+  const out: EngineValues = {};
+  for (const [group, gauge] of rule.extract) {
+    const v = Number(fields[group]);
+    if (fields[group] !== undefined && Number.isFinite(v)) out[gauge] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}

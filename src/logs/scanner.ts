@@ -1,0 +1,188 @@
+// Turns the bytes of one file into lines and rule matches, fast. Chunks are decoded as latin1 (one char
+// per byte: cheap, and string offsets are byte offsets); newline splitting happens on bytes, so a UTF-8
+// character split across two reads is whole again before any line is decoded as UTF-8. Only lines the
+// prefilter flags (and lines inside an open multi-line rule) are decoded and matched.
+import { ENGINE_LINE_MARKERS, ENGINE_LINE_PARSERS, type EngineValues } from './engine-lines.js';
+import type { EngineLineKind } from './packs/index.js';
+import { LineMatcher, type RuleMatch, type RuleSet } from './rules.js';
+
+export interface ScanSink {
+  match(m: RuleMatch): void;
+  /** Values from the last periodic engine line of each kind in a chunk (gauges keep the last value). */
+  engine(values: EngineValues): void;
+  /** A line longer than the limit was cut (called once per such line). */
+  truncated(): void;
+}
+
+export class ChunkScanner {
+  /** Complete lines seen. */
+  lines = 0;
+  // The incomplete last line, as bytes (at most maxLineBytes of it), and its full length so far.
+  // Kept as a Buffer: joining it to the next chunk as a string made every chunk a cons string, which
+  // V8 then searched ten times slower.
+  private carry: Buffer = Buffer.alloc(0);
+  private carryLen = 0;
+  /** File offset of the first byte of the incomplete line. */
+  private carryStart: number;
+  private readonly matcher: LineMatcher;
+  private readonly markers: [string, EngineLineKind][];
+
+  constructor(
+    readonly set: RuleSet,
+    private readonly maxLineBytes: number,
+    private readonly sink: ScanSink,
+    startOffset = 0,
+  ) {
+    this.matcher = new LineMatcher(set);
+    this.carryStart = startOffset;
+    this.markers = set.engineLines.flatMap((k) =>
+      ENGINE_LINE_MARKERS[k].map((m): [string, EngineLineKind] => [m, k]),
+    );
+  }
+
+  /** Offset just after the last complete line: where a restart must resume. */
+  get committed(): number {
+    return this.carryStart;
+  }
+
+  get hasPartial(): boolean {
+    return this.carryLen > 0;
+  }
+
+  /** Forget everything (the file was truncated in place): the next byte fed is at `offset`. */
+  reset(offset = 0): void {
+    this.carry = Buffer.alloc(0);
+    this.carryLen = 0;
+    this.carryStart = offset;
+    this.matcher.reset();
+  }
+
+  /** Feeds `buf[0, n)`, the bytes that follow everything fed so far. */
+  feed(buf: Buffer, n: number): void {
+    let start = 0;
+    if (this.carryLen > 0) {
+      const nl = buf.indexOf(10);
+      if (nl < 0 || nl >= n) {
+        this.extendCarry(buf, 0, n);
+        return;
+      }
+      this.extendCarry(buf, 0, nl);
+      this.endCarriedLine(1);
+      start = nl + 1;
+    }
+    const last = n > start ? buf.lastIndexOf(10, n - 1) : -1;
+    if (last >= start) {
+      const s = buf.toString('latin1', start, last + 1);
+      this.scan(s, s.length - 1, this.carryStart);
+      if (this.markers.length > 0) this.engineLines(buf, start, last);
+      this.carryStart += last + 1 - start;
+      start = last + 1;
+    }
+    if (start < n) this.extendCarry(buf, start, n);
+  }
+
+  /** Emits the incomplete last line as if it had ended (after an idle time, or at end of input). */
+  flush(): void {
+    if (this.carryLen > 0) this.endCarriedLine(0);
+  }
+
+  private extendCarry(buf: Buffer, from: number, to: number): void {
+    const room = this.maxLineBytes - this.carry.length;
+    const before = this.carryLen;
+    if (room > 0 && to > from) {
+      // Copied: the caller reuses its read buffer.
+      this.carry = Buffer.concat([this.carry, buf.subarray(from, Math.min(to, from + room))]);
+    }
+    this.carryLen += to - from;
+    if (before <= this.maxLineBytes && this.carryLen > this.maxLineBytes) this.sink.truncated();
+  }
+
+  /** The carried line is complete; `extra` bytes (its newline) follow it in the file. */
+  private endCarriedLine(extra: number): void {
+    const text = this.carry.toString('latin1');
+    this.lines++;
+    this.emitLine(text, this.carryStart);
+    for (const [marker, kind] of this.markers) {
+      if (text.includes(marker)) {
+        const v = ENGINE_LINE_PARSERS[kind](text);
+        if (v) this.sink.engine(v);
+      }
+    }
+    this.carryStart += this.carryLen + extra;
+    this.carry = Buffer.alloc(0);
+    this.carryLen = 0;
+  }
+
+  private emitLine(latin1: string, offset: number): void {
+    let line = Buffer.from(latin1, 'latin1').toString('utf8');
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    this.matcher.match(line, offset, (m) => this.sink.match(m));
+  }
+
+  /** Scans s[0, last] (complete lines; s[last] is '\n'); `base` is the file offset of s[0]. */
+  private scan(s: string, last: number, base: number): void {
+    const max = this.maxLineBytes;
+    const pre = this.set.prefilter;
+    const every = this.set.everyLine || pre === null;
+    const nextHit = (from: number): number => {
+      if (every) return -1;
+      pre!.lastIndex = from;
+      const m = pre!.exec(s);
+      return m ? m.index : Infinity;
+    };
+    let hit = every ? -1 : nextHit(0);
+    let p = 0;
+    while (p <= last) {
+      if (!every && !this.matcher.hasPending) {
+        // Jump to the line holding the next candidate, counting the lines skipped on the way.
+        const target = hit > last ? last + 1 : s.lastIndexOf('\n', hit - 1) + 1;
+        if (target > p) p = this.count(s, p, target);
+        if (p > last) break;
+      }
+      const nl = s.indexOf('\n', p);
+      this.lines++;
+      if (nl - p > max) {
+        this.sink.truncated();
+        this.emitLine(s.slice(p, p + max), base + p);
+      } else {
+        this.emitLine(s.slice(p, nl), base + p);
+      }
+      p = nl + 1;
+      if (!every && hit < p) hit = nextHit(p);
+    }
+  }
+
+  /** Counts the lines in s[from, to) (to is a line start), noting over-long ones; returns `to`. */
+  private count(s: string, from: number, to: number): number {
+    const max = this.maxLineBytes;
+    let p = from;
+    let n = 0;
+    while (p < to) {
+      const nl = s.indexOf('\n', p);
+      if (nl - p > max) this.sink.truncated();
+      n++;
+      p = nl + 1;
+    }
+    this.lines += n;
+    return to;
+  }
+
+  private engineLines(buf: Buffer, start: number, last: number): void {
+    // Gauges keep only the last value, so only the last line of each kind in the chunk matters;
+    // lines are applied in file order so a later line's fields win. Searched on the Buffer: V8's
+    // String#lastIndexOf is a naive scan, Buffer#lastIndexOf is not.
+    const found: [number, EngineLineKind][] = [];
+    for (const [marker, kind] of this.markers) {
+      const at = buf.lastIndexOf(marker, last, 'latin1');
+      if (at >= start) found.push([at, kind]);
+    }
+    found.sort((a, b) => a[0] - b[0]);
+    for (const [at, kind] of found) {
+      const from = Math.max(start, buf.lastIndexOf(10, at) + 1);
+      const end = buf.indexOf(10, at);
+      if (end - from > this.maxLineBytes) continue;
+      const v = ENGINE_LINE_PARSERS[kind](buf.toString('latin1', from, end));
+      if (v) this.sink.engine(v);
+    }
+  }
+}

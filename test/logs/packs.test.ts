@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import { makeLineSource } from '../../bench/ingest-gen.mjs';
+import { LOG_PACKS } from '../../src/config/schema.js';
+import { parseSglangBatch, parseVllmStats } from '../../src/logs/engine-lines.js';
+import { PACKS } from '../../src/logs/packs/index.js';
+import { compileRuleSet, type RuleMatch } from '../../src/logs/rules.js';
+import { ChunkScanner } from '../../src/logs/scanner.js';
+import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
+
+const ALL = [...LOG_PACKS];
+
+function scan(text: string, chunk = 1 << 20): RuleMatch[] {
+  const out: RuleMatch[] = [];
+  const scanner = new ChunkScanner(compileRuleSet(ALL, []), 65_536, {
+    match: (m) => out.push(m),
+    engine: () => {},
+    truncated: () => {},
+  });
+  const buf = Buffer.from(text);
+  for (let i = 0; i < buf.length; i += chunk) {
+    const part = Buffer.from(buf.subarray(i, Math.min(buf.length, i + chunk)));
+    scanner.feed(part, part.length);
+  }
+  scanner.flush();
+  return out;
+}
+
+describe('built-in packs', () => {
+  const ruleNames = LOG_PACKS.flatMap((p) => PACKS[p].rules.map((r) => r.name));
+
+  it('every rule has a fixture and every fixture names a rule', () => {
+    expect(ruleNames.filter((n) => !RULE_FIXTURES[n])).toEqual([]);
+    expect(Object.keys(RULE_FIXTURES).filter((n) => !ruleNames.includes(n))).toEqual([]);
+  });
+
+  it('rule names are unique across packs', () => {
+    expect(new Set(ruleNames).size).toBe(ruleNames.length);
+  });
+
+  for (const [rule, lines] of Object.entries(RULE_FIXTURES)) {
+    it(`${rule} fires on its fixture(s), through the chunk prefilter and byte by byte`, () => {
+      for (const text of lines) {
+        const padded = `[2026-01-01 00:00:00 TP0] Decode batch, #running-req: 1, #queue-req: 0, \n${text}\nplain trailing line\n`;
+        const fired = scan(padded).filter((m) => m.rule.name === rule);
+        expect(fired, text).toHaveLength(1);
+        expect(
+          scan(padded, 7).filter((m) => m.rule.name === rule),
+          text,
+        ).toHaveLength(1);
+      }
+    });
+  }
+
+  it('tells the PD failure reasons apart: exactly one prefill rule per line', () => {
+    for (const r of [
+      'sglang_prefill_bootstrap_aborted',
+      'sglang_prefill_bootstrap_timeout',
+      'sglang_prefill_bootstrap_failed',
+    ]) {
+      const names = scan(`${RULE_FIXTURES[r]![0]}\n`).map((m) => m.rule.name);
+      expect(names).toEqual([r]);
+    }
+  });
+
+  it('names the thread target and the exception of a dead thread', () => {
+    const m = scan(`${RULE_FIXTURES.nixl_bootstrap_thread_dead![0]}\n`);
+    const nixl = m.find((x) => x.rule.name === 'nixl_bootstrap_thread_dead')!;
+    expect(nixl.fields).toMatchObject({
+      thread: 'Thread-1',
+      target: 'bootstrap_thread',
+      exception: 'AssertionError',
+    });
+    expect(nixl.offset).toBe(0);
+    const py = m.find((x) => x.rule.name === 'python_thread_exception')!;
+    expect(py.fields).toMatchObject({ target: 'bootstrap_thread', exception: 'AssertionError' });
+    const crlf = scan(`${RULE_FIXTURES.python_thread_exception![1]}\r\n`).find(
+      (x) => x.rule.name === 'python_thread_exception',
+    )!;
+    expect(crlf.fields).toMatchObject({ thread: 'DetokenizerThread', exception: 'RuntimeError' });
+  });
+
+  it('a thread header with no exception line within the window produces no event', () => {
+    const filler = Array.from({ length: 120 }, (_, i) => `  frame ${i}`).join('\n');
+    expect(scan(`Exception in thread Thread-9 (worker):\n${filler}\nValueError: late\n`)).toEqual([]);
+  });
+
+  it('extracts bytes_per_full_token as a value', () => {
+    const [m] = scan(`${RULE_FIXTURES.sglang_bytes_per_full_token![1]}\n`);
+    expect(m!.values).toEqual({ bytesPerFullToken: 987 });
+  });
+
+  it('no rule fires on a clean 100,000-line healthy log', () => {
+    const next = makeLineSource({ seed: 7, faults: false });
+    const lines: string[] = [];
+    for (let i = 0; i < 100_000; i++) lines.push(next(i));
+    const text = `${lines.join('\n')}\n`;
+    const fired = scan(text, 64 * 1024);
+    expect(fired.map((m) => `${m.rule.name}: ${m.line}`)).toEqual([]);
+    // The healthy log really exercised the shapes: batch lines of every variant, access and vLLM lines.
+    expect(text).toContain('#bootstrap-req:');
+    expect(text).toContain('Prefill batch. #new-seq');
+    expect(text).toContain('Engine 000:');
+  });
+});
+
+describe('engine lines', () => {
+  it('parses the PD decode line', () => {
+    expect(
+      parseSglangBatch(
+        '[2026-07-10 12:00:05 DP0 TP0] Decode batch, #running-req: 12, #token: 53120, token usage: 0.41, pre-allocated usage: 0.05, #prealloc-req: 2, #transfer-req: 1, #retracted-req: 0, cuda graph: True, gen throughput (token/s): 612.34, #queue-req: 0, ',
+      ),
+    ).toEqual({
+      running: 12,
+      tokenUsage: 0.41,
+      preallocQueue: 2,
+      transferQueue: 1,
+      genThroughput: 612.34,
+      queued: 0,
+    });
+  });
+  it('parses the prefill line, 2026 variant with #bootstrap-req and no trailing comma', () => {
+    expect(
+      parseSglangBatch(
+        '[2026-07-10 12:00:01 TP0] Prefill batch, #new-seq: 2, #new-token: 8192, #cached-token: 0, token usage: 0.12, #running-req: 0, #queue-req: 5, #pending-token: 0, #bootstrap-req: 3, #inflight-req: 1, cuda graph: False, input throughput (token/s): 4096.00',
+      ),
+    ).toEqual({ tokenUsage: 0.12, running: 0, queued: 5, preallocQueue: 3, transferQueue: 1 });
+  });
+  it('parses hybrid SWA usage, the early `batch.` form and the iteration counter', () => {
+    expect(
+      parseSglangBatch(
+        '[2026-07-10 12:00:12 TP1] Decode batch [1234], #running-req: 3, #full token: 12000, full token usage: 0.10, #swa token: 4000, swa token usage: 0.20, pre-allocated usage: 0.73, #prealloc-req: 21, #transfer-req: 12, #retracted-req: 0, cuda graph: True, gen throughput (token/s): 0.00, #queue-req: 0, ',
+      ),
+    ).toMatchObject({ running: 3, tokenUsage: 0.1, preallocQueue: 21, transferQueue: 12, genThroughput: 0 });
+    expect(
+      parseSglangBatch(
+        'Prefill batch. #new-seq: 1, #new-token: 1, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.00, #running-req: 0, #queue-req: 0',
+      ),
+    ).toEqual({ tokenUsage: 0, running: 0, queued: 0 });
+  });
+  it('parses vLLM V1 and V0 stats lines', () => {
+    expect(
+      parseVllmStats(
+        '(APIServer pid=851) INFO 04-28 22:54:32 [loggers.py:257] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.5%, Prefix cache hit rate: 0.0%',
+      ),
+    ).toEqual({ genThroughput: 0, running: 1, queued: 0, tokenUsage: 0.015 });
+    expect(
+      parseVllmStats(
+        'INFO 05-11 18:07:24 metrics.py:341] Avg prompt throughput: 5.0 tokens/s, Avg generation throughput: 20.0 tokens/s, Running: 4 reqs, Swapped: 0 reqs, Pending: 2 reqs, GPU KV cache usage: 50.0%, CPU KV cache usage: 0.0%.',
+      ),
+    ).toEqual({ genThroughput: 20, running: 4, queued: 2, tokenUsage: 0.5 });
+  });
+});

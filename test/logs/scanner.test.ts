@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { compileRuleSet, type RuleMatch } from '../../src/logs/rules.js';
+import { ChunkScanner } from '../../src/logs/scanner.js';
+import type { EngineValues } from '../../src/logs/engine-lines.js';
+
+function make(
+  max = 65_536,
+  rules = [{ name: 'hit', severity: 'warning' as const, match: 'ERR(?<code>\\d+) (?<msg>.*)$' }],
+) {
+  const matches: RuleMatch[] = [];
+  const engine: EngineValues[] = [];
+  let truncated = 0;
+  const s = new ChunkScanner(compileRuleSet(['sglang'], rules), max, {
+    match: (m) => matches.push(m),
+    engine: (v) => engine.push(v),
+    truncated: () => truncated++,
+  });
+  const feed = (b: Buffer | string) => {
+    const buf = Buffer.from(b);
+    s.feed(buf, buf.length);
+  };
+  return { s, matches, engine, feed, truncated: () => truncated };
+}
+
+describe('ChunkScanner', () => {
+  it('reassembles a UTF-8 character split across reads', () => {
+    const { feed, matches } = make();
+    const bytes = Buffer.from('ok\nERR7 température — 温度\n');
+    const cut = bytes.indexOf(Buffer.from('温')) + 1; // inside the 3-byte character
+    feed(bytes.subarray(0, cut));
+    feed(bytes.subarray(cut));
+    expect(matches.map((m) => m.fields)).toEqual([{ code: '7', msg: 'température — 温度' }]);
+    expect(matches[0]!.offset).toBe(3);
+  });
+
+  it('strips CR of CRLF lines, so $ anchors work', () => {
+    const { feed, matches, s } = make();
+    feed('a\r\nERR1 x\r\nb\r\n');
+    expect(matches.map((m) => m.fields.msg)).toEqual(['x']);
+    expect(s.lines).toBe(3);
+  });
+
+  it('counts every line, and gives byte offsets of matches, for any chunking', () => {
+    const text =
+      Array.from({ length: 500 }, (_, i) => (i % 97 === 3 ? `ERR${i} boom` : `line ${i}`)).join('\n') + '\n';
+    const whole = make();
+    whole.feed(text);
+    for (const size of [1, 5, 64, 4096]) {
+      const c = make();
+      for (let i = 0; i < text.length; i += size) c.feed(text.slice(i, i + size));
+      expect(c.s.lines).toBe(500);
+      expect(c.matches.map((m) => [m.offset, m.fields.code])).toEqual(
+        whole.matches.map((m) => [m.offset, m.fields.code]),
+      );
+    }
+    for (const m of whole.matches) expect(text.slice(m.offset, m.offset + 3)).toBe('ERR');
+    expect(whole.s.committed).toBe(Buffer.byteLength(text));
+  });
+
+  it('truncates a line over the limit, counts it once, and keeps going', () => {
+    const { feed, matches, truncated } = make(256);
+    feed(`ERR1 ${'y'.repeat(300)}\nERR2 short\n`);
+    expect(truncated()).toBe(1);
+    expect(matches.map((m) => m.fields.code)).toEqual(['1', '2']);
+    expect(matches[0]!.line.length).toBe(256);
+    // A long line that arrives in pieces, without a newline yet: bounded memory, counted once.
+    const b = make(256);
+    for (let i = 0; i < 100; i++) b.feed('z'.repeat(1000));
+    expect(b.truncated()).toBe(1);
+    b.feed('\nERR3 after\n');
+    expect(b.matches.map((m) => m.fields.code)).toEqual(['3']);
+    expect(b.s.lines).toBe(2);
+    expect(b.s.committed).toBe(100_000 + 1 + 'ERR3 after\n'.length);
+  });
+
+  it('holds a partial last line until it ends or is flushed', () => {
+    const { feed, matches, s } = make();
+    feed('ERR5 half');
+    expect(matches).toEqual([]);
+    expect(s.hasPartial).toBe(true);
+    expect(s.committed).toBe(0);
+    s.flush();
+    expect(matches.map((m) => m.fields.msg)).toEqual(['half']);
+    expect(s.committed).toBe(9);
+  });
+
+  it('reports the last batch line of a chunk as engine values', () => {
+    const { feed, engine } = make();
+    feed(
+      '[t TP0] Decode batch, #running-req: 5, #queue-req: 1, \n[t TP0] Decode batch, #running-req: 7, #queue-req: 2, gen throughput (token/s): 9.50, \nother\n',
+    );
+    expect(engine).toEqual([{ running: 7, queued: 2, genThroughput: 9.5 }]);
+  });
+});

@@ -1,0 +1,206 @@
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait.js';
+import { harness, source } from './helpers.js';
+
+let dir: string;
+const stops: (() => Promise<void>)[] = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ww-logs-'));
+});
+afterEach(async () => {
+  for (const s of stops.splice(0)) await s();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function started(h: ReturnType<typeof harness>) {
+  await h.watcher.start();
+  stops.push(() => h.watcher.stop());
+  return h;
+}
+
+const ABORT = (n: number) =>
+  `[2026-02-19 16:32:51 TP0] Prefill bootstrap failed for request rank=0 req.rid='r${n}' req.bootstrap_room=${n} with exception KVTransferError(bootstrap_room=${n}): Aborted by AbortReq.\n`;
+
+describe('LogWatcher', () => {
+  it('starts at the end by default, then reports appended lines as events with file and offset', async () => {
+    const f = join(dir, 'prefill.log');
+    writeFileSync(f, ABORT(1) + ABORT(2));
+    const h = await started(harness({ sources: [source({ path: f, service: 'prefill' })], stateDir: dir }));
+    const before = fs.statSync(f).size;
+    appendFileSync(f, `[t TP0] Decode batch, #running-req: 4, #queue-req: 2, \n${ABORT(3)}`);
+    await waitFor(() => h.events.length === 1, { what: 'one event' });
+    const e = h.events[0]!;
+    expect(e).toMatchObject({
+      kind: 'log',
+      target: 't1',
+      service: 'prefill',
+      rule: 'sglang_prefill_bootstrap_aborted',
+      severity: 'warning',
+      file: f,
+    });
+    expect(e.offset).toBe(before + '[t TP0] Decode batch, #running-req: 4, #queue-req: 2, \n'.length);
+    expect(await h.value('logLines')).toBe(2);
+    expect(await h.value('logEvents', { rule: 'sglang_prefill_bootstrap_aborted', service: 'prefill' })).toBe(
+      1,
+    );
+    expect(await h.value('engineRunning', { service: 'prefill' })).toBe(4);
+    expect(h.engine.at(-1)).toMatchObject({
+      kind: 'engine',
+      source: 'log',
+      running: 4,
+      queued: 2,
+      service: 'prefill',
+    });
+  });
+
+  it('from: start reads existing content; a glob picks up files created later, from their start', async () => {
+    writeFileSync(join(dir, 'a.log'), ABORT(1));
+    writeFileSync(join(dir, 'other.txt'), ABORT(9));
+    const h = await started(
+      harness({ sources: [source({ path: join(dir, '*.log'), from: 'start' })], stateDir: dir }),
+    );
+    await waitFor(() => h.events.length === 1, { what: 'existing line' });
+    writeFileSync(join(dir, 'b.log'), ABORT(2) + ABORT(3));
+    await waitFor(() => h.events.length === 3, { what: 'new file lines' });
+    expect(h.events.map((e) => (e.file.endsWith('b.log') ? 'b' : 'a'))).toEqual(['a', 'b', 'b']);
+  });
+
+  it('after a restart, counts lines written while stopped exactly once', async () => {
+    const f = join(dir, 'decode.log');
+    writeFileSync(f, '');
+    const src = [source({ path: f })];
+    const a = harness({ sources: src, stateDir: dir });
+    await a.watcher.start();
+    appendFileSync(f, ABORT(1) + 'x\n');
+    await waitFor(async () => (await a.value('logLines')) === 2, { what: 'first lines' });
+    await a.watcher.stop();
+    appendFileSync(f, ABORT(2) + ABORT(3) + 'y\npartial');
+    const b = await started(harness({ sources: src, stateDir: dir }));
+    await waitFor(() => b.events.length === 2, { what: 'lines written while down' });
+    appendFileSync(f, ' end\n');
+    await waitFor(async () => (await b.value('logLines')) === 4, { what: 'partial completed' });
+    expect(b.events.map((e) => e.line)).toEqual([ABORT(2).trimEnd(), ABORT(3).trimEnd()]);
+    await b.watcher.stop();
+    // Restarting again with nothing new reads nothing.
+    const c = await started(harness({ sources: src, stateDir: dir }));
+    appendFileSync(f, ABORT(4));
+    await waitFor(() => c.events.length === 1, { what: 'the new line only' });
+    expect(await c.value('logLines')).toBe(1);
+  });
+
+  it('reads a file replaced while stopped from its start', async () => {
+    const f = join(dir, 'decode.log');
+    writeFileSync(f, ABORT(1).repeat(20));
+    const src = [source({ path: f })];
+    const a = harness({ sources: src, stateDir: dir });
+    await a.watcher.start();
+    await a.watcher.stop();
+    unlinkSync(f);
+    writeFileSync(f, ABORT(2));
+    const b = await started(harness({ sources: src, stateDir: dir }));
+    await waitFor(() => b.events.length === 1, { what: 'replaced file read from 0' });
+    expect(b.events[0]!.offset).toBe(0);
+  });
+
+  it('a missing file is an error metric, then followed from its start once it appears', async () => {
+    const f = join(dir, 'later.log');
+    const h = await started(harness({ sources: [source({ path: f })], stateDir: dir }));
+    await waitFor(async () => (await h.value('logReadErrors', { reason: 'missing' })) === 1, {
+      what: 'missing metric',
+    });
+    writeFileSync(f, ABORT(1));
+    await waitFor(() => h.events.length === 1, { what: 'line of the new file' });
+  });
+
+  it('a directory at the path is an unreadable error, an open that fails is a permission error; no crash', async () => {
+    mkdirSync(join(dir, 'isdir.log'));
+    const locked = join(dir, 'locked.log');
+    writeFileSync(locked, 'x\n');
+    const failingFs = {
+      ...fs,
+      openSync: ((p: fs.PathLike, flags: fs.OpenMode) => {
+        if (String(p) === locked)
+          throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+        return fs.openSync(p, flags);
+      }) as typeof fs.openSync,
+    };
+    const h = await started(
+      harness({
+        sources: [
+          source({ path: join(dir, 'isdir.log'), service: 'a' }),
+          source({ path: locked, service: 'b' }),
+        ],
+        stateDir: dir,
+        follow: { pollMs: 30, fs: failingFs },
+      }),
+    );
+    await waitFor(
+      async () => (await h.value('logReadErrors', { reason: 'unreadable', service: 'a' })) === 1,
+      { what: 'unreadable' },
+    );
+    await waitFor(
+      async () => (await h.value('logReadErrors', { reason: 'permission', service: 'b' })) === 1,
+      { what: 'permission' },
+    );
+    // Retried silently, not counted on every poll.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await h.value('logReadErrors', { reason: 'permission', service: 'b' })).toBe(1);
+  });
+
+  it('a binary file is an error metric; a 10 MB single line is truncated, counted, and reading goes on', async () => {
+    const bin = join(dir, 'bin.log');
+    const big = join(dir, 'big.log');
+    writeFileSync(bin, '');
+    writeFileSync(big, '');
+    const h = await started(
+      harness({
+        sources: [source({ path: bin, service: 'bin' }), source({ path: big, service: 'big' })],
+        stateDir: dir,
+      }),
+    );
+    appendFileSync(bin, Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 0, 1, 2, 3, 10, 0, 0]));
+    await waitFor(async () => (await h.value('logReadErrors', { reason: 'binary', service: 'bin' })) === 1, {
+      what: 'binary',
+    });
+    appendFileSync(big, `ERR ${'q'.repeat(10 * 1024 * 1024)}\n${ABORT(5)}`);
+    await waitFor(() => h.events.length === 1, { what: 'line after the huge one' });
+    expect(await h.value('logReadErrors', { reason: 'line_too_long', service: 'big' })).toBe(1);
+    expect(await h.value('logLinesTruncated', { service: 'big' })).toBe(1);
+    expect(await h.value('logLines', { service: 'big' })).toBe(2);
+  });
+
+  it('flushes a partial last line after the idle time', async () => {
+    const f = join(dir, 'p.log');
+    writeFileSync(f, '');
+    const h = await started(harness({ sources: [source({ path: f })], stateDir: dir }));
+    appendFileSync(f, ABORT(1).trimEnd());
+    await waitFor(() => h.events.length === 1, { what: 'idle flush' });
+  });
+
+  it('follows a rename: lines written to the old inode after the rename are not lost', async () => {
+    const f = join(dir, 'r.log');
+    writeFileSync(f, '');
+    const h = await started(harness({ sources: [source({ path: f })], stateDir: dir }));
+    const fd = fs.openSync(f, 'a');
+    fs.writeSync(fd, ABORT(1));
+    renameSync(f, `${f}.1`);
+    await new Promise((r) => setTimeout(r, 120));
+    fs.writeSync(fd, ABORT(2));
+    fs.closeSync(fd);
+    writeFileSync(f, ABORT(3));
+    await waitFor(() => h.events.length === 3, { what: 'all three lines' });
+    expect(await h.value('logRotations', { kind: 'rename' })).toBe(1);
+  });
+});
