@@ -1,9 +1,9 @@
-// Critical engine log signatures: a hit during a verify window fails the step. Strings are quoted from
-// engine-signals.md (§1.1 thread death and NIXL GUARD assertion, §1.3, §1.8). A thread-death or exception line
-// starts a traceback capture, so the report can name the exception that ended it.
-//
-// These live here rather than in src/logs/ because that rule engine did not exist when verify was written;
-// a verify window only needs "did any of these appear", not the daemon's follow/offset machinery.
+// Critical engine log signatures: a hit during a verify window fails the step. The rules are the built-in packs'
+// critical rules (src/logs/packs), so verify and the daemon agree on what a critical line is. A rule that opens a
+// Python traceback (a multi-line `follows` rule, or an exception report) starts a capture, so the report can name
+// the exception that ended it.
+import { LOG_PACKS } from '../config/schema.js';
+import { PACKS } from '../logs/packs/index.js';
 
 export interface CriticalRule {
   name: string;
@@ -12,21 +12,20 @@ export interface CriticalRule {
   traceback?: boolean;
 }
 
+// Most specific packs first: a bootstrap_thread death is named by the nixl rule, not the generic python one.
+const ORDER = ['nixl', 'mooncake', 'sglang', 'vllm', 'python'] as const;
+
 export const CRITICAL_RULES: readonly CriticalRule[] = [
-  // CPython threading.excepthook: an unhandled exception ended a worker thread (the process keeps running).
-  { name: 'thread_death', pattern: /^Exception in thread .+:\s*$/, traceback: true },
-  { name: 'nixl_guard_assertion', pattern: /AssertionError: First message should be b'NixlMsgGuard'/ },
-  { name: 'scheduler_exception', pattern: /Scheduler hit an exception: /, traceback: true },
-  {
-    name: 'child_sigquit',
-    pattern: /Received sigquit from a child process\. It usually means the child failed\./,
-  },
-  {
-    name: 'transfer_worker_error',
-    pattern: /Unexpected transfer worker error for room \d+/,
-    traceback: true,
-  },
-];
+  ...ORDER,
+  ...LOG_PACKS.filter((p) => !ORDER.includes(p as never)),
+]
+  .flatMap((p) => PACKS[p].rules)
+  .filter((r) => r.severity === 'critical')
+  .map((r) => ({
+    name: r.name,
+    pattern: new RegExp(r.match),
+    traceback: r.follows !== undefined || /exception/i.test(r.name),
+  }));
 
 export interface CriticalHit {
   rule: string;
@@ -65,10 +64,10 @@ export class CriticalScanner {
         this.open.delete(path);
       } else if (tb.traceback.length >= MAX_TRACEBACK_LINES) this.open.delete(path);
     }
+    // The exception line that closes a captured traceback (e.g. the GUARD assertion) is the same event.
+    if (tb && tb.exception === text) return;
     for (const r of this.rules) {
       if (!r.pattern.test(text)) continue;
-      // The GUARD assertion inside a thread_death traceback is the same event: name it there, not twice.
-      if (tb && tb.exception === text && tb.rule === 'thread_death') continue;
       if (this.hits.length >= MAX_HITS) {
         this.dropped++;
         continue;
@@ -79,6 +78,8 @@ export class CriticalScanner {
         this.open.set(path, hit);
       }
       this.hits.push(hit);
+      // One hit per line: the first (most specific) rule names it.
+      return;
     }
   }
 

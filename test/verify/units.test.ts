@@ -47,7 +47,7 @@ describe('critical log scan', () => {
       '[2026-07-10 12:00:02 TP0] Scheduler hit an exception: Traceback (most recent call last):',
     ];
     for (const l of lines) c.line(l, 'prefill.log');
-    expect(c.hits.map((h) => h.rule)).toEqual(['thread_death', 'scheduler_exception']);
+    expect(c.hits.map((h) => h.rule)).toEqual(['nixl_bootstrap_thread_dead', 'sglang_scheduler_exception']);
     expect(c.hits[0]!.exception).toBe(
       "AssertionError: First message should be b'NixlMsgGuard'. Foreign traffic?",
     );
