@@ -275,7 +275,8 @@ export class Follower {
       return;
     }
     this.clearError(path);
-    const start = this.startOffset(path, fst);
+    let start = this.startOffset(path, fst);
+    if (this.cutInLine) start = this.nextLineStart(fd, start - 1, fst.size);
     const h: Handle = {
       path,
       fd,
@@ -289,11 +290,34 @@ export class Follower {
     this.drain(h, budget);
   }
 
+  /** Set by startOffset when the catch-up limit cut into the backlog, most likely mid-line. */
+  private cutInLine = false;
+
+  /** The offset just past the next newline at or after `from`: a skipped backlog resumes on a whole line. */
+  private nextLineStart(fd: number, from: number, size: number): number {
+    let pos = from;
+    while (pos < size) {
+      let n: number;
+      try {
+        n = this.fs.readSync(fd, this.buf, 0, Math.min(this.buf.length, size - pos), pos);
+      } catch {
+        return from;
+      }
+      if (n <= 0) break;
+      const nl = this.buf.indexOf(10);
+      if (nl >= 0 && nl < n) return pos + nl + 1;
+      pos += n;
+    }
+    return size;
+  }
+
   private startOffset(path: string, st: nodeFs.Stats): number {
     const limit = this.o.maxCatchUpBytes;
+    this.cutInLine = false;
     const bounded = (from: number) => {
       if (st.size - from <= limit) return from;
       this.o.onSkip?.(path, st.size - limit - from);
+      this.cutInLine = true;
       return st.size - limit;
     };
     const saved = this.o.offsets?.get(path);

@@ -100,6 +100,23 @@ describe('LogWatcher', () => {
     expect(await c.value('logLines')).toBe(1);
   });
 
+  it('a backlog over maxCatchUpBytes is cut to its last whole lines, never starting mid-line', async () => {
+    const f = join(dir, 'decode.log');
+    writeFileSync(f, '');
+    const src = [source({ path: f, maxCatchUpBytes: ABORT(10).length + 7 })];
+    const a = harness({ sources: src, stateDir: dir });
+    await a.watcher.start();
+    await a.watcher.stop();
+    appendFileSync(f, ABORT(10) + ABORT(11) + ABORT(12));
+    const b = await started(harness({ sources: src, stateDir: dir }));
+    await waitFor(() => b.events.length >= 1, { what: 'the backlog tail' });
+    appendFileSync(f, ABORT(13));
+    await waitFor(() => b.events.length === 2, { what: 'the next line' });
+    // The limit lands 7 bytes into line 11: that line is skipped whole, 12 and 13 are read intact.
+    expect(b.events.map((e) => e.line)).toEqual([ABORT(12).trimEnd(), ABORT(13).trimEnd()]);
+    expect(await b.value('logLines')).toBe(2);
+  });
+
   it('reads a file replaced while stopped from its start', async () => {
     const f = join(dir, 'decode.log');
     writeFileSync(f, ABORT(1).repeat(20));
