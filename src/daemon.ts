@@ -7,6 +7,7 @@ import { redactor } from './redact.js';
 import { createRuntime, type Runtime, type RuntimeFactory } from './runtime.js';
 import { createServer, type ReloadOutcome } from './server/app.js';
 import { parseListenAddress } from './server/listen.js';
+import { WebSecurity } from './server/web-security.js';
 
 export interface DaemonOptions {
   configPath: string;
@@ -19,6 +20,10 @@ export interface DaemonOptions {
   plugins?: ((daemon: Daemon) => FastifyPluginAsync)[];
   /** Environment for ${VAR} expansion (tests pass their own). */
   env?: NodeJS.ProcessEnv;
+  /** --web.config.file: TLS and basic auth (exporter-toolkit format); re-read when it changes. */
+  webConfigFile?: string;
+  /** How often the web config, certificate and key are checked for changes (tests shorten it). */
+  webConfigPollMs?: number;
 }
 
 export class Daemon {
@@ -29,6 +34,7 @@ export class Daemon {
   private server?: FastifyInstance;
   private ready = false;
   private reloading: Promise<ReloadOutcome> | undefined;
+  web?: WebSecurity;
 
   constructor(private readonly opts: DaemonOptions) {
     this.metrics = opts.metrics ?? createMetrics();
@@ -44,6 +50,9 @@ export class Daemon {
   /** Loads the config (throws ConfigError on a bad one), starts the runtime and the HTTP server. */
   async start(): Promise<void> {
     this.loaded = this.load();
+    // Before anything runs: a bad web config stops the start with nothing started.
+    if (this.opts.webConfigFile !== undefined)
+      this.web = await WebSecurity.load(this.opts.webConfigFile, this.logger);
     const factory = this.opts.runtimeFactory ?? createRuntime;
     this.runtime = await factory(this.loaded, { metrics: this.metrics, logger: this.logger });
     this.markReload(true);
@@ -54,11 +63,13 @@ export class Daemon {
       lifecycleEnabled: () => this.loaded.config.web.enableLifecycle,
       reload: () => this.reload(),
       plugins: (this.opts.plugins ?? []).map((p) => p(this)),
+      web: this.web && { https: this.web.https(), onRequest: this.web.onRequest() },
     });
     const { host, port } = parseListenAddress(
       this.opts.listenAddress ?? this.loaded.config.web.listenAddress,
     );
     await this.server.listen({ host, port });
+    await this.web?.watch(this.server.server, this.opts.webConfigPollMs);
     this.ready = true;
     this.logger.info({ address: this.address() }, 'wedgewatch listening');
   }
@@ -117,6 +128,7 @@ export class Daemon {
 
   async stop(): Promise<void> {
     this.ready = false;
+    this.web?.stop();
     await this.server?.close();
     await this.runtime?.stop();
   }

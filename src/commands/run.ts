@@ -61,6 +61,10 @@ export function runCommand(): Command {
       .requiredOption('-c, --config <file>', 'config file (YAML)')
       .addOption(
         new Option('--web.listen-address <addr>', 'address for /metrics and the web UI').default(':9787'),
+      )
+      .option(
+        '--web.config.file <file>',
+        'web config: TLS certificate/key and basic auth users (exporter-toolkit format)',
       ),
   ).action(async (opts: Record<string, unknown>, cmd: Command) => {
     const explicit = cmd.getOptionValueSource('web.listenAddress') === 'cli';
@@ -69,6 +73,7 @@ export function runCommand(): Command {
       logger: loggerFrom(opts),
       // The flag wins when given; otherwise the config's web.listenAddress (whose default is also :9787).
       listenAddress: explicit ? (opts['web.listenAddress'] as string) : undefined,
+      webConfigFile: opts['web.config.file'] as string | undefined,
     });
   });
 }

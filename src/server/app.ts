@@ -1,6 +1,11 @@
 // The daemon's HTTP face. Core routes live here; later features register their own route plugins
 // through `plugins`, so this file does not grow with each of them.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type onRequestHookHandler,
+} from 'fastify';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { VERSION } from '../version.js';
@@ -20,6 +25,8 @@ export interface ServerDeps {
   reload: () => Promise<ReloadOutcome>;
   /** Extra route plugins (status page, /probe, /api/*), registered in order. */
   plugins?: FastifyPluginAsync[];
+  /** From --web.config.file: serve TLS with this certificate, and check every request (basic auth). */
+  web?: { https?: { cert: Buffer; key: Buffer }; onRequest?: onRequestHookHandler };
 }
 
 const LANDING = `<!doctype html>
@@ -36,7 +43,10 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     forceCloseConnections: true,
     return503OnClosing: true,
     bodyLimit: 1024 * 1024,
-  });
+    ...(deps.web?.https ? { https: deps.web.https } : {}),
+  }) as unknown as FastifyInstance; // an https server has the same routing API; the type differs only in raw server
+  // Before any route: auth applies to every endpoint, including those plugins add and the 404 handler.
+  if (deps.web?.onRequest) app.addHook('onRequest', deps.web.onRequest);
 
   app.get('/metrics', async (_req, reply) => {
     const body = await deps.metrics.registry.metrics();
