@@ -164,7 +164,8 @@ export class Follower {
 
   private tick(final = false): void {
     if (this.stopped && !final) return;
-    let budget = this.o.maxBytesPerTick ?? 32 << 20;
+    // 1 MiB per turn (~3 ms of matching), then yield: a log flood must not delay probes or scrapes.
+    let budget = this.o.maxBytesPerTick ?? 1 << 20;
     const now = this.now();
     // Renamed or deleted inodes: the writer may still be appending through its old descriptor.
     this.retired = this.retired.filter((h) => {

@@ -98,11 +98,17 @@ export class ProbeScheduler {
         this.cronTasks.push(cron.schedule(probe.cron, () => slots.forEach((s) => this.tick(s))));
       } else {
         const every = probe.every!;
-        const spread = () =>
+        // Rounds are planned on absolute times (t0 + k·every), not with setInterval: a late round under load
+        // does not push every later round back, so probes keep their cadence.
+        const t0 = Date.now();
+        let round = 0;
+        const spread = () => {
           slots.forEach((s) => this.after(Math.random() * probe.jitter * every, () => this.tick(s)));
+          // Rounds missed while the process was stalled are skipped, not fired back to back.
+          round = Math.max(round + 1, Math.floor((Date.now() - t0) / every) + 1);
+          this.after(t0 + round * every - Date.now(), spread);
+        };
         spread(); // first round right away (within the jitter), so a fresh daemon has a verdict soon
-        const iv = setInterval(spread, every);
-        this.timers.add(iv);
       }
     }
   }
