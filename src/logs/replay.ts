@@ -55,7 +55,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
   let dropped = 0;
   let lines = 0;
   let bytes = 0;
-  const buf = Buffer.allocUnsafe(1 << 20);
+  const buf = Buffer.allocUnsafe(1 << 16);
   for (const file of o.files) {
     const service = o.service ?? basename(file).replace(/\.[^.]*$/, '');
     const labels = { target: 'replay', service };

@@ -4,6 +4,7 @@
 import type { EngineGauge, LogPack, RuleConfig } from '../config/schema.js';
 import type { Severity } from '../signals.js';
 import type { EngineValues } from './engine-lines.js';
+import { literalAvoidsBatchLines } from './batch-lines.js';
 import { PACKS, type EngineLineKind } from './packs/index.js';
 import { escapeRegExp, requiredLiterals, validateUserPattern } from './regex.js';
 
@@ -23,6 +24,10 @@ export interface RuleSet {
   prefilter: RegExp | null;
   /** Some rule has no literal: every line must be matched. */
   everyLine: boolean;
+  /** No rule can match an SGLang batch line: the scanner skips them (see batch-lines.ts). */
+  skipBatchLines: boolean;
+  /** The prefilter without the global flag, for testing one line. */
+  linePrefilter: RegExp | null;
   engineLines: EngineLineKind[];
 }
 
@@ -141,7 +146,17 @@ export function compileRuleSet(
   const everyLine = rules.some((r) => r.literals === null);
   const literals = [...new Set(rules.flatMap((r) => r.literals ?? []).map(asBytes))];
   const prefilter = !everyLine && literals.length > 0 ? new RegExp(trieRegex(literals), 'g') : null;
-  return { rules, prefilter, everyLine, engineLines: [...engineLines] };
+  const skipBatchLines =
+    prefilter !== null &&
+    rules.every((r) => r.literals !== null && r.literals.every(literalAvoidsBatchLines));
+  return {
+    rules,
+    prefilter,
+    everyLine,
+    skipBatchLines,
+    linePrefilter: prefilter && new RegExp(prefilter.source),
+    engineLines: [...engineLines],
+  };
 }
 
 interface Pending {

@@ -2,6 +2,7 @@
 // per byte: cheap, and string offsets are byte offsets); newline splitting happens on bytes, so a UTF-8
 // character split across two reads is whole again before any line is decoded as UTF-8. Only lines the
 // prefilter flags (and lines inside an open multi-line rule) are decoded and matched.
+import { isBatchLine } from './batch-lines.js';
 import { ENGINE_LINE_MARKERS, ENGINE_LINE_PARSERS, type EngineValues } from './engine-lines.js';
 import type { EngineLineKind } from './packs/index.js';
 import { LineMatcher, type RuleMatch, type RuleSet } from './rules.js';
@@ -121,6 +122,7 @@ export class ChunkScanner {
 
   /** Scans s[0, last] (complete lines; s[last] is '\n'); `base` is the file offset of s[0]. */
   private scan(s: string, last: number, base: number): void {
+    if (this.set.skipBatchLines) return this.scanSkippingBatchLines(s, last, base);
     const max = this.maxLineBytes;
     const pre = this.set.prefilter;
     const every = this.set.everyLine || pre === null;
@@ -149,6 +151,27 @@ export class ChunkScanner {
       }
       p = nl + 1;
       if (!every && hit < p) hit = nextHit(p);
+    }
+  }
+
+  /** Like scan, for rule sets that cannot match a batch line: those are recognised by their prefix and skipped. */
+  private scanSkippingBatchLines(s: string, last: number, base: number): void {
+    const max = this.maxLineBytes;
+    const pre = this.set.linePrefilter!;
+    let p = 0;
+    while (p <= last) {
+      const nl = s.indexOf('\n', p);
+      this.lines++;
+      let end = nl;
+      if (nl - p > max) {
+        this.sink.truncated();
+        end = p + max;
+      }
+      // A multi-line rule in progress must see every line (it counts them against `within`).
+      if (this.matcher.hasPending || (!isBatchLine(s, p, end) && pre.test(s.slice(p, end)))) {
+        this.emitLine(s.slice(p, end), base + p);
+      }
+      p = nl + 1;
     }
   }
 

@@ -92,3 +92,59 @@ describe('ChunkScanner', () => {
     expect(engine).toEqual([{ running: 7, queued: 2, genThroughput: 9.5 }]);
   });
 });
+
+describe('batch-line skipping', () => {
+  const lines = [
+    '[2026-07-10 12:00:01 TP0] Decode batch, #running-req: 39, #token: 47393, token usage: 0.67, cuda graph: True, gen throughput (token/s): 499.85, #queue-req: 3, ',
+    "[2026-07-10 12:00:01 TP0] Prefill bootstrap failed for request rank=0 req.rid='a' req.bootstrap_room=7 with exception KVTransferError(bootstrap_room=7): Aborted by AbortReq.",
+    '[2026-07-10 12:00:02 DP1 TP1] Prefill batch, #new-seq: 1, #new-token: 512, #cached-token: 0, token usage: 0.01, #running-req: 0, #queue-req: 0, ',
+    'Exception in thread Thread-1 (bootstrap_thread):',
+    '[2026-07-10 12:00:02 TP0] Decode batch, #running-req: 40, #token: 47400, token usage: 0.68, ',
+    "AssertionError: First message should be b'NixlMsgGuard'. Foreign traffic?",
+    '[2026-07-10 12:00:03] INFO:     127.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK',
+  ];
+  const text = Array.from({ length: 40 }, () => lines.join('\n')).join('\n') + '\n';
+
+  function run(
+    skip: boolean | undefined,
+    rules: { name: string; severity: 'warning'; match: string }[] = [],
+  ) {
+    const set = compileRuleSet(['sglang', 'nixl', 'python'], rules);
+    if (skip !== undefined) set.skipBatchLines = skip;
+    const found: [number, string][] = [];
+    const s = new ChunkScanner(set, 65_536, {
+      match: (m) => found.push([m.offset, m.rule.name]),
+      engine: () => {},
+      truncated: () => {},
+    });
+    const buf = Buffer.from(text);
+    for (let i = 0; i < buf.length; i += 333) {
+      const part = buf.subarray(i, i + 333);
+      s.feed(part, part.length);
+    }
+    return { found, lines: s.lines, set };
+  }
+
+  it('is on for the built-in packs and finds exactly what the full scan finds', () => {
+    const fast = run(undefined);
+    expect(fast.set.skipBatchLines).toBe(true);
+    const full = run(false);
+    expect(fast.found).toEqual(full.found);
+    expect(fast.lines).toBe(full.lines);
+    expect(new Set(fast.found.map(([, r]) => r))).toEqual(
+      new Set([
+        'sglang_prefill_bootstrap_aborted',
+        'nixl_bootstrap_thread_dead',
+        'nixl_guard_assertion',
+        'python_thread_exception',
+      ]),
+    );
+  });
+
+  it('is off when a rule could match a batch line, so that rule still sees them', () => {
+    const rule = { name: 'busy', severity: 'warning' as const, match: '#running-req: (?<n>4\\d)' };
+    const withRule = run(undefined, [rule]);
+    expect(withRule.set.skipBatchLines).toBe(false);
+    expect(withRule.found.filter(([, r]) => r === 'busy')).toHaveLength(40);
+  });
+});
