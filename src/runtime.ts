@@ -1,12 +1,24 @@
 // What the daemon runs for one loaded configuration: the sources and the detector. A reload builds a new
 // runtime from the new config and only then stops the old one, so a bad config never leaves nothing running.
+// Per target: probes, log watcher, engine scrapes and file watches feed one TargetWatchdog (src/detect/).
+import { dirname } from 'node:path';
+import { FileWatch } from './changes/watch.js';
 import type { LoadedConfig } from './config/load.js';
+import { Journal } from './detect/journal.js';
+import { TargetWatchdog, Watchdog } from './detect/watchdog.js';
+import { EngineScraper } from './engines/scrape.js';
 import type { Logger } from './logger.js';
+import { LogWatcher } from './logs/watcher.js';
 import type { Metrics } from './metrics.js';
+import { ProbeScheduler } from './probes/schedule.js';
 
 export interface Runtime {
   /** Stops every timer, watcher and socket the runtime owns. */
   stop(): Promise<void>;
+  /** Probe schedulers by target name (route plugins reach them via daemon.runtime). */
+  probes?: Map<string, ProbeScheduler>;
+  /** Per-target state, the journal, remediation pause/resume (status page, /api/*). */
+  watchdog?: Watchdog;
 }
 
 export interface RuntimeContext {
@@ -18,8 +30,95 @@ export interface RuntimeContext {
 
 export type RuntimeFactory = (loaded: LoadedConfig, ctx: RuntimeContext) => Promise<Runtime>;
 
+interface Source {
+  start(): void | Promise<void>;
+  stop(): Promise<void>;
+}
+
 export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   const log = ctx.logger.child({ component: 'runtime' });
-  log.info({ targets: loaded.config.targets.map((t) => t.name) }, 'configuration active');
-  return { stop: async () => {} };
+  const { config } = loaded;
+  // The journal outlives reloads: one writer for events.jsonl, one history for /api/events.
+  const journal =
+    ctx.previous?.watchdog?.journal ?? new Journal({ dir: config.stateDir, logger: ctx.logger });
+  const watchdog = new Watchdog(journal);
+  const probes = new Map<string, ProbeScheduler>();
+  const sources: Source[] = [];
+
+  for (const target of config.targets) {
+    const before = ctx.previous?.watchdog?.targets.get(target.name);
+    const wd = new TargetWatchdog({
+      target,
+      metrics: ctx.metrics,
+      logger: ctx.logger,
+      journal,
+      previous: before ? { state: before.state, paused: before.isPaused() } : undefined,
+    });
+    watchdog.add(wd);
+    const scheduler = new ProbeScheduler({
+      target,
+      headers: loaded.headers.get(target.name) ?? new Map(),
+      metrics: ctx.metrics,
+      logger: ctx.logger,
+      baseDir: dirname(loaded.path),
+      onResult: (r) => wd.handle(r),
+    });
+    wd.setConfirmer(scheduler);
+    probes.set(target.name, scheduler);
+    sources.push(scheduler);
+    for (const engine of target.engines) {
+      sources.push(
+        new EngineScraper({
+          target: target.name,
+          engine,
+          metrics: ctx.metrics,
+          logger: ctx.logger,
+          onEngine: (e) => wd.handle(e),
+        }),
+      );
+    }
+    if (target.logs.length > 0) {
+      sources.push(
+        new LogWatcher({
+          target: target.name,
+          sources: target.logs,
+          userRules: config.rules,
+          stateDir: config.stateDir,
+          metrics: ctx.metrics,
+          logger: ctx.logger,
+          onEvent: (e) => wd.handle(e),
+          onEngine: (e) => wd.handle(e),
+        }),
+      );
+    }
+    if (target.watch.length > 0) {
+      sources.push(
+        new FileWatch({
+          target: target.name,
+          paths: target.watch,
+          metrics: ctx.metrics,
+          logger: ctx.logger,
+          onChange: (c) => wd.handle(c),
+        }),
+      );
+    }
+  }
+
+  const started: Source[] = [];
+  const stopAll = async () => {
+    await Promise.all(started.map((s) => s.stop()));
+    await watchdog.stop();
+  };
+  try {
+    for (const s of sources) {
+      await s.start();
+      started.push(s);
+    }
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  watchdog.start();
+  log.info({ targets: config.targets.map((t) => t.name) }, 'configuration active');
+  return { probes, watchdog, stop: stopAll };
 };

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import type { Daemon } from '../daemon.js';
+import { detectorTimeline } from '../detect/demo-timeline.js';
 import type { LogLevel } from '../logger.js';
 import { abortCascade } from '../sim/abort-cascade.js';
 import { parseDurationArg } from '../sim/cli-args.js';
@@ -28,7 +29,7 @@ export interface DemoContext {
 export type DemoExtension = (ctx: DemoContext) => void | (() => void);
 
 /** Extensions every demo run applies; features register here (one line each). */
-export const demoExtensions: DemoExtension[] = [];
+export const demoExtensions: DemoExtension[] = [detectorTimeline];
 
 export interface DemoOptions {
   listenAddress: string;

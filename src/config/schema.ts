@@ -134,6 +134,8 @@ export const detectSchema = z.strictObject({
   abortStormWindow: durationOr('60s'),
   /** Minimum time between two log-triggered confirmation rounds. */
   confirmInterval: durationOr('10s'),
+  /** A completion probe still in flight this long after a critical log line confirms it (the probe runs on). */
+  confirmAfter: durationOr('5s'),
 });
 
 export const remediateSchema = z.strictObject({

@@ -1,0 +1,497 @@
+// The classifier: a pure reducer `(state, signal, now) → state'` per target (DESIGN.md "States"). No I/O,
+// no clock of its own: the watchdog feeds it signals and ticks, and acts on the actions it returns.
+import type { DetectConfig, TargetConfig } from '../config/schema.js';
+import type { TARGET_STATES } from '../metrics.js';
+import type { ConnKind, ProbeKind, ProbeResultClass, Signal } from '../signals.js';
+import { classifyLog } from './log-classes.js';
+import { evaluate, type Verdict } from './verdict.js';
+
+export type TargetStateName = (typeof TARGET_STATES)[number];
+
+/** Time passing with no signal: stall and abort-storm windows are judged on ticks too. */
+export interface TickSignal {
+  kind: 'tick';
+  /** Probe runs in flight (the scheduler's view): a hang after a critical log line confirms it. */
+  inflight?: Array<{ probe: string; endpoint: string; conn: ConnKind; startedAt: number }>;
+}
+
+export interface ClassifierConfig {
+  detect: DetectConfig;
+  /** Endpoint names, outermost hop first (proxy, router, engine). */
+  hops: string[];
+  /** Probe name → what the classifier needs of its config. */
+  probes: Record<string, { kind: ProbeKind; ttftObjective?: number }>;
+}
+
+export function classifierConfig(target: TargetConfig): ClassifierConfig {
+  return {
+    detect: target.detect,
+    hops: target.endpoints.map((e) => e.name),
+    probes: Object.fromEntries(
+      target.probes.map((p) => [p.name, { kind: p.kind, ttftObjective: p.ttftObjective }]),
+    ),
+  };
+}
+
+export interface SlotMemory {
+  probe: string;
+  probeKind: ProbeKind;
+  endpoint: string;
+  conn: ConnKind;
+  last?: {
+    result: ProbeResultClass;
+    start: number;
+    durationMs: number;
+    ttftMs?: number;
+    status?: number;
+    phase?: string;
+    error?: string;
+    reusedConnection?: boolean;
+  };
+  failStreak: number;
+  okStreak: number;
+  slowStreak: number;
+  leakStreak: number;
+  /** keep-alive slots: the last run over a reused connection failed. */
+  reusedFailed?: boolean;
+  /** keep-alive slots: passes in a row that could not test a reused connection. */
+  inconclusive?: number;
+}
+
+export interface EngineMemory {
+  service: string;
+  running: number;
+  queued: number;
+  transferQueue: number;
+  preallocQueue: number;
+  finishedTotal?: number;
+  generatedTokensTotal?: number;
+  lastSignalAt: number;
+  lastProgressAt: number;
+  stalled: boolean;
+}
+
+export interface CriticalMemory {
+  time: number;
+  service: string;
+  rule: string;
+  diagnosis: string;
+  line: string;
+}
+
+export interface TargetState {
+  target: string;
+  state: TargetStateName;
+  since: number;
+  diagnosis: string | null;
+  cause: string;
+  slots: Record<string, SlotMemory>;
+  engines: Record<string, EngineMemory>;
+  /** Times of recent abort lines, newest last, at most abortStormCount of them. */
+  aborts: number[];
+  /** A critical log event waiting for a probe to confirm it. */
+  pendingCritical?: CriticalMemory;
+  /** A critical log event a failing probe confirmed: the target stays wedged with its diagnosis until ok. */
+  confirmedCritical?: CriticalMemory;
+  /** Critical events since the target was last ok (bounded): they name the cause of a later wedge. */
+  criticalSinceOk: CriticalMemory[];
+  lastConfirmAt?: number;
+  /** Unix ms the target was last seen ok (now while it is ok). */
+  lastOkAt?: number;
+  counters: {
+    signals: number;
+    transitions: number;
+    wedges: number;
+    criticalEvents: number;
+    confirmations: number;
+  };
+}
+
+export interface Transition {
+  from: TargetStateName;
+  to: TargetStateName;
+  at: number;
+  diagnosis: string | null;
+  cause: string;
+}
+
+export type Action = { kind: 'confirm'; reason: string };
+
+export type DetectEvent =
+  | ({ type: 'transition' } & Transition)
+  | {
+      type: 'diagnosis';
+      at: number;
+      state: TargetStateName;
+      from: string | null;
+      to: string | null;
+      cause: string;
+    }
+  | { type: 'critical_log'; at: number; service: string; rule: string; diagnosis: string; line: string }
+  | { type: 'critical_confirmed'; at: number; rule: string; diagnosis: string; by: string }
+  | { type: 'critical_unconfirmed'; at: number; rule: string; by: string }
+  | {
+      type: 'probe_failing';
+      at: number;
+      probe: string;
+      endpoint: string;
+      conn: ConnKind;
+      result: ProbeResultClass;
+      streak: number;
+      error?: string;
+    }
+  | { type: 'probe_recovered'; at: number; probe: string; endpoint: string; conn: ConnKind }
+  | {
+      type: 'engine_stalled';
+      at: number;
+      service: string;
+      running: number;
+      queued: number;
+      transferQueue: number;
+      preallocQueue: number;
+      sinceMs: number;
+    }
+  | { type: 'engine_progress'; at: number; service: string };
+
+export interface Step {
+  state: TargetState;
+  actions: Action[];
+  events: DetectEvent[];
+  transition?: Transition;
+}
+
+const CRITICAL_KEEP = 10;
+const LINE_KEEP = 500;
+
+export function initialState(target: string, now: number): TargetState {
+  return {
+    target,
+    state: 'unknown',
+    since: now,
+    diagnosis: null,
+    cause: 'no verdict yet',
+    slots: {},
+    engines: {},
+    aborts: [],
+    criticalSinceOk: [],
+    counters: { signals: 0, transitions: 0, wedges: 0, criticalEvents: 0, confirmations: 0 },
+  };
+}
+
+export function slotKey(probe: string, endpoint: string, conn: ConnKind): string {
+  return `${probe}|${endpoint}|${conn}`;
+}
+
+const isCompletion = (k: ProbeKind) => k === 'chat' || k === 'toolcall';
+
+/** The failure streak at which a slot counts as failing (health probes use downAfter). */
+export function failThreshold(kind: ProbeKind, d: DetectConfig): number {
+  return kind === 'health' ? d.downAfter : d.wedgeAfter;
+}
+
+export function reduce(
+  prev: TargetState,
+  signal: Signal | TickSignal,
+  now: number,
+  cfg: ClassifierConfig,
+): Step {
+  const s = structuredClone(prev);
+  const events: DetectEvent[] = [];
+  const actions: Action[] = [];
+  if (signal.kind !== 'tick') s.counters.signals++;
+
+  switch (signal.kind) {
+    case 'probe': {
+      if (signal.result === 'skipped_overlap') break;
+      const kind = cfg.probes[signal.probe]?.kind ?? signal.probeKind;
+      const key = slotKey(signal.probe, signal.endpoint, signal.conn);
+      const slot = (s.slots[key] ??= {
+        probe: signal.probe,
+        probeKind: kind,
+        endpoint: signal.endpoint,
+        conn: signal.conn,
+        failStreak: 0,
+        okStreak: 0,
+        slowStreak: 0,
+        leakStreak: 0,
+      });
+      const threshold = failThreshold(kind, cfg.detect);
+      const wasFailing = slot.failStreak >= threshold;
+      // A pass over a new connection says nothing about reused ones: after a failure on a reused keep-alive
+      // connection it neither clears the failure nor counts toward recovery ("fresh is fast, reused stalls").
+      // The run right after a failure is on a new connection whatever the client believes: the failed run
+      // (a timeout, a reset) closed the old one.
+      // Bounded: a server that closes every idle connection never lets a reused run happen, and must not hold
+      // the state hostage.
+      const prevFailed =
+        slot.last !== undefined && slot.last.result !== 'ok' && slot.last.result !== 'toolcall_leak';
+      const inconclusive =
+        signal.conn === 'keepalive' &&
+        signal.result === 'ok' &&
+        slot.failStreak > 0 &&
+        slot.reusedFailed === true &&
+        (signal.reusedConnection === false || prevFailed) &&
+        (slot.inconclusive ?? 0) < cfg.detect.recoverAfter;
+      if (inconclusive) slot.inconclusive = (slot.inconclusive ?? 0) + 1;
+      else slot.inconclusive = 0;
+      if (signal.conn === 'keepalive' && signal.reusedConnection !== false) {
+        if (signal.result === 'ok') slot.reusedFailed = false;
+        else if (signal.result !== 'toolcall_leak') slot.reusedFailed = true;
+      }
+      if (signal.result === 'ok') {
+        if (!inconclusive) {
+          slot.failStreak = 0;
+          slot.okStreak++;
+          slot.leakStreak = 0;
+          const objective = cfg.probes[signal.probe]?.ttftObjective;
+          const slow = objective !== undefined && signal.ttftMs !== undefined && signal.ttftMs > objective;
+          slot.slowStreak = slow ? slot.slowStreak + 1 : 0;
+        }
+      } else if (signal.result === 'toolcall_leak') {
+        // The completion finished, so the engine is not wedged: a parser problem, counted on its own.
+        slot.failStreak = 0;
+        slot.okStreak = 0;
+        slot.slowStreak = 0;
+        slot.leakStreak++;
+      } else {
+        slot.failStreak++;
+        slot.okStreak = 0;
+        slot.slowStreak = 0;
+        slot.leakStreak = 0;
+      }
+      slot.last = {
+        result: signal.result,
+        start: signal.start,
+        durationMs: signal.durationMs,
+        ttftMs: signal.ttftMs,
+        status: signal.status,
+        phase: signal.phase,
+        error: signal.error,
+        reusedConnection: signal.reusedConnection,
+      };
+      const label = `${signal.probe} on ${signal.endpoint}/${signal.conn}`;
+      if (slot.failStreak === threshold && signal.result !== 'ok') {
+        events.push({
+          type: 'probe_failing',
+          at: now,
+          probe: signal.probe,
+          endpoint: signal.endpoint,
+          conn: signal.conn,
+          result: signal.result,
+          streak: slot.failStreak,
+          error: signal.error,
+        });
+      } else if (wasFailing && slot.failStreak === 0) {
+        events.push({
+          type: 'probe_recovered',
+          at: now,
+          probe: signal.probe,
+          endpoint: signal.endpoint,
+          conn: signal.conn,
+        });
+      }
+      const pending = s.pendingCritical;
+      if (pending && isCompletion(kind)) {
+        const failed = signal.result !== 'ok' && signal.result !== 'toolcall_leak';
+        if (failed && signal.start + signal.durationMs >= pending.time) {
+          s.confirmedCritical = pending;
+          s.pendingCritical = undefined;
+          events.push({
+            type: 'critical_confirmed',
+            at: now,
+            rule: pending.rule,
+            diagnosis: pending.diagnosis,
+            by: `${label}: ${signal.result}`,
+          });
+        } else if (signal.result === 'ok' && !inconclusive && signal.start >= pending.time) {
+          s.pendingCritical = undefined;
+          events.push({ type: 'critical_unconfirmed', at: now, rule: pending.rule, by: `${label} passed` });
+        }
+      }
+      break;
+    }
+    case 'log': {
+      const cls = classifyLog(signal);
+      if (cls.kind === 'critical') {
+        const mem: CriticalMemory = {
+          time: signal.time,
+          service: signal.service,
+          rule: signal.rule,
+          diagnosis: cls.diagnosis,
+          line: signal.line.slice(0, LINE_KEEP),
+        };
+        s.counters.criticalEvents++;
+        s.criticalSinceOk.push(mem);
+        if (s.criticalSinceOk.length > CRITICAL_KEEP) s.criticalSinceOk.shift();
+        if (s.confirmedCritical === undefined) s.pendingCritical = mem;
+        events.push({ type: 'critical_log', at: now, ...mem });
+        if (s.lastConfirmAt === undefined || now - s.lastConfirmAt >= cfg.detect.confirmInterval) {
+          s.lastConfirmAt = now;
+          s.counters.confirmations++;
+          actions.push({ kind: 'confirm', reason: `${signal.rule} on ${signal.service}` });
+        }
+      } else if (cls.kind === 'abort') {
+        s.aborts.push(signal.time);
+        if (s.aborts.length > cfg.detect.abortStormCount) s.aborts.shift();
+      }
+      break;
+    }
+    case 'engine': {
+      const e = (s.engines[signal.service] ??= {
+        service: signal.service,
+        running: 0,
+        queued: 0,
+        transferQueue: 0,
+        preallocQueue: 0,
+        lastSignalAt: now,
+        lastProgressAt: now,
+        stalled: false,
+      });
+      if (signal.source === 'metrics' && signal.scrapeOk === false) break;
+      let progress: boolean;
+      if (signal.source === 'log') {
+        // A batch line is printed only when the scheduler ran a batch: the loop is alive.
+        progress = true;
+      } else {
+        const moved = (a: number | undefined, b: number | undefined) =>
+          a !== undefined && b !== undefined && a !== b;
+        progress =
+          moved(signal.finishedTotal, e.finishedTotal) ||
+          moved(signal.generatedTokensTotal, e.generatedTokensTotal);
+        if (signal.finishedTotal !== undefined) e.finishedTotal = signal.finishedTotal;
+        if (signal.generatedTokensTotal !== undefined) e.generatedTokensTotal = signal.generatedTokensTotal;
+      }
+      if (signal.running !== undefined) e.running = signal.running;
+      if (signal.queued !== undefined) e.queued = signal.queued;
+      if (signal.transferQueue !== undefined) e.transferQueue = signal.transferQueue;
+      if (signal.preallocQueue !== undefined) e.preallocQueue = signal.preallocQueue;
+      e.lastSignalAt = now;
+      if (progress) e.lastProgressAt = now;
+      break;
+    }
+    case 'tick': {
+      const pending = s.pendingCritical;
+      if (!pending) break;
+      const hung = signal.inflight?.find(
+        (i) =>
+          isCompletion(cfg.probes[i.probe]?.kind ?? 'health') &&
+          now - Math.max(i.startedAt, pending.time) >= cfg.detect.confirmAfter,
+      );
+      if (hung) {
+        s.confirmedCritical = pending;
+        s.pendingCritical = undefined;
+        const by = `${hung.probe} on ${hung.endpoint}/${hung.conn} in flight for ${Math.round((now - hung.startedAt) / 1000)} s`;
+        events.push({
+          type: 'critical_confirmed',
+          at: now,
+          rule: pending.rule,
+          diagnosis: pending.diagnosis,
+          by,
+        });
+      }
+      break;
+    }
+    case 'file_change':
+      break;
+  }
+
+  judgeEngines(s, now, cfg, events);
+  pruneAborts(s, now, cfg);
+  const step = applyVerdict(s, evaluate(s, now, cfg), now, cfg, events);
+  return { state: s, actions, events, transition: step };
+}
+
+function judgeEngines(s: TargetState, now: number, cfg: ClassifierConfig, events: DetectEvent[]): void {
+  for (const e of Object.values(s.engines)) {
+    const busy = e.running + e.queued + e.transferQueue + e.preallocQueue > 0;
+    // An idle engine is not stalled, and the stall clock starts when it gets work.
+    if (!busy) e.lastProgressAt = Math.max(e.lastProgressAt, e.lastSignalAt);
+    const stalled = busy && now - e.lastProgressAt >= cfg.detect.stallAfter;
+    if (stalled && !e.stalled) {
+      events.push({
+        type: 'engine_stalled',
+        at: now,
+        service: e.service,
+        running: e.running,
+        queued: e.queued,
+        transferQueue: e.transferQueue,
+        preallocQueue: e.preallocQueue,
+        sinceMs: now - e.lastProgressAt,
+      });
+    } else if (!stalled && e.stalled) {
+      events.push({ type: 'engine_progress', at: now, service: e.service });
+    }
+    e.stalled = stalled;
+  }
+}
+
+function pruneAborts(s: TargetState, now: number, cfg: ClassifierConfig): void {
+  // Aborts before a wedge are its prelude (an abort cascade is how the NIXL thread dies): once the target
+  // is wedged they are attributed to it, so a remediated target does not stay degraded on old aborts.
+  const wedgeStart = s.state === 'wedged' || s.state === 'down' ? s.since : -Infinity;
+  const from = Math.max(now - cfg.detect.abortStormWindow, wedgeStart);
+  while (s.aborts.length > 0 && s.aborts[0]! < from) s.aborts.shift();
+}
+
+/** Hysteresis: worse verdicts apply at once; back to ok needs recoverAfter passes on every slot. */
+function applyVerdict(
+  s: TargetState,
+  v: Verdict,
+  now: number,
+  cfg: ClassifierConfig,
+  events: DetectEvent[],
+): Transition | undefined {
+  if (v.state === 'unknown') return undefined;
+  if (v.state === 'ok') {
+    if (s.state === 'ok') {
+      s.lastOkAt = now;
+      return undefined;
+    }
+    if (!v.clean) return undefined;
+  }
+  // Getting better (wedged → degraded → ok) waits until the passing slots have passed recoverAfter times,
+  // so one lucky probe mid-round does not flap the state.
+  if (s.state !== 'unknown' && RANK[v.state] < RANK[s.state] && !recovered(s, cfg)) return undefined;
+  if (v.state === s.state) {
+    if (v.diagnosis !== s.diagnosis) {
+      events.push({
+        type: 'diagnosis',
+        at: now,
+        state: s.state,
+        from: s.diagnosis,
+        to: v.diagnosis,
+        cause: v.cause,
+      });
+      s.diagnosis = v.diagnosis;
+      s.cause = v.cause;
+    }
+    return undefined;
+  }
+  const t: Transition = { from: s.state, to: v.state, at: now, diagnosis: v.diagnosis, cause: v.cause };
+  if (s.state === 'ok') s.lastOkAt = now;
+  s.state = v.state;
+  s.since = now;
+  s.diagnosis = v.diagnosis;
+  s.cause = v.cause;
+  s.counters.transitions++;
+  if (v.state === 'wedged') s.counters.wedges++;
+  if (v.state === 'ok') {
+    s.lastOkAt = now;
+    s.criticalSinceOk = [];
+    s.confirmedCritical = undefined;
+    s.pendingCritical = undefined;
+  }
+  events.push({ type: 'transition', ...t });
+  return t;
+}
+
+const RANK: Record<TargetStateName, number> = { unknown: -1, ok: 0, degraded: 1, wedged: 2, down: 3 };
+
+/** Every slot that is passing now has passed recoverAfter times in a row. */
+function recovered(s: TargetState, cfg: ClassifierConfig): boolean {
+  return Object.values(s.slots)
+    .filter(
+      (m) => m.probeKind !== 'serverinfo' && m.last !== undefined && m.failStreak === 0 && m.leakStreak === 0,
+    )
+    .every((m) => m.okStreak >= cfg.detect.recoverAfter);
+}

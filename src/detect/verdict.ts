@@ -1,0 +1,139 @@
+// The verdict for a target's current memory, before hysteresis: which state the evidence points at, with
+// a diagnosis from a small fixed vocabulary (a metric label) and a cause a person can read.
+import type { ClassifierConfig, EngineMemory, SlotMemory, TargetState, TargetStateName } from './state.js';
+
+export interface Verdict {
+  state: TargetStateName;
+  diagnosis: string | null;
+  cause: string;
+  /** For `ok`: no slot is part-way into a failure streak (unknown → ok waits for that). */
+  clean: boolean;
+}
+
+const label = (m: SlotMemory) => `${m.probe} on ${m.endpoint}/${m.conn}`;
+const why = (m: SlotMemory) =>
+  `${label(m)}: ${m.last?.result ?? '?'}${m.last?.error ? ` (${m.last.error})` : ''}, ${m.failStreak} in a row`;
+
+export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Verdict {
+  const d = cfg.detect;
+  const slots = Object.values(s.slots).filter((m) => m.last !== undefined);
+  const verdict = (state: TargetStateName, diagnosis: string | null, cause: string): Verdict => ({
+    state,
+    diagnosis,
+    cause,
+    clean: true,
+  });
+
+  const completion = slots.filter((m) => m.probeKind === 'chat' || m.probeKind === 'toolcall');
+  // A hop whose own health or port fails while completions through a hop behind it pass is that hop's
+  // problem (degraded, hop:<name>), not the deployment being down.
+  const behindPasses = (hop: string) => {
+    const i = cfg.hops.indexOf(hop);
+    return completion.some((m) => cfg.hops.indexOf(m.endpoint) > i && m.failStreak === 0);
+  };
+
+  // down: the health endpoint fails, or a port refuses.
+  const healthFailing = slots.filter((m) => m.probeKind === 'health' && m.failStreak >= d.downAfter);
+  const health = healthFailing.find((m) => !behindPasses(m.endpoint));
+  if (health) return verdict('down', 'health_failing', why(health));
+  const refused = slots.find(
+    (m) => m.last!.result === 'connect_error' && m.failStreak >= d.downAfter && !behindPasses(m.endpoint),
+  );
+  if (refused) return verdict('down', 'connection_refused', why(refused));
+  const failing = completion.filter((m) => m.failStreak >= d.wedgeAfter);
+  const passing = completion.filter((m) => m.failStreak === 0);
+  const stalledEngine = Object.values(s.engines).find((e) => e.stalled);
+  const serverinfoHang = slots.find(
+    (m) => m.probeKind === 'serverinfo' && m.failStreak >= 1 && m.last!.result === 'timeout',
+  );
+
+  // wedged: a confirmed critical signature, completions failing on every hop, or an engine with no progress.
+  // A confirmed signature holds until completions pass again everywhere (the engine was restarted).
+  const completionsBack =
+    completion.length > 0 && completion.every((m) => m.failStreak === 0 && m.okStreak >= d.recoverAfter);
+  if (s.confirmedCritical && !completionsBack) {
+    const c = s.confirmedCritical;
+    return verdict('wedged', c.diagnosis, `${c.rule} on ${c.service}, confirmed by a failing or hung probe`);
+  }
+  if (failing.length > 0 && passing.length === 0) {
+    const critical = s.criticalSinceOk[s.criticalSinceOk.length - 1];
+    if (critical) return verdict('wedged', critical.diagnosis, `${why(failing[0]!)}; after ${critical.rule}`);
+    if (stalledEngine) {
+      return verdict('wedged', 'engine_stalled', `${why(failing[0]!)}; ${stallText(stalledEngine, now)}`);
+    }
+    if (serverinfoHang) {
+      return verdict(
+        'wedged',
+        'engine_stalled',
+        `${why(failing[0]!)}; scheduler round trip hangs: ${why(serverinfoHang)}`,
+      );
+    }
+    return verdict('wedged', 'completions_failing', why(failing[0]!));
+  }
+  if (stalledEngine) return verdict('wedged', 'engine_stalled', stallText(stalledEngine, now));
+
+  // degraded: part of the path fails, tool calls leak, completions are slow, or aborts storm.
+  if (failing.length > 0) {
+    for (const f of failing) {
+      if (f.conn !== 'keepalive') continue;
+      const fresh = passing.find(
+        (p) => p.conn === 'fresh' && p.endpoint === f.endpoint && p.probe === f.probe,
+      );
+      if (fresh) {
+        return verdict(
+          'degraded',
+          'keepalive_only',
+          `${why(f)}; ${label(fresh)} passes: look at the proxy/LB`,
+        );
+      }
+    }
+    const hopState = (hop: string) => {
+      const on = completion.filter((m) => m.endpoint === hop);
+      if (on.length === 0) return 'none';
+      if (on.some((m) => m.failStreak === 0)) return 'pass';
+      return on.some((m) => m.failStreak >= d.wedgeAfter) ? 'fail' : 'pending';
+    };
+    const probed = cfg.hops.filter((h) => hopState(h) !== 'none');
+    for (let i = 0; i < probed.length - 1; i++) {
+      if (hopState(probed[i]!) === 'fail' && hopState(probed[i + 1]!) === 'pass') {
+        const f = failing.find((m) => m.endpoint === probed[i])!;
+        return verdict('degraded', `hop:${probed[i]}`, `${why(f)}; ${probed[i + 1]} behind it passes`);
+      }
+    }
+    return verdict('degraded', 'completions_failing', why(failing[0]!));
+  }
+  if (healthFailing[0]) {
+    const h = healthFailing[0];
+    return verdict('degraded', `hop:${h.endpoint}`, `${why(h)}; completions through the hops behind it pass`);
+  }
+  const leak = completion.find((m) => m.leakStreak >= 1);
+  if (leak)
+    return verdict('degraded', 'toolcall_leak', `${label(leak)}: tool call markup leaked into content`);
+  const slow = completion.find((m) => m.slowStreak >= d.wedgeAfter);
+  if (slow) {
+    const objective = cfg.probes[slow.probe]?.ttftObjective;
+    return verdict(
+      'degraded',
+      'slow',
+      `${label(slow)}: time to first token ${Math.round(slow.last!.ttftMs ?? 0)} ms over its ${objective} ms objective, ${slow.slowStreak} in a row`,
+    );
+  }
+  if (s.aborts.length >= d.abortStormCount) {
+    return verdict(
+      'degraded',
+      'abort_storm',
+      `${s.aborts.length} aborts within ${d.abortStormWindow / 1000} s`,
+    );
+  }
+
+  if (slots.length === 0)
+    return { state: 'unknown', diagnosis: null, cause: 'no probe result yet', clean: false };
+  const clean = slots
+    .filter((m) => m.probeKind !== 'serverinfo')
+    .every((m) => m.failStreak === 0 && m.leakStreak === 0);
+  return { state: 'ok', diagnosis: null, cause: 'completions finish on every probed hop', clean };
+}
+
+function stallText(e: EngineMemory, now: number) {
+  return `${e.service} holds ${e.running} running and ${e.queued} queued requests (${e.transferQueue} in transfer, ${e.preallocQueue} bootstrapping) with no progress for ${Math.round((now - e.lastProgressAt) / 1000)} s`;
+}

@@ -1,0 +1,362 @@
+// Wires one target's signals into the classifier and its verdicts out: metrics, the events journal,
+// confirmation rounds (a critical log line makes the probes run now) and remediation. Sources are built
+// by the runtime and only call `handle`; this file never does source I/O itself.
+import type { TargetConfig } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import { TARGET_STATES, type Metrics } from '../metrics.js';
+import type { ProbeFilter } from '../probes/schedule.js';
+import { Remediator, type RemediationRecord } from '../remediate/remediator.js';
+import type { ConnKind, FileChangeSignal, Signal } from '../signals.js';
+import type { Journal, JournalEvent } from './journal.js';
+import {
+  classifierConfig,
+  initialState,
+  reduce,
+  type ClassifierConfig,
+  type DetectEvent,
+  type SlotMemory,
+  type TargetState,
+  type TickSignal,
+} from './state.js';
+
+/** What the watchdog needs of the probe scheduler: confirmation rounds. */
+export interface ConfirmationRunner {
+  runNow(filter?: ProbeFilter): Promise<unknown>;
+  /** Runs in flight, so a confirmation probe that hangs confirms before its timeout. */
+  inflight(): Array<{ probe: string; endpoint: string; conn: ConnKind; startedAt: number }>;
+}
+
+export interface TargetWatchdogOptions {
+  target: TargetConfig;
+  metrics: Metrics;
+  logger: Logger;
+  journal: Journal;
+  now?: () => number;
+  /** State carried over from the runtime a reload replaces. */
+  previous?: { state: TargetState; paused: boolean };
+}
+
+export interface TargetStatus {
+  target: string;
+  state: TargetState['state'];
+  since: number;
+  diagnosis: string | null;
+  cause: string;
+  endpoints: string[];
+  probes: Array<
+    Pick<SlotMemory, 'probe' | 'probeKind' | 'endpoint' | 'conn' | 'failStreak' | 'okStreak'> &
+      NonNullable<SlotMemory['last']>
+  >;
+  engines: TargetState['engines'];
+  lastOkAt?: number;
+  recentEvents: JournalEvent[];
+  changesSinceOk: JournalEvent[];
+  remediation: { configured: boolean; dryRun?: boolean; paused: boolean };
+}
+
+const RECENT_EVENTS = 50;
+
+export class TargetWatchdog {
+  readonly name: string;
+  private s: TargetState;
+  private readonly cfg: ClassifierConfig;
+  private readonly now: () => number;
+  private readonly log: Logger;
+  private readonly remediator?: Remediator;
+  private paused: boolean;
+  private confirmer?: ConfirmationRunner;
+
+  constructor(private readonly opts: TargetWatchdogOptions) {
+    this.name = opts.target.name;
+    this.now = opts.now ?? Date.now;
+    this.cfg = classifierConfig(opts.target);
+    this.log = opts.logger.child({ component: 'detect', target: this.name });
+    this.s = opts.previous ? carryOver(opts.previous.state, this.cfg) : initialState(this.name, this.now());
+    this.paused = opts.previous?.paused ?? false;
+    if (opts.target.remediate) {
+      this.remediator = new Remediator({
+        target: this.name,
+        config: opts.target.remediate,
+        metrics: opts.metrics,
+        logger: opts.logger,
+        onRecord: (r) => this.onRemediation(r),
+        now: this.now,
+      });
+    }
+    this.opts.metrics.remediationPaused.set({ target: this.name }, this.paused ? 1 : 0);
+    this.remediator?.setPaused(this.paused);
+    this.exportState();
+  }
+
+  /** The scheduler that runs confirmation rounds (set once the sources exist). */
+  setConfirmer(c: ConfirmationRunner): void {
+    this.confirmer = c;
+  }
+
+  get state(): TargetState {
+    return this.s;
+  }
+
+  isPaused(): boolean {
+    return this.paused;
+  }
+
+  setPaused(paused: boolean): void {
+    if (paused === this.paused) return;
+    this.paused = paused;
+    this.remediator?.setPaused(paused);
+    this.opts.metrics.remediationPaused.set({ target: this.name }, paused ? 1 : 0);
+    this.journal(
+      'remediation_pause',
+      paused ? 'remediation paused by an operator' : 'remediation resumed by an operator',
+      {
+        paused,
+      },
+    );
+  }
+
+  /** Feeds one signal (or a tick) through the classifier and acts on the outcome. */
+  handle(signal: Signal | TickSignal): void {
+    const now = this.now();
+    const prev = this.s;
+    const step = reduce(prev, signal, now, this.cfg);
+    this.s = step.state;
+    for (const e of step.events) this.journalDetect(e);
+    if (signal.kind === 'file_change') this.journalFileChange(signal);
+    if (step.transition || prev.diagnosis !== this.s.diagnosis) this.exportState(prev);
+    this.exportEngines(prev);
+    for (const a of step.actions) {
+      if (a.kind !== 'confirm' || !this.confirmer) continue;
+      this.journal('confirm', `confirmation round: ${a.reason}`, { reason: a.reason });
+      this.confirmer.runNow({ kinds: ['chat'] }).catch((err: unknown) => {
+        this.log.error({ err }, 'confirmation round failed');
+      });
+    }
+    this.remediator?.consider(this.s);
+  }
+
+  tick(): void {
+    this.handle({ kind: 'tick', inflight: this.confirmer?.inflight() });
+  }
+
+  /** Waits for a remediation command in flight. */
+  async idle(): Promise<void> {
+    await this.remediator?.idle();
+  }
+
+  status(): TargetStatus {
+    const j = this.opts.journal;
+    const okSince = this.s.lastOkAt ?? 0;
+    return {
+      target: this.name,
+      state: this.s.state,
+      since: this.s.since,
+      diagnosis: this.s.diagnosis,
+      cause: this.s.cause,
+      endpoints: this.cfg.hops,
+      probes: Object.values(this.s.slots).flatMap((m) =>
+        m.last
+          ? [
+              {
+                probe: m.probe,
+                probeKind: m.probeKind,
+                endpoint: m.endpoint,
+                conn: m.conn,
+                failStreak: m.failStreak,
+                okStreak: m.okStreak,
+                ...m.last,
+              },
+            ]
+          : [],
+      ),
+      engines: this.s.engines,
+      lastOkAt: this.s.lastOkAt,
+      recentEvents: j.query({ target: this.name, limit: RECENT_EVENTS }),
+      changesSinceOk:
+        this.s.state === 'ok' ? [] : j.query({ target: this.name, type: 'file_change', since: okSince - 1 }),
+      remediation: {
+        configured: this.opts.target.remediate !== undefined,
+        dryRun: this.opts.target.remediate?.dryRun,
+        paused: this.paused,
+      },
+    };
+  }
+
+  private exportState(prev?: TargetState): void {
+    const m = this.opts.metrics;
+    const t = { target: this.name };
+    for (const st of TARGET_STATES) m.targetState.set({ ...t, state: st }, st === this.s.state ? 1 : 0);
+    m.targetWedged.set(t, this.s.state === 'wedged' ? 1 : 0);
+    m.targetStateSince.set(t, this.s.since / 1000);
+    if (prev?.diagnosis && prev.diagnosis !== this.s.diagnosis)
+      m.targetDiagnosis.remove({ ...t, diagnosis: prev.diagnosis });
+    if (this.s.diagnosis) m.targetDiagnosis.set({ ...t, diagnosis: this.s.diagnosis }, 1);
+    if (prev && this.s.state === 'wedged' && prev.state !== 'wedged') {
+      m.wedgesTotal.inc({ ...t, cause: this.s.diagnosis ?? 'unknown' });
+    }
+  }
+
+  private exportEngines(prev: TargetState): void {
+    for (const e of Object.values(this.s.engines)) {
+      if (prev.engines[e.service]?.stalled === e.stalled && prev.engines[e.service] !== undefined) continue;
+      this.opts.metrics.engineStalled.set({ target: this.name, service: e.service }, e.stalled ? 1 : 0);
+    }
+  }
+
+  private journal(type: string, summary: string, data?: Record<string, unknown>): void {
+    this.opts.journal.append({ time: this.now(), target: this.name, type, summary, data });
+  }
+
+  private journalDetect(e: DetectEvent): void {
+    switch (e.type) {
+      case 'transition': {
+        const text = `${e.from} → ${e.to}${e.diagnosis ? ` (${e.diagnosis})` : ''}: ${e.cause}`;
+        if (e.to === 'ok') this.log.info({ from: e.from, to: e.to }, `target state ${text}`);
+        else
+          this.log.warn(
+            { from: e.from, to: e.to, diagnosis: e.diagnosis, cause: e.cause },
+            `target state ${text}`,
+          );
+        this.journal('transition', text, { from: e.from, to: e.to, diagnosis: e.diagnosis, cause: e.cause });
+        return;
+      }
+      case 'diagnosis':
+        this.log.warn({ state: e.state, from: e.from, to: e.to }, 'diagnosis changed');
+        this.journal('diagnosis', `${e.state}: diagnosis ${e.from ?? '-'} → ${e.to ?? '-'}: ${e.cause}`, {
+          ...e,
+        });
+        return;
+      case 'critical_log':
+        this.journal('critical_log', `${e.service}: ${e.rule}: ${e.line.split('\n')[0]}`, {
+          service: e.service,
+          rule: e.rule,
+          diagnosis: e.diagnosis,
+          line: e.line,
+        });
+        return;
+      case 'critical_confirmed':
+        this.journal('critical_confirmed', `${e.rule} confirmed by ${e.by}`, {
+          rule: e.rule,
+          diagnosis: e.diagnosis,
+        });
+        return;
+      case 'critical_unconfirmed':
+        this.journal('critical_unconfirmed', `${e.rule} not confirmed: ${e.by}`, { rule: e.rule });
+        return;
+      case 'probe_failing':
+        this.journal(
+          'probe_failing',
+          `${e.probe} on ${e.endpoint}/${e.conn} failing: ${e.result}, ${e.streak} in a row${e.error ? ` (${e.error})` : ''}`,
+          { probe: e.probe, endpoint: e.endpoint, conn: e.conn, result: e.result, streak: e.streak },
+        );
+        return;
+      case 'probe_recovered':
+        this.journal('probe_recovered', `${e.probe} on ${e.endpoint}/${e.conn} passing again`, {
+          probe: e.probe,
+          endpoint: e.endpoint,
+          conn: e.conn,
+        });
+        return;
+      case 'engine_stalled':
+        this.journal(
+          'engine_stalled',
+          `${e.service}: ${e.running} running, ${e.queued} queued, ${e.transferQueue} in transfer, ${e.preallocQueue} bootstrapping, no progress for ${Math.round(e.sinceMs / 1000)} s`,
+          {
+            service: e.service,
+            running: e.running,
+            queued: e.queued,
+            transferQueue: e.transferQueue,
+            preallocQueue: e.preallocQueue,
+          },
+        );
+        return;
+      case 'engine_progress':
+        this.journal('engine_progress', `${e.service}: progress again`, { service: e.service });
+        return;
+    }
+  }
+
+  private journalFileChange(c: FileChangeSignal): void {
+    this.journal(
+      'file_change',
+      `${c.path} ${c.hash === null ? 'deleted' : `changed (sha256 ${c.hash.slice(0, 12)})`}`,
+      {
+        path: c.path,
+        hash: c.hash,
+        diff: c.diff,
+      },
+    );
+  }
+
+  private onRemediation(r: RemediationRecord): void {
+    const what = r.result === 'dry_run' ? 'would run (dry run)' : r.result;
+    const argv = r.argv.join(' ');
+    const shown = argv.length > 120 ? `${argv.slice(0, 60)} … ${argv.slice(-50)}` : argv;
+    this.journal('remediation', `remediation ${r.action} ${what}: ${shown} (${r.diagnosis})`, {
+      action: r.action,
+      argv: r.argv,
+      result: r.result,
+      diagnosis: r.diagnosis,
+      durationMs: r.durationMs,
+      code: r.code,
+      output: r.output,
+    });
+  }
+}
+
+/** Keeps the verdict across a reload, dropping memory of probes the new config no longer has. */
+function carryOver(prev: TargetState, cfg: ClassifierConfig): TargetState {
+  const s = structuredClone(prev);
+  for (const [k, m] of Object.entries(s.slots)) {
+    if (!(m.probe in cfg.probes) || !cfg.hops.includes(m.endpoint)) delete s.slots[k];
+  }
+  return s;
+}
+
+/** Every target's watchdog; what route plugins reach as `daemon.runtime.watchdog`. */
+export class Watchdog {
+  readonly targets = new Map<string, TargetWatchdog>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly journal: Journal,
+    private readonly tickMs = 1000,
+  ) {}
+
+  add(w: TargetWatchdog): void {
+    this.targets.set(w.name, w);
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => {
+      for (const w of this.targets.values()) w.tick();
+    }, this.tickMs);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await Promise.all([...this.targets.values()].map((w) => w.idle()));
+    await this.journal.flush();
+  }
+
+  pause(target: string): boolean {
+    const w = this.targets.get(target);
+    w?.setPaused(true);
+    return w !== undefined;
+  }
+
+  resume(target: string): boolean {
+    const w = this.targets.get(target);
+    w?.setPaused(false);
+    return w !== undefined;
+  }
+
+  isPaused(target: string): boolean {
+    return this.targets.get(target)?.isPaused() ?? false;
+  }
+
+  status(): TargetStatus[] {
+    return [...this.targets.values()].map((w) => w.status());
+  }
+}

@@ -1,0 +1,75 @@
+// Runs a remediation command: argv with no shell, so nothing from a log line or a diagnosis can become
+// shell syntax; a timeout (TERM, then KILL); output captured up to a bound.
+import { spawn } from 'node:child_process';
+
+export interface ExecResult {
+  result: 'success' | 'failure' | 'timeout';
+  code: number | null;
+  signal: string | null;
+  /** stdout and stderr interleaved, at most maxOutputBytes (the rest counted in `droppedBytes`). */
+  output: string;
+  droppedBytes: number;
+  durationMs: number;
+  error?: string;
+}
+
+export interface ExecOptions {
+  env: Record<string, string>;
+  timeoutMs: number;
+  maxOutputBytes?: number;
+  /** Time between TERM and KILL on timeout. */
+  killAfterMs?: number;
+}
+
+export function runCommand(argv: string[], opts: ExecOptions): Promise<ExecResult> {
+  const started = performance.now();
+  const max = opts.maxOutputBytes ?? 64 * 1024;
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let dropped = 0;
+    let timedOut = false;
+    let spawnError: string | undefined;
+    const child = spawn(argv[0]!, argv.slice(1), {
+      shell: false,
+      env: { ...process.env, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const collect = (b: Buffer) => {
+      const take = Math.min(Math.max(0, max - kept), b.length);
+      if (take > 0) chunks.push(b.subarray(0, take));
+      kept += take;
+      dropped += b.length - take;
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    let killTimer: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs ?? 5000);
+    }, opts.timeoutMs);
+    let settled = false;
+    const finish = (code: number | null, signal: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(killTimer);
+      resolve({
+        result: timedOut ? 'timeout' : code === 0 && spawnError === undefined ? 'success' : 'failure',
+        code,
+        signal,
+        output: Buffer.concat(chunks).toString('utf8'),
+        droppedBytes: dropped,
+        durationMs: performance.now() - started,
+        error: spawnError,
+      });
+    };
+    child.on('error', (err) => {
+      spawnError = err.message;
+      // A command that never started (ENOENT, EACCES) has no process to wait for.
+      if (child.pid === undefined) finish(null, null);
+    });
+    child.on('close', (code, signal) => finish(code, signal));
+  });
+}

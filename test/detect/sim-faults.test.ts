@@ -1,0 +1,104 @@
+// Integration: the real runtime against the simulator, one fault at a time. Each bound runs from the
+// moment the fault takes effect.
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { abortCascade } from '../../src/sim/abort-cascade.js';
+import { waitFor } from '../helpers/wait.js';
+import { startHarness, type Harness } from './sim-harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+const SETTLE = { timeoutMs: 20_000 };
+
+describe('detection against the simulator', () => {
+  it('nixl_abort_unhandled → wedged/kv_bootstrap_thread_dead within 3 s of the traceback; prefill restart → ok', async () => {
+    h = await startHarness({ proxy: true });
+    await h.waitState('ok', SETTLE);
+    h.sim.enableFault('nixl_abort_unhandled');
+    // One client disconnect sends the ABORT frame that kills prefill's bootstrap thread.
+    const cascade = abortCascade(h.sim.urls.router, { requests: 1, cutAfterMs: 500 });
+    const tracebackAt = await waitFor(
+      () => readFileSync(h!.sim.logFiles.prefill, 'utf8').includes('(bootstrap_thread):') && Date.now(),
+      { timeoutMs: 10_000, intervalMs: 2, what: 'the bootstrap_thread traceback in prefill.log' },
+    );
+    await cascade;
+    await waitFor(
+      () => h!.wd.state.state === 'wedged' && h!.wd.state.diagnosis === 'kv_bootstrap_thread_dead',
+      {
+        timeoutMs: 3000,
+        intervalMs: 5,
+        what: `wedged/kv_bootstrap_thread_dead within 3 s (now ${h.wd.state.state}/${h.wd.state.diagnosis})`,
+      },
+    );
+    expect(Date.now() - tracebackAt).toBeLessThan(3000);
+    const types = h.runtime.watchdog!.journal.query({ target: 'sim' }).map((e) => e.type);
+    expect(types).toEqual(expect.arrayContaining(['critical_log', 'confirm', 'critical_confirmed']));
+    const metrics = await h.metrics.registry.metrics();
+    expect(metrics).toContain('wedgewatch_target_wedged{target="sim"} 1');
+    expect(metrics).toContain('wedgewatch_wedges_total{target="sim",cause="kv_bootstrap_thread_dead"} 1');
+    h.sim.disableFault('nixl_abort_unhandled');
+    await h.sim.restart('prefill');
+    await h.waitState('ok', SETTLE);
+  });
+
+  it('decode_stall → wedged/engine_stalled; decode restart → ok', async () => {
+    h = await startHarness();
+    await h.waitState('ok', SETTLE);
+    h.sim.enableFault('decode_stall');
+    await h.waitState('wedged', { diagnosis: 'engine_stalled', timeoutMs: 15_000 });
+    await h.sim.restart('decode');
+    await h.waitState('ok', SETTLE);
+  });
+
+  it('keepalive_stall → degraded/keepalive_only', async () => {
+    h = await startHarness({ proxy: true });
+    await h.waitState('ok', SETTLE);
+    h.sim.enableFault('keepalive_stall');
+    await h.waitState('degraded', { diagnosis: 'keepalive_only', timeoutMs: 15_000 });
+    expect(h.wd.state.cause).toContain('chat on proxy/keepalive');
+    h.sim.disableFault('keepalive_stall');
+    await h.waitState('ok', SETTLE);
+  });
+
+  it('a failing proxy hop → degraded/hop:proxy', async () => {
+    h = await startHarness({ proxy: true });
+    await h.waitState('ok', SETTLE);
+    h.sim.enableFault('crash', { service: 'proxy' });
+    await h.waitState('degraded', { diagnosis: 'hop:proxy', timeoutMs: 15_000 });
+    await h.sim.restart('proxy');
+    await h.waitState('ok', SETTLE);
+  });
+
+  it('crash → down; restart → ok', async () => {
+    h = await startHarness();
+    await h.waitState('ok', SETTLE);
+    h.sim.enableFault('crash', { service: 'prefill' });
+    await h.waitState('down', { timeoutMs: 15_000 });
+    expect(h.wd.state.diagnosis).toBe('health_failing');
+    expect(h.wd.state.cause).toContain('health on prefill');
+    await h.sim.restart('prefill');
+    await h.waitState('ok', SETTLE);
+  });
+
+  it('slow → degraded/slow', async () => {
+    h = await startHarness();
+    await h.waitState('ok', SETTLE);
+    h.sim.enableFault('slow', { factor: 12 });
+    await h.waitState('degraded', { diagnosis: 'slow', timeoutMs: 15_000 });
+    h.sim.disableFault('slow');
+    await h.waitState('ok', SETTLE);
+  });
+
+  it('toolcall_leak → degraded/toolcall_leak', async () => {
+    h = await startHarness();
+    await h.waitState('ok', SETTLE);
+    h.sim.enableFault('toolcall_leak');
+    await h.waitState('degraded', { diagnosis: 'toolcall_leak', timeoutMs: 15_000 });
+    h.sim.disableFault('toolcall_leak');
+    await h.waitState('ok', SETTLE);
+  });
+});

@@ -1,0 +1,165 @@
+// The daemon's runtime (probes, log watcher, engine scrapes, watchdog) against a real simulator, with the
+// test config the issue names: 1 s probe timeout, 2 s interval.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { stringify } from 'yaml';
+import { parseConfigText } from '../../src/config/load.js';
+import type { TargetStateName } from '../../src/detect/state.js';
+import type { TargetWatchdog } from '../../src/detect/watchdog.js';
+import { createMetrics, type Metrics } from '../../src/metrics.js';
+import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { startSim, type Sim, type SimOptions } from '../../src/sim/index.js';
+import { waitFor } from '../helpers/wait.js';
+
+export interface Harness {
+  sim: Sim;
+  runtime: Runtime;
+  metrics: Metrics;
+  wd: TargetWatchdog;
+  /** `state/diagnosis` of every transition so far, with its time. */
+  transitions: Array<{ at: number; to: TargetStateName; diagnosis: string | null }>;
+  waitState(state: TargetStateName, opts?: { diagnosis?: string; timeoutMs?: number }): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export function simConfig(sim: Sim, stateDir: string, extra: Record<string, unknown> = {}): string {
+  const hops = [...(sim.urls.proxy ? ['proxy'] : []), 'router'];
+  return stringify({
+    stateDir,
+    targets: [
+      {
+        name: 'sim',
+        endpoints: [
+          ...(sim.urls.proxy ? [{ name: 'proxy', url: sim.urls.proxy }] : []),
+          { name: 'router', url: sim.urls.router },
+          { name: 'prefill', url: sim.urls.prefill },
+          { name: 'decode', url: sim.urls.decode },
+        ],
+        model: 'sim-model',
+        probes: [
+          {
+            name: 'chat',
+            kind: 'chat',
+            every: '2s',
+            timeout: '1s',
+            jitter: 0,
+            maxTokens: 2,
+            endpoints: hops,
+            conn: ['fresh', 'keepalive'],
+            ttftObjective: '150ms',
+          },
+          {
+            name: 'tools',
+            kind: 'toolcall',
+            every: '2s',
+            timeout: '1s',
+            jitter: 0,
+            endpoints: ['router'],
+            conn: ['fresh'],
+          },
+          {
+            name: 'health',
+            kind: 'health',
+            every: '2s',
+            timeout: '1s',
+            jitter: 0,
+            path: '/health',
+            endpoints: ['router', 'prefill', 'decode'],
+          },
+          {
+            name: 'info',
+            kind: 'serverinfo',
+            every: '2s',
+            timeout: '1s',
+            jitter: 0,
+            path: '/get_server_info',
+            endpoints: ['decode'],
+          },
+        ],
+        logs: (['prefill', 'decode', 'router'] as const).map((service) => ({
+          service,
+          path: sim.logFiles[service],
+          packs: ['sglang', 'nixl', 'python'],
+          from: 'end',
+        })),
+        engines: (['prefill', 'decode'] as const).map((service) => ({
+          service,
+          metrics: `${sim.urls[service]}/metrics`,
+          every: '1s',
+          timeout: '1s',
+        })),
+        detect: { wedgeAfter: 2, recoverAfter: 2, downAfter: 2, stallAfter: '3s', confirmInterval: '2s' },
+        ...extra,
+      },
+    ],
+  });
+}
+
+export async function startHarness(
+  simOpts: SimOptions = {},
+  extra: Record<string, unknown> = {},
+): Promise<Harness> {
+  const sim = await startSim(simOpts);
+  const dir = mkdtempSync(join(tmpdir(), 'ww-detect-sim-'));
+  const metrics = createMetrics({ defaults: false });
+  let runtime: Runtime;
+  try {
+    const loaded = parseConfigText(
+      simConfig(sim, join(dir, 'state'), extra),
+      join(dir, 'wedgewatch.yaml'),
+      {},
+    );
+    runtime = await createRuntime(loaded, { metrics, logger: pino({ level: 'silent' }) });
+  } catch (err) {
+    await sim.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const wd = runtime.watchdog!.targets.get('sim')!;
+  const transitions: Harness['transitions'] = [];
+  let seen = 0;
+  const collect = () => {
+    const ev = runtime.watchdog!.journal.query({ target: 'sim', type: 'transition', afterSeq: seen });
+    for (const e of ev) {
+      seen = e.seq;
+      transitions.push({
+        at: e.time,
+        to: e.data!.to as TargetStateName,
+        diagnosis: (e.data!.diagnosis as string) ?? null,
+      });
+    }
+  };
+  const timer = setInterval(collect, 10);
+  return {
+    sim,
+    runtime,
+    metrics,
+    wd,
+    transitions,
+    async waitState(state, opts = {}) {
+      await waitFor(
+        () => {
+          collect();
+          return (
+            wd.state.state === state &&
+            (opts.diagnosis === undefined || wd.state.diagnosis === opts.diagnosis)
+          );
+        },
+        {
+          timeoutMs: opts.timeoutMs ?? 20_000,
+          intervalMs: 5,
+          what: `${state}${opts.diagnosis ? `/${opts.diagnosis}` : ''} (now ${wd.state.state}/${wd.state.diagnosis}: ${wd.state.cause})`,
+        },
+      );
+      return Date.now();
+    },
+    async stop() {
+      clearInterval(timer);
+      await runtime.stop();
+      await sim.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

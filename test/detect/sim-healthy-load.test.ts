@@ -1,0 +1,62 @@
+// A healthy simulator under C=32 load for 60 s: the watchdog must not leave `ok` (no false positives).
+import { Pool } from 'undici';
+import { afterEach, expect, it } from 'vitest';
+import { startHarness, type Harness } from './sim-harness.js';
+
+let h: Harness | undefined;
+let pool: Pool | undefined;
+afterEach(async () => {
+  await pool?.close();
+  await h?.stop();
+  h = undefined;
+  pool = undefined;
+});
+
+const LOAD_MS = 60_000;
+const CONCURRENCY = 32;
+
+it('stays ok through 60 s of C=32 streaming load', async () => {
+  h = await startHarness({ proxy: true });
+  await h.waitState('ok', { timeoutMs: 20_000 });
+  const okAt = h.transitions.length;
+  const finishedBefore = h.sim.state().finishedTotal;
+  pool = new Pool(h.sim.urls.router, { connections: CONCURRENCY });
+  const deadline = Date.now() + LOAD_MS;
+  let completed = 0;
+  let failed = 0;
+  const body = JSON.stringify({
+    model: 'sim-model',
+    messages: [{ role: 'user', content: 'Tell me about GPUs.' }],
+    stream: true,
+    max_tokens: 48,
+  });
+  const worker = async () => {
+    while (Date.now() < deadline) {
+      try {
+        const res = await pool!.request({
+          path: '/v1/chat/completions',
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          headersTimeout: 30_000,
+          bodyTimeout: 30_000,
+        });
+        const text = await res.body.text();
+        if (res.statusCode === 200 && text.includes('[DONE]')) completed++;
+        else failed++;
+      } catch {
+        failed++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  // The load was real: thousands of completions went through while the probes ran.
+  expect(completed).toBeGreaterThan(500);
+  expect(failed).toBe(0);
+  expect(h.sim.state().finishedTotal - finishedBefore).toBeGreaterThanOrEqual(completed);
+  expect(h.transitions.slice(okAt)).toEqual([]);
+  expect(h.wd.state.state).toBe('ok');
+  // …and the probes kept running through it (4 chat slots every 2 s).
+  const runs = (await h.metrics.probesTotal.get()).values.filter((v) => v.labels.probe === 'chat');
+  expect(runs.reduce((a, v) => a + v.value, 0)).toBeGreaterThan(100);
+}, 120_000);

@@ -1,0 +1,536 @@
+import { describe, expect, it } from 'vitest';
+import { detectSchema } from '../../src/config/schema.js';
+import {
+  initialState,
+  reduce,
+  type ClassifierConfig,
+  type Step,
+  type TargetState,
+  type TickSignal,
+} from '../../src/detect/state.js';
+import type { ConnKind, EngineSignal, LogEventSignal, ProbeResultSignal, Signal } from '../../src/signals.js';
+
+const cfg: ClassifierConfig = {
+  detect: detectSchema.parse({
+    stallAfter: '10s',
+    abortStormCount: 3,
+    abortStormWindow: '10s',
+    confirmInterval: '5s',
+  }),
+  hops: ['proxy', 'router'],
+  probes: {
+    chat: { kind: 'chat', ttftObjective: 500 },
+    tools: { kind: 'toolcall' },
+    health: { kind: 'health' },
+    info: { kind: 'serverinfo' },
+  },
+};
+
+/** A tiny driver: a fake clock and the reducer, so each test reads as a timeline. */
+class Run {
+  now = 1_000_000;
+  s: TargetState = initialState('t', this.now);
+  steps: Step[] = [];
+  feed(sig: Signal | TickSignal, advance = 100): Step {
+    this.now += advance;
+    const step = reduce(this.s, sig, this.now, cfg);
+    this.s = step.state;
+    this.steps.push(step);
+    return step;
+  }
+  probe(p: Partial<ProbeResultSignal> & { endpoint: string; conn?: ConnKind }): Step {
+    return this.feed({
+      kind: 'probe',
+      target: 't',
+      probe: 'chat',
+      probeKind: 'chat',
+      conn: 'fresh',
+      result: 'ok',
+      start: this.now,
+      durationMs: 50,
+      ttftMs: 20,
+      ...p,
+    });
+  }
+  /** One round of chat probes on every hop and both connection kinds. */
+  round(result: ProbeResultSignal['result'] = 'ok', only?: { endpoint?: string; conn?: ConnKind }): void {
+    for (const endpoint of ['proxy', 'router']) {
+      for (const conn of ['fresh', 'keepalive'] as const) {
+        const hit = (!only?.endpoint || only.endpoint === endpoint) && (!only?.conn || only.conn === conn);
+        this.probe({ endpoint, conn, result: hit ? result : 'ok', reusedConnection: conn === 'keepalive' });
+      }
+    }
+  }
+  log(p: Partial<LogEventSignal>): Step {
+    return this.feed({
+      kind: 'log',
+      target: 't',
+      service: 'prefill',
+      rule: 'some_rule',
+      severity: 'info',
+      line: '',
+      file: '/x.log',
+      offset: 0,
+      time: this.now + 100,
+      fields: {},
+      ...p,
+    });
+  }
+  engine(p: Partial<EngineSignal>, advance = 1000): Step {
+    return this.feed(
+      {
+        kind: 'engine',
+        target: 't',
+        service: 'decode',
+        source: 'metrics',
+        time: this.now,
+        scrapeOk: true,
+        ...p,
+      },
+      advance,
+    );
+  }
+  transitions() {
+    return this.steps.flatMap((s) =>
+      s.transition ? [`${s.transition.to}/${s.transition.diagnosis ?? '-'}`] : [],
+    );
+  }
+}
+
+const THREAD_DEATH = [
+  'Exception in thread Thread-7 (bootstrap_thread):',
+  'Traceback (most recent call last):',
+  "AssertionError: First message should be b'NixlMsgGuard'. Foreign traffic?",
+].join('\n');
+
+describe('classifier: basic transitions and hysteresis', () => {
+  it('starts unknown and goes ok on the first clean round', () => {
+    const r = new Run();
+    expect(r.s.state).toBe('unknown');
+    r.round();
+    expect(r.s.state).toBe('ok');
+    expect(r.transitions()).toEqual(['ok/-']);
+  });
+
+  it('stays unknown while a slot is part-way into a failure streak', () => {
+    const r = new Run();
+    r.probe({ endpoint: 'router', result: 'timeout' });
+    expect(r.s.state).toBe('unknown');
+  });
+
+  it('a single failure does not leave ok; wedgeAfter failures on every slot wedge it', () => {
+    const r = new Run();
+    r.round();
+    r.round('timeout');
+    expect(r.s.state).toBe('ok');
+    r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('completions_failing');
+    expect(r.s.counters.wedges).toBe(1);
+    const ev = r.steps.flatMap((s) => s.events).filter((e) => e.type === 'probe_failing');
+    expect(ev).toHaveLength(4);
+  });
+
+  it('needs recoverAfter passes on every slot to go back to ok', () => {
+    const r = new Run();
+    r.round();
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    r.round();
+    expect(r.s.state).toBe('wedged');
+    r.round();
+    // The keep-alive slots' first pass after a failure ran on a new connection: it does not count yet.
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.slots['chat|router|keepalive']!.okStreak).toBe(1);
+    r.round();
+    expect(r.s.state).toBe('ok');
+    expect(r.transitions()).toEqual(['ok/-', 'wedged/completions_failing', 'ok/-']);
+    expect(r.steps.flatMap((s) => s.events).filter((e) => e.type === 'probe_recovered')).toHaveLength(4);
+  });
+
+  it('ignores skipped_overlap results', () => {
+    const r = new Run();
+    r.round();
+    for (let i = 0; i < 5; i++) r.probe({ endpoint: 'router', result: 'skipped_overlap' });
+    expect(r.s.state).toBe('ok');
+    expect(r.s.slots['chat|router|fresh']!.failStreak).toBe(0);
+  });
+
+  it('does not mutate the state it is given', () => {
+    const r = new Run();
+    r.round();
+    const before = structuredClone(r.s);
+    const frozen = r.s;
+    reduce(
+      frozen,
+      {
+        kind: 'probe',
+        target: 't',
+        probe: 'chat',
+        probeKind: 'chat',
+        endpoint: 'router',
+        conn: 'fresh',
+        result: 'timeout',
+        start: 0,
+        durationMs: 1,
+      },
+      r.now,
+      cfg,
+    );
+    expect(frozen).toEqual(before);
+  });
+});
+
+describe('classifier: diagnoses', () => {
+  it('critical thread death asks for a confirmation round, rate limited, and one failing probe confirms it', () => {
+    const r = new Run();
+    r.round();
+    const step = r.log({
+      severity: 'critical',
+      rule: 'nixl_bootstrap_thread_died',
+      line: THREAD_DEATH,
+      fields: { thread: 'bootstrap_thread' },
+    });
+    expect(step.actions).toEqual([{ kind: 'confirm', reason: 'nixl_bootstrap_thread_died on prefill' }]);
+    expect(step.events.map((e) => e.type)).toContain('critical_log');
+    expect(r.s.state).toBe('ok');
+    // Within confirmInterval: no second round.
+    const again = r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_died', line: THREAD_DEATH });
+    expect(again.actions).toEqual([]);
+    r.now += 500;
+    r.probe({ endpoint: 'router', result: 'timeout', start: r.now, durationMs: 1000, confirmation: true });
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
+    expect(r.s.cause).toContain('confirmed by a failing or hung probe');
+    // After confirmInterval a new critical line asks again.
+    r.now += cfg.detect.confirmInterval;
+    expect(
+      r.log({
+        severity: 'critical',
+        rule: 'x_thread_died',
+        line: 'Exception in thread Thread-9 (bootstrap_thread):',
+      }).actions,
+    ).toHaveLength(1);
+  });
+
+  it('a confirmation probe still in flight confirmAfter after the critical line confirms it (no waiting for its timeout)', () => {
+    const r = new Run();
+    r.round();
+    r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_dead', line: THREAD_DEATH, time: r.now });
+    const startedAt = r.now;
+    const inflight = [{ probe: 'chat', endpoint: 'router', conn: 'fresh' as const, startedAt }];
+    r.feed({ kind: 'tick', inflight }, cfg.detect.confirmAfter - 500);
+    expect(r.s.state).toBe('ok');
+    // A health probe hanging is not a completion and confirms nothing.
+    r.feed(
+      { kind: 'tick', inflight: [{ probe: 'health', endpoint: 'router', conn: 'fresh', startedAt }] },
+      1000,
+    );
+    expect(r.s.state).toBe('ok');
+    const step = r.feed({ kind: 'tick', inflight }, 0);
+    expect(step.events).toContainEqual(
+      expect.objectContaining({ type: 'critical_confirmed', by: expect.stringContaining('in flight') }),
+    );
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
+  });
+
+  it('names the thread from the line when the rule has no field', () => {
+    const r = new Run();
+    r.round();
+    r.log({ severity: 'critical', rule: 'python_thread_exception', line: THREAD_DEATH });
+    r.probe({ endpoint: 'router', result: 'http_error', start: r.now + 200 });
+    expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
+  });
+
+  it('a probe started after the critical line that passes leaves it unconfirmed', () => {
+    const r = new Run();
+    r.round();
+    r.log({ severity: 'critical', rule: 'other_fatal', line: 'boom' });
+    expect(r.s.pendingCritical?.diagnosis).toBe('log:other_fatal');
+    const step = r.probe({ endpoint: 'router', start: r.now + 1000 });
+    expect(step.events.map((e) => e.type)).toContain('critical_unconfirmed');
+    expect(r.s.state).toBe('ok');
+    expect(r.s.pendingCritical).toBeUndefined();
+  });
+
+  it('a failure before the critical line does not confirm it', () => {
+    const r = new Run();
+    r.round();
+    const t = r.now;
+    r.log({ severity: 'critical', rule: 'other_fatal', line: 'boom', time: t + 5000 });
+    r.probe({ endpoint: 'router', result: 'timeout', start: t, durationMs: 100 });
+    expect(r.s.state).toBe('ok');
+    expect(r.s.pendingCritical).toBeDefined();
+  });
+
+  it('keepalive_only: reused connections fail while fresh ones pass, even with new-connection passes in between', () => {
+    const r = new Run();
+    r.round();
+    const ka = (result: ProbeResultSignal['result'], reused: boolean) =>
+      r.probe({ endpoint: 'proxy', conn: 'keepalive', result, reusedConnection: reused });
+    ka('timeout', true);
+    ka('ok', false); // the timeout closed the connection; a new one passes its first request
+    r.probe({ endpoint: 'proxy', conn: 'fresh' });
+    expect(r.s.state).toBe('ok');
+    ka('timeout', true);
+    expect(r.s.state).toBe('degraded');
+    expect(r.s.diagnosis).toBe('keepalive_only');
+    expect(r.s.cause).toContain('look at the proxy/LB');
+  });
+
+  it('keepalive_only: the pass right after a keep-alive failure is on a new connection, whatever the client reports', () => {
+    const r = new Run();
+    r.round();
+    r.round();
+    const ka = (result: ProbeResultSignal['result']) =>
+      r.probe({ endpoint: 'proxy', conn: 'keepalive', result, reusedConnection: true });
+    ka('timeout');
+    ka('ok');
+    ka('timeout');
+    expect(r.s.diagnosis).toBe('keepalive_only');
+    ka('ok');
+    ka('ok');
+    ka('ok');
+    expect(r.s.state).toBe('ok');
+  });
+
+  it('a keep-alive slot whose server closes idle connections recovers on new-connection passes', () => {
+    const r = new Run();
+    r.round();
+    r.round();
+    const ka = (result: ProbeResultSignal['result']) =>
+      r.probe({ endpoint: 'router', conn: 'keepalive', result, reusedConnection: false });
+    ka('timeout');
+    ka('timeout');
+    expect(r.s.state).toBe('degraded');
+    ka('ok');
+    ka('ok');
+    expect(r.s.state).toBe('ok');
+  });
+
+  it('a reused failure followed only by new-connection passes stops holding the slot after recoverAfter of them', () => {
+    const r = new Run();
+    r.round();
+    r.round();
+    r.probe({ endpoint: 'router', conn: 'keepalive', result: 'timeout', reusedConnection: true });
+    r.probe({ endpoint: 'router', conn: 'keepalive', result: 'timeout', reusedConnection: true });
+    for (let i = 0; i < 2; i++) r.probe({ endpoint: 'router', conn: 'keepalive', reusedConnection: false });
+    expect(r.s.slots['chat|router|keepalive']!.failStreak).toBe(2);
+    for (let i = 0; i < 2; i++) r.probe({ endpoint: 'router', conn: 'keepalive', reusedConnection: false });
+    expect(r.s.state).toBe('ok');
+  });
+
+  it('hop:<name>: the outer hop fails while the hop behind it passes', () => {
+    const r = new Run();
+    r.round();
+    r.round('http_error', { endpoint: 'proxy' });
+    r.round('http_error', { endpoint: 'proxy' });
+    expect(r.s.state).toBe('degraded');
+    expect(r.s.diagnosis).toBe('hop:proxy');
+  });
+
+  it('toolcall_leak degrades at once and recovers after passes', () => {
+    const r = new Run();
+    r.round();
+    const tools = (result: ProbeResultSignal['result']) =>
+      r.probe({ probe: 'tools', probeKind: 'toolcall', endpoint: 'router', result });
+    tools('ok');
+    tools('toolcall_leak');
+    expect(r.s.state).toBe('degraded');
+    expect(r.s.diagnosis).toBe('toolcall_leak');
+    tools('ok');
+    r.round();
+    expect(r.s.state).toBe('degraded');
+    tools('ok');
+    expect(r.s.state).toBe('ok');
+  });
+
+  it('slow: time to first token over the objective wedgeAfter times in a row', () => {
+    const r = new Run();
+    r.round();
+    r.probe({ endpoint: 'router', ttftMs: 900 });
+    expect(r.s.state).toBe('ok');
+    r.probe({ endpoint: 'router', ttftMs: 900 });
+    expect(r.s.state).toBe('degraded');
+    expect(r.s.diagnosis).toBe('slow');
+    expect(r.s.cause).toContain('500 ms objective');
+  });
+
+  it('health_failing: the health probe fails downAfter times → down, and back after passes', () => {
+    const r = new Run();
+    r.round();
+    const health = (result: ProbeResultSignal['result']) =>
+      r.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result });
+    health('ok');
+    health('http_error');
+    expect(r.s.state).toBe('ok');
+    health('http_error');
+    expect(r.s.state).toBe('down');
+    expect(r.s.diagnosis).toBe('health_failing');
+    health('ok');
+    health('ok');
+    r.round();
+    r.round();
+    expect(r.s.state).toBe('ok');
+  });
+
+  it('connection_refused: a chat probe whose port refuses → down (down outranks wedged)', () => {
+    const r = new Run();
+    r.round();
+    r.round('connect_error');
+    r.round('connect_error');
+    expect(r.s.state).toBe('down');
+    expect(r.s.diagnosis).toBe('connection_refused');
+  });
+
+  it('hop:<name> also when the outer hop refuses connections or fails its health check while the inner passes', () => {
+    const r = new Run();
+    r.round();
+    r.round('connect_error', { endpoint: 'proxy' });
+    r.round('connect_error', { endpoint: 'proxy' });
+    expect(r.s.state).toBe('degraded');
+    expect(r.s.diagnosis).toBe('hop:proxy');
+    const h = new Run();
+    h.round();
+    h.probe({ probe: 'health', probeKind: 'health', endpoint: 'proxy', result: 'http_error' });
+    h.probe({ probe: 'health', probeKind: 'health', endpoint: 'proxy', result: 'http_error' });
+    expect(h.s.state).toBe('degraded');
+    expect(h.s.diagnosis).toBe('hop:proxy');
+    h.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result: 'http_error' });
+    h.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result: 'http_error' });
+    expect(h.s.state).toBe('down');
+  });
+
+  it('abort_storm: abortStormCount abort lines within the window → degraded, ok once the window passes', () => {
+    const r = new Run();
+    r.round();
+    r.round();
+    const abort = () =>
+      r.log({
+        rule: 'prefill_bootstrap_failed',
+        severity: 'warning',
+        line: 'KVTransferError(bootstrap_room=1): Aborted by AbortReq.',
+      });
+    abort();
+    abort();
+    expect(r.s.state).toBe('ok');
+    abort();
+    expect(r.s.state).toBe('degraded');
+    expect(r.s.diagnosis).toBe('abort_storm');
+    r.feed({ kind: 'tick' }, cfg.detect.abortStormWindow + 1000);
+    expect(r.s.state).toBe('ok');
+    expect(r.s.aborts).toEqual([]);
+  });
+
+  it('aborts before a wedge are attributed to it: recovery does not stop at abort_storm', () => {
+    const r = new Run();
+    r.round();
+    r.round();
+    for (let i = 0; i < 3; i++)
+      r.log({ rule: 'sglang_decode_transfer_aborted', severity: 'warning', line: 'Aborted by AbortReq.' });
+    expect(r.s.diagnosis).toBe('abort_storm');
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    for (let i = 0; i < 3; i++) r.round();
+    expect(r.s.state).toBe('ok');
+  });
+
+  it('engine_stalled: requests held with flat counters for stallAfter → wedged even while probes pass', () => {
+    const r = new Run();
+    r.round();
+    r.round();
+    r.engine({ running: 3, queued: 1, finishedTotal: 10, generatedTokensTotal: 500 });
+    r.engine({ running: 3, queued: 1, finishedTotal: 10, generatedTokensTotal: 500 }, 5000);
+    expect(r.s.state).toBe('ok');
+    const step = r.engine({ running: 3, queued: 1, finishedTotal: 10, generatedTokensTotal: 500 }, 5500);
+    expect(step.events.map((e) => e.type)).toContain('engine_stalled');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('engine_stalled');
+    expect(r.s.cause).toContain('decode holds 3 running and 1 queued');
+    const moved = r.engine({ running: 3, queued: 1, finishedTotal: 11, generatedTokensTotal: 510 });
+    expect(moved.events.map((e) => e.type)).toContain('engine_progress');
+    r.round();
+    r.round();
+    expect(r.s.state).toBe('ok');
+  });
+
+  it('an idle engine with flat counters is not stalled', () => {
+    const r = new Run();
+    r.round();
+    for (let i = 0; i < 5; i++) r.engine({ running: 0, queued: 0, finishedTotal: 10 }, 5000);
+    r.feed({ kind: 'tick' }, 30_000);
+    expect(r.s.state).toBe('ok');
+    expect(r.s.engines.decode!.stalled).toBe(false);
+  });
+
+  it('batch log lines count as progress while counters only move on finish', () => {
+    const r = new Run();
+    r.round();
+    r.engine({ running: 2, finishedTotal: 10 });
+    for (let i = 0; i < 6; i++) {
+      r.engine({ running: 2, finishedTotal: 10 }, 2500);
+      r.feed(
+        {
+          kind: 'engine',
+          target: 't',
+          service: 'decode',
+          source: 'log',
+          time: r.now,
+          running: 2,
+          genThroughput: 50,
+        },
+        100,
+      );
+    }
+    expect(r.s.engines.decode!.stalled).toBe(false);
+    expect(r.s.state).toBe('ok');
+  });
+
+  it('a stall is judged on ticks when the source goes quiet', () => {
+    const r = new Run();
+    r.round();
+    r.engine({ running: 1, finishedTotal: 3 });
+    r.feed({ kind: 'tick' }, 9000);
+    expect(r.s.state).toBe('ok');
+    r.feed({ kind: 'tick' }, 2000);
+    expect(r.s.diagnosis).toBe('engine_stalled');
+  });
+
+  it('failing completions with a hung scheduler round trip (serverinfo timeout) → engine_stalled', () => {
+    const r = new Run();
+    r.round();
+    r.probe({ probe: 'info', probeKind: 'serverinfo', endpoint: 'router', result: 'timeout' });
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('engine_stalled');
+    expect(r.s.cause).toContain('scheduler round trip hangs');
+  });
+
+  it('a thread death seen before completions fail names the wedge even if unconfirmed by its own round', () => {
+    const r = new Run();
+    r.round();
+    r.log({ severity: 'critical', rule: 'other_fatal', line: 'boom', time: r.now + 1e9 });
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('log:other_fatal');
+  });
+
+  it('records a diagnosis change inside one state as its own event', () => {
+    const r = new Run();
+    r.round();
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.s.diagnosis).toBe('completions_failing');
+    r.engine({ running: 2, finishedTotal: 1 });
+    const step = r.feed({ kind: 'tick' }, 11_000);
+    expect(step.events).toContainEqual(
+      expect.objectContaining({ type: 'diagnosis', from: 'completions_failing', to: 'engine_stalled' }),
+    );
+    expect(step.transition).toBeUndefined();
+  });
+});

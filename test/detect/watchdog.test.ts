@@ -1,0 +1,248 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/load.js';
+import { targetSchema } from '../../src/config/schema.js';
+import { Journal, JOURNAL_FILE } from '../../src/detect/journal.js';
+import { TargetWatchdog, Watchdog } from '../../src/detect/watchdog.js';
+import { createMetrics } from '../../src/metrics.js';
+import { createRuntime } from '../../src/runtime.js';
+import type { ProbeFilter } from '../../src/probes/schedule.js';
+import type { ProbeResultSignal } from '../../src/signals.js';
+import { statusRoutes } from '../../src/server/status-routes.js';
+
+const logger = pino({ level: 'silent' });
+let dir: string;
+beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'ww-watchdog-'))));
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('Journal', () => {
+  it('keeps a ring, answers queries, writes JSONL, rotates past its cap and restores its tail', async () => {
+    const j = new Journal({ dir, logger, ringSize: 5, maxFileBytes: 300 });
+    for (let i = 0; i < 8; i++)
+      j.append({ time: 1000 + i, target: i % 2 ? 'a' : 'b', type: 'x', summary: `event ${i}` });
+    expect(j.query().map((e) => e.seq)).toEqual([4, 5, 6, 7, 8]);
+    expect(j.query({ target: 'a' }).map((e) => e.seq)).toEqual([4, 6, 8]);
+    expect(j.query({ since: 1005 }).map((e) => e.seq)).toEqual([7, 8]);
+    expect(j.query({ afterSeq: 6, limit: 1 }).map((e) => e.seq)).toEqual([8]);
+    await j.flush();
+    const lines = (f: string) => readFileSync(f, 'utf8').trim().split('\n');
+    const file = join(dir, JOURNAL_FILE);
+    expect(existsSync(`${file}.1`)).toBe(true);
+    const all = [...lines(`${file}.1`), ...lines(file)].map((l) => JSON.parse(l).seq as number);
+    expect(all).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    const again = new Journal({ dir, logger, ringSize: 5 });
+    expect(
+      again
+        .query()
+        .map((e) => e.seq)
+        .at(-1),
+    ).toBe(8);
+    expect(again.append({ time: 2000, target: 'a', type: 'x', summary: 'after restart' }).seq).toBe(9);
+    await again.flush();
+  });
+
+  it('stays in memory when the directory cannot be created', () => {
+    writeFileSync(join(dir, 'a-file'), '');
+    const j = new Journal({ dir: join(dir, 'a-file', 'journal'), logger });
+    j.append({ time: 1, target: 't', type: 'x', summary: 's' });
+    expect(j.query()).toHaveLength(1);
+  });
+});
+
+describe('TargetWatchdog', () => {
+  function make(extra: Record<string, unknown> = {}) {
+    const metrics = createMetrics({ defaults: false });
+    const journal = new Journal({ dir, logger });
+    const clock = { now: 1_700_000_000_000 };
+    const target = targetSchema.parse({
+      name: 'pd',
+      endpoints: [{ name: 'router', url: 'http://127.0.0.1:1' }],
+      probes: [{ name: 'chat', kind: 'chat', every: '2s', conn: ['fresh'] }],
+      ...extra,
+    });
+    const wd = new TargetWatchdog({ target, metrics, logger, journal, now: () => clock.now });
+    const rounds: ProbeFilter[] = [];
+    wd.setConfirmer({ runNow: async (f) => void rounds.push(f ?? {}), inflight: () => [] });
+    const probe = (result: ProbeResultSignal['result']) => {
+      clock.now += 2000;
+      wd.handle({
+        kind: 'probe',
+        target: 'pd',
+        probe: 'chat',
+        probeKind: 'chat',
+        endpoint: 'router',
+        conn: 'fresh',
+        result,
+        start: clock.now - 10,
+        durationMs: 10,
+      });
+    };
+    const watchdog = new Watchdog(journal);
+    watchdog.add(wd);
+    return { metrics, journal, clock, wd, rounds, probe, watchdog };
+  }
+
+  it('exports state metrics, journals a thread death, runs a confirmation round and wedges on its failure', async () => {
+    const { metrics, journal, clock, wd, rounds, probe } = make();
+    probe('ok');
+    expect(wd.state.state).toBe('ok');
+    wd.handle({
+      kind: 'log',
+      target: 'pd',
+      service: 'prefill',
+      rule: 'nixl_bootstrap_thread_died',
+      severity: 'critical',
+      line: 'Exception in thread Thread-3 (bootstrap_thread):\nTraceback (most recent call last):',
+      file: '/p.log',
+      offset: 0,
+      time: clock.now,
+      fields: { thread: 'bootstrap_thread' },
+    });
+    expect(rounds).toEqual([{ kinds: ['chat'] }]);
+    probe('timeout');
+    expect(wd.state.state).toBe('wedged');
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('wedgewatch_target_state{target="pd",state="wedged"} 1');
+    expect(text).toContain('wedgewatch_target_state{target="pd",state="ok"} 0');
+    expect(text).toContain('wedgewatch_target_wedged{target="pd"} 1');
+    expect(text).toContain('wedgewatch_target_diagnosis{target="pd",diagnosis="kv_bootstrap_thread_dead"} 1');
+    expect(text).toContain('wedgewatch_wedges_total{target="pd",cause="kv_bootstrap_thread_dead"} 1');
+    expect(text).toContain(
+      `wedgewatch_target_state_since_timestamp_seconds{target="pd"} ${clock.now / 1000}`,
+    );
+    expect(journal.query().map((e) => e.type)).toEqual([
+      'transition',
+      'critical_log',
+      'confirm',
+      'critical_confirmed',
+      'transition',
+    ]);
+    probe('ok');
+    probe('ok');
+    expect(wd.state.state).toBe('ok');
+    const after = await metrics.registry.metrics();
+    expect(after).not.toContain('diagnosis="kv_bootstrap_thread_dead"');
+    expect(after).toContain('wedgewatch_target_wedged{target="pd"} 0');
+  });
+
+  it('status lists last results, recent events and the changes since the last ok; pause is journaled', () => {
+    const { wd, clock, probe, watchdog } = make({ remediate: { command: ['true'] } });
+    probe('ok');
+    clock.now += 1000;
+    wd.handle({
+      kind: 'file_change',
+      target: 'pd',
+      path: '/opt/serve.sh',
+      time: clock.now,
+      hash: 'ab'.repeat(32),
+      diff: '+x',
+    });
+    expect(wd.status().changesSinceOk).toEqual([]);
+    probe('timeout');
+    probe('timeout');
+    clock.now += 1000;
+    wd.handle({
+      kind: 'file_change',
+      target: 'pd',
+      path: '/etc/x.env',
+      time: clock.now,
+      hash: null,
+      diff: 'file deleted',
+    });
+    const st = wd.status();
+    expect(st).toMatchObject({ state: 'wedged', diagnosis: 'completions_failing', endpoints: ['router'] });
+    expect(st.probes).toEqual([
+      expect.objectContaining({
+        probe: 'chat',
+        endpoint: 'router',
+        conn: 'fresh',
+        result: 'timeout',
+        failStreak: 2,
+      }),
+    ]);
+    // The serve-script change happened while ok, before the wedge began: only the later one counts.
+    expect(st.changesSinceOk.map((e) => e.data?.path)).toEqual(['/etc/x.env']);
+    expect(watchdog.pause('pd')).toBe(true);
+    expect(watchdog.isPaused('pd')).toBe(true);
+    expect(wd.status().remediation).toEqual({ configured: true, dryRun: true, paused: true });
+    expect(watchdog.pause('nope')).toBe(false);
+    watchdog.resume('pd');
+    expect(wd.status().recentEvents.filter((e) => e.type === 'remediation_pause')).toHaveLength(2);
+  });
+
+  it('serves GET /api/status and GET /api/events with filters and input checks', async () => {
+    const { clock, probe, watchdog } = make();
+    probe('ok');
+    const app = Fastify();
+    await app.register(statusRoutes({ watchdog: () => watchdog }));
+    const status = (await app.inject('/api/status')).json();
+    expect(status.targets[0]).toMatchObject({ target: 'pd', state: 'ok' });
+    const events = (await app.inject(`/api/events?target=pd&since=${clock.now - 60_000}`)).json();
+    expect(events.events.map((e: { type: string }) => e.type)).toEqual(['transition']);
+    const iso = new Date(clock.now + 1).toISOString();
+    expect((await app.inject(`/api/events?since=${encodeURIComponent(iso)}`)).json().events).toEqual([]);
+    expect((await app.inject('/api/events?since=yesterday')).statusCode).toBe(400);
+    expect((await app.inject('/api/events?limit=0')).statusCode).toBe(400);
+    expect((await app.inject('/api/events?target=other')).statusCode).toBe(404);
+    await app.close();
+    const none = Fastify();
+    await none.register(statusRoutes({ watchdog: () => undefined }));
+    expect((await none.inject('/api/status')).statusCode).toBe(503);
+    await none.close();
+  });
+});
+
+describe('runtime reload', () => {
+  it('carries target state, the remediation pause and the journal over to the new runtime', async () => {
+    const text = (probes: string) => `
+stateDir: ${join(dir, 'state')}
+targets:
+  - name: pd
+    endpoints: [{ name: router, url: "http://127.0.0.1:9" }]
+    probes: ${probes}
+`;
+    const metrics = createMetrics({ defaults: false });
+    const first = await createRuntime(
+      parseConfigText(
+        text('[{ name: chat, kind: chat, cron: "0 0 1 1 *", conn: [fresh] }]'),
+        join(dir, 'c.yaml'),
+        {},
+      ),
+      { metrics, logger },
+    );
+    const wd = first.watchdog!.targets.get('pd')!;
+    for (let i = 0; i < 2; i++) {
+      wd.handle({
+        kind: 'probe',
+        target: 'pd',
+        probe: 'chat',
+        probeKind: 'chat',
+        endpoint: 'router',
+        conn: 'fresh',
+        result: 'timeout',
+        start: Date.now(),
+        durationMs: 1,
+      });
+    }
+    expect(wd.state.state).toBe('wedged');
+    first.watchdog!.pause('pd');
+    // The new config drops the chat probe: its memory goes, the verdict and the pause stay.
+    const second = await createRuntime(parseConfigText(text('[]'), join(dir, 'c.yaml'), {}), {
+      metrics,
+      logger,
+      previous: first,
+    });
+    await first.stop();
+    const next = second.watchdog!.targets.get('pd')!;
+    expect(next.state.state).toBe('wedged');
+    expect(next.state.slots).toEqual({});
+    expect(second.watchdog!.isPaused('pd')).toBe(true);
+    expect(second.watchdog!.journal).toBe(first.watchdog!.journal);
+    await second.stop();
+    expect(readFileSync(join(dir, 'state', JOURNAL_FILE), 'utf8')).toContain('"type":"transition"');
+  });
+});

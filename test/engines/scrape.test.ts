@@ -1,0 +1,191 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import client from 'prom-client';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { engineScrapeSchema } from '../../src/config/schema.js';
+import { mapEngineMetrics } from '../../src/engines/map.js';
+import { parsePrometheusText } from '../../src/engines/promtext.js';
+import { EngineScraper } from '../../src/engines/scrape.js';
+import { createEngineMetrics } from '../../src/metrics.js';
+import type { EngineSignal } from '../../src/signals.js';
+
+const SGLANG = `# HELP sglang:num_running_reqs The number of running requests.
+# TYPE sglang:num_running_reqs gauge
+sglang:num_running_reqs{model_name="m",engine_type="decode",tp_rank="0",pp_rank="0"} 3.0
+sglang:num_running_reqs{model_name="m",engine_type="decode",tp_rank="1",pp_rank="0"} 3.0
+sglang:num_queue_reqs{model_name="m",engine_type="decode",tp_rank="0",pp_rank="0"} 2.0
+sglang:num_decode_transfer_queue_reqs{model_name="m",engine_type="decode",tp_rank="0",pp_rank="0"} 4.0
+sglang:num_prefill_prealloc_queue_reqs{model_name="m",engine_type="prefill",tp_rank="0",pp_rank="0"} 1.0
+sglang:gen_throughput{model_name="m",engine_type="decode",tp_rank="0",pp_rank="0"} 123.5
+sglang:token_usage{model_name="m",engine_type="decode",tp_rank="0",pp_rank="0"} 0.25
+# HELP sglang:num_requests Number of requests processed.
+# TYPE sglang:num_requests counter
+sglang:num_requests_total{model_name="m"} 42.0
+sglang:generation_tokens_total{model_name="m"} 4096.0
+`;
+
+const VLLM = `vllm:num_requests_running{model_name="m",engine="0"} 5
+vllm:num_requests_waiting{model_name="m",engine="0"} 1
+vllm:request_success_total{model_name="m",engine="0",finished_reason="stop"} 10
+vllm:request_success_total{model_name="m",engine="0",finished_reason="length"} 5
+vllm:generation_tokens_total{model_name="m",engine="0"} 900
+vllm:kv_cache_usage_perc{model_name="m",engine="0"} 0.5
+vllm:gpu_cache_usage_perc{model_name="m",engine="0"} 0.5
+`;
+
+describe('prometheus text parser', () => {
+  it('reads names, escaped label values, special values and timestamps; skips comments and bad lines', () => {
+    const p = parsePrometheusText(
+      [
+        '# HELP x y',
+        'a 1',
+        'b{l="q\\"uo\\\\te\\nnl",m="x"} 2.5 1700000000000',
+        'c{} +Inf',
+        'd NaN',
+        'e{broken 1',
+        'f{l="v"}',
+        'g{l="a,b}"} -3e2',
+      ].join('\n'),
+    );
+    expect(p.samples.map((s) => [s.name, s.value])).toEqual([
+      ['a', 1],
+      ['b', 2.5],
+      ['c', Infinity],
+      ['d', NaN],
+      ['g', -300],
+    ]);
+    expect(p.samples[1]!.labels).toEqual({ l: 'q"uo\\te\nnl', m: 'x' });
+    expect(p.samples[4]!.labels).toEqual({ l: 'a,b}' });
+    expect(p.bad).toBe(2);
+  });
+
+  it('reads what prom-client itself writes', async () => {
+    const reg = new client.Registry();
+    const g = new client.Gauge({ name: 'x_gauge', help: 'h', labelNames: ['a'], registers: [reg] });
+    g.set({ a: 'with "quotes"' }, 7);
+    const p = parsePrometheusText(await reg.metrics());
+    expect(p.samples).toEqual([{ name: 'x_gauge', labels: { a: 'with "quotes"' }, value: 7 }]);
+  });
+});
+
+describe('engine metric mapping', () => {
+  it('maps sglang:* with tensor-parallel ranks counted once', () => {
+    expect(mapEngineMetrics(parsePrometheusText(SGLANG).samples)).toEqual({
+      running: 3,
+      queued: 2,
+      transferQueue: 4,
+      preallocQueue: 1,
+      finishedTotal: 42,
+      generatedTokensTotal: 4096,
+      genThroughput: 123.5,
+      tokenUsage: 0.25,
+    });
+  });
+
+  it('maps vllm:* (success counted over finish reasons)', () => {
+    const f = mapEngineMetrics(parsePrometheusText(VLLM).samples);
+    expect(f).toMatchObject({
+      running: 5,
+      queued: 1,
+      finishedTotal: 15,
+      generatedTokensTotal: 900,
+      tokenUsage: 0.5,
+    });
+  });
+
+  it('maps the router smg_* families', () => {
+    const f = mapEngineMetrics(
+      parsePrometheusText(
+        'smg_worker_requests_active{worker="a"} 2\nsmg_worker_requests_active{worker="b"} 1\nsmg_http_responses_total{path="/v1/chat/completions",status_code="200",error_code=""} 77\n',
+      ).samples,
+    );
+    expect(f.running).toBe(3);
+    expect(f.finishedTotal).toBe(77);
+  });
+});
+
+describe('EngineScraper', () => {
+  let server: Server | undefined;
+  let scraper: EngineScraper | undefined;
+  afterEach(async () => {
+    await scraper?.stop();
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    server = undefined;
+    scraper = undefined;
+  });
+
+  async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
+    server = createServer(handler);
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
+  }
+
+  function make(url: string, timeout = '2s') {
+    const reg = new client.Registry();
+    const metrics = createEngineMetrics(reg);
+    const got: EngineSignal[] = [];
+    scraper = new EngineScraper({
+      target: 't',
+      engine: engineScrapeSchema.parse({ service: 'decode', metrics: url, every: '1h', timeout }),
+      metrics,
+      logger: pino({ level: 'silent' }),
+      onEngine: (e) => got.push(e),
+      now: () => 1234,
+    });
+    return { reg, metrics, got };
+  }
+
+  it('scrapes, signals and sets the engine gauges', async () => {
+    const url = await serve((_q, res) => res.end(SGLANG));
+    const { reg, got } = make(url);
+    await scraper!.scrapeOnce();
+    expect(got).toEqual([
+      expect.objectContaining({
+        kind: 'engine',
+        service: 'decode',
+        source: 'metrics',
+        time: 1234,
+        scrapeOk: true,
+        running: 3,
+        finishedTotal: 42,
+      }),
+    ]);
+    const text = await reg.metrics();
+    expect(text).toContain('wedgewatch_engine_running_requests{target="t",service="decode"} 3');
+    expect(text).toContain('wedgewatch_engine_scrape_success{target="t",service="decode"} 1');
+  });
+
+  it('reports a failed scrape on HTTP errors and on a hung server (timeout)', async () => {
+    let mode: 'error' | 'hang' = 'error';
+    const url = await serve((_q, res) => {
+      if (mode === 'error') {
+        res.statusCode = 500;
+        res.end('no');
+      }
+      // 'hang': never answer
+    });
+    const { reg, got } = make(url, '300ms');
+    await scraper!.scrapeOnce();
+    mode = 'hang';
+    await scraper!.scrapeOnce();
+    expect(got.map((g) => g.scrapeOk)).toEqual([false, false]);
+    expect(await reg.metrics()).toContain('wedgewatch_engine_scrape_success{target="t",service="decode"} 0');
+  });
+
+  it('refuses a body over the cap', async () => {
+    const big = Buffer.alloc(1024 * 1024, 'a');
+    const url = await serve((_q, res) => {
+      let n = 0;
+      const write = () => {
+        while (n < 20 && res.write(big)) n++;
+        if (n < 20) res.once('drain', write);
+        else res.end();
+      };
+      write();
+    });
+    const { got } = make(url);
+    await scraper!.scrapeOnce();
+    expect(got[0]!.scrapeOk).toBe(false);
+  });
+});
