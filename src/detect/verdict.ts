@@ -2,6 +2,9 @@
 // a diagnosis from a small fixed vocabulary (a metric label) and a cause a person can read.
 import type { ClassifierConfig, EngineMemory, SlotMemory, TargetState, TargetStateName } from './state.js';
 
+/** The causes a wedge usually has (log:<rule> causes come from critical rules outside the NIXL one). */
+export const WEDGE_CAUSES = ['kv_bootstrap_thread_dead', 'engine_stalled', 'completions_failing'] as const;
+
 export interface Verdict {
   state: TargetStateName;
   diagnosis: string | null;

@@ -1,6 +1,7 @@
 // Wires one target's signals into the classifier and its verdicts out: metrics, the events journal,
 // confirmation rounds (a critical log line makes the probes run now) and remediation. Sources are built
 // by the runtime and only call `handle`; this file never does source I/O itself.
+import { WEDGE_CAUSES } from './verdict.js';
 import type { TargetConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import { TARGET_STATES, type Metrics } from '../metrics.js';
@@ -84,6 +85,8 @@ export class TargetWatchdog {
       });
     }
     this.opts.metrics.remediationPaused.set({ target: this.name }, this.paused ? 1 : 0);
+    // Counters start at 0 for the usual causes, so the first wedge is an increase() and not a series appearing.
+    for (const cause of WEDGE_CAUSES) this.opts.metrics.wedgesTotal.inc({ target: this.name, cause }, 0);
     this.remediator?.setPaused(this.paused);
     this.exportState();
   }
