@@ -55,6 +55,7 @@ export class Daemon {
       this.web = await WebSecurity.load(this.opts.webConfigFile, this.logger);
     const factory = this.opts.runtimeFactory ?? createRuntime;
     this.runtime = await factory(this.loaded, { metrics: this.metrics, logger: this.logger });
+    await this.runtime.activate?.();
     this.markReload(true);
     this.server = await createServer({
       metrics: this.metrics,
@@ -120,6 +121,12 @@ export class Daemon {
     // New secrets added, old ones kept until the old runtime is gone, so nothing in flight leaks.
     redactor.set([...previousSecrets, ...next.secrets]);
     await old?.stop();
+    try {
+      await runtime.activate?.();
+    } catch (err) {
+      // The new config is already in charge; what failed to start is reported, not silently dropped.
+      log.error({ err }, 'reload: some log sources failed to start');
+    }
     redactor.set(next.secrets);
     this.markReload(true);
     log.info({ targets: next.config.targets.map((t) => t.name) }, 'configuration reloaded');

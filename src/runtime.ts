@@ -13,6 +13,11 @@ import type { Metrics } from './metrics.js';
 import { ProbeScheduler } from './probes/schedule.js';
 
 export interface Runtime {
+  /**
+   * Starts what must not overlap with the runtime it replaces: log followers share the offset files, so the new
+   * ones start only after the old ones stopped and saved (then they resume exactly there: nothing read twice).
+   */
+  activate?(): Promise<void>;
   /** Stops every timer, watcher and socket the runtime owns. */
   stop(): Promise<void>;
   /** Probe schedulers by target name (route plugins reach them via daemon.runtime). */
@@ -44,6 +49,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   const watchdog = new Watchdog(journal);
   const probes = new Map<string, ProbeScheduler>();
   const sources: Source[] = [];
+  const logWatchers: LogWatcher[] = [];
 
   for (const target of config.targets) {
     const before = ctx.previous?.watchdog?.targets.get(target.name);
@@ -78,7 +84,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       );
     }
     if (target.logs.length > 0) {
-      sources.push(
+      logWatchers.push(
         new LogWatcher({
           target: target.name,
           sources: target.logs,
@@ -105,6 +111,12 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   }
 
   const started: Source[] = [];
+  const activate = async () => {
+    for (const w of logWatchers) {
+      await w.start();
+      started.push(w);
+    }
+  };
   const stopAll = async () => {
     await Promise.all(started.map((s) => s.stop()));
     await watchdog.stop();
@@ -120,5 +132,5 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   }
   watchdog.start();
   log.info({ targets: config.targets.map((t) => t.name) }, 'configuration active');
-  return { probes, watchdog, stop: stopAll };
+  return { probes, watchdog, activate, stop: stopAll };
 };
