@@ -3,6 +3,7 @@
 import { Agent, request } from 'undici';
 import type { EngineScrapeConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
+import { setEngineGauges } from './gauges.js';
 import type { EngineMetrics } from '../metrics.js';
 import type { EngineSignal } from '../signals.js';
 import { mapEngineMetrics } from './map.js';
@@ -124,16 +125,6 @@ export class EngineScraper {
   }
 
   private setGauges(f: ReturnType<typeof mapEngineMetrics>): void {
-    const m = this.opts.metrics;
-    const labels = { target: this.opts.target, service: this.opts.engine.service };
-    const set = (g: EngineMetrics['engineRunning'], v: number | undefined) => {
-      if (v !== undefined) g.set(labels, v);
-    };
-    set(m.engineRunning, f.running);
-    set(m.engineQueued, f.queued);
-    set(m.engineTransferQueue, f.transferQueue);
-    set(m.enginePreallocQueue, f.preallocQueue);
-    set(m.engineGenThroughput, f.genThroughput);
-    set(m.engineTokenUsage, f.tokenUsage);
+    setEngineGauges(this.opts.metrics, { target: this.opts.target, service: this.opts.engine.service }, f);
   }
 }

@@ -1,6 +1,7 @@
 // Engine gauges from the periodic lines engines print: SGLang `Prefill batch` / `Decode batch`
 // (engine-signals.md §2, all documented variants) and vLLM's `Engine 000:` stats line (§5).
 import type { EngineGauge } from '../config/schema.js';
+import { setEngineGauges } from '../engines/gauges.js';
 import type { EngineMetrics } from '../metrics.js';
 import type { EngineSignal } from '../signals.js';
 import type { EngineLineKind } from './packs/index.js';
@@ -86,16 +87,7 @@ export function applyEngineValues(
   nowMs: number,
   batch: boolean,
 ): EngineSignal {
-  const set = (g: { set(l: typeof labels, v: number): void }, v: number | undefined) => {
-    if (v !== undefined) g.set(labels, v);
-  };
-  set(metrics.engineRunning, values.running);
-  set(metrics.engineQueued, values.queued);
-  set(metrics.engineTransferQueue, values.transferQueue);
-  set(metrics.enginePreallocQueue, values.preallocQueue);
-  set(metrics.engineGenThroughput, values.genThroughput);
-  set(metrics.engineTokenUsage, values.tokenUsage);
-  set(metrics.engineBytesPerFullToken, values.bytesPerFullToken);
+  setEngineGauges(metrics, labels, values);
   if (batch) metrics.engineLastBatch.set(labels, nowMs / 1000);
   const sig: EngineSignal = { kind: 'engine', source: 'log', time: nowMs, ...labels };
   if (values.running !== undefined) sig.running = values.running;

@@ -1,0 +1,37 @@
+// The engine gauges, set the same way whether the values came from a batch log line or a /metrics scrape.
+import type { EngineMetrics } from '../metrics.js';
+
+export interface EngineGaugeValues {
+  running?: number;
+  queued?: number;
+  transferQueue?: number;
+  preallocQueue?: number;
+  genThroughput?: number;
+  tokenUsage?: number;
+  bytesPerFullToken?: number;
+}
+
+export const ENGINE_GAUGE_METRICS = {
+  running: 'engineRunning',
+  queued: 'engineQueued',
+  transferQueue: 'engineTransferQueue',
+  preallocQueue: 'enginePreallocQueue',
+  genThroughput: 'engineGenThroughput',
+  tokenUsage: 'engineTokenUsage',
+  bytesPerFullToken: 'engineBytesPerFullToken',
+} as const satisfies Record<keyof EngineGaugeValues, keyof EngineMetrics>;
+
+/** Sets each gauge that has a value; a missing value leaves the gauge as it was. */
+export function setEngineGauges(
+  metrics: EngineMetrics,
+  labels: { target: string; service: string },
+  values: EngineGaugeValues,
+): void {
+  for (const [key, metric] of Object.entries(ENGINE_GAUGE_METRICS) as [
+    keyof EngineGaugeValues,
+    (typeof ENGINE_GAUGE_METRICS)[keyof EngineGaugeValues],
+  ][]) {
+    const v = values[key];
+    if (v !== undefined) metrics[metric].set(labels, v);
+  }
+}
