@@ -55,7 +55,6 @@ export class Daemon {
       this.web = await WebSecurity.load(this.opts.webConfigFile, this.logger);
     const factory = this.opts.runtimeFactory ?? createRuntime;
     this.runtime = await factory(this.loaded, { metrics: this.metrics, logger: this.logger });
-    await this.runtime.activate?.();
     this.markReload(true);
     this.server = await createServer({
       metrics: this.metrics,

@@ -14,8 +14,9 @@ import { ProbeScheduler } from './probes/schedule.js';
 
 export interface Runtime {
   /**
-   * Starts what must not overlap with the runtime it replaces: log followers share the offset files, so the new
-   * ones start only after the old ones stopped and saved (then they resume exactly there: nothing read twice).
+   * Present on a runtime built to replace another (ctx.previous): starts what must not overlap with it. Log
+   * followers share the offset files, so the new ones start only after the old ones stopped and saved, and resume
+   * exactly there: nothing read twice, nothing lost. Call it after stopping the previous runtime.
    */
   activate?(): Promise<void>;
   /** Stops every timer, watcher and socket the runtime owns. */
@@ -132,5 +133,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   }
   watchdog.start();
   log.info({ targets: config.targets.map((t) => t.name) }, 'configuration active');
-  return { probes, watchdog, activate, stop: stopAll };
+  // A first runtime starts whole; one that replaces another leaves its followers to the caller's activate().
+  if (ctx.previous === undefined) await activate();
+  return { probes, watchdog, activate: ctx.previous === undefined ? undefined : activate, stop: stopAll };
 };
