@@ -477,12 +477,24 @@ function applyVerdict(
   if (v.state === 'wedged') s.counters.wedges++;
   if (v.state === 'ok') {
     s.lastOkAt = now;
-    s.criticalSinceOk = [];
+    // Passes only clear what they post-date: a critical line written while the passing round was already in
+    // flight (the first round after startup, say, when the thread dies mid-round) still stands.
+    const evidence = oldestPassingCompletion(s, now);
+    s.criticalSinceOk = s.criticalSinceOk.filter((c) => c.time > evidence);
     s.confirmedCritical = undefined;
-    s.pendingCritical = undefined;
+    if (s.pendingCritical !== undefined && s.pendingCritical.time <= evidence) s.pendingCritical = undefined;
   }
   events.push({ type: 'transition', ...t });
   return t;
+}
+
+/** When the oldest passing completion probe started: what happened before then, the passes have seen past. */
+function oldestPassingCompletion(s: TargetState, now: number): number {
+  let oldest = now;
+  for (const m of Object.values(s.slots)) {
+    if (isCompletion(m.probeKind) && m.last?.result === 'ok') oldest = Math.min(oldest, m.last.start);
+  }
+  return oldest;
 }
 
 const RANK: Record<TargetStateName, number> = { unknown: -1, ok: 0, degraded: 1, wedged: 2, down: 3 };

@@ -236,6 +236,21 @@ describe('classifier: diagnoses', () => {
     expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
   });
 
+  it('a thread death during the first round, which then passes, still names the wedge that follows', () => {
+    const r = new Run();
+    const roundStart = r.now;
+    r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_dead', line: THREAD_DEATH, time: r.now + 50 });
+    // The round was in flight before the thread died: it passes, and the target is ok for now.
+    for (const endpoint of ['proxy', 'router']) {
+      for (const conn of ['fresh', 'keepalive'] as const) r.probe({ endpoint, conn, start: roundStart });
+    }
+    expect(r.s.state).toBe('ok');
+    // The next completion fails: that confirms the thread death rather than an anonymous failure.
+    r.probe({ endpoint: 'router', result: 'timeout', phase: 'first_token', start: r.now, durationMs: 1000 });
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
+  });
+
   it('names the thread from the line when the rule has no field', () => {
     const r = new Run();
     r.round();
