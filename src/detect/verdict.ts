@@ -131,6 +131,12 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
 
   if (slots.length === 0)
     return { state: 'unknown', diagnosis: null, cause: 'no probe result yet', clean: false };
+  // Health answering is not the truth: with completion probes configured, ok waits for one to finish.
+  const completionConfigured = Object.values(cfg.probes).some(
+    (p) => p.kind === 'chat' || p.kind === 'toolcall',
+  );
+  if (completionConfigured && completion.length === 0)
+    return { state: 'unknown', diagnosis: null, cause: 'no completion probe has finished yet', clean: false };
   const clean = slots
     .filter((m) => m.probeKind !== 'serverinfo')
     .every((m) => m.failStreak === 0 && m.leakStreak === 0);

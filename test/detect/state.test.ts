@@ -236,6 +236,15 @@ describe('classifier: diagnoses', () => {
     expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
   });
 
+  it('stays unknown while only health has answered: ok needs a finished completion', () => {
+    const r = new Run();
+    r.probe({ probe: 'health', probeKind: 'health', endpoint: 'router' });
+    r.probe({ probe: 'health', probeKind: 'health', endpoint: 'proxy' });
+    expect(r.s.state).toBe('unknown');
+    r.probe({ endpoint: 'router' });
+    expect(r.s.state).toBe('ok');
+  });
+
   it('a thread death during the first round, which then passes, still names the wedge that follows', () => {
     const r = new Run();
     const roundStart = r.now;
