@@ -126,6 +126,8 @@ export async function runChatStream(
       const msg = err ? String(err.message ?? JSON.stringify(err)) : String(obj.error);
       fail(`error chunk in stream: ${msg.slice(0, 200)}`);
     }
+    // SGLang's streaming ErrorResponse: {"object": "error", "message": …, "type": …, "code": …}.
+    if (obj.object === 'error') fail(`error chunk in stream: ${String(obj.message ?? '').slice(0, 200)}`);
     const usage = asObject(obj.usage);
     if (usage && typeof usage.completion_tokens === 'number') usageTokens = usage.completion_tokens;
     if (!Array.isArray(obj.choices)) fail(`SSE event ${events} has no choices array`);

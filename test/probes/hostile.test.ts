@@ -112,6 +112,20 @@ describe('hostile servers', () => {
     expect(signal.error).toBeTruthy();
   });
 
+  it("names the engine's message from SGLang's streaming error response", async () => {
+    const s = await serve((_q, res) => {
+      res.writeHead(200, SSE);
+      res.end(
+        'data: {"object": "error", "message": "Request 7 timed out after 300.0s in KVPoll.WaitingForInput", "type": "BadRequestError", "param": null, "code": 400}\n\ndata: [DONE]\n\n',
+      );
+    });
+    const { signal } = await runOnce(s.url, 'chat');
+    expect(signal.result).toBe('bad_response');
+    expect(signal.error).toBe(
+      'error chunk in stream: Request 7 timed out after 300.0s in KVPoll.WaitingForInput',
+    );
+  });
+
   it('wrong content type is bad_response; an empty stream or no tokens is empty', async () => {
     const json = await serve((_q, res) => res.end('{"choices":[]}'));
     expect((await runOnce(json.url, 'chat')).signal).toMatchObject({ result: 'bad_response' });
