@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { formatPath } from '../config/load.js';
@@ -10,9 +10,18 @@ import { EXIT } from './common.js';
 
 /** Rules from a YAML file: a list of rules, or a mapping with `rules:` (a whole config file works too). */
 export function loadRulesFile(file: string): RuleConfig[] {
-  const raw: unknown = YAML.parse(readFileSync(file, 'utf8'));
+  let raw: unknown;
+  try {
+    raw = YAML.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    if (err instanceof YAML.YAMLError) throw new RuleError([`${file}: YAML: ${err.message.split('\n')[0]}`]);
+    throw err;
+  }
   const list = Array.isArray(raw) ? raw : (raw as { rules?: unknown } | null)?.rules;
-  const parsed = z.array(ruleSchema).safeParse(list ?? []);
+  if (!Array.isArray(list)) {
+    throw new RuleError([`${file}: expected a list of rules, or a mapping with \`rules:\` (a config file)`]);
+  }
+  const parsed = z.array(ruleSchema).safeParse(list);
   if (!parsed.success) {
     throw new RuleError(parsed.error.issues.map((i) => `${file}: rules${formatPath(i.path)}: ${i.message}`));
   }
@@ -43,7 +52,17 @@ export function replayCommand(): Command {
     )
     .option('-r, --rules <file>', 'user rules (YAML: a list, or a mapping with rules:)')
     .option('-s, --service <name>', 'service label (default: each file name without extension)')
-    .option('--max-events <n>', 'events to print', (v) => Number.parseInt(v, 10), 1000)
+    .option(
+      '--max-events <n>',
+      'events to print',
+      (v) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1)
+          throw new InvalidArgumentError('expected a whole number of at least 1');
+        return n;
+      },
+      1000,
+    )
     .action(
       async (
         files: string[],

@@ -95,7 +95,13 @@ export function parseConfigText(
       doc.errors.map((e) => `YAML: ${e.message.split('\n')[0]}`),
     );
   }
-  const raw: unknown = doc.toJS();
+  let raw: unknown;
+  try {
+    raw = doc.toJS();
+  } catch (err) {
+    // e.g. "Excessive alias count": a YAML alias bomb is bad input like any other.
+    throw new ConfigError(file, [`YAML: ${(err as Error).message}`]);
+  }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(file, ['(top level): expected a mapping with at least `targets:`']);
   }

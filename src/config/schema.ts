@@ -95,22 +95,34 @@ export const probeSchema = z
 export const LOG_PACKS = ['sglang', 'nixl', 'mooncake', 'vllm', 'python'] as const;
 export type LogPack = (typeof LOG_PACKS)[number];
 
-export const logSourceSchema = z.strictObject({
-  /** The engine role this file belongs to (prefill, decode, router, …); a metric label. */
-  service: name('service'),
-  /** A file path or a glob (`/var/log/sglang/*.log`); new matching files are picked up. */
-  path: z.string().min(1),
-  packs: z.array(z.enum(LOG_PACKS)).default(['sglang', 'nixl', 'mooncake', 'python']),
-  /** Where to begin when there is no saved offset. */
-  from: z.enum(['end', 'start']).default('end'),
-  maxLineBytes: z.number().int().min(256).default(65_536),
-  /** After a restart, read at most this many bytes that were written while the daemon was down. */
-  maxCatchUpBytes: z
-    .number()
-    .int()
-    .min(0)
-    .default(256 * 1024 * 1024),
-});
+export const logSourceSchema = z
+  .strictObject({
+    /** The engine role this file belongs to (prefill, decode, router, …); a metric label. */
+    service: name('service'),
+    /** A file path or a glob (`/var/log/sglang/*.log`); new matching files are picked up. */
+    path: z.string().min(1),
+    packs: z.array(z.enum(LOG_PACKS)).default(['sglang', 'nixl', 'mooncake', 'python']),
+    /** Where to begin when there is no saved offset. */
+    from: z.enum(['end', 'start']).default('end'),
+    maxLineBytes: z.number().int().min(256).default(65_536),
+    /** After a restart, read at most this many bytes that were written while the daemon was down. */
+    maxCatchUpBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(256 * 1024 * 1024),
+  })
+  .superRefine((src, ctx) => {
+    // The follower globs file names in one directory; a wildcard in the directory part would never match.
+    const slash = src.path.lastIndexOf('/');
+    if (slash > 0 && /[*?[]/.test(src.path.slice(0, slash))) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['path'],
+        message: `wildcards are only supported in the file name, not in the directory: ${JSON.stringify(src.path)}`,
+      });
+    }
+  });
 
 export const engineScrapeSchema = z.strictObject({
   service: name('service'),
@@ -222,6 +234,18 @@ export const configSchema = z
       } else seen.set(t.name, i);
       uniqueNames(ctx, ['targets', i, 'endpoints'], t.endpoints);
       uniqueNames(ctx, ['targets', i, 'probes'], t.probes);
+      // Two sources on one path would share one saved offset and count every line twice.
+      const paths = new Map<string, number>();
+      t.logs.forEach((l, j) => {
+        const prev = paths.get(l.path);
+        if (prev !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['targets', i, 'logs', j, 'path'],
+            message: `the same path as targets[${i}].logs[${prev}]`,
+          });
+        } else paths.set(l.path, j);
+      });
       const hops = new Set(t.endpoints.map((e) => e.name));
       t.probes.forEach((p, j) =>
         p.endpoints?.forEach((e, k) => {

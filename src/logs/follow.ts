@@ -228,8 +228,10 @@ export class Follower {
       for (const name of this.fs.readdirSync(this.dir)) {
         if (this.glob.test(name)) out.add(join(this.dir, name));
       }
-      this.clearError(this.o.path);
-      if (out.size === 0) this.error(this.o.path, 'missing', 'no file matches');
+      // Cleared only when something matches: error() reports once per streak, so a glob that stays empty
+      // is one warning, not one per poll.
+      if (out.size > 0) this.clearError(this.o.path);
+      else this.error(this.o.path, 'missing', 'no file matches');
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       this.error(this.o.path, code === 'ENOENT' ? 'missing' : 'io', `directory: ${String(code)}`);

@@ -15,6 +15,8 @@ export interface CompiledRule {
   /** At least one of these occurs in every matching line; null = the rule must see every line. */
   literals: string[] | null;
   extract: [group: string, gauge: EngineGauge][];
+  /** A user rule (config), not a built-in pack rule. */
+  user: boolean;
   follows?: { re: RegExp; within: number };
 }
 
@@ -91,6 +93,7 @@ function compileOne(rule: RuleConfig, user: boolean): CompiledRule {
     re: new RegExp(rule.match),
     literals: lits === null || lits.some((l) => l.length < 3) ? null : lits,
     extract: Object.entries(rule.extract ?? {}),
+    user,
   };
   if (rule.follows) compiled.follows = { re: new RegExp(rule.follows.match), within: rule.follows.within };
   return compiled;
@@ -148,7 +151,7 @@ export function compileRuleSet(
   const prefilter = !everyLine && literals.length > 0 ? new RegExp(trieRegex(literals), 'g') : null;
   const skipBatchLines =
     prefilter !== null &&
-    rules.every((r) => r.literals !== null && r.literals.every(literalAvoidsBatchLines));
+    rules.every((r) => r.literals !== null && r.literals.every((l) => literalAvoidsBatchLines(l, !r.user)));
   return {
     rules,
     prefilter,

@@ -143,6 +143,27 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
     expect: /YAML: Map keys must be unique/,
   },
   {
+    name: 'wildcard in a log directory',
+    yaml: GOOD + `    logs: [{ service: prefill, path: "/var/log/*/prefill.log" }]\n`,
+    expect: /targets\[0\]\.logs\[0\]\.path: wildcards are only supported in the file name/,
+  },
+  {
+    name: 'the same log path twice',
+    yaml: GOOD + `    logs: [{ service: a, path: /x/p.log }, { service: b, path: /x/p.log }]\n`,
+    expect: /targets\[0\]\.logs\[1\]\.path: the same path as targets\[0\]\.logs\[0\]/,
+  },
+  {
+    name: 'YAML alias bomb',
+    yaml:
+      'a: &a [x, x, x, x, x, x, x, x, x, x]\n' +
+      Array.from({ length: 9 }, (_, i) => {
+        const prev = i === 0 ? 'a' : `b${i - 1}`;
+        return `b${i}: &b${i} [*${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}]`;
+      }).join('\n') +
+      '\n',
+    expect: /YAML: /,
+  },
+  {
     name: 'negative number',
     yaml: GOOD + `    detect: { wedgeAfter: 0 }\n`,
     expect: /targets\[0\]\.detect\.wedgeAfter: /,

@@ -140,4 +140,30 @@ describe('replay', () => {
     expect(text).toContain('wedgewatch_engine_running_requests{target="replay",service="decode"} 9');
     expect(text).toContain('wedgewatch_log_lines_total{target="replay",service="decode"} 2');
   });
+
+  it.each([
+    ['broken YAML', 'rules: [\n', /YAML: /],
+    ['a scalar', 'just text\n', /expected a list of rules/],
+    ['a bad rule', 'rules:\n  - { name: r, severity: fatal, match: x }\n', /rules\[0\]\.severity/],
+  ])('a --rules file with %s is bad input: exit 2 and a message, no stack trace', async (_what, text, re) => {
+    const dir = mkdtempSync(join(tmpdir(), 'ww-replay-'));
+    const err: string[] = [];
+    const w = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const e = vi.spyOn(process.stderr, 'write').mockImplementation((s) => (err.push(String(s)), true));
+    const before = process.exitCode;
+    try {
+      const log = join(dir, 'decode.log');
+      writeFileSync(log, 'x\n');
+      const rules = join(dir, 'rules.yaml');
+      writeFileSync(rules, text);
+      await replayCommand().parseAsync(['node', 'replay', '--rules', rules, log]);
+      expect(process.exitCode).toBe(2);
+      expect(err.join('')).toMatch(re);
+    } finally {
+      process.exitCode = before;
+      w.mockRestore();
+      e.mockRestore();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -141,6 +141,45 @@ describe('batch-line skipping', () => {
     );
   });
 
+  it.each([
+    [
+      'cache hit rate: 0\\.00%',
+      '[2026-02-27 15:01:51 TP0] Prefill batch. #new-seq: 1, #new-token: 1, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.00, #running-req: 0, #queue-req: 0',
+    ],
+    [
+      'pending-token: \\d{5,}',
+      '[2026-02-27 15:01:51 TP0] Prefill batch, #new-seq: 1, #running-req: 0, #queue-req: 0, #pending-token: 40960, #bootstrap-req: 0, cuda graph: True, input throughput (token/s): 12.00',
+    ],
+    [
+      'cpu graph: False',
+      '[2026-02-27 15:01:51 TP0] Decode batch, #running-req: 4, #token: 2048, token usage: 0.02, cpu graph: False, gen throughput (token/s): 180.25, #queue-req: 0',
+    ],
+    [
+      'out of memory',
+      '[2026-02-27 15:01:51 TP0] Decode batch, #running-req: 4, out of memory: 1, #queue-req: 0',
+    ],
+  ])('a user rule on a batch-line field (%s) turns the skip off and sees the line', (match, line) => {
+    const set = compileRuleSet(['sglang', 'nixl', 'python'], [{ name: 'u', severity: 'warning', match }]);
+    expect(set.skipBatchLines).toBe(false);
+    const found: string[] = [];
+    const s = new ChunkScanner(set, 65_536, {
+      match: (m) => found.push(m.rule.name),
+      engine: () => {},
+      truncated: () => {},
+    });
+    const buf = Buffer.from(line + '\n');
+    s.feed(buf, buf.length);
+    expect(found).toEqual(['u']);
+  });
+
+  it('keeps the skip for user rules that cannot occur in a batch line', () => {
+    for (const match of ['CUDA out of memory', 'Traceback \\(most recent call last\\)', "KeyError: 'x'"]) {
+      expect(compileRuleSet(['sglang'], [{ name: 'u', severity: 'warning', match }]).skipBatchLines).toBe(
+        true,
+      );
+    }
+  });
+
   it('is off when a rule could match a batch line, so that rule still sees them', () => {
     const rule = { name: 'busy', severity: 'warning' as const, match: '#running-req: (?<n>4\\d)' };
     const withRule = run(undefined, [rule]);

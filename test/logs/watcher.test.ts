@@ -141,6 +141,34 @@ describe('LogWatcher', () => {
     await waitFor(() => h.events.length === 1, { what: 'line of the new file' });
   });
 
+  it('a glob that matches nothing is one error for the whole streak, not one per poll', async () => {
+    const empty = join(dir, 'empty');
+    const other = join(dir, 'other');
+    mkdirSync(empty);
+    mkdirSync(other);
+    const h = await started(
+      harness({
+        sources: [
+          source({ path: join(empty, '*.log') }),
+          source({ path: join(other, '*.log'), service: 'x' }),
+        ],
+        stateDir: dir,
+      }),
+    );
+    await waitFor(
+      async () => (await h.value('logReadErrors', { reason: 'missing', service: 'decode' })) === 1,
+      {
+        what: 'the first missing error',
+      },
+    );
+    // Many polls later (a file picked up by the other source proves they ran), still one.
+    writeFileSync(join(other, 'a.log'), ABORT(1));
+    await waitFor(() => h.events.length === 1, { what: 'the other source to read its new file' });
+    writeFileSync(join(other, 'b.log'), ABORT(2));
+    await waitFor(() => h.events.length === 2, { what: 'a second new file' });
+    expect(await h.value('logReadErrors', { reason: 'missing', service: 'decode' })).toBe(1);
+  });
+
   it('a directory at the path is an unreadable error, an open that fails is a permission error; no crash', async () => {
     mkdirSync(join(dir, 'isdir.log'));
     const locked = join(dir, 'locked.log');

@@ -10,7 +10,7 @@ export const nixlPack: RulePack = {
     {
       name: 'nixl_bootstrap_thread_dead',
       severity: 'critical',
-      match: String.raw`Exception in thread (?<thread>.+?) \((?<target>bootstrap_thread)\):\s*$`,
+      match: String.raw`^Exception in thread (?<thread>.+?) \((?<target>bootstrap_thread)\):\s*$`,
       follows: {
         match: String.raw`^(?<exception>AssertionError): (?<message>First message should be b'NixlMsgGuard'.*?)\s*$`,
         within: 30,

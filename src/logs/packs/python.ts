@@ -11,7 +11,7 @@ export const pythonPack: RulePack = {
     {
       name: 'python_thread_exception',
       severity: 'critical',
-      match: String.raw`Exception in thread (?<thread>.+?)(?: \((?<target>[\w.<>]+)\))?:\s*$`,
+      match: String.raw`^Exception in thread (?<thread>.+?)(?: \((?<target>[\w.<>]+)\))?:\s*$`,
       follows: {
         match: String.raw`^(?<exception>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?:: ?(?<message>.*?))?\s*$`,
         within: 100,
