@@ -9,6 +9,9 @@ import { createServer, type ReloadOutcome } from './server/app.js';
 import { parseListenAddress } from './server/listen.js';
 import { WebSecurity } from './server/web-security.js';
 
+const STOPPING: ReloadOutcome = { ok: false, errors: ['the daemon is stopping'] };
+const RELOAD_WAIT_ON_STOP_MS = 10_000;
+
 export interface DaemonOptions {
   configPath: string;
   logger: Logger;
@@ -34,6 +37,8 @@ export class Daemon {
   private server?: FastifyInstance;
   private ready = false;
   private reloading: Promise<ReloadOutcome> | undefined;
+  /** Set by stop(): a reload still in flight must not install or activate a runtime after shutdown. */
+  private stopped = false;
   web?: WebSecurity;
 
   constructor(private readonly opts: DaemonOptions) {
@@ -104,22 +109,33 @@ export class Daemon {
       this.markReload(false);
       return { ok: false, errors };
     }
+    if (this.stopped) return STOPPING;
     const factory = this.opts.runtimeFactory ?? createRuntime;
+    const previousSecrets = this.loaded.secrets;
+    // Both sets before the factory runs: its errors and logs may quote the new secrets, and whatever the old
+    // runtime still has in flight may quote the old ones.
+    redactor.set([...previousSecrets, ...next.secrets]);
     let runtime: Runtime;
     try {
       runtime = await factory(next, { metrics: this.metrics, logger: this.logger, previous: this.runtime });
     } catch (err) {
       log.error({ err }, 'reload failed to start the new configuration; keeping the running one');
+      // Redacted while the new secrets are still registered: the text goes out in the /-/reload answer.
+      const errors = [redactor.redact(String(err))];
+      redactor.set(previousSecrets);
       this.markReload(false);
-      return { ok: false, errors: [String(err)] };
+      return { ok: false, errors };
+    }
+    if (this.stopped) {
+      await runtime.stop();
+      return STOPPING;
     }
     const old = this.runtime;
-    const previousSecrets = this.loaded.secrets;
     this.loaded = next;
     this.runtime = runtime;
-    // New secrets added, old ones kept until the old runtime is gone, so nothing in flight leaks.
-    redactor.set([...previousSecrets, ...next.secrets]);
     await old?.stop();
+    // stop() stops this.runtime (now the new one) itself; activating it after that would restart it.
+    if (this.stopped) return STOPPING;
     try {
       await runtime.activate?.();
     } catch (err) {
@@ -133,8 +149,22 @@ export class Daemon {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.ready = false;
     this.web?.stop();
+    const inFlight = this.reloading;
+    if (inFlight !== undefined) {
+      // Bounded: a wedged runtime factory must not hold the shutdown; the stopped flag covers what it does later.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        inFlight.catch(() => undefined),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, RELOAD_WAIT_ON_STOP_MS);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
+    }
     await this.server?.close();
     await this.runtime?.stop();
   }

@@ -8,7 +8,14 @@ export class Redactor {
 
   set(secrets: Iterable<string>): void {
     // Longest first, so a token that contains another is replaced whole.
-    this.secrets = [...new Set(secrets)].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
+    // Log lines are redacted after pino serialised them, so a secret holding `"` or `\` appears there
+    // JSON-escaped: match that form too.
+    const all = new Set<string>();
+    for (const s of secrets) {
+      all.add(s);
+      all.add(JSON.stringify(s).slice(1, -1));
+    }
+    this.secrets = [...all].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
   }
 
   redact(text: string): string {

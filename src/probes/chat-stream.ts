@@ -44,19 +44,22 @@ export async function runChatStream(
   extra: Record<string, unknown>,
 ): Promise<ChatStreamSummary> {
   const { progress, probe } = ctx;
+  const json: Record<string, unknown> = {
+    model: ctx.model,
+    messages: [{ role: 'user', content: probe.prompt }],
+    stream: true,
+    stream_options: { include_usage: true },
+    max_tokens: probe.maxTokens,
+    temperature: 0,
+    ...extra,
+  };
+  // The event cap follows the max_tokens actually sent: a caller (the toolcall probe) may raise it.
+  const sentMaxTokens = typeof json.max_tokens === 'number' ? json.max_tokens : probe.maxTokens;
   const res = await send(ctx, {
     method: 'POST',
     path: '/v1/chat/completions',
     bodyPhase: 'first_token',
-    json: {
-      model: ctx.model,
-      messages: [{ role: 'user', content: probe.prompt }],
-      stream: true,
-      stream_options: { include_usage: true },
-      max_tokens: probe.maxTokens,
-      temperature: 0,
-      ...extra,
-    },
+    json,
   });
   if (res.status !== 200) {
     const snippet = await readSnippet(res);
@@ -72,7 +75,7 @@ export async function runChatStream(
   }
 
   // An endless stream of well-formed chunks must not run until the timeout: a few tokens need a few events.
-  const maxEvents = Math.max(64, probe.maxTokens * 4 + 32);
+  const maxEvents = Math.max(64, sentMaxTokens * 4 + 32);
   const parser = new SseParser();
   const decoder = new TextDecoder('utf-8');
   let bytes = 0;

@@ -4,7 +4,7 @@ import type { ProbeConfig } from '../config/schema.js';
 import type { ProbeMetrics } from '../metrics.js';
 import { redactor } from '../redact.js';
 import type { ConnKind, ProbeResultSignal } from '../signals.js';
-import type { EndpointDispatchers } from './http.js';
+import type { EndpointDispatchers, Lease } from './http.js';
 import { PROBES } from './registry.js';
 import { Progress, ProbeFailure, type ProbeOutcome } from './types.js';
 
@@ -48,6 +48,23 @@ function errorCode(err: unknown): string | undefined {
   return undefined;
 }
 
+/** Codes that mean no connection was made, whatever the socket state says. */
+const NO_CONNECTION = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** Whether a connection to the server existed when `err` happened (a fresh one made, or a reused one). */
+function connectionMade(err: unknown, progress: Progress, lease: Lease | undefined): boolean {
+  const code = errorCode(err);
+  if (code !== undefined && NO_CONNECTION.has(code)) return false;
+  return progress.connectMs !== undefined || lease?.reused === true;
+}
+
 function describe(err: unknown): string {
   const code = errorCode(err);
   const msg = err instanceof Error ? err.message : String(err);
@@ -72,18 +89,21 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
   const onCancel = () => ac.abort(new Error('probe cancelled'));
   opts.cancel?.addEventListener('abort', onCancel, { once: true });
 
-  const lease = opts.hop.lease(opts.conn, opts.probe.name);
-  if (lease.reused) progress.phase = 'headers';
-  const unsubscribe = lease.onConnect(() => {
-    progress.connectMs = progress.elapsed();
-    progress.mark('connected');
-    if (progress.phase === 'connect') progress.phase = 'headers';
-  });
-
+  let lease: Lease | undefined;
+  let unsubscribe = (): void => {};
   let outcome: ProbeOutcome;
   let phase: ProbeResultSignal['phase'];
   let result: ProbeResultSignal['result'];
   try {
+    // Inside the try: lease() throws once the dispatchers are closed, and the timer and cancel listener
+    // above must still be cleaned up.
+    lease = opts.hop.lease(opts.conn, opts.probe.name);
+    if (lease.reused) progress.phase = 'headers';
+    unsubscribe = lease.onConnect(() => {
+      progress.connectMs = progress.elapsed();
+      progress.mark('connected');
+      if (progress.phase === 'connect') progress.phase = 'headers';
+    });
     outcome = await PROBES[opts.probe.kind].run({
       model: opts.model,
       probe: opts.probe,
@@ -107,9 +127,17 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
     } else if (err instanceof ProbeFailure) {
       result = err.result;
       outcome = { result: err.result, status: err.status, error: err.message };
-    } else if (progress.headersMs === undefined) {
+    } else if (progress.headersMs === undefined && !connectionMade(err, progress, lease)) {
       result = 'connect_error';
       outcome = { result: 'connect_error', error: describe(err) };
+    } else if (progress.headersMs === undefined) {
+      // The server accepted the connection (or it was a reused keep-alive one) and then dropped it: the
+      // engine is there but answering badly, not down — the detector reads connect_error as "refused".
+      result = 'bad_response';
+      outcome = {
+        result: 'bad_response',
+        error: `connection closed before response headers: ${describe(err)}`,
+      };
     } else {
       result = 'bad_response';
       outcome = { result: 'bad_response', error: `connection broke after the headers: ${describe(err)}` };
@@ -118,7 +146,7 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
     clearTimeout(timer);
     unsubscribe();
     opts.cancel?.removeEventListener('abort', onCancel);
-    await lease.release();
+    await lease?.release();
   }
   const durationMs = progress.elapsed();
   const cancelled = opts.cancel?.aborted === true && timedOut === undefined && result !== 'ok';
@@ -139,7 +167,7 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
   if (progress.ttftMs !== undefined) signal.ttftMs = progress.ttftMs;
   if (progress.connectMs !== undefined) signal.connectMs = progress.connectMs;
   if (progress.headersMs !== undefined) signal.headersMs = progress.headersMs;
-  signal.reusedConnection = lease.reused;
+  signal.reusedConnection = lease?.reused ?? false;
   if (result === 'ok') {
     if (outcome.tokens !== undefined) signal.tokens = outcome.tokens;
     if (outcome.tokensPerSecond !== undefined) signal.tokensPerSecond = outcome.tokensPerSecond;

@@ -9,6 +9,7 @@ import Fastify, {
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { VERSION } from '../version.js';
+import { redactor } from '../redact.js';
 
 export interface ReloadOutcome {
   ok: boolean;
@@ -68,7 +69,9 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
       : reply
           .code(500)
           .type('text/plain')
-          .send(`Reload failed; the running configuration is kept:\n${out.errors.join('\n')}\n`);
+          .send(
+            redactor.redact(`Reload failed; the running configuration is kept:\n${out.errors.join('\n')}\n`),
+          );
   });
   for (const plugin of deps.plugins ?? []) await app.register(plugin);
   if (!app.hasRoute({ method: 'GET', url: '/' })) {

@@ -83,6 +83,9 @@ function configText(
 
 export function probeRoutes(daemon: Daemon): FastifyPluginAsync {
   return async (app) => {
+    // One on-demand run per (target, probe) at a time: each opens fresh connections to the engine, so
+    // unbounded /probe calls would be a load generator pointed at the thing being watched.
+    const inFlight = new Set<string>();
     app.get<{ Querystring: ProbeQuery }>('/probe', async (req, reply) => {
       const loaded = daemon.loaded;
       let sel: ReturnType<typeof pick>;
@@ -99,52 +102,66 @@ export function probeRoutes(daemon: Daemon): FastifyPluginAsync {
         timeout = Math.max(100, Math.min(timeout, scrapeTimeout * 1000 - SCRAPE_TIMEOUT_OFFSET_MS));
       }
       const probe = { ...sel.probe, timeout };
-      const registry = new Registry();
-      const metrics = createProbeMetrics(registry);
-      const runs: RunOutcome[] = [];
-      const baseDir = dirname(loaded.path);
-      for (const name of sel.endpoints) {
-        const endpoint = sel.target.endpoints.find((e) => e.name === name)!;
-        // A standalone dispatcher: an on-demand run must not disturb the scheduler's keep-alive connections.
-        const hop = new EndpointDispatchers(endpoint, tlsOptions(endpoint, baseDir));
-        try {
-          for (const conn of sel.conns) {
-            const out = await runProbe({
-              target: sel.target.name,
-              model: sel.target.model,
-              probe,
-              hop,
-              conn,
-              headers: loaded.headers.get(sel.target.name)?.get(name) ?? {},
-              timeline: debug,
-            });
-            recordResult(metrics, out.signal, Date.now());
-            runs.push(out);
+      const key = JSON.stringify([sel.target.name, sel.probe.name]);
+      if (inFlight.has(key)) {
+        return reply
+          .code(429)
+          .type('text/plain')
+          .send(
+            `probe ${sel.probe.name} of target ${sel.target.name} is already running from another /probe request; retry when it finishes\n`,
+          );
+      }
+      inFlight.add(key);
+      try {
+        const registry = new Registry();
+        const metrics = createProbeMetrics(registry);
+        const runs: RunOutcome[] = [];
+        const baseDir = dirname(loaded.path);
+        for (const name of sel.endpoints) {
+          const endpoint = sel.target.endpoints.find((e) => e.name === name)!;
+          // A standalone dispatcher: an on-demand run must not disturb the scheduler's keep-alive connections.
+          const hop = new EndpointDispatchers(endpoint, tlsOptions(endpoint, baseDir));
+          try {
+            for (const conn of sel.conns) {
+              const out = await runProbe({
+                target: sel.target.name,
+                model: sel.target.model,
+                probe,
+                hop,
+                conn,
+                headers: loaded.headers.get(sel.target.name)?.get(name) ?? {},
+                timeline: debug,
+              });
+              recordResult(metrics, out.signal, Date.now());
+              runs.push(out);
+            }
+          } finally {
+            await hop.close();
           }
-        } finally {
-          await hop.close();
         }
+        const text = await registry.metrics();
+        if (!debug) return reply.type(registry.contentType).send(text);
+        const parts: string[] = [];
+        for (const r of runs) {
+          const s = r.signal;
+          parts.push(
+            `Timeline for probe ${s.probe} (${s.probeKind}) of target ${s.target}, endpoint ${s.endpoint}, conn ${s.conn}:`,
+          );
+          parts.push(...r.progress.lines());
+          parts.push(
+            `Result: ${s.result}${s.phase ? ` (phase ${s.phase})` : ''}${s.status ? `, HTTP ${s.status}` : ''}`,
+          );
+          if (s.error) parts.push(`Error: ${s.error}`);
+          parts.push('');
+        }
+        parts.push('Metrics that would have been returned:', text, 'Probe configuration:');
+        parts.push(configText(sel.target, sel.probe.name, sel.endpoints, loaded));
+        if (probe.timeout !== sel.probe.timeout)
+          parts.push(`(timeout shortened to ${probe.timeout} ms by the scrape timeout)`);
+        return reply.type('text/plain; charset=utf-8').send(redactor.redact(parts.join('\n')));
+      } finally {
+        inFlight.delete(key);
       }
-      const text = await registry.metrics();
-      if (!debug) return reply.type(registry.contentType).send(text);
-      const parts: string[] = [];
-      for (const r of runs) {
-        const s = r.signal;
-        parts.push(
-          `Timeline for probe ${s.probe} (${s.probeKind}) of target ${s.target}, endpoint ${s.endpoint}, conn ${s.conn}:`,
-        );
-        parts.push(...r.progress.lines());
-        parts.push(
-          `Result: ${s.result}${s.phase ? ` (phase ${s.phase})` : ''}${s.status ? `, HTTP ${s.status}` : ''}`,
-        );
-        if (s.error) parts.push(`Error: ${s.error}`);
-        parts.push('');
-      }
-      parts.push('Metrics that would have been returned:', text, 'Probe configuration:');
-      parts.push(configText(sel.target, sel.probe.name, sel.endpoints, loaded));
-      if (probe.timeout !== sel.probe.timeout)
-        parts.push(`(timeout shortened to ${probe.timeout} ms by the scrape timeout)`);
-      return reply.type('text/plain; charset=utf-8').send(redactor.redact(parts.join('\n')));
     });
 
     app.get<{ Querystring: { target?: string } }>('/api/probes', async (req, reply) => {

@@ -46,14 +46,23 @@ export interface WebConfig {
   users: Map<string, string>;
 }
 
-/** Reads and validates a web config file; throws ConfigError listing every problem with its field path. */
-export function loadWebConfig(file: string): WebConfig {
+/**
+ * Reads and validates a web config file; throws ConfigError listing every problem with its field path.
+ * `reload`: an empty (or whitespace-only) file is an error, because a file caught between truncate and write
+ * reads as empty and would otherwise parse as "no users" — auth off for every endpoint.
+ */
+export function loadWebConfig(file: string, opts: { reload?: boolean } = {}): WebConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new ConfigError(file, [
       `cannot read web config file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    ]);
+  }
+  if (opts.reload === true && text.trim() === '') {
+    throw new ConfigError(file, [
+      'the file is empty (caught mid-write?); an empty web config is refused on reload',
     ]);
   }
   const doc = YAML.parseDocument(text, { uniqueKeys: true });
@@ -156,7 +165,11 @@ export class WebConfigWatcher {
 
   async start(): Promise<void> {
     this.stamps = await this.fingerprint();
-    this.timer = setInterval(() => void this.check(), this.opts.pollMs ?? 2000);
+    this.timer = setInterval(() => {
+      this.check().catch((err: unknown) =>
+        this.opts.logger.error({ file: this.current.path, err: String(err) }, 'web config reload failed'),
+      );
+    }, this.opts.pollMs ?? 2000);
     this.timer.unref();
   }
 
@@ -179,7 +192,13 @@ export class WebConfigWatcher {
       this.stamps = stamps;
       let next: WebConfig;
       try {
-        next = loadWebConfig(this.current.path);
+        next = loadWebConfig(this.current.path, { reload: true });
+        if (this.current.users.size > 0 && next.users.size === 0) {
+          // Dropping every user turns auth off everywhere; a half-written file looks exactly like that.
+          throw new ConfigError(this.current.path, [
+            'basic_auth_users: the new file has no users while users are configured; turning auth off needs a restart',
+          ]);
+        }
       } catch (err) {
         const problems = err instanceof ConfigError ? err.problems : [String(err)];
         this.opts.logger.error(

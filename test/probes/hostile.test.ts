@@ -1,5 +1,5 @@
 // Each hostile behaviour is classified right, and none of them can hold the probe past its timeout.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   chunk,
   goodStream,
@@ -9,7 +9,8 @@ import {
   startTlsServer,
   type TestServer,
 } from './hostile.js';
-import { runOnce } from './fixtures.js';
+import { hop, probe, runOnce } from './fixtures.js';
+import { runProbe } from '../../src/probes/runner.js';
 import { waitFor } from '../helpers/wait.js';
 
 let servers: TestServer[] = [];
@@ -152,7 +153,7 @@ describe('hostile servers', () => {
     expect((await runOnce(s.url, 'health')).signal).toMatchObject({ result: 'http_error', status: code });
   });
 
-  it('reset mid-stream: bad_response (after headers); reset before headers: connect_error', async () => {
+  it('reset mid-stream: bad_response (after headers); reset after accept, before headers: bad_response', async () => {
     const mid = await serve((_q, res) => {
       res.writeHead(200, SSE);
       res.write(chunk({ role: 'assistant', content: '' }) + chunk({ content: 'O' }), () =>
@@ -162,8 +163,42 @@ describe('hostile servers', () => {
     const r1 = (await runOnce(mid.url, 'chat')).signal;
     expect(r1.result).toBe('bad_response');
     expect(r1.error).toMatch(/connection broke after the headers/);
+    // The server accepted the connection and read the request before resetting it: the engine is reachable
+    // but broken, which is bad_response; connect_error (read as "refused", i.e. down) is for no connection.
     const early = await serve((req) => req.socket.resetAndDestroy());
-    expect((await runOnce(early.url, 'chat')).signal.result).toBe('connect_error');
+    const r2 = (await runOnce(early.url, 'chat')).signal;
+    expect(r2.result).toBe('bad_response');
+    expect(r2.error).toMatch(/connection closed before response headers/);
+  });
+
+  it('a run on closed dispatchers reports connect_error and still clears its timer and cancel listener', async () => {
+    const h = hop('http://127.0.0.1:9');
+    await h.close();
+    const cancel = new AbortController();
+    const removed: string[] = [];
+    const origRemove = cancel.signal.removeEventListener.bind(cancel.signal);
+    cancel.signal.removeEventListener = (type: string, ...rest: [EventListener, EventListenerOptions?]) => {
+      removed.push(type);
+      origRemove(type, ...rest);
+    };
+    const cleared = vi.spyOn(globalThis, 'clearTimeout');
+    try {
+      const { signal } = await runProbe({
+        target: 't',
+        model: 'm',
+        probe: probe('health'),
+        hop: h,
+        conn: 'fresh',
+        headers: {},
+        cancel: cancel.signal,
+      });
+      expect(signal.result).toBe('connect_error');
+      expect(signal.error).toMatch(/dispatchers are closed/);
+      expect(removed).toEqual(['abort']);
+      expect(cleared).toHaveBeenCalled();
+    } finally {
+      cleared.mockRestore();
+    }
   });
 
   it('connection refused: connect_error', async () => {

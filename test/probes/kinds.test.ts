@@ -73,6 +73,29 @@ describe('probe kinds against a healthy server', () => {
     expect(req.tools).toHaveLength(1);
   });
 
+  it('toolcall: a long healthy answer within the max_tokens it sent (64) is not cut off by the event cap', async () => {
+    // 60 argument pieces, one token each: more events than the default maxTokens (8) allows, fewer tokens
+    // than the 64 the toolcall probe asks for.
+    const pieces = ['{"timezone": "', ...Array.from({ length: 58 }, () => 'U'), '"}'];
+    const stream = toolStream('');
+    const argChunks = pieces.map((a) =>
+      chunk({ tool_calls: [{ id: null, index: 0, function: { name: null, arguments: a } }] }),
+    );
+    const parts = [
+      stream[0]!,
+      stream[1]!,
+      ...argChunks,
+      chunk({}, 'tool_calls'),
+      usageChunk(60),
+      'data: [DONE]\n\n',
+    ];
+    const s = await serve((_q, res) => sendSse(res, parts));
+    const { signal } = await runOnce(s.url, 'toolcall');
+    expect(JSON.parse(s.requests[0]!.body).max_tokens).toBe(64);
+    expect(signal.error).toBeUndefined();
+    expect(signal.result).toBe('ok');
+  });
+
   it('toolcall: invalid JSON arguments and a missing call are bad_response', async () => {
     const bad = await serve((_q, res) => sendSse(res, toolStream('{"timezone": ')));
     expect((await runOnce(bad.url, 'toolcall')).signal).toMatchObject({ result: 'bad_response' });

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logger.js';
 import { probeRoutes } from '../../src/server/probe-routes.js';
 import { healthyHandler, startServer, type TestServer } from './hostile.js';
 import { waitFor } from '../helpers/wait.js';
+import { PROBES } from '../../src/probes/registry.js';
 
 const TOKEN = 'tok-9f8e7d6c5b4a';
 let servers: TestServer[] = [];
@@ -143,4 +144,34 @@ it('unknown target, probe, endpoint or conn: 400 with a clear message', async ()
     expect(await r.text()).toMatch(msg);
   }
   expect((await fetch(`${base}/api/probes?target=nope`)).status).toBe(400);
+});
+
+it('allows one /probe at a time per (target, probe): a second one while the first runs is 429', async () => {
+  let hold = false;
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  const slow = await startServer((req, res, body) => {
+    if (req.url === '/health' && hold) void held.then(() => res.end('ok'));
+    else healthyHandler(req, res, body);
+  });
+  servers.push(slow);
+  const healthCalls = () => slow.requests.filter((q) => q.path === '/health').length;
+  const { base } = await start(slow.url, slow.url);
+  // The scheduler's first round also calls /health: let it pass before holding requests.
+  await waitFor(() => healthCalls() >= PROBES.health.defaultConn.length, { what: 'scheduler health round' });
+  const before = healthCalls();
+  hold = true;
+  const first = fetch(`${base}/probe?target=pd&probe=health&conn=fresh`);
+  await waitFor(() => healthCalls() > before, { what: 'first /probe reached the engine' });
+  const second = await fetch(`${base}/probe?target=pd&probe=health&conn=fresh`);
+  expect(second.status).toBe(429);
+  expect(await second.text()).toMatch(/probe health of target pd is already running/);
+  // Another probe of the same target is not blocked.
+  expect((await fetch(`${base}/probe?target=pd&probe=chat&endpoint=proxy&conn=fresh`)).status).toBe(200);
+  release();
+  const r1 = await first;
+  expect(r1.status).toBe(200);
+  expect(await r1.text()).toMatch(/result="ok"/);
+  // A finished run frees the slot.
+  expect((await fetch(`${base}/probe?target=pd&probe=health&conn=fresh`)).status).toBe(200);
 });

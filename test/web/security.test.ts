@@ -8,7 +8,7 @@ import { ConfigError } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
 import { BasicAuth, parseBasicAuth } from '../../src/server/auth.js';
 import { routePlugins } from '../../src/server/plugins.js';
-import { loadWebConfig } from '../../src/server/web-config.js';
+import { loadWebConfig, WebConfigWatcher } from '../../src/server/web-config.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   basic,
@@ -223,6 +223,50 @@ describe('basic auth and TLS on every endpoint', () => {
     expect((await call('GET', '/metrics', basic('alice', PASSWORD))).status).toBe(401);
     // The hash never reaches the log.
     expect(lines.join('')).not.toContain(bobHash);
+  });
+});
+
+describe('web config reload guards', () => {
+  it('refuses an empty file caught mid-write and a change that drops every user: auth stays on', async () => {
+    const { d, call, lines } = await start({ lifecycle: false, tls: false });
+    const file = join(dir, `w${daemons.length - 1}.web.yaml`);
+    // Truncated, not yet rewritten.
+    writeFileSync(file, '');
+    await d.web!.recheck();
+    expect(lines.some((l) => l.includes('the file is empty'))).toBe(true);
+    expect((await call('GET', '/metrics')).status).toBe(401);
+    writeFileSync(file, '  \n');
+    await d.web!.recheck();
+    expect((await call('GET', '/metrics')).status).toBe(401);
+    // A valid document that names no users.
+    writeFileSync(file, '# rewritten\n');
+    await d.web!.recheck();
+    expect(lines.some((l) => l.includes('turning auth off needs a restart'))).toBe(true);
+    expect((await call('GET', '/metrics')).status).toBe(401);
+    expect((await call('GET', '/metrics', basic('alice', PASSWORD))).status).toBe(200);
+  });
+
+  it('logs (not an unhandled rejection) when applying a new config fails during a poll', async () => {
+    const file = join(dir, 'poll.web.yaml');
+    writeFileSync(file, `basic_auth_users:\n  alice: "${aliceHash}"\n`);
+    const { logger, lines } = capturingLogger();
+    const watcher = new WebConfigWatcher(loadWebConfig(file), {
+      logger,
+      pollMs: 20,
+      onChange: () => Promise.reject(new Error('apply exploded')),
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      await watcher.start();
+      writeFileSync(file, `basic_auth_users:\n  bob: "${aliceHash}"\n`);
+      await waitFor(() => lines.some((l) => l.includes('apply exploded')), { what: 'poll failure logged' });
+      expect(unhandled).toEqual([]);
+    } finally {
+      watcher.stop();
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });
 
