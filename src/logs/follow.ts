@@ -324,7 +324,8 @@ export class Follower {
       this.cutInLine = true;
       return st.size - limit;
     };
-    const saved = this.o.offsets?.get(path);
+    // By path, else by inode: a file rotated by rename while we were down resumes under its new name.
+    const saved = this.o.offsets?.get(path) ?? this.o.offsets?.findByInode(st.dev, st.ino);
     if (saved) {
       // Same inode: resume. Another inode, or shorter than our offset: replaced or truncated while we were down.
       if (saved.ino === st.ino && saved.dev === st.dev && saved.offset <= st.size)

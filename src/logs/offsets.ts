@@ -50,6 +50,12 @@ export class OffsetStore {
     return this.files.get(path);
   }
 
+  /** The saved position of this inode under any path: a file renamed while the daemon was down. */
+  findByInode(dev: number, ino: number): SavedOffset | undefined {
+    for (const o of this.files.values()) if (o.ino === ino && o.dev === dev) return o;
+    return undefined;
+  }
+
   set(path: string, o: SavedOffset): void {
     const prev = this.files.get(path);
     if (prev && prev.ino === o.ino && prev.dev === o.dev && prev.offset === o.offset) return;

@@ -117,6 +117,23 @@ describe('LogWatcher', () => {
     expect(await b.value('logLines')).toBe(2);
   });
 
+  it('a file renamed while stopped resumes at its saved offset under the new name (glob covering both)', async () => {
+    const f = join(dir, 'a.log');
+    writeFileSync(f, '');
+    const src = [source({ path: join(dir, 'a.log*') })];
+    const a = harness({ sources: src, stateDir: dir });
+    await a.watcher.start();
+    appendFileSync(f, ABORT(1) + ABORT(2));
+    await waitFor(() => a.events.length === 2, { what: 'the first lines' });
+    await a.watcher.stop();
+    appendFileSync(f, ABORT(3)); // written while down, then rotated away by rename
+    renameSync(f, `${f}.1`);
+    writeFileSync(f, ABORT(4));
+    const b = await started(harness({ sources: src, stateDir: dir }));
+    await waitFor(() => b.events.length === 2, { what: 'line 3 from a.log.1 and line 4 from the new a.log' });
+    expect(b.events.map((e) => e.line).sort()).toEqual([ABORT(3).trimEnd(), ABORT(4).trimEnd()].sort());
+  });
+
   it('reads a file replaced while stopped from its start', async () => {
     const f = join(dir, 'decode.log');
     writeFileSync(f, ABORT(1).repeat(20));
