@@ -18,14 +18,19 @@ export async function runDaemonUntilSignal(
   try {
     await daemon.start();
   } catch (err) {
+    // Whatever failed, what did start (probes, followers) must not keep the process alive.
+    await daemon.stop().catch(() => {});
     if (err instanceof ConfigError) {
       for (const p of err.problems) log.error({ problem: p }, 'invalid configuration');
       process.stderr.write(`${err.message}\n`);
       process.exitCode = EXIT.usage;
-      await daemon.stop().catch(() => {});
       return;
     }
-    throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    log.error({ err }, 'failed to start');
+    process.stderr.write(`wedgewatch: failed to start: ${(err as Error).message}\n`);
+    process.exitCode = code === 'EADDRINUSE' || code === 'EACCES' ? EXIT.usage : EXIT.failed;
+    return;
   }
   onStarted?.(daemon);
   await new Promise<void>((resolveStop) => {

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import * as net from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,6 +150,31 @@ describe('wedgewatch run (process)', () => {
       expect(took).toBeLessThan(5000);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('exits 2 when its port is taken, without probes keeping the process alive', async () => {
+    const busy = net.createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (busy.address() as net.AddressInfo).port;
+      const file = join(dir, 'busy.yaml');
+      writeFileSync(
+        file,
+        config('busy') +
+          '    probes: [{ name: health, kind: health, every: 1s, timeout: 1s, path: /health }]\n',
+      );
+      const { out, exited } = startCli([
+        'run',
+        '--config',
+        file,
+        '--web.listen-address',
+        `127.0.0.1:${port}`,
+      ]);
+      expect(await exited).toBe(2);
+      expect(out.stderr).toMatch(/failed to start: .*EADDRINUSE/);
+    } finally {
+      busy.close();
     }
   });
 
