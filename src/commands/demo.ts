@@ -3,6 +3,7 @@
 // with nixl_abort_unhandled armed) and the daemon is left to notice, remediate and recover.
 import { Command, Option } from 'commander';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfigFile } from '../config/load.js';
@@ -14,6 +15,7 @@ import { parseDurationArg } from '../sim/cli-args.js';
 import { demoConfig } from '../sim/demo-config.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { addLogFlags, EXIT, loggerFrom } from './common.js';
+import { parseListenAddress } from '../server/listen.js';
 import { runDaemonUntilSignal } from './run.js';
 import { describeSim } from './sim.js';
 
@@ -44,7 +46,23 @@ export interface DemoOptions {
 /** The simulator's PD timeouts in the demo: short enough to watch, below the probes' 30 s timeout. */
 const DEMO_PD_TIMEOUT_MS = 15_000;
 
+/**
+ * Fails before anything starts when the watchdog's listen address is taken: the daemon only finds out after its
+ * probes and the simulator are running, and they would keep the process alive.
+ */
+async function assertListenable(addr: string): Promise<void> {
+  const { host, port } = parseListenAddress(addr);
+  if (port === 0) return;
+  const s = createServer();
+  await new Promise<void>((resolve, reject) => {
+    s.once('error', reject);
+    s.listen({ host, port, exclusive: true }, resolve);
+  });
+  await new Promise<void>((r) => s.close(() => r()));
+}
+
 export async function runDemo(opts: DemoOptions): Promise<void> {
+  await assertListenable(opts.listenAddress);
   const print = opts.onTimeline ?? ((line: string) => process.stdout.write(line + '\n'));
   const t0 = Date.now();
   const timeline = (source: string, message: string) =>
@@ -78,36 +96,43 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
   let replayTimer: NodeJS.Timeout | undefined;
   const logger = loggerFrom({ 'log.level': opts.logLevel, 'log.format': opts.logFormat });
 
-  await runDaemonUntilSignal(
-    { configPath, logger, listenAddress: opts.listenAddress },
-    (daemon) => {
-      const base = `http://${daemon.address()}`;
-      print(
-        [
-          'wedgewatch demo: the watchdog and a simulated SGLang prefill/decode deployment (Ctrl-C to stop)',
-          `  status page  ${base}/`,
-          `  metrics      ${base}/metrics`,
-          `  config       ${configPath}`,
-          'simulator:',
-          describeSim(sim),
-          `incident replay in ${Math.round(opts.replayAfterMs / 1000)}s: an abort cascade with nixl_abort_unhandled armed`,
-          'timeline:',
-        ].join('\n'),
-      );
-      cleanups.push(sim.onEvent((ev) => timeline(`sim:${ev.service}`, ev.message)));
-      const ctx: DemoContext = { sim, daemon, configPath, timeline };
-      for (const ext of [...demoExtensions, ...(opts.extensions ?? [])]) {
-        const cleanup = ext(ctx);
-        if (cleanup) cleanups.push(cleanup);
-      }
-      replayTimer = setTimeout(() => void replayIncident(sim, timeline), opts.replayAfterMs);
-    },
-    async () => {
-      clearTimeout(replayTimer);
-      for (const c of cleanups) c();
-      await sim.stop();
-    },
-  );
+  const stopAll = async () => {
+    clearTimeout(replayTimer);
+    for (const c of cleanups) c();
+    await sim.stop();
+  };
+  try {
+    await runDaemonUntilSignal(
+      { configPath, logger, listenAddress: opts.listenAddress },
+      (daemon) => {
+        const base = `http://${daemon.address()}`;
+        print(
+          [
+            'wedgewatch demo: the watchdog and a simulated SGLang prefill/decode deployment (Ctrl-C to stop)',
+            `  status page  ${base}/`,
+            `  metrics      ${base}/metrics`,
+            `  config       ${configPath}`,
+            'simulator:',
+            describeSim(sim),
+            `incident replay in ${Math.round(opts.replayAfterMs / 1000)}s: an abort cascade with nixl_abort_unhandled armed`,
+            'timeline:',
+          ].join('\n'),
+        );
+        cleanups.push(sim.onEvent((ev) => timeline(`sim:${ev.service}`, ev.message)));
+        const ctx: DemoContext = { sim, daemon, configPath, timeline };
+        for (const ext of [...demoExtensions, ...(opts.extensions ?? [])]) {
+          const cleanup = ext(ctx);
+          if (cleanup) cleanups.push(cleanup);
+        }
+        replayTimer = setTimeout(() => void replayIncident(sim, timeline), opts.replayAfterMs);
+      },
+      stopAll,
+    );
+  } catch (err) {
+    // The watchdog could not start (its listen address is busy): take the simulator down with it.
+    await stopAll();
+    throw err;
+  }
 }
 
 /** The incident: a build with the unhandled NIXL ABORT, then clients cutting streams off mid-flight. */
@@ -158,11 +183,17 @@ export function demoCommand(): Command {
     }
     // The daemon's own logs would drown the timeline; show warnings unless a level is asked for.
     const levelGiven = cmd.getOptionValueSource('log.level') === 'cli';
-    await runDemo({
-      listenAddress: opts['web.listenAddress'] as string,
-      replayAfterMs,
-      logLevel: levelGiven ? (opts['log.level'] as LogLevel) : 'warn',
-      logFormat: opts['log.format'] as 'json' | 'pretty',
-    });
+    try {
+      await runDemo({
+        listenAddress: opts['web.listenAddress'] as string,
+        replayAfterMs,
+        logLevel: levelGiven ? (opts['log.level'] as LogLevel) : 'warn',
+        logFormat: opts['log.format'] as 'json' | 'pretty',
+      });
+    } catch (err) {
+      // A busy port or a simulator that cannot start: one line, no stack trace.
+      process.stderr.write(`wedgewatch demo: cannot start: ${(err as Error).message}\n`);
+      process.exitCode = EXIT.usage;
+    }
   });
 }

@@ -49,14 +49,22 @@ export function simCommand(): Command {
         process.exitCode = EXIT.usage;
         return;
       }
-      const sim = await startSim({
-        proxy: opts.proxy === true,
-        faults,
-        logDir: opts.logDir as string | undefined,
-        ports,
-        waitingTimeoutMs,
-        bootstrapTimeoutMs,
-      });
+      let sim: Sim;
+      try {
+        sim = await startSim({
+          proxy: opts.proxy === true,
+          faults,
+          logDir: opts.logDir as string | undefined,
+          ports,
+          waitingTimeoutMs,
+          bootstrapTimeoutMs,
+        });
+      } catch (err) {
+        // Bad fault params, a port in use: one line, no stack trace.
+        process.stderr.write(`wedgewatch sim: cannot start: ${(err as Error).message}\n`);
+        process.exitCode = EXIT.usage;
+        return;
+      }
       const t0 = Date.now();
       process.stdout.write(
         `wedgewatch sim: simulated SGLang PD deployment (Ctrl-C to stop)\n${describeSim(sim)}\n`,

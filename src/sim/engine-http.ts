@@ -16,6 +16,8 @@ export interface EngineDeps {
   modelName: string;
   log: LogFile;
   port(): number;
+  /** SGLANG_HEALTH_CHECK_TIMEOUT analogue: how long /health_generate waits for its 1-token generation. */
+  healthGenerateTimeoutMs: number;
   /** Holds a scheduler round trip until the scheduler runs again. */
   whenSchedulerFree(role: 'prefill' | 'decode', res: ServerResponse, respond: () => void): void;
 }
@@ -33,14 +35,18 @@ export function engineHandler(deps: EngineDeps): Handler {
       sendJson(res, 405, { detail: 'Method Not Allowed' });
       return;
     }
+    const healthFault = deps.faults.healthStatus(deps.role);
     switch (path) {
       case '/health':
-      case '/health_generate': {
-        const status = deps.faults.healthStatus(deps.role) ?? 200;
-        res.writeHead(status, { 'content-length': 0 });
+        res.writeHead(healthFault ?? 200, { 'content-length': 0 });
         res.end();
         return;
-      }
+      case '/health_generate':
+        if (healthFault !== undefined) {
+          res.writeHead(healthFault, { 'content-length': 0 });
+          res.end();
+        } else healthGenerate(deps, side, res);
+        return;
       case '/get_server_info':
       case '/server_info':
         deps.whenSchedulerFree(deps.role, res, () => sendJson(res, 200, serverInfo(deps, side.startedAt)));
@@ -71,6 +77,27 @@ export function engineHandler(deps: EngineDeps): Handler {
         sendJson(res, 404, { detail: 'Not Found' });
     }
   };
+}
+
+/** A 1-token generation through the scheduler: a stuck scheduler gives 503 and the real log line on timeout. */
+function healthGenerate(deps: EngineDeps, side: { lastLogAt: number }, res: ServerResponse) {
+  const tic = new Date();
+  let answered = false;
+  const answer = (status: number) => {
+    if (answered || res.destroyed) return;
+    answered = true;
+    clearTimeout(timer);
+    res.writeHead(status, { 'content-length': 0 });
+    res.end();
+  };
+  const timer = setTimeout(() => {
+    if (answered || res.destroyed) return;
+    const seconds = Math.max(1, Math.round(deps.healthGenerateTimeoutMs / 1000));
+    deps.log.write(fmt.httpLine(new Date(), fmt.healthCheckFailed(seconds, tic, new Date(side.lastLogAt))));
+    answer(503);
+  }, deps.healthGenerateTimeoutMs);
+  res.on('close', () => clearTimeout(timer));
+  deps.whenSchedulerFree(deps.role, res, () => answer(200));
 }
 
 function serverInfo(deps: EngineDeps, startedAt: number) {

@@ -38,6 +38,8 @@ export interface SimOptions {
   /** SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT analogue (ms). */
   bootstrapTimeoutMs?: number;
   modelName?: string;
+  /** SGLANG_HEALTH_CHECK_TIMEOUT analogue for /health_generate (ms, default 20 s). */
+  healthGenerateTimeoutMs?: number;
   ports?: Partial<Record<'router' | 'prefill' | 'decode' | 'proxy' | 'control', number>>;
 }
 
@@ -68,6 +70,7 @@ export interface Sim {
 }
 
 const DEFAULT_TIMEOUT_MS = 300_000;
+const DEFAULT_HEALTH_GENERATE_TIMEOUT_MS = 20_000;
 const EVENT_RING = 500;
 
 export async function startSim(opts: SimOptions = {}): Promise<Sim> {
@@ -151,6 +154,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
         modelName,
         log: logs[role],
         port: () => services[role].port,
+        healthGenerateTimeoutMs: opts.healthGenerateTimeoutMs ?? DEFAULT_HEALTH_GENERATE_TIMEOUT_MS,
         whenSchedulerFree,
       }),
       ports[role] ?? 0,
@@ -177,6 +181,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       stallReused: () => faults.stallsReusedConnection(),
       onStall: () =>
         emit({ service: 'proxy', kind: 'stall', message: 'holding a request on a reused connection' }),
+      healthStatus: () => faults.healthStatus('proxy'),
     });
     proxy = p;
     services.proxy = new Service('proxy', p.handler, ports.proxy ?? 0);
@@ -265,6 +270,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     prefillInflight: pd.prefill.inflight.size,
     decodeTransferQueue: pd.decode.transferQueue.size,
     decodeStalled: pd.decode.stalled,
+    decodePendingAborts: pd.decode.pendingAborts.size,
     decodeSteps: pd.decode.steps,
     services: Object.fromEntries(
       SERVICE_NAMES.filter((s) => services[s]).map((s) => [

@@ -90,6 +90,16 @@ export function decodeTransferFailed(rid: string, room: number, reason: string, 
   );
 }
 
+const hms = (at: Date) => `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
+
+/** http_server.py health_generate, on timeout (engine-signals.md §1.8). */
+export function healthCheckFailed(seconds: number, tic: Date, lastHeartbeat: Date): string {
+  return (
+    `Health check failed. Server couldn't get a response from detokenizer for last ${seconds} seconds. ` +
+    `tic start time: ${hms(tic)}. last_heartbeat time: ${hms(lastHeartbeat)}`
+  );
+}
+
 export const ABORTED_BY_ABORTREQ = 'Aborted by AbortReq.';
 
 export function timedOutReason(

@@ -139,6 +139,8 @@ class PrefillSide {
 class DecodeSide {
   up = true;
   stalled = false;
+  /** AbortReqs that reached the stuck scheduler: it handles them only once its loop runs again. */
+  readonly pendingAborts = new Set<SimRequest>();
   warnedTimeout = false;
   readonly transferQueue = new Set<SimRequest>();
   readonly waiting: SimRequest[] = [];
@@ -200,6 +202,11 @@ export class PdModel {
   /** The client went away: the tokenizer sends AbortReq, decode aborts its receiver and sends ABORT to prefill. */
   abort(req: SimRequest): void {
     if (!this.isLive(req)) return;
+    // The stuck decode scheduler does not read its AbortReq: no log line and no ABORT frame until it runs again.
+    if (this.decode.up && this.decode.stalled) {
+      this.decode.pendingAborts.add(req);
+      return;
+    }
     const now = new Date();
     if (this.prefill.up) {
       this.logs.prefill.write(
@@ -506,7 +513,12 @@ export class PdModel {
       kind: stalled ? 'stall' : 'resume',
       message: `decode scheduler ${stalled ? 'stuck' : 'running again'}`,
     });
-    if (!stalled) this.scheduleStep();
+    if (!stalled) {
+      const pending = [...d.pendingAborts];
+      d.pendingAborts.clear();
+      for (const req of pending) this.abort(req);
+      this.scheduleStep();
+    }
   }
 
   // ---- process lifecycle ---------------------------------------------------------------------------------
@@ -557,6 +569,7 @@ export class PdModel {
   decodeDown(): void {
     const d = this.decode;
     d.up = false;
+    d.pendingAborts.clear();
     if (d.stepTimer) clearTimeout(d.stepTimer);
     d.stepTimer = undefined;
     const all = [...d.transferQueue, ...d.waiting, ...d.running, ...this.prefillSideRequests()];
@@ -567,6 +580,7 @@ export class PdModel {
     const d = this.decode;
     d.up = true;
     d.stalled = false;
+    d.pendingAborts.clear();
     d.warnedTimeout = false;
     d.steps = 0;
     d.published = zeroPublished();

@@ -24,6 +24,8 @@ export interface ProxyDeps {
   upstreamPort(): number;
   stallReused(): boolean;
   onStall(): void;
+  /** The proxy's own /health status when a fault overrides it; undefined forwards /health upstream. */
+  healthStatus(): number | undefined;
 }
 
 export class Proxy {
@@ -36,6 +38,13 @@ export class Proxy {
   readonly handler: Handler = (req, res) => {
     const n = (this.requestsOnSocket.get(req.socket) ?? 0) + 1;
     this.requestsOnSocket.set(req.socket, n);
+    const health = this.deps.healthStatus();
+    if (health !== undefined && req.method === 'GET' && req.url?.split('?')[0] === '/health') {
+      // A failing proxy answers its own health check instead of passing the router's through.
+      res.writeHead(health, { 'content-length': 0 });
+      res.end();
+      return;
+    }
     if (n > 1 && this.deps.stallReused()) {
       this.held.push({ req, res });
       res.on('close', () => (this.held = this.held.filter((h) => h.res !== res)));

@@ -85,7 +85,8 @@ export const abortCascadeStep = defineStep<AbortKnobs>({
     cut.abort(new Error('hard cut'));
     await Promise.all(clients.map((c) => c.destroy().catch(() => {})));
     const results = await Promise.all(sessions);
-    const failedBeforeCut = results.filter((r) => !r.ok && r.error !== 'cut' && r.chunks === 0);
+    // Failed before the cut, or still waiting for a first token when it came: either way, never streamed.
+    const failedBeforeCut = results.filter((r) => !r.ok && r.chunks === 0);
     ctx.progress(
       `cut ${k.sessions} sessions after ${secs(k.afterMs)}: ${midStream} mid-stream, ${finishedEarly} had finished, ` +
         `${failedBeforeCut.length} never streamed`,

@@ -18,11 +18,14 @@ export interface BatchingKnobs {
 }
 
 export interface BatchingVerdict {
-  verdict: 'batched' | 'serialized';
+  verdict: 'batched' | 'serialized' | 'not sampled';
   reasons: string[];
 }
 
-/** Pure verdict; `peak` undefined means no running-count source was available (judged on wall time alone). */
+/**
+ * Pure verdict; `peak` undefined means no running count was sampled. Wall time alone cannot tell a batched
+ * engine from a partly serialized one (a few slots in parallel still finishes within 2x), so that is a failure.
+ */
 export function batchingVerdict(
   n: number,
   peak: number | undefined,
@@ -36,7 +39,9 @@ export function batchingVerdict(
   if (wallMs > k.wallFactor * singleMs) {
     reasons.push(`wall ${secs(wallMs)} > ${k.wallFactor}× one request (${secs(singleMs)})`);
   }
-  return { verdict: reasons.length ? 'serialized' : 'batched', reasons };
+  if (reasons.length) return { verdict: 'serialized', reasons };
+  if (peak === undefined) return { verdict: 'not sampled', reasons: ['no running count was sampled'] };
+  return { verdict: 'batched', reasons };
 }
 
 export const batchingStep = defineStep<BatchingKnobs>({
@@ -75,6 +80,17 @@ export const batchingStep = defineStep<BatchingKnobs>({
     },
   ],
   async run(ctx, k) {
+    if (!ctx.metricsUrl && ctx.logs.length === 0) {
+      return {
+        ok: false,
+        summary: 'no running-count source (give --metrics-url or --log)',
+        details: [
+          'batched vs serialized needs the engine running count; wall time alone cannot tell them apart',
+        ],
+        figures: {},
+        data: { verdict: 'not sampled' },
+      };
+    }
     const single = await runLoad(ctx.target, {
       concurrency: 1,
       n: 1,
@@ -113,17 +129,29 @@ export const batchingStep = defineStep<BatchingKnobs>({
         : undefined,
       ctx.logs.length ? `Decode batch lines ${peak.logSamples} peak ${peak.logPeak ?? 'n/a'}` : undefined,
     ].filter(Boolean);
+    const notSampled = [
+      ctx.metricsUrl && peak.metricsSamples === 0
+        ? `${ctx.metricsUrl}: ${peak.metricsError ?? 'no sample taken'}`
+        : undefined,
+      ctx.logs.length && peak.logSamples === 0
+        ? `no Decode batch line in ${ctx.logs.join(', ')} during the run`
+        : undefined,
+    ].filter((s): s is string => s !== undefined);
     const figuresLine =
       `N=${k.n} max_tokens=${k.maxTokens} | peak running=${peak.peak ?? 'not sampled'} | wall=${secs(run.wallMs)} | ` +
       `one request=${secs(one.totalMs)} | ratio=${(run.wallMs / one.totalMs).toFixed(2)}x | errs=${errors.length}`;
     ctx.progress(`${v.verdict}: ${figuresLine}`);
     return {
       ok: v.verdict === 'batched' && errors.length === 0,
-      summary: `${v.verdict}: peak running ${peak.peak ?? 'not sampled'}/${k.n}, wall ${secs(run.wallMs)} vs one request ${secs(one.totalMs)}${errors.length ? `; ${errors.length} errors (${errors[0]!.error})` : ''}`,
+      summary:
+        v.verdict === 'not sampled'
+          ? `not sampled: no running count (${notSampled.join('; ')})`
+          : `${v.verdict}: peak running ${peak.peak ?? 'not sampled'}/${k.n}, wall ${secs(run.wallMs)} vs one request ${secs(one.totalMs)}${errors.length ? `; ${errors.length} errors (${errors[0]!.error})` : ''}`,
       details: [
         figuresLine,
-        `running count from: ${sources.length ? sources.join('; ') : 'nothing (give --metrics-url or --log; judged on wall time alone)'}`,
-        ...v.reasons.map((r) => `serialized because ${r}`),
+        `running count from: ${sources.join('; ')}`,
+        ...(v.verdict === 'not sampled' ? [] : notSampled.map((s) => `no samples from ${s}`)),
+        ...v.reasons.map((r) => `${v.verdict} because ${r}`),
       ],
       figures: {},
       data: {

@@ -21,7 +21,10 @@ export interface ProbeRound {
 
 const PROMPT = [{ role: 'user', content: 'Reply with one short sentence: are you up?' }];
 
-/** Runs n fresh-connection then n reused-connection completions, one at a time. */
+/**
+ * Runs n fresh-connection then n reused-connection completions, one at a time. The reused round starts with an
+ * uncounted warm-up request; if that fails it is reported as a failure of the round.
+ */
 export async function runLivenessProbes(
   target: Target,
   k: LivenessKnobs,
@@ -42,6 +45,13 @@ export async function runLivenessProbes(
   const reused: StreamResult[] = [];
   const keep = new Client(target.origin, { pipelining: 1, keepAliveTimeout: 600_000 });
   try {
+    // An uncounted first request opens the connection, so every counted one (even with n=1) reuses it.
+    const warm = await streamChat(keep, target, {
+      messages: PROMPT,
+      maxTokens: k.maxTokens,
+      timeoutMs: k.timeoutMs,
+    });
+    if (!warm.ok) reused.push({ ...warm, error: `warm-up request failed: ${warm.error}` });
     for (let i = 0; i < k.n; i++) {
       reused.push(
         await streamChat(keep, target, { messages: PROMPT, maxTokens: k.maxTokens, timeoutMs: k.timeoutMs }),

@@ -2,6 +2,7 @@
 // path scans SSE text with indexOf instead of parsing JSON, so one core can drive tens of thousands of tokens/s
 // (bench/verify-client); only the usage and error chunks (and, with onEvent, what the caller asks for) are parsed.
 import type { Dispatcher } from 'undici';
+import { readCapped } from './read-capped.js';
 import type { Target } from './target.js';
 
 /** Longest SSE event accepted; anything beyond is a broken stream, not a completion. */
@@ -152,7 +153,7 @@ export async function streamChat(
     });
     r.status = res.statusCode;
     if (res.statusCode !== 200) {
-      const text = (await res.body.text()).slice(0, 300);
+      const text = (await readCapped(res.body)).slice(0, 300);
       r.error = `HTTP ${res.statusCode}${text ? `: ${errorText(text)}` : ''}`;
       return r;
     }

@@ -8,6 +8,8 @@ import {
   toSaved,
   type BaselineComparison,
 } from './baseline.js';
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { STEPS, stepByName } from './registry.js';
 import { preflight, type Target } from './target.js';
 import { UsageError, type StepResult } from './types.js';
@@ -54,10 +56,27 @@ export function selectSteps(names: string[] | undefined) {
   });
 }
 
+/** Fails before any traffic when --save could not be written, so a long run's results are not lost at the end. */
+export function checkWritable(path: string): void {
+  try {
+    let isFile = false;
+    try {
+      isFile = statSync(path).isFile();
+      if (!isFile) throw new Error('not a regular file');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    accessSync(isFile ? path : dirname(path), constants.W_OK);
+  } catch (err) {
+    throw new UsageError(`--save: cannot write ${path}: ${(err as Error).message}`);
+  }
+}
+
 /** Throws UsageError (bad options) or TargetUnreachable (preflight) before any step runs. */
 export async function runVerify(o: VerifyOptions): Promise<VerifyReport> {
   const steps = selectSteps(o.steps);
   const baseline = o.baselinePath ? loadBaseline(o.baselinePath) : undefined;
+  if (o.savePath) checkWritable(o.savePath);
   const threshold = o.regressionThreshold ?? 0.1;
   const t0 = performance.now();
   const startedAt = new Date().toISOString();
@@ -101,12 +120,20 @@ export async function runVerify(o: VerifyOptions): Promise<VerifyReport> {
     comparison = { ...c, path: o.baselinePath, summary: baselineSummary(c) };
     progress(`${elapsed()} baseline: ${c.ok ? 'PASS' : 'FAIL'} — ${comparison.summary}`);
   }
+  let saved = false;
   if (o.savePath) {
-    saveResults(o.savePath, toSaved(o.target.url, o.target.model, results));
-    progress(`${elapsed()} results saved to ${o.savePath}`);
+    try {
+      saveResults(o.savePath, toSaved(o.target.url, o.target.model, results));
+      saved = true;
+      progress(`${elapsed()} results saved to ${o.savePath}`);
+    } catch (err) {
+      // The report still goes out; the run fails because the asked-for results file is missing.
+      warnings.push(`could not save results to ${o.savePath}: ${(err as Error).message}`);
+      progress(`${elapsed()} could not save results to ${o.savePath}: ${(err as Error).message}`);
+    }
   }
   return {
-    ok: results.every((r) => r.ok) && (comparison?.ok ?? true),
+    ok: results.every((r) => r.ok) && (comparison?.ok ?? true) && (saved || !o.savePath),
     url: o.target.url,
     model: o.target.model,
     startedAt,
@@ -114,6 +141,6 @@ export async function runVerify(o: VerifyOptions): Promise<VerifyReport> {
     warnings,
     steps: results,
     baseline: comparison,
-    savedTo: o.savePath,
+    savedTo: saved ? o.savePath : undefined,
   };
 }

@@ -1,6 +1,7 @@
 // The deployment under test: where to send chat completions, with which model and headers, and the start
 // check that tells "target unreachable" (exit 2) from "a step failed" (exit 1).
 import { Client } from 'undici';
+import { readCapped } from './read-capped.js';
 import { UsageError } from './types.js';
 
 export interface Target {
@@ -47,6 +48,8 @@ export function parseHeader(text: string): [string, string] {
   return [name.toLowerCase(), text.slice(i + 1).trim()];
 }
 
+const MODELS_BODY_MAX_BYTES = 4 * 1024 * 1024;
+
 export class TargetUnreachable extends Error {
   constructor(message: string) {
     super(message);
@@ -69,7 +72,8 @@ export async function preflight(target: Target, timeoutMs = 10_000): Promise<{ w
       headers: { ...target.headers, accept: 'application/json' },
       signal: ac.signal,
     });
-    const text = (await res.body.text()).slice(0, 64 * 1024);
+    // A models list can be long; anything else is an error page, of which the start is enough.
+    const text = await readCapped(res.body, res.statusCode === 200 ? MODELS_BODY_MAX_BYTES : undefined);
     if (res.statusCode === 401 || res.statusCode === 403) {
       throw new TargetUnreachable(
         `${target.modelsPath}: HTTP ${res.statusCode} (check --header / --api-key-file)`,

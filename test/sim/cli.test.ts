@@ -1,6 +1,7 @@
 // `wedgewatch sim` and `wedgewatch demo` as a user runs them: the built CLI, real processes and signals.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
@@ -21,9 +22,26 @@ beforeAll(() => {
     throw new Error('the build did not produce dist/commands/sim.js');
 }, 120_000);
 
-afterEach(() => {
+let blocker: Server | undefined;
+afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await new Promise<void>((r) => (blocker ? blocker.close(() => r()) : r()));
+  blocker = undefined;
 });
+
+/** Holds a loopback port so a command that wants it finds it busy. */
+async function busyPort(): Promise<number> {
+  blocker = createServer();
+  await new Promise<void>((r) => blocker!.listen(0, '127.0.0.1', r));
+  return (blocker.address() as { port: number }).port;
+}
+
+/** A start failure is one line on stderr, not an unhandled rejection with a stack trace. */
+function expectOneLine(stderr: string, what: RegExp) {
+  expect(stderr.trim().split('\n')).toHaveLength(1);
+  expect(stderr).toMatch(what);
+  expect(stderr).not.toMatch(/^\s+at /m);
+}
 
 function run(args: string[]) {
   const child = spawn(process.execPath, [cli, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -62,6 +80,16 @@ describe('wedgewatch sim', () => {
     expect(await p.exited).toBe(2);
     expect(p.out.stderr).toContain('unknown fault "nope"');
   });
+
+  it('exits 2 with one line on bad fault params or a busy port', async () => {
+    const bad = run(['sim', '--fault', 'slow:factor=0']);
+    expect(await bad.exited).toBe(2);
+    expectOneLine(bad.out.stderr, /^wedgewatch sim: cannot start: .*factor must be a number from 1 to 1000/);
+    const port = await busyPort();
+    const busy = run(['sim', '--port-base', String(port)]);
+    expect(await busy.exited).toBe(2);
+    expectOneLine(busy.out.stderr, /^wedgewatch sim: cannot start: .*EADDRINUSE/);
+  });
 });
 
 describe('wedgewatch demo', () => {
@@ -80,5 +108,15 @@ describe('wedgewatch demo', () => {
     expect(p.out.stdout).toContain("AssertionError: First message should be b'NixlMsgGuard'");
     p.child.kill('SIGINT');
     expect(await p.exited).toBe(0);
+  });
+});
+
+describe('wedgewatch demo start failure', () => {
+  it('exits 2 with one line when its listen address is busy', async () => {
+    const port = await busyPort();
+    const p = run(['demo', '--web.listen-address', `127.0.0.1:${port}`]);
+    expect(await p.exited).toBe(2);
+    expect(p.out.stderr).toMatch(/^wedgewatch demo: cannot start: .*EADDRINUSE/m);
+    expect(p.out.stderr).not.toMatch(/^\s+at /m);
   });
 });

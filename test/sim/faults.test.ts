@@ -83,7 +83,7 @@ describe('nixl_abort_unhandled', () => {
 
 describe('decode_stall', () => {
   it('stops tokens, batch lines and gauges; get_server_info blocks on decode only; disabling resumes', async () => {
-    const s = await start({});
+    const s = await start({ healthGenerateTimeoutMs: 300 });
     const long = openStream(s.urls.router, chatBody({ max_tokens: 100_000 }));
     await waitFor(() => /Decode batch, #running-req: 1,/.test(readFileSync(s.logFiles.decode, 'utf8')), {
       what: 'a decode batch line',
@@ -100,6 +100,12 @@ describe('decode_stall', () => {
     );
     expect((await get(`${s.urls.prefill}/get_server_info`, { timeoutMs: 1000 })).status).toBe(200);
     expect((await get(`${s.urls.decode}/health`)).status).toBe(200);
+    // health_generate runs a 1-token generation through the stuck scheduler: 503 after its timeout.
+    expect((await get(`${s.urls.decode}/health_generate`, { timeoutMs: 5000 })).status).toBe(503);
+    expect(readFileSync(s.logFiles.decode, 'utf8')).toMatch(
+      /^\[[\d-]+ [\d:]+\] Health check failed\. Server couldn't get a response from detokenizer for last 1 seconds\. tic start time: \d\d:\d\d:\d\d\. last_heartbeat time: \d\d:\d\d:\d\d$/m,
+    );
+    expect((await get(`${s.urls.prefill}/health_generate`, { timeoutMs: 1000 })).status).toBe(200);
     const fresh = openStream(s.urls.router, chatBody());
     expect(await fresh.headers).toBe(200);
     const pendingInfo = get(`${s.urls.decode}/server_info`, { timeoutMs: 10_000 });
@@ -111,10 +117,33 @@ describe('decode_stall', () => {
 
     s.disableFault('decode_stall');
     expect((await pendingInfo).status).toBe(200);
+    expect((await get(`${s.urls.decode}/health_generate`, { timeoutMs: 1000 })).status).toBe(200);
     await waitFor(() => fresh.ended, { what: 'the queued request to finish' });
     expect(tokensIn(fresh.raw)).toBe(4);
     await waitFor(() => batchLines() > linesAtStall, { what: 'batch lines again' });
     long.cut();
+  });
+});
+
+describe('decode_stall with a client disconnect', () => {
+  it('holds the AbortReq (no log line, no ABORT frame) until the scheduler runs again', async () => {
+    const s = await start({ faults: ['nixl_abort_unhandled'] });
+    const long = openStream(s.urls.router, chatBody({ max_tokens: 100_000 }));
+    await long.firstData;
+    s.enableFault('decode_stall');
+    long.cut();
+    await waitFor(() => s.state().decodePendingAborts === 1, { what: 'the AbortReq to reach decode' });
+    expect(readFileSync(s.logFiles.decode, 'utf8')).not.toContain('Aborted by AbortReq.');
+    expect(s.state().bootstrapThreadAlive).toBe(true);
+    expect(s.state().abortedTotal).toBe(0);
+
+    s.disableFault('decode_stall');
+    await waitFor(() => readFileSync(s.logFiles.decode, 'utf8').includes('Aborted by AbortReq.'), {
+      what: 'the abort to be handled after the stall',
+    });
+    // The ABORT frame goes out only now, and this fault's bootstrap thread dies of it.
+    await waitFor(() => !s.state().bootstrapThreadAlive, { what: 'the ABORT frame after the stall' });
+    expect(s.state().decodePendingAborts).toBe(0);
   });
 });
 
@@ -239,5 +268,20 @@ describe('health_fail', () => {
     expect((await streamChat(s.urls.router, chatBody())).done).toBe(true);
     s.disableFault('health_fail');
     expect((await get(`${s.urls.decode}/health`)).status).toBe(200);
+  });
+
+  it('service=proxy makes the proxy answer its own /health 503 and needs the proxy hop', async () => {
+    const s = await start({ proxy: true });
+    s.enableFault('health_fail', { service: 'proxy' });
+    expect((await get(`${s.urls.proxy!}/health`)).status).toBe(503);
+    expect((await get(`${s.urls.router}/health`)).status).toBe(200);
+    expect((await streamChat(s.urls.proxy!, chatBody())).done).toBe(true);
+    s.disableFault('health_fail');
+    expect((await get(`${s.urls.proxy!}/health`)).status).toBe(200);
+    await s.stop();
+    sim = undefined;
+
+    const bare = await start({});
+    expect(() => bare.enableFault('health_fail', { service: 'proxy' })).toThrow(/without the proxy hop/);
   });
 });

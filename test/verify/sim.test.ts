@@ -1,6 +1,6 @@
 // Acceptance against the simulator, scaled down: a healthy deployment passes every step, and each fault makes
 // the step built to catch it fail with the figures that show why.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -143,5 +143,84 @@ describe('verify against the simulator', () => {
     expect(step.ok).toBe(false);
     expect(step.summary).toMatch(/^serialized: peak running [01]\/8/);
     expect(step.details.some((d) => /serialized because wall/.test(d))).toBe(true);
+  });
+
+  it('batching fails instead of judging on wall time when no running count can be sampled', async () => {
+    sim = await startSim({ model: FAST });
+    const knobs = { batching: { n: 4, maxTokens: 8, timeoutMs: 10_000, sampleIntervalMs: 20 } };
+    const none = await runVerify(opts(sim, { steps: ['batching'], knobs, metricsUrl: undefined, logs: [] }));
+    expect(none.steps[0]!.ok).toBe(false);
+    expect(none.steps[0]!.summary).toBe('no running-count source (give --metrics-url or --log)');
+
+    const missing = await runVerify(
+      opts(sim, { steps: ['batching'], knobs, metricsUrl: `${sim.urls.decode}/no-metrics-here`, logs: [] }),
+    );
+    const step = missing.steps[0]!;
+    expect(step.ok).toBe(false);
+    expect((step.data as { verdict: string }).verdict).toBe('not sampled');
+    expect(step.summary).toContain('/no-metrics-here: HTTP 404');
+  });
+
+  it('liveness with n=1 still tests a reused connection (keepalive_stall fails the reused round)', async () => {
+    sim = await startSim({ model: FAST, faults: ['keepalive_stall'] });
+    const report = await runVerify(
+      opts(sim, {
+        target: makeTarget(sim.urls.proxy!, 'sim-model'),
+        steps: ['liveness'],
+        knobs: { liveness: { n: 1, timeoutMs: 1_000, maxTokens: 4 } },
+      }),
+    );
+    const step = report.steps[0]!;
+    expect(step.ok).toBe(false);
+    expect(step.summary).toMatch(/fresh 1\/1, reused 0\/1/);
+    expect(step.details[1]).toMatch(/^reused: 0\/1 completed; first failure: no \[DONE\] within 1\.0s/);
+  });
+
+  it('checks --save before any traffic, and keeps the report with a warning when the write still fails', async () => {
+    sim = await startSim({ model: FAST });
+    const liveness = { liveness: { n: 1, timeoutMs: 5_000, maxTokens: 4 } };
+    const progress: string[] = [];
+    await expect(
+      runVerify(
+        opts(sim, {
+          steps: ['liveness'],
+          savePath: join(tmpdir(), 'ww-no-such-dir', 'x', 'r.json'),
+          progress: (l) => progress.push(l),
+        }),
+      ),
+    ).rejects.toThrow(/^--save: cannot write .*r\.json: .*ENOENT/);
+    expect(progress).toEqual([]);
+
+    // The directory disappears while the steps run: the report survives, the save failure fails the run.
+    const dir = mkdtempSync(join(tmpdir(), 'ww-verify-save-'));
+    const report = await runVerify(
+      opts(sim, {
+        steps: ['liveness'],
+        knobs: liveness,
+        savePath: join(dir, 'r.json'),
+        progress: (l) => {
+          if (l.includes('liveness: started')) rmSync(dir, { recursive: true });
+        },
+      }),
+    );
+    expect(report.steps[0]!.ok).toBe(true);
+    expect(report.ok).toBe(false);
+    expect(report.savedTo).toBeUndefined();
+    expect(report.warnings.join('\n')).toMatch(/^could not save results to .*r\.json: ENOENT/);
+  });
+
+  it('abort-cascade counts sessions still waiting for a first token at the cut as never-streamed', async () => {
+    sim = await startSim({ model: { ...FAST, maxRunning: 1 } });
+    const report = await runVerify(
+      opts(sim, {
+        steps: ['abort-cascade'],
+        knobs: {
+          'abort-cascade': { ...KNOBS['abort-cascade'], sessions: 3, afterMs: 300, settleMs: 50 },
+        },
+      }),
+    );
+    const data = report.steps[0]!.data as { midStream: number; finishedEarly: number; neverStreamed: number };
+    expect(data).toMatchObject({ midStream: 1, finishedEarly: 0, neverStreamed: 2 });
+    expect(report.steps[0]!.details[0]).toMatch(/mid-stream=1 finished-early=0 never-streamed=2$/);
   });
 });

@@ -12,7 +12,7 @@ import { CriticalScanner, describeHit } from '../../src/verify/critical-rules.js
 import { isTokenChunk, SseScanner, streamChat } from '../../src/verify/load-client.js';
 import { LogWindow } from '../../src/verify/log-window.js';
 import { runningFromLogLine, runningFromMetrics } from '../../src/verify/running-sampler.js';
-import { makeTarget } from '../../src/verify/target.js';
+import { makeTarget, preflight } from '../../src/verify/target.js';
 import { formatLevel, levelFigures, parseLevels } from '../../src/verify/throughput.js';
 import type { StepResult } from '../../src/verify/types.js';
 
@@ -86,7 +86,9 @@ describe('batching verdict', () => {
     expect(batchingVerdict(16, 12, 1900, 1000, k).verdict).toBe('batched');
     expect(batchingVerdict(16, 11, 1200, 1000, k).reasons).toEqual(['peak running 11 < 12 (0.75·N)']);
     expect(batchingVerdict(16, 16, 2100, 1000, k).verdict).toBe('serialized');
-    expect(batchingVerdict(16, undefined, 1500, 1000, k).verdict).toBe('batched');
+    // Without a running count, wall time alone must not pass: a partly serialized engine fits within 2x.
+    expect(batchingVerdict(16, undefined, 1500, 1000, k).verdict).toBe('not sampled');
+    expect(batchingVerdict(16, undefined, 2500, 1000, k).verdict).toBe('serialized');
   });
 });
 
@@ -248,6 +250,18 @@ describe('load client against hostile servers', () => {
     expect(noDone.error).toBe('stream ended without [DONE]');
     expect(http.error).toBe('HTTP 503: No available servers');
     expect([errChunk.ok, noDone.ok, http.ok]).toEqual([false, false, false]);
+  });
+
+  it('reads at most 64 KB of an error body that never ends (load client and preflight)', async () => {
+    const { c, t } = await serve((res) => {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      // 128 KB and then the body stays open: reading it in full would wait for the timeout.
+      res.write('No available servers ' + 'x'.repeat(128 * 1024));
+    });
+    const r = await streamChat(c, t, { ...opts, timeoutMs: 10_000 });
+    expect(r.timedOut).toBe(false);
+    expect(r.error).toMatch(/^HTTP 503: No available servers x+$/);
+    await expect(preflight(t, 10_000)).rejects.toThrow(/\/v1\/models: HTTP 503$/);
   });
 
   it('takes completion tokens from the usage chunk', async () => {

@@ -5,7 +5,9 @@ export const healthFail: FaultDef = {
   name: 'health_fail',
   summary: "a service's /health answers 503 (service: prefill|decode|router|proxy, default prefill)",
   defaults: { service: 'prefill' },
-  validate(p) {
+  validate(p, ctl) {
+    if (p.service === 'proxy' && !ctl.hasProxy)
+      return 'service proxy: the simulator runs without the proxy hop';
     return serviceParam(p, SERVICE_NAMES);
   },
   healthStatus(service, p) {
