@@ -4,6 +4,7 @@
 import { dirname } from 'node:path';
 import { FileWatch } from './changes/watch.js';
 import type { LoadedConfig } from './config/load.js';
+import { forgetRemovedSeries } from './detect/forget-series.js';
 import { Journal } from './detect/journal.js';
 import { TargetWatchdog, Watchdog } from './detect/watchdog.js';
 import { EngineScraper } from './engines/scrape.js';
@@ -59,7 +60,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       metrics: ctx.metrics,
       logger: ctx.logger,
       journal,
-      previous: before ? { state: before.state, paused: before.isPaused() } : undefined,
+      previous: before?.carry(),
     });
     watchdog.add(wd);
     const scheduler = new ProbeScheduler({
@@ -116,6 +117,16 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
     for (const w of logWatchers) {
       await w.start();
       started.push(w);
+    }
+    // Only once the old runtime has stopped, so nothing of it can set the removed series again.
+    if (ctx.previous !== undefined) {
+      const kept = new Map(
+        config.targets.map((t) => [
+          t.name,
+          new Set([...t.engines.map((e) => e.service), ...t.logs.map((l) => l.service)]),
+        ]),
+      );
+      await forgetRemovedSeries(ctx.metrics, { targets: kept });
     }
   };
   const stopAll = async () => {

@@ -40,6 +40,8 @@ export class Journal {
   private readonly listeners = new Set<(e: JournalEvent) => void>();
   private seq = 0;
   private size = 0;
+  /** The file ends in a torn line (a crash mid-write): the next write starts a new line first. */
+  private torn = false;
   dropped = 0;
 
   constructor(private readonly opts: JournalOptions) {
@@ -67,6 +69,7 @@ export class Journal {
       this.size = 0;
       return;
     }
+    this.torn = text.length > 0 && !text.endsWith('\n');
     const lines = text.split('\n').filter((l) => l !== '');
     for (const line of lines.slice(-this.ringSize)) {
       try {
@@ -129,10 +132,12 @@ export class Journal {
   private async drain(): Promise<void> {
     try {
       while (this.pending.length > 0 && this.file !== undefined) {
-        const batch = this.pending.join('');
+        let batch = this.pending.join('');
         this.pending = [];
         if (this.size > 0 && this.size + Buffer.byteLength(batch) > this.maxFileBytes)
           await this.rotate(this.file);
+        if (this.torn && this.size > 0) batch = '\n' + batch;
+        this.torn = false;
         await appendFile(this.file, batch);
         this.size += Buffer.byteLength(batch);
       }

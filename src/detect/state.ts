@@ -21,6 +21,8 @@ export interface ClassifierConfig {
   hops: string[];
   /** Probe name → what the classifier needs of its config. */
   probes: Record<string, { kind: ProbeKind; ttftObjective?: number }>;
+  /** Services with an engine scrape or a log source (a reload drops the memory of the others). */
+  engines?: string[];
 }
 
 export function classifierConfig(target: TargetConfig): ClassifierConfig {
@@ -30,6 +32,7 @@ export function classifierConfig(target: TargetConfig): ClassifierConfig {
     probes: Object.fromEntries(
       target.probes.map((p) => [p.name, { kind: p.kind, ttftObjective: p.ttftObjective }]),
     ),
+    engines: [...new Set([...target.engines.map((e) => e.service), ...target.logs.map((l) => l.service)])],
   };
 }
 
@@ -69,6 +72,10 @@ export interface EngineMemory {
   lastSignalAt: number;
   lastProgressAt: number;
   stalled: boolean;
+  /** Where the last good signal came from: a scrape that stops answering leaves the busy values stale. */
+  lastSource?: 'metrics' | 'log';
+  /** The last scrape failed: running/queued are stale, so the engine's busy state is unknown. */
+  unknown?: boolean;
 }
 
 export interface CriticalMemory {
@@ -240,12 +247,17 @@ export function reduce(
       }
       if (signal.result === 'ok') {
         if (!inconclusive) {
+          // A finished completion went through this target's engines: they are not stuck, whatever their
+          // gauges say (SGLang's log-derived gauges freeze at the last logged batch).
+          if (isCompletion(kind)) for (const e of Object.values(s.engines)) e.lastProgressAt = now;
           slot.failStreak = 0;
           slot.okStreak++;
           slot.leakStreak = 0;
           const objective = cfg.probes[signal.probe]?.ttftObjective;
           const slow = objective !== undefined && signal.ttftMs !== undefined && signal.ttftMs > objective;
           slot.slowStreak = slow ? slot.slowStreak + 1 : 0;
+          // A slow pass is no evidence of recovery from slow: back to ok needs recoverAfter fast ones.
+          if (slow) slot.okStreak = 0;
         }
       } else if (signal.result === 'toolcall_leak') {
         // The completion finished, so the engine is not wedged: a parser problem, counted on its own.
@@ -305,6 +317,10 @@ export function reduce(
           });
         } else if (signal.result === 'ok' && !inconclusive && signal.start >= pending.time) {
           s.pendingCritical = undefined;
+          // A line a later completion passed past is not the cause of a wedge that comes afterwards.
+          s.criticalSinceOk = s.criticalSinceOk.filter(
+            (c) => !(c.time === pending.time && c.rule === pending.rule && c.service === pending.service),
+          );
           events.push({ type: 'critical_unconfirmed', at: now, rule: pending.rule, by: `${label} passed` });
         }
       }
@@ -347,7 +363,15 @@ export function reduce(
         lastProgressAt: now,
         stalled: false,
       });
-      if (signal.source === 'metrics' && signal.scrapeOk === false) break;
+      if (signal.source === 'metrics' && signal.scrapeOk === false) {
+        // Busy values from before the failure say nothing now: no stall is judged on them.
+        e.unknown = true;
+        break;
+      }
+      // The stall clock restarts when the busy state is known again, so a scrape outage is not a stall.
+      if (busyUnknown(e, now, cfg)) e.lastProgressAt = now;
+      e.unknown = false;
+      e.lastSource = signal.source;
       let progress: boolean;
       if (signal.source === 'log') {
         // A batch line is printed only when the scheduler ran a batch: the loop is alive.
@@ -401,11 +425,20 @@ export function reduce(
   return { state: s, actions, events, transition: step };
 }
 
+/**
+ * The busy values are stale: the last scrape failed, or scrapes stopped arriving (a scraped engine reports
+ * every few seconds; log-only engines are silent while stalled, so silence there is the evidence).
+ */
+function busyUnknown(e: EngineMemory, now: number, cfg: ClassifierConfig): boolean {
+  return e.unknown === true || (e.lastSource === 'metrics' && now - e.lastSignalAt >= cfg.detect.stallAfter);
+}
+
 function judgeEngines(s: TargetState, now: number, cfg: ClassifierConfig, events: DetectEvent[]): void {
   for (const e of Object.values(s.engines)) {
-    const busy = e.running + e.queued + e.transferQueue + e.preallocQueue > 0;
+    const unknown = busyUnknown(e, now, cfg);
+    const busy = !unknown && e.running + e.queued + e.transferQueue + e.preallocQueue > 0;
     // An idle engine is not stalled, and the stall clock starts when it gets work.
-    if (!busy) e.lastProgressAt = Math.max(e.lastProgressAt, e.lastSignalAt);
+    if (!busy && !unknown) e.lastProgressAt = Math.max(e.lastProgressAt, e.lastSignalAt);
     const stalled = busy && now - e.lastProgressAt >= cfg.detect.stallAfter;
     if (stalled && !e.stalled) {
       events.push({
@@ -418,7 +451,7 @@ function judgeEngines(s: TargetState, now: number, cfg: ClassifierConfig, events
         preallocQueue: e.preallocQueue,
         sinceMs: now - e.lastProgressAt,
       });
-    } else if (!stalled && e.stalled) {
+    } else if (!stalled && e.stalled && !unknown) {
       events.push({ type: 'engine_progress', at: now, service: e.service });
     }
     e.stalled = stalled;
@@ -445,6 +478,9 @@ function applyVerdict(
   if (v.state === 'ok') {
     if (s.state === 'ok') {
       s.lastOkAt = now;
+      // Staying ok clears what the passes post-date too, or an old line would name a wedge hours later.
+      const evidence = oldestPassingCompletion(s, now);
+      s.criticalSinceOk = s.criticalSinceOk.filter((c) => c.time > evidence);
       return undefined;
     }
     if (!v.clean) return undefined;

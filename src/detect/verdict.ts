@@ -73,7 +73,9 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     }
     return verdict('wedged', 'completions_failing', why(failing[0]!));
   }
-  if (stalledEngine) return verdict('wedged', 'engine_stalled', stallText(stalledEngine, now));
+  // A stall alone is a wedge only while no completion probe passes: gauges can freeze on an idle engine.
+  if (stalledEngine && passing.length === 0)
+    return verdict('wedged', 'engine_stalled', stallText(stalledEngine, now));
 
   // degraded: part of the path fails, tool calls leak, completions are slow, or aborts storm.
   if (failing.length > 0) {
@@ -109,6 +111,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     const h = healthFailing[0];
     return verdict('degraded', `hop:${h.endpoint}`, `${why(h)}; completions through the hops behind it pass`);
   }
+  if (stalledEngine) return verdict('degraded', 'engine_stalled', stallText(stalledEngine, now));
   const leak = completion.find((m) => m.leakStreak >= 1);
   if (leak)
     return verdict('degraded', 'toolcall_leak', `${label(leak)}: tool call markup leaked into content`);

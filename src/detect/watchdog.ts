@@ -6,7 +6,7 @@ import type { TargetConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import { TARGET_STATES, type Metrics } from '../metrics.js';
 import type { ProbeFilter } from '../probes/schedule.js';
-import { Remediator, type RemediationRecord } from '../remediate/remediator.js';
+import { Remediator, type RemediationRecord, type RemediatorCarry } from '../remediate/remediator.js';
 import type { ConnKind, FileChangeSignal, Signal } from '../signals.js';
 import type { Journal, JournalEvent } from './journal.js';
 import {
@@ -34,7 +34,7 @@ export interface TargetWatchdogOptions {
   journal: Journal;
   now?: () => number;
   /** State carried over from the runtime a reload replaces. */
-  previous?: { state: TargetState; paused: boolean };
+  previous?: { state: TargetState; paused: boolean; remediation?: RemediatorCarry };
 }
 
 export interface TargetStatus {
@@ -82,6 +82,7 @@ export class TargetWatchdog {
         logger: opts.logger,
         onRecord: (r) => this.onRemediation(r),
         now: this.now,
+        previous: opts.previous?.remediation,
       });
     }
     this.opts.metrics.remediationPaused.set({ target: this.name }, this.paused ? 1 : 0);
@@ -102,6 +103,11 @@ export class TargetWatchdog {
 
   isPaused(): boolean {
     return this.paused;
+  }
+
+  /** What a reload hands to the replacing watchdog: verdict, pause, and remediation history. */
+  carry(): NonNullable<TargetWatchdogOptions['previous']> {
+    return { state: this.s, paused: this.paused, remediation: this.remediator?.carry() };
   }
 
   setPaused(paused: boolean): void {
@@ -312,6 +318,10 @@ function carryOver(prev: TargetState, cfg: ClassifierConfig): TargetState {
   const s = structuredClone(prev);
   for (const [k, m] of Object.entries(s.slots)) {
     if (!(m.probe in cfg.probes) || !cfg.hops.includes(m.endpoint)) delete s.slots[k];
+  }
+  // An engine the new config no longer scrapes or tails would keep its last busy values forever.
+  for (const service of Object.keys(s.engines)) {
+    if (!cfg.engines?.includes(service)) delete s.engines[service];
   }
   return s;
 }

@@ -1,5 +1,6 @@
 // Runs a remediation command: argv with no shell, so nothing from a log line or a diagnosis can become
-// shell syntax; a timeout (TERM, then KILL); output captured up to a bound.
+// shell syntax; a timeout (TERM, then KILL, to the whole process group: a restart script's background
+// children must not outlive it); output captured up to a bound.
 import { spawn } from 'node:child_process';
 
 export interface ExecResult {
@@ -21,6 +22,8 @@ export interface ExecOptions {
   killAfterMs?: number;
 }
 
+const EXIT_GRACE_MS = 200;
+
 export function runCommand(argv: string[], opts: ExecOptions): Promise<ExecResult> {
   const started = performance.now();
   const max = opts.maxOutputBytes ?? 64 * 1024;
@@ -34,7 +37,16 @@ export function runCommand(argv: string[], opts: ExecOptions): Promise<ExecResul
       shell: false,
       env: { ...process.env, ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, so a timeout reaches grandchildren too.
+      detached: true,
     });
+    const signalGroup = (sig: NodeJS.Signals) => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, sig);
+      } catch {
+        // The group is gone already.
+      }
+    };
     const collect = (b: Buffer) => {
       const take = Math.min(Math.max(0, max - kept), b.length);
       if (take > 0) chunks.push(b.subarray(0, take));
@@ -46,15 +58,21 @@ export function runCommand(argv: string[], opts: ExecOptions): Promise<ExecResul
     let killTimer: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGTERM');
-      killTimer = setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs ?? 5000);
+      signalGroup('SIGTERM');
+      killTimer = setTimeout(() => signalGroup('SIGKILL'), opts.killAfterMs ?? 5000);
     }, opts.timeoutMs);
+    let graceTimer: NodeJS.Timeout | undefined;
     let settled = false;
     const finish = (code: number | null, signal: string | null) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       clearTimeout(killTimer);
+      clearTimeout(graceTimer);
+      // A background grandchild may hold the pipes open: stop reading, do not wait for it.
+      child.stdout.destroy();
+      child.stderr.destroy();
+      if (timedOut) signalGroup('SIGKILL');
       resolve({
         result: timedOut ? 'timeout' : code === 0 && spawnError === undefined ? 'success' : 'failure',
         code,
@@ -71,5 +89,9 @@ export function runCommand(argv: string[], opts: ExecOptions): Promise<ExecResul
       if (child.pid === undefined) finish(null, null);
     });
     child.on('close', (code, signal) => finish(code, signal));
+    // 'close' waits for every holder of the pipes; after 'exit' give the output a moment to drain, then finish.
+    child.on('exit', (code, signal) => {
+      graceTimer = setTimeout(() => finish(code, signal), EXIT_GRACE_MS);
+    });
   });
 }

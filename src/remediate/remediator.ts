@@ -29,20 +29,29 @@ export interface RemediatorOptions {
   now?: () => number;
   /** Injectable for tests; defaults to the real spawn. */
   exec?: (argv: string[], opts: ExecOptions) => Promise<ExecResult>;
+  /** Run history (and a run in flight) of the remediator a reload replaces: cooldown and cap carry over. */
+  previous?: RemediatorCarry;
+}
+
+/** Run history and the run in flight: handed from remediator to remediator across reloads. */
+export interface RemediatorCarry {
+  ledger: Ledger;
+  running: Promise<void> | undefined;
 }
 
 // Diagnoses come from a fixed vocabulary plus config-validated names; this keeps the env value inert anyway.
 const safe = (s: string) => s.replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 100);
 
 export class Remediator {
-  private readonly ledger: Ledger = newLedger();
+  private readonly shared: RemediatorCarry;
   private readonly now: () => number;
-  private running: Promise<void> | undefined;
   private paused = false;
   readonly action: string;
 
   constructor(private readonly opts: RemediatorOptions) {
     this.now = opts.now ?? Date.now;
+    // Shared, not copied: until the old runtime stops, its remediator and this one see the same runs.
+    this.shared = opts.previous ?? { ledger: newLedger(), running: undefined };
     this.action = safe(basename(opts.config.command[0]!));
     opts.metrics.remediationPaused.set({ target: opts.target }, 0);
   }
@@ -56,17 +65,22 @@ export class Remediator {
     this.opts.metrics.remediationPaused.set({ target: this.opts.target }, paused ? 1 : 0);
   }
 
+  /** What a replacement (config reload) needs to keep the cooldown, the hourly cap and a run in flight. */
+  carry(): RemediatorCarry {
+    return this.shared;
+  }
+
   /** Waits for a command in flight (shutdown, tests). */
   async idle(): Promise<void> {
-    await this.running;
+    await this.shared.running;
   }
 
   /** Called on every classifier step and tick with the target's current state. */
   consider(target: { state: TargetStateName; since: number; diagnosis: string | null }): void {
-    if (this.running) return;
+    if (this.shared.running) return;
     const now = this.now();
     const cfg = this.opts.config;
-    const d = decide(this.ledger, target, now, cfg, this.paused);
+    const d = decide(this.shared.ledger, target, now, cfg, this.paused);
     const diagnosis = safe(target.diagnosis ?? target.state);
     const base = {
       at: now,
@@ -80,13 +94,14 @@ export class Remediator {
       return;
     }
     if (d.kind !== 'run') return;
-    recordRun(this.ledger, now);
+    recordRun(this.shared.ledger, now);
     if (cfg.dryRun) {
       this.record({ ...base, result: 'dry_run' });
       return;
     }
     const exec = this.opts.exec ?? runCommand;
-    this.running = exec(cfg.command, {
+    const shared = this.shared;
+    shared.running = exec(cfg.command, {
       env: { WEDGEWATCH_TARGET: this.opts.target, WEDGEWATCH_DIAGNOSIS: diagnosis },
       timeoutMs: cfg.timeout,
     })
@@ -102,7 +117,7 @@ export class Remediator {
         (err: unknown) => this.record({ ...base, result: 'failure', output: String(err) }),
       )
       .finally(() => {
-        this.running = undefined;
+        shared.running = undefined;
       });
   }
 

@@ -462,7 +462,7 @@ describe('classifier: diagnoses', () => {
     expect(r.s.state).toBe('ok');
   });
 
-  it('engine_stalled: requests held with flat counters for stallAfter → wedged even while probes pass', () => {
+  it('engine_stalled: requests held with flat counters for stallAfter → degraded while the last probes passed, wedged once they fail', () => {
     const r = new Run();
     r.round();
     r.round();
@@ -471,13 +471,59 @@ describe('classifier: diagnoses', () => {
     expect(r.s.state).toBe('ok');
     const step = r.engine({ running: 3, queued: 1, finishedTotal: 10, generatedTokensTotal: 500 }, 5500);
     expect(step.events.map((e) => e.type)).toContain('engine_stalled');
-    expect(r.s.state).toBe('wedged');
+    expect(r.s.state).toBe('degraded');
     expect(r.s.diagnosis).toBe('engine_stalled');
     expect(r.s.cause).toContain('decode holds 3 running and 1 queued');
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('engine_stalled');
     const moved = r.engine({ running: 3, queued: 1, finishedTotal: 11, generatedTokensTotal: 510 });
     expect(moved.events.map((e) => e.type)).toContain('engine_progress');
+    // Keep-alive slots after a reused failure need passes over reused connections too (see keepalive tests).
+    for (let i = 0; i < 4; i++) r.round();
+    expect(r.s.state).toBe('ok');
+  });
+
+  it('frozen gauges on an idle engine: passing completions count as progress, so no stall and no wedge', () => {
+    const r = new Run();
     r.round();
+    // SGLang's log gauges keep the last logged batch (running 2) after the engine went idle.
+    r.feed({ kind: 'engine', target: 't', service: 'decode', source: 'log', time: r.now, running: 2 });
+    for (let i = 0; i < 12; i++) {
+      r.feed({ kind: 'tick' }, 5000);
+      r.round();
+    }
+    expect(r.s.engines.decode!.stalled).toBe(false);
+    expect(r.transitions()).toEqual(['ok/-']);
+  });
+
+  it('a failed scrape makes the busy state unknown: no stall from stale values while chat passes', () => {
+    const r = new Run();
     r.round();
+    r.engine({ running: 3, finishedTotal: 10 });
+    for (let i = 0; i < 12; i++) {
+      r.engine({ scrapeOk: false, running: undefined }, 5000);
+      // Only the health probe answers here, so no completion pass refreshes the stall clock.
+      r.probe({ probe: 'health', probeKind: 'health', endpoint: 'router' });
+    }
+    expect(r.s.engines.decode!.stalled).toBe(false);
+    expect(r.steps.flatMap((s) => s.events).map((e) => e.type)).not.toContain('engine_stalled');
+    expect(r.transitions()).toEqual(['ok/-']);
+    // Scrapes back with flat counters: the stall clock starts again from there, not from before the outage.
+    r.engine({ running: 3, finishedTotal: 10 });
+    r.engine({ running: 3, finishedTotal: 10 }, 5000);
+    expect(r.s.engines.decode!.stalled).toBe(false);
+    r.engine({ running: 3, finishedTotal: 10 }, 5500);
+    expect(r.s.engines.decode!.stalled).toBe(true);
+  });
+
+  it('a scraped engine whose reports stop arriving is unknown after stallAfter, not stalled', () => {
+    const r = new Run();
+    r.round();
+    r.engine({ running: 3, finishedTotal: 10 });
+    r.feed({ kind: 'tick' }, 11_000);
+    expect(r.s.engines.decode!.stalled).toBe(false);
     expect(r.s.state).toBe('ok');
   });
 
@@ -513,10 +559,10 @@ describe('classifier: diagnoses', () => {
     expect(r.s.state).toBe('ok');
   });
 
-  it('a stall is judged on ticks when the source goes quiet', () => {
+  it('a stall is judged on ticks when a log-only engine goes quiet', () => {
     const r = new Run();
     r.round();
-    r.engine({ running: 1, finishedTotal: 3 });
+    r.feed({ kind: 'engine', target: 't', service: 'decode', source: 'log', time: r.now, running: 1 }, 1000);
     r.feed({ kind: 'tick' }, 9000);
     expect(r.s.state).toBe('ok');
     r.feed({ kind: 'tick' }, 2000);
@@ -544,13 +590,42 @@ describe('classifier: diagnoses', () => {
     expect(r.s.diagnosis).toBe('log:other_fatal');
   });
 
+  it('critical lines the passes have seen past (or left unconfirmed) do not name a later wedge', () => {
+    const r = new Run();
+    r.round();
+    r.log({ severity: 'critical', rule: 'first_fatal', line: 'boom' });
+    r.log({ severity: 'critical', rule: 'other_fatal', line: 'boom' });
+    // other_fatal is left unconfirmed by this round; first_fatal was never pending on its own.
+    r.round();
+    r.round();
+    expect(r.s.criticalSinceOk).toEqual([]);
+    r.feed({ kind: 'tick' }, 3_600_000);
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('completions_failing');
+  });
+
+  it('slow → ok needs recoverAfter fast passes, not one (slow passes do not count toward recovery)', () => {
+    const r = new Run();
+    r.probe({ endpoint: 'router' });
+    expect(r.s.state).toBe('ok');
+    r.probe({ endpoint: 'router', ttftMs: 900 });
+    r.probe({ endpoint: 'router', ttftMs: 900 });
+    expect(r.s).toMatchObject({ state: 'degraded', diagnosis: 'slow' });
+    r.probe({ endpoint: 'router' });
+    expect(r.s.state).toBe('degraded');
+    r.probe({ endpoint: 'router' });
+    expect(r.s.state).toBe('ok');
+  });
+
   it('records a diagnosis change inside one state as its own event', () => {
     const r = new Run();
     r.round();
     r.round('timeout');
     r.round('timeout');
     expect(r.s.diagnosis).toBe('completions_failing');
-    r.engine({ running: 2, finishedTotal: 1 });
+    r.feed({ kind: 'engine', target: 't', service: 'decode', source: 'log', time: r.now, running: 2 }, 1000);
     const step = r.feed({ kind: 'tick' }, 11_000);
     expect(step.events).toContainEqual(
       expect.objectContaining({ type: 'diagnosis', from: 'completions_failing', to: 'engine_stalled' }),

@@ -45,6 +45,19 @@ describe('Journal', () => {
     await again.flush();
   });
 
+  it('after a crash left a torn last line, the next event starts on a line of its own', async () => {
+    const file = join(dir, JOURNAL_FILE);
+    writeFileSync(
+      file,
+      JSON.stringify({ seq: 1, time: 1, target: 't', type: 'x', summary: 'a' }) + '\n{"seq":2,"ti',
+    );
+    const j = new Journal({ dir, logger });
+    expect(j.append({ time: 3, target: 't', type: 'x', summary: 'after crash' }).seq).toBe(2);
+    await j.flush();
+    const again = new Journal({ dir, logger });
+    expect(again.query().map((e) => e.summary)).toEqual(['a', 'after crash']);
+  });
+
   it('stays in memory when the directory cannot be created', () => {
     writeFileSync(join(dir, 'a-file'), '');
     const j = new Journal({ dir: join(dir, 'a-file', 'journal'), logger });
@@ -174,6 +187,38 @@ describe('TargetWatchdog', () => {
     expect(wd.status().recentEvents.filter((e) => e.type === 'remediation_pause')).toHaveLength(2);
   });
 
+  it('a reload drops the memory of engines the new config neither scrapes nor tails', () => {
+    const url = 'http://127.0.0.1:1/metrics';
+    const { wd, clock, metrics, journal } = make({
+      engines: [
+        { service: 'decode', metrics: url },
+        { service: 'prefill', metrics: url },
+      ],
+    });
+    for (const service of ['decode', 'prefill', 'router']) {
+      wd.handle({ kind: 'engine', target: 'pd', service, source: 'log', time: clock.now, running: 3 });
+    }
+    const target = targetSchema.parse({
+      name: 'pd',
+      endpoints: [{ name: 'router', url: 'http://127.0.0.1:1' }],
+      probes: [{ name: 'chat', kind: 'chat', every: '2s', conn: ['fresh'] }],
+      engines: [{ service: 'prefill', metrics: url }],
+      logs: [{ service: 'router', path: '/nonexistent/router.log' }],
+    });
+    const next = new TargetWatchdog({
+      target,
+      metrics,
+      logger,
+      journal,
+      now: () => clock.now,
+      previous: wd.carry(),
+    });
+    expect(Object.keys(next.state.engines).sort()).toEqual(['prefill', 'router']);
+    clock.now += 120_000;
+    next.tick();
+    expect(next.state.engines.decode).toBeUndefined();
+  });
+
   it('serves GET /api/status and GET /api/events with filters and input checks', async () => {
     const { clock, probe, watchdog } = make();
     probe('ok');
@@ -244,5 +289,49 @@ targets:
     expect(second.watchdog!.journal).toBe(first.watchdog!.journal);
     await second.stop();
     expect(readFileSync(join(dir, 'state', JOURNAL_FILE), 'utf8')).toContain('"type":"transition"');
+  });
+  it('drops the series of a target (and engine) the new config removed, once the old runtime stopped', async () => {
+    const target = (name: string) => `
+  - name: ${name}
+    endpoints: [{ name: router, url: "http://127.0.0.1:9" }]
+    probes: [{ name: chat, kind: chat, cron: "0 0 1 1 *", conn: [fresh] }]`;
+    const text = (...names: string[]) =>
+      `stateDir: ${join(dir, 'state')}\ntargets:${names.map(target).join('')}\n`;
+    const metrics = createMetrics({ defaults: false });
+    const first = await createRuntime(parseConfigText(text('pd', 'gone'), join(dir, 'c.yaml'), {}), {
+      metrics,
+      logger,
+    });
+    const gone = first.watchdog!.targets.get('gone')!;
+    for (let i = 0; i < 2; i++) {
+      gone.handle({
+        kind: 'probe',
+        target: 'gone',
+        probe: 'chat',
+        probeKind: 'chat',
+        endpoint: 'router',
+        conn: 'fresh',
+        result: 'timeout',
+        start: Date.now(),
+        durationMs: 1,
+      });
+    }
+    metrics.engineStalled.set({ target: 'pd', service: 'decode' }, 1);
+    metrics.engineRunning.set({ target: 'gone', service: 'decode' }, 3);
+    expect(await metrics.registry.metrics()).toContain('wedgewatch_target_wedged{target="gone"} 1');
+    const second = await createRuntime(parseConfigText(text('pd'), join(dir, 'c.yaml'), {}), {
+      metrics,
+      logger,
+      previous: first,
+    });
+    await first.stop();
+    await second.activate!();
+    const out = await metrics.registry.metrics();
+    // Gauges go; counters (wedges_total) stay, so increase() over the reload stays right.
+    expect(out.split('\n').filter((l) => l.includes('target="gone"') && !l.includes('_total{'))).toEqual([]);
+    expect(out).not.toContain('service="decode"');
+    expect(out).toContain('wedgewatch_target_wedged{target="pd"} 0');
+    expect(out).toContain('wedgewatch_remediation_paused{target="pd"} 0');
+    await second.stop();
   });
 });

@@ -8,7 +8,8 @@ import { detectSchema, remediateSchema } from '../../src/config/schema.js';
 import { initialState, reduce, type ClassifierConfig } from '../../src/detect/state.js';
 import { createTargetMetrics } from '../../src/metrics.js';
 import { runCommand } from '../../src/remediate/exec.js';
-import { Remediator, type RemediationRecord } from '../../src/remediate/remediator.js';
+import { waitFor } from '../helpers/wait.js';
+import { Remediator, type RemediationRecord, type RemediatorCarry } from '../../src/remediate/remediator.js';
 
 let dir: string;
 let script: string;
@@ -98,6 +99,63 @@ describe('remediation', () => {
     await r.idle();
     expect(runs(out)).toHaveLength(3);
     expect(await metric('success')).toBe(3);
+  });
+
+  it('a reload keeps the cooldown, the hourly cap and a run in flight (history carried over)', async () => {
+    const clock = { now: 10_000_000 };
+    const calls: number[] = [];
+    let release: (() => void) | undefined;
+    const make = (previous?: RemediatorCarry) =>
+      new Remediator({
+        target: 'dsv4',
+        config: remediateSchema.parse({
+          command: ['/bin/true'],
+          dryRun: false,
+          after: '2m',
+          cooldown: '15m',
+          maxPerHour: 3,
+        }),
+        metrics: createTargetMetrics(new client.Registry()),
+        logger: pino({ level: 'silent' }),
+        onRecord: () => {},
+        now: () => clock.now,
+        previous,
+        exec: () => {
+          calls.push(clock.now);
+          return new Promise((res) => {
+            release = () =>
+              res({ result: 'success', code: 0, signal: null, output: '', droppedBytes: 0, durationMs: 1 });
+          });
+        },
+      });
+    const wedged = { state: 'wedged' as const, since: clock.now, diagnosis: 'engine_stalled' };
+    const a = make();
+    clock.now += 120_000;
+    a.consider(wedged);
+    expect(calls).toHaveLength(1);
+    // Reload at 2.5 m while the restart still runs: the new remediator must not start a second one.
+    clock.now += 30_000;
+    const b = make(a.carry());
+    clock.now += 20 * 60_000; // past the cooldown, but the first run is still in flight
+    b.consider(wedged);
+    expect(calls).toHaveLength(1);
+    release!();
+    await b.idle();
+    // The first run's cooldown is over once it has ended: run 2.
+    b.consider(wedged);
+    expect(calls).toHaveLength(2);
+    release!();
+    await b.idle();
+    // Reload 1 m after run 2: cooldown (15 m) must hold in the new remediator.
+    clock.now += 60_000;
+    const c = make(b.carry());
+    c.consider(wedged);
+    expect(calls).toHaveLength(2);
+    clock.now += 15 * 60_000;
+    c.consider(wedged);
+    expect(calls).toHaveLength(3);
+    release!();
+    await c.idle();
   });
 
   it('dry-run (the default) reports without running', async () => {
@@ -226,6 +284,26 @@ describe('runCommand', () => {
     expect(loud.output).toHaveLength(1000);
     expect(loud.droppedBytes).toBe(99_000);
   });
+
+  it('a timeout kills the whole process group: a background grandchild holding the pipes does not hang it', async () => {
+    const r = await runCommand(['/bin/sh', '-c', 'sleep 60 & echo $!; sleep 60'], {
+      env: {},
+      timeoutMs: 300,
+      killAfterMs: 500,
+    });
+    expect(r.result).toBe('timeout');
+    const pid = Number(r.output.trim());
+    expect(pid).toBeGreaterThan(0);
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await waitFor(() => !alive(), { timeoutMs: 5000, what: 'the background sleep to be killed' });
+  }, 20_000);
 
   it('reports a command that cannot start as a failure', async () => {
     const r = await runCommand([join(tmpdir(), 'no-such-command-ww')], { env: {}, timeoutMs: 1000 });
