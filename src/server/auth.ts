@@ -8,6 +8,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { commonCost } from './web-config.js';
 
 const CACHE_LIMIT = 100;
+/**
+ * bcrypt compares in flight at once. Each costs tens of milliseconds of CPU: a flood of bad passwords must not
+ * take the core that runs the probes and the log followers (DESIGN.md principle 4). Over the limit: 429.
+ */
+export const MAX_CONCURRENT_COMPARES = 4;
 
 export interface Credentials {
   user: string;
@@ -45,16 +50,29 @@ export class BasicAuth {
     return this.users.size > 0;
   }
 
+  private comparing = 0;
+
+  private digest(creds: Credentials, hash: string): string {
+    return createHash('sha256')
+      .update(this.cacheKey)
+      .update(`${creds.user}\0${creds.password}\0${hash}`)
+      .digest('base64');
+  }
+
+  /** Credentials that passed before (the cache scrapers hit): no bcrypt needed. */
+  private cached(creds: Credentials | undefined): boolean {
+    if (creds === undefined) return false;
+    const known = this.users.get(creds.user);
+    return known !== undefined && this.okCache.has(this.digest(creds, known));
+  }
+
   /** True when the credentials match a configured user. Always one bcrypt compare on a cache miss. */
   async verify(creds: Credentials | undefined): Promise<boolean> {
     if (!this.enabled()) return true;
     if (creds === undefined) return false;
     const known = this.users.get(creds.user);
     const hash = known ?? this.dummyHash;
-    const digest = createHash('sha256')
-      .update(this.cacheKey)
-      .update(`${creds.user}\0${creds.password}\0${hash}`)
-      .digest('base64');
+    const digest = this.digest(creds, hash);
     if (known !== undefined && this.okCache.has(digest)) return true;
     // A malformed stored hash fails closed (it was validated at load, so this is belt and braces).
     const ok = await bcrypt.compare(creds.password, hash).catch(() => false);
@@ -71,7 +89,25 @@ export class BasicAuth {
   hook() {
     return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
       if (!this.enabled()) return;
-      if (await this.verify(parseBasicAuth(req.headers.authorization))) return;
+      const creds = parseBasicAuth(req.headers.authorization);
+      if (this.cached(creds)) return;
+      if (creds !== undefined && this.comparing >= MAX_CONCURRENT_COMPARES) {
+        // Decided before the user is looked up, so it says nothing about who exists.
+        await reply
+          .code(429)
+          .header('Retry-After', '1')
+          .type('text/plain; charset=utf-8')
+          .send('Too many authentication attempts in progress; retry shortly.\n');
+        return;
+      }
+      this.comparing++;
+      let ok: boolean;
+      try {
+        ok = await this.verify(creds);
+      } finally {
+        this.comparing--;
+      }
+      if (ok) return;
       await reply
         .code(401)
         .header('WWW-Authenticate', 'Basic realm="wedgewatch", charset="UTF-8"')
