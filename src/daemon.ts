@@ -37,6 +37,8 @@ export class Daemon {
   private server?: FastifyInstance;
   private ready = false;
   private reloading: Promise<ReloadOutcome> | undefined;
+  /** Runtimes replaced by a reload whose in-flight probes are still finishing. */
+  private readonly draining = new Set<Runtime>();
   /** Set by stop(): a reload still in flight must not install or activate a runtime after shutdown. */
   private stopped = false;
   web?: WebSecurity;
@@ -133,7 +135,12 @@ export class Daemon {
     const old = this.runtime;
     this.loaded = next;
     this.runtime = runtime;
-    await old?.stop();
+    // The old runtime's in-flight probes finish on their own: cutting them would be a client disconnect.
+    await old?.stop({ drainProbes: true });
+    if (old?.drained) {
+      this.draining.add(old);
+      void old.drained.finally(() => this.draining.delete(old));
+    }
     // stop() stops this.runtime (now the new one) itself; activating it after that would restart it.
     if (this.stopped) return STOPPING;
     try {
@@ -150,6 +157,8 @@ export class Daemon {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    // Shutting down: probes still draining from a reload are cut now.
+    await Promise.all([...this.draining].map((r) => r.stop()));
     this.ready = false;
     this.web?.stop();
     const inFlight = this.reloading;

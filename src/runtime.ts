@@ -13,6 +13,11 @@ import { LogWatcher } from './logs/watcher.js';
 import type { Metrics } from './metrics.js';
 import { ProbeScheduler } from './probes/schedule.js';
 
+export interface StopOptions {
+  /** Let in-flight probes finish (a reload) instead of cutting them off (shutdown). */
+  drainProbes?: boolean;
+}
+
 export interface Runtime {
   /**
    * Present on a runtime built to replace another (ctx.previous): starts what must not overlap with it. Log
@@ -20,8 +25,12 @@ export interface Runtime {
    * exactly there: nothing read twice, nothing lost. Call it after stopping the previous runtime.
    */
   activate?(): Promise<void>;
-  /** Stops every timer, watcher and socket the runtime owns. */
-  stop(): Promise<void>;
+  /**
+   * Stops every timer, watcher and socket the runtime owns. With drainProbes it returns once everything but the
+   * in-flight probes has stopped; `drained` then settles when those have finished (call stop() again to cut them).
+   */
+  stop(opts?: StopOptions): Promise<void>;
+  drained?: Promise<void>;
   /** Probe schedulers by target name (route plugins reach them via daemon.runtime). */
   probes?: Map<string, ProbeScheduler>;
   /** Per-target state, the journal, remediation pause/resume (status page, /api/*). */
@@ -52,6 +61,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   const probes = new Map<string, ProbeScheduler>();
   const sources: Source[] = [];
   const logWatchers: LogWatcher[] = [];
+  let stopped = false;
 
   for (const target of config.targets) {
     const before = ctx.previous?.watchdog?.targets.get(target.name);
@@ -69,7 +79,10 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       metrics: ctx.metrics,
       logger: ctx.logger,
       baseDir: dirname(loaded.path),
-      onResult: (r) => wd.handle(r),
+      // A draining scheduler's last results belong to the old runtime: they must not move the old state.
+      onResult: (r) => {
+        if (!stopped) wd.handle(r);
+      },
     });
     wd.setConfirmer(scheduler);
     probes.set(target.name, scheduler);
@@ -129,9 +142,15 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       await forgetRemovedSeries(ctx.metrics, { targets: kept });
     }
   };
-  const stopAll = async () => {
-    await Promise.all(started.map((s) => s.stop()));
+  const runtime: Runtime = { probes, watchdog, stop: async () => {} };
+  const stopAll = async (opts: StopOptions = {}) => {
+    stopped = true;
+    const schedulers = started.filter((s): s is ProbeScheduler => s instanceof ProbeScheduler);
+    const probesDone = Promise.all(schedulers.map((s) => s.stop({ drain: opts.drainProbes })));
+    await Promise.all(started.filter((s) => !(s instanceof ProbeScheduler)).map((s) => s.stop()));
     await watchdog.stop();
+    if (opts.drainProbes) runtime.drained = probesDone.then(() => {});
+    else await probesDone;
   };
   try {
     for (const s of sources) {
@@ -146,5 +165,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   log.info({ targets: config.targets.map((t) => t.name) }, 'configuration active');
   // A first runtime starts whole; one that replaces another leaves its followers to the caller's activate().
   if (ctx.previous === undefined) await activate();
-  return { probes, watchdog, activate: ctx.previous === undefined ? undefined : activate, stop: stopAll };
+  runtime.stop = stopAll;
+  runtime.activate = ctx.previous === undefined ? undefined : activate;
+  return runtime;
 };

@@ -60,6 +60,9 @@ export class ProbeScheduler {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly cronTasks: ScheduledTask[] = [];
   private readonly stopping = new AbortController();
+  /** stop() was called: no new runs, scheduled or on demand. */
+  private closing = false;
+  private closed = false;
   private readonly log: Logger;
   private removeHook: (() => void) | undefined;
   private started = false;
@@ -113,14 +116,22 @@ export class ProbeScheduler {
     }
   }
 
-  /** Stops the schedules, aborts in-flight probes (no verdict is reported for them), closes every dispatcher. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the schedules and closes every dispatcher. In-flight probes are aborted, or with `drain` left to finish
+   * (bounded by their own timeouts): on a reload, cutting a chat probe mid-stream is a client disconnect, and on
+   * NIXL builds without the ABORT handler that disconnect is exactly what kills the bootstrap thread. A second
+   * stop() without `drain` aborts what is still draining.
+   */
+  async stop(opts: { drain?: boolean } = {}): Promise<void> {
     this.started = false;
+    this.closing = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     for (const task of this.cronTasks.splice(0)) await task.destroy();
-    this.stopping.abort();
+    if (!opts.drain) this.stopping.abort();
     await Promise.all(this.slots.map((s) => s.inflight?.done));
+    if (this.closed) return;
+    this.closed = true;
     this.removeHook?.();
     for (const s of this.slots) this.opts.metrics.probeInflight.remove(s.labels);
     await Promise.all([...this.hops.values()].map((h) => h.close()));
@@ -128,7 +139,7 @@ export class ProbeScheduler {
 
   /** Runs matching probes immediately (the detector's confirmation round); resolves with their results. */
   async runNow(filter: ProbeFilter = {}): Promise<ProbeResultSignal[]> {
-    if (this.stopping.signal.aborted) return [];
+    if (this.closing) return [];
     const matching = this.slots.filter(
       (s) =>
         (filter.probe === undefined || s.probe.name === filter.probe) &&
