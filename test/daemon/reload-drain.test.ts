@@ -11,7 +11,7 @@ import { waitFor } from '../helpers/wait.js';
 const chunk = (delta: object, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
-let cleanup: (() => Promise<void>)[] = [];
+const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
