@@ -139,7 +139,12 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
           new Set([...t.engines.map((e) => e.service), ...t.logs.map((l) => l.service)]),
         ]),
       );
-      await forgetRemovedSeries(ctx.metrics, { targets: kept });
+      const probeSlots = new Set(
+        [...probes].flatMap(([target, s]) =>
+          s.slotList().map((slot) => `${target}|${slot.probe}|${slot.endpoint}|${slot.conn}`),
+        ),
+      );
+      await forgetRemovedSeries(ctx.metrics, { targets: kept, probeSlots });
     }
   };
   const runtime: Runtime = { probes, watchdog, stop: async () => {} };

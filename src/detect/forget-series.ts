@@ -6,6 +6,8 @@ import type { Metrics } from '../metrics.js';
 export interface Kept {
   /** Target name → the services it still scrapes or tails. */
   targets: Map<string, Set<string>>;
+  /** `target|probe|endpoint|conn` of every probe slot the new config runs; absent: probe series are left alone. */
+  probeSlots?: Set<string>;
 }
 
 type AnyGauge = Gauge<string>;
@@ -43,4 +45,17 @@ export async function forgetRemovedSeries(metrics: Metrics, kept: Kept): Promise
   const goneEngine = (l: Record<string, string | number>) =>
     !(kept.targets.get(String(l.target))?.has(String(l.service)) ?? false);
   for (const g of engineGauges) await removeWhere(g, goneEngine);
+  const slots = kept.probeSlots;
+  if (slots !== undefined) {
+    // A removed probe's probe_success=0 would keep a probe alert firing after the probe is gone.
+    const goneSlot = (l: Record<string, string | number>) =>
+      !slots.has(`${String(l.target)}|${String(l.probe)}|${String(l.endpoint)}|${String(l.conn)}`);
+    for (const g of [
+      metrics.probeSuccess,
+      metrics.probeTokensPerSecond,
+      metrics.probeLastRun,
+    ] as AnyGauge[]) {
+      await removeWhere(g, goneSlot);
+    }
+  }
 }
