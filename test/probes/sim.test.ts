@@ -2,14 +2,13 @@
 // the detector relies on.
 import { Registry } from 'prom-client';
 import { Writable } from 'node:stream';
-import { request } from 'undici';
 import { afterEach, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
 import { createProbeMetrics } from '../../src/metrics.js';
 import { ProbeScheduler } from '../../src/probes/schedule.js';
 import { startSim, type Sim } from '../../src/sim/index.js';
-import { waitFor } from '../helpers/wait.js';
+import { tripBootstrapThreadDeath } from '../helpers/sim.js';
 
 let sim: Sim | undefined;
 let scheduler: ProbeScheduler | undefined;
@@ -90,20 +89,7 @@ it('keepalive_stall: keep-alive probes through the proxy time out while fresh on
 
 it('nixl_abort_unhandled tripped: chat times out in phase first_token while health passes', async () => {
   sim = await startSim({ faults: ['nixl_abort_unhandled'] });
-  // A client that disconnects mid-stream: the abort that kills prefill's bootstrap thread.
-  const res = await request(`${sim.urls.router}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: 'default',
-      messages: [{ role: 'user', content: 'hi' }],
-      stream: true,
-      max_tokens: 2000,
-    }),
-  });
-  expect(res.statusCode).toBe(200);
-  for await (const _chunk of res.body) break; // first bytes arrived: now drop the connection
-  await waitFor(() => sim!.state().bootstrapThreadAlive === false, { what: 'bootstrap thread to die' });
+  await tripBootstrapThreadDeath(sim);
 
   const p = probesFor(
     sim,

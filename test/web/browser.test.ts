@@ -8,6 +8,7 @@ import { Daemon } from '../../src/daemon.js';
 import { escapeHtml } from '../../src/server/html.js';
 import { routePlugins } from '../../src/server/plugins.js';
 import { startSim, type Sim } from '../../src/sim/index.js';
+import { tripBootstrapThreadDeath } from '../helpers/sim.js';
 import { waitFor } from '../helpers/wait.js';
 import { chromium, requireChromium } from './chromium.js';
 import { capturingLogger, tempDir } from './helpers.js';
@@ -34,28 +35,11 @@ async function status(): Promise<Status['targets'][number]> {
   return body.targets.find((t) => t.target === 'sim-pd')!;
 }
 
-/** A client that drops a stream mid-flight: the abort that kills prefill's bootstrap thread under the fault. */
-async function tripWedge(s: Sim): Promise<void> {
-  const res = await request(`${s.urls.router}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: 'default',
-      messages: [{ role: 'user', content: 'hi' }],
-      stream: true,
-      max_tokens: 2000,
-    }),
-  });
-  expect(res.statusCode).toBe(200);
-  for await (const _chunk of res.body) break;
-  await waitFor(() => s.state().bootstrapThreadAlive === false, { what: 'the bootstrap thread to die' });
-}
-
 beforeAll(async () => {
   requireChromium();
   const dir = tempDir('ww-browser-');
   sim = await startSim({ faults: ['nixl_abort_unhandled'] });
-  await tripWedge(sim);
+  await tripBootstrapThreadDeath(sim);
   const file = join(dir, 'cfg.yaml');
   writeFileSync(
     file,
