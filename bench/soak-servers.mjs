@@ -46,7 +46,11 @@ const servers = {
   }),
 };
 
-parentPort.postMessage({
+// Run as a child process (the soak's RSS figures are then the watchdog's alone), or as a worker.
+const send = (m) => (parentPort ? parentPort.postMessage(m) : process.send(m));
+const onMessage = (fn) => (parentPort ? parentPort.on('message', fn) : process.on('message', fn));
+
+send({
   urls: {
     refused: `http://127.0.0.1:${refusedPort}`,
     ...Object.fromEntries(
@@ -55,7 +59,7 @@ parentPort.postMessage({
   },
 });
 
-parentPort.on('message', (m) => {
+onMessage((m) => {
   if (m === 'stop') {
     for (const s of sockets) s.destroy();
     Promise.all(Object.values(servers).map((s) => new Promise((r) => s.close(r)))).then(() =>

@@ -4,6 +4,8 @@
 //   3. a 1,000,000-line flood while scheduled probes run: event-loop lag and probe start lateness
 // Then: RSS growth after warm-up (target < 10%), open fds back to baseline, no leaked timers.
 // Run: npm run bench:soak   (SOAK_SCALE=0.1 for a quick pass)
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { readdirSync, readlinkSync, mkdtempSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,7 +102,8 @@ const baseResources = resources();
 console.log(`baseline: rss ${mb(baseline.rss)} MB, fds ${baseline.fds}, timers ${baseline.timers}`);
 const growth = {};
 
-const servers = new Worker(new URL('./soak-servers.mjs', import.meta.url));
+// The failing servers run in their own process, so the RSS measured below is the watchdog's alone.
+const servers = fork(fileURLToPath(new URL('./soak-servers.mjs', import.meta.url)), { stdio: 'inherit' });
 const { urls } = await onMessage(servers, (m) => m.urls);
 const dir = mkdtempSync(join(tmpdir(), 'ww-soak-'));
 const logFile = join(dir, 'prefill.log');
@@ -250,7 +253,8 @@ let logRss = { warm: 0, end: 0 };
 
 writer.postMessage({ cmd: 'stop' });
 await new Promise((r) => writer.once('exit', r));
-await servers.terminate();
+servers.send('stop');
+await new Promise((r) => (servers.exitCode !== null ? r() : servers.once('exit', r)));
 rmSync(dir, { recursive: true, force: true });
 // Sockets and file handles close asynchronously: give them a few turns before counting.
 for (let i = 0; i < 20 && fds() > baseline.fds; i++) await new Promise((r) => setTimeout(r, 50));
