@@ -200,6 +200,8 @@ export class Follower {
       }
       if (h && (st.ino !== h.ino || st.dev !== h.dev)) {
         this.retire(h);
+        // What the old inode holds was written first: read it before the new file, so events keep file order.
+        budget -= this.drain(h, budget);
         this.open(path, st, budget);
       } else if (h && st.size < h.pos) {
         this.o.onRotation?.('truncate', path);

@@ -134,6 +134,20 @@ describe('LogWatcher', () => {
     expect(b.events.map((e) => e.line).sort()).toEqual([ABORT(3).trimEnd(), ABORT(4).trimEnd()].sort());
   });
 
+  it("at a rename, the old file's last lines come before the new file's (events keep file order)", async () => {
+    const f = join(dir, 'decode.log');
+    writeFileSync(f, '');
+    const h = await started(harness({ sources: [source({ path: f })], stateDir: dir }));
+    appendFileSync(f, ABORT(1));
+    await waitFor(() => h.events.length === 1, { what: 'the first line' });
+    // In one turn, as a writer reopening after logrotate would: rename, a late write to the old inode, a new file.
+    renameSync(f, `${f}.1`);
+    appendFileSync(`${f}.1`, ABORT(2));
+    writeFileSync(f, ABORT(3));
+    await waitFor(() => h.events.length === 3, { what: 'both files read' });
+    expect(h.events.map((e) => e.line)).toEqual([ABORT(1), ABORT(2), ABORT(3)].map((l) => l.trimEnd()));
+  });
+
   it('reads a file replaced while stopped from its start', async () => {
     const f = join(dir, 'decode.log');
     writeFileSync(f, ABORT(1).repeat(20));
