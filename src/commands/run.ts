@@ -15,9 +15,50 @@ export async function runDaemonUntilSignal(
 ): Promise<void> {
   const log: Logger = opts.logger;
   const daemon = new Daemon({ plugins: routePlugins, ...opts });
+  // Signal handlers go in before the daemon starts: a SIGHUP's default action is to end the process, and one that
+  // arrives while the config loads is a reload to do once started. A stop signal during start stops right after.
+  let started = false;
+  let reloadPending = false;
+  let stopSignal: NodeJS.Signals | undefined;
+  let onStopped: (() => void) | undefined;
+  const onHup = () => {
+    if (!started) {
+      reloadPending = true;
+      return;
+    }
+    log.info('SIGHUP: reloading configuration');
+    void daemon.reload();
+  };
+  const shutdown = (sig: NodeJS.Signals) => {
+    log.info({ signal: sig }, 'shutting down');
+    process.off('SIGHUP', onHup);
+    // Backstop: whatever hangs, the process is gone before systemd's or the test's patience runs out.
+    setTimeout(() => {
+      log.error('shutdown deadline passed; exiting');
+      process.exit(EXIT.failed);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    void (async () => {
+      await beforeStop?.();
+      await daemon.stop();
+      onStopped?.();
+    })();
+  };
+  const onStop = (sig: NodeJS.Signals) => {
+    if (!started) stopSignal ??= sig;
+    else shutdown(sig);
+  };
+  process.on('SIGHUP', onHup);
+  process.once('SIGTERM', onStop);
+  process.once('SIGINT', onStop);
+  const unhook = () => {
+    process.off('SIGHUP', onHup);
+    process.off('SIGTERM', onStop);
+    process.off('SIGINT', onStop);
+  };
   try {
     await daemon.start();
   } catch (err) {
+    unhook();
     // Whatever failed, what did start (probes, followers) must not keep the process alive.
     await daemon.stop().catch(() => {});
     if (err instanceof ConfigError) {
@@ -32,29 +73,12 @@ export async function runDaemonUntilSignal(
     process.exitCode = code === 'EADDRINUSE' || code === 'EACCES' ? EXIT.usage : EXIT.failed;
     return;
   }
+  started = true;
   onStarted?.(daemon);
   await new Promise<void>((resolveStop) => {
-    const onHup = () => {
-      log.info('SIGHUP: reloading configuration');
-      void daemon.reload();
-    };
-    const onStop = (sig: NodeJS.Signals) => {
-      log.info({ signal: sig }, 'shutting down');
-      process.off('SIGHUP', onHup);
-      // Backstop: whatever hangs, the process is gone before systemd's or the test's patience runs out.
-      setTimeout(() => {
-        log.error('shutdown deadline passed; exiting');
-        process.exit(EXIT.failed);
-      }, SHUTDOWN_DEADLINE_MS).unref();
-      void (async () => {
-        await beforeStop?.();
-        await daemon.stop();
-        resolveStop();
-      })();
-    };
-    process.on('SIGHUP', onHup);
-    process.once('SIGTERM', onStop);
-    process.once('SIGINT', onStop);
+    onStopped = resolveStop;
+    if (stopSignal !== undefined) shutdown(stopSignal);
+    else if (reloadPending) onHup();
   });
   process.exitCode = EXIT.ok;
 }
