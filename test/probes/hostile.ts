@@ -1,12 +1,12 @@
 // Small loopback servers that misbehave on purpose, one behaviour each, plus a well-behaved SGLang-shaped
 // SSE server. All bind 127.0.0.1 on port 0 and count the TCP connections they accept.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeSelfSignedCert } from '../helpers/tls.js';
 
 export interface TestServer {
   url: string;
@@ -80,38 +80,11 @@ export async function startTlsServer(
   return ts;
 }
 
-/** A self-signed certificate for localhost / 127.0.0.1, made with the openssl binary (throws if missing). */
+/** A self-signed certificate for localhost / 127.0.0.1 in a temp dir of its own. */
 export function selfSignedCert(): { key: string; cert: string; certFile: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'ww-tls-'));
-  const keyFile = join(dir, 'key.pem');
-  const certFile = join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    ],
-    { stdio: 'pipe' },
-  );
-  return {
-    key: readFileSync(keyFile, 'utf8'),
-    cert: readFileSync(certFile, 'utf8'),
-    certFile,
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
-  };
+  const { key, cert, certFile } = makeSelfSignedCert(dir, 'cert');
+  return { key, cert, certFile, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 // ---- SGLang-shaped streams (engine-signals.md §6) ----

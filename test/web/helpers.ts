@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { connect } from 'node:tls';
 import { createLogger } from '../../src/logger.js';
+import { makeSelfSignedCert } from '../helpers/tls.js';
 
 export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -15,30 +15,8 @@ export function selfSignedCert(
   dir: string,
   name: string,
 ): { certFile: string; keyFile: string; cert: string } {
-  const certFile = join(dir, `${name}.crt`);
-  const keyFile = join(dir, `${name}.key`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  return { certFile, keyFile, cert: readFileSync(certFile, 'utf8') };
+  const { certFile, keyFile, cert } = makeSelfSignedCert(dir, name);
+  return { certFile, keyFile, cert };
 }
 
 /** Replaces a file by renaming a new one over it, as certificate tooling does. */
