@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { stringify } from 'yaml';
 
 const dist = process.env.WEDGEWATCH_DIST ?? new URL('../dist/', import.meta.url).pathname;
 const { parseConfigText } = await import(join(dist, 'config/load.js'));
@@ -14,78 +13,12 @@ const { createMetrics } = await import(join(dist, 'metrics.js'));
 const { createRuntime } = await import(join(dist, 'runtime.js'));
 const { startSim } = await import(join(dist, 'sim/index.js'));
 const { abortCascade } = await import(join(dist, 'sim/abort-cascade.js'));
+const { simDetectionConfig } = await import(join(dist, 'sim/detection-config.js'));
 
 const { values: args } = parseArgs({
   options: { trials: { type: 'string', default: '10' }, faults: { type: 'string' } },
 });
 const TRIALS = Number(args.trials);
-
-function config(sim, stateDir) {
-  const hops = [...(sim.urls.proxy ? ['proxy'] : []), 'router'];
-  return stringify({
-    stateDir,
-    targets: [
-      {
-        name: 'sim',
-        endpoints: [
-          ...(sim.urls.proxy ? [{ name: 'proxy', url: sim.urls.proxy }] : []),
-          { name: 'router', url: sim.urls.router },
-          { name: 'prefill', url: sim.urls.prefill },
-          { name: 'decode', url: sim.urls.decode },
-        ],
-        model: 'sim-model',
-        probes: [
-          {
-            name: 'chat',
-            kind: 'chat',
-            every: '2s',
-            timeout: '1s',
-            maxTokens: 2,
-            endpoints: hops,
-            conn: ['fresh', 'keepalive'],
-            ttftObjective: '150ms',
-          },
-          {
-            name: 'tools',
-            kind: 'toolcall',
-            every: '2s',
-            timeout: '1s',
-            endpoints: ['router'],
-            conn: ['fresh'],
-          },
-          {
-            name: 'health',
-            kind: 'health',
-            every: '2s',
-            timeout: '1s',
-            path: '/health',
-            endpoints: ['router', 'prefill', 'decode'],
-          },
-          {
-            name: 'info',
-            kind: 'serverinfo',
-            every: '2s',
-            timeout: '1s',
-            path: '/get_server_info',
-            endpoints: ['decode'],
-          },
-        ],
-        logs: ['prefill', 'decode', 'router'].map((service) => ({
-          service,
-          path: sim.logFiles[service],
-          packs: ['sglang', 'nixl', 'python'],
-        })),
-        engines: ['prefill', 'decode'].map((service) => ({
-          service,
-          metrics: `${sim.urls[service]}/metrics`,
-          every: '1s',
-          timeout: '1s',
-        })),
-        detect: { wedgeAfter: 2, recoverAfter: 2, downAfter: 2, stallAfter: '3s', confirmInterval: '2s' },
-      },
-    ],
-  });
-}
 
 /** Resolves with the Unix ms at which `file` first contains `text` past `from` bytes. */
 async function whenWritten(file, text, from) {
@@ -161,7 +94,7 @@ function waitFor(check, timeoutMs, what) {
 async function bench(name, plan) {
   const sim = await startSim({ proxy: plan.proxy === true });
   const dir = mkdtempSync(join(tmpdir(), 'ww-bench-detect-'));
-  const loaded = parseConfigText(config(sim, join(dir, 'state')), join(dir, 'c.yaml'), {});
+  const loaded = parseConfigText(simDetectionConfig(sim, join(dir, 'state')), join(dir, 'c.yaml'), {});
   const runtime = await createRuntime(loaded, {
     metrics: createMetrics({ defaults: false }),
     logger: pino({ level: 'silent' }),

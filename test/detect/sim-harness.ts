@@ -4,12 +4,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { stringify } from 'yaml';
 import { parseConfigText } from '../../src/config/load.js';
 import type { TargetStateName } from '../../src/detect/state.js';
 import type { TargetWatchdog } from '../../src/detect/watchdog.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { simDetectionConfig } from '../../src/sim/detection-config.js';
 import { startSim, type Sim, type SimOptions } from '../../src/sim/index.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -24,79 +24,6 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export function simConfig(sim: Sim, stateDir: string, extra: Record<string, unknown> = {}): string {
-  const hops = [...(sim.urls.proxy ? ['proxy'] : []), 'router'];
-  return stringify({
-    stateDir,
-    targets: [
-      {
-        name: 'sim',
-        endpoints: [
-          ...(sim.urls.proxy ? [{ name: 'proxy', url: sim.urls.proxy }] : []),
-          { name: 'router', url: sim.urls.router },
-          { name: 'prefill', url: sim.urls.prefill },
-          { name: 'decode', url: sim.urls.decode },
-        ],
-        model: 'sim-model',
-        probes: [
-          {
-            name: 'chat',
-            kind: 'chat',
-            every: '2s',
-            timeout: '1s',
-            jitter: 0,
-            maxTokens: 2,
-            endpoints: hops,
-            conn: ['fresh', 'keepalive'],
-            ttftObjective: '150ms',
-          },
-          {
-            name: 'tools',
-            kind: 'toolcall',
-            every: '2s',
-            timeout: '1s',
-            jitter: 0,
-            endpoints: ['router'],
-            conn: ['fresh'],
-          },
-          {
-            name: 'health',
-            kind: 'health',
-            every: '2s',
-            timeout: '1s',
-            jitter: 0,
-            path: '/health',
-            endpoints: ['router', 'prefill', 'decode'],
-          },
-          {
-            name: 'info',
-            kind: 'serverinfo',
-            every: '2s',
-            timeout: '1s',
-            jitter: 0,
-            path: '/get_server_info',
-            endpoints: ['decode'],
-          },
-        ],
-        logs: (['prefill', 'decode', 'router'] as const).map((service) => ({
-          service,
-          path: sim.logFiles[service],
-          packs: ['sglang', 'nixl', 'python'],
-          from: 'end',
-        })),
-        engines: (['prefill', 'decode'] as const).map((service) => ({
-          service,
-          metrics: `${sim.urls[service]}/metrics`,
-          every: '1s',
-          timeout: '1s',
-        })),
-        detect: { wedgeAfter: 2, recoverAfter: 2, downAfter: 2, stallAfter: '3s', confirmInterval: '2s' },
-        ...extra,
-      },
-    ],
-  });
-}
-
 export async function startHarness(
   simOpts: SimOptions = {},
   extra: Record<string, unknown> = {},
@@ -107,7 +34,7 @@ export async function startHarness(
   let runtime: Runtime;
   try {
     const loaded = parseConfigText(
-      simConfig(sim, join(dir, 'state'), extra),
+      simDetectionConfig(sim, join(dir, 'state'), extra),
       join(dir, 'wedgewatch.yaml'),
       {},
     );
