@@ -1,13 +1,48 @@
 #!/usr/bin/env node
-// Entry point: one subcommand per file in commands/, registered here.
+// Entry point. Each subcommand lives in commands/ and is imported only when it is the one being run: `run` and
+// `check` must not pay (in start-up time and resident memory) for the simulator, verify or replay code.
 import { Command } from 'commander';
-import { checkCommand } from './commands/check.js';
-import { replayCommand } from './commands/replay.js';
-import { demoCommand } from './commands/demo.js';
-import { runCommand } from './commands/run.js';
-import { simCommand } from './commands/sim.js';
-import { verifyCommand } from './commands/verify.js';
 import { VERSION } from './version.js';
+
+interface CommandEntry {
+  /** One line for `wedgewatch --help`; the command's own --help has the full description. */
+  summary: string;
+  load(): Promise<Command>;
+}
+
+// Adding a command: its file in commands/ plus one entry here.
+const COMMANDS: Record<string, CommandEntry> = {
+  run: {
+    summary: 'run the watchdog daemon',
+    load: async () => (await import('./commands/run.js')).runCommand(),
+  },
+  check: {
+    summary: 'validate a config file',
+    load: async () => (await import('./commands/check.js')).checkCommand(),
+  },
+  replay: {
+    summary: 'run the log rules over captured logs once',
+    load: async () => (await import('./commands/replay.js')).replayCommand(),
+  },
+  sim: {
+    summary: 'run a simulated SGLang prefill/decode deployment with fault injection',
+    load: async () => (await import('./commands/sim.js')).simCommand(),
+  },
+  demo: {
+    summary: 'the simulator and the watchdog watching it, with a replayed wedge incident',
+    load: async () => (await import('./commands/demo.js')).demoCommand(),
+  },
+  verify: {
+    summary: 'post-fix validation gate against a running deployment',
+    load: async () => (await import('./commands/verify.js')).verifyCommand(),
+  },
+};
+
+/** The subcommand named on the command line (`help NAME` included); the top level takes no option with a value. */
+function requested(argv: string[]): string | undefined {
+  const words = argv.filter((a) => !a.startsWith('-'));
+  return words[0] === 'help' ? words[1] : words[0];
+}
 
 const program = new Command('wedgewatch')
   .description('Catches LLM serving deployments that answer /health but no longer complete requests.')
@@ -16,14 +51,15 @@ const program = new Command('wedgewatch')
   .exitOverride((err) => {
     // Commander's own exits (help, version) are 0; usage errors are 2 as for every other bad input.
     process.exit(err.exitCode === 0 ? 0 : 2);
-  });
+  })
+  .addHelpText('after', '\nExample:\n  wedgewatch run --config /etc/wedgewatch/wedgewatch.yaml\n');
 
-program.addCommand(runCommand());
-program.addCommand(checkCommand());
-program.addCommand(replayCommand());
-program.addCommand(simCommand());
-program.addCommand(demoCommand());
-program.addCommand(verifyCommand());
+const wanted = requested(process.argv.slice(2));
+for (const [name, entry] of Object.entries(COMMANDS)) {
+  // Only the command being run is loaded; the others are listed by name and summary.
+  const cmd = name === wanted ? await entry.load() : new Command(name);
+  program.addCommand(cmd.summary(entry.summary));
+}
 
 // addCommand does not copy these settings to subcommands; usage errors there must also exit 2.
 for (const cmd of program.commands) {

@@ -4,6 +4,7 @@ import { EXIT } from './common.js';
 
 export function checkCommand(): Command {
   return new Command('check')
+    .addHelpText('after', '\nExample:\n  wedgewatch check --config examples/wedgewatch.yaml\n')
     .description('validate a config file: exit 0 when good, 2 with every problem listed when not')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .action((opts: { config: string }) => {

@@ -165,6 +165,7 @@ async function replayIncident(sim: Sim, timeline: (source: string, message: stri
 export function demoCommand(): Command {
   return addLogFlags(
     new Command('demo')
+      .addHelpText('after', '\nExample:\n  wedgewatch demo --replay-after 10s\n')
       .description('run the simulator and the watchdog watching it; replays a wedge incident after ~30 s')
       .addOption(
         new Option('--web.listen-address <addr>', 'address for the status page and /metrics').default(

@@ -41,6 +41,10 @@ function formatEvent(e: ReplayEvent): string {
 
 export function replayCommand(): Command {
   return new Command('replay')
+    .addHelpText(
+      'after',
+      '\nExample:\n  wedgewatch replay --pack sglang --pack nixl prefill.log decode.log\n',
+    )
     .description(
       'run the rules over captured logs once: prints the event timeline and the final metric values',
     )

@@ -86,6 +86,10 @@ export async function runDaemonUntilSignal(
 export function runCommand(): Command {
   return addLogFlags(
     new Command('run')
+      .addHelpText(
+        'after',
+        '\nExample:\n  wedgewatch run --config /etc/wedgewatch/wedgewatch.yaml --web.listen-address 127.0.0.1:9787\n',
+      )
       .description('run the watchdog daemon')
       .requiredOption('-c, --config <file>', 'config file (YAML)')
       .addOption(

@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { parseDurationArg, parseFaultArg, parsePortBase } from '../sim/cli-args.js';
+import { faultHelp } from '../sim/faults/help.js';
 import { startSim, type FaultName, type FaultParams, type Sim, type SimEvent } from '../sim/index.js';
 import { EXIT } from './common.js';
 
@@ -31,6 +32,11 @@ export function simCommand(): Command {
     )
     .option('--waiting-timeout <duration>', 'SGLANG_DISAGGREGATION_WAITING_TIMEOUT analogue', '300s')
     .option('--bootstrap-timeout <duration>', 'SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT analogue', '300s')
+    .addHelpText(
+      'after',
+      () =>
+        `\n${faultHelp()}\n\nExample:\n  wedgewatch sim --proxy --fault slow:factor=4 --log-dir /tmp/sim\n`,
+    )
     .action(async (opts: Record<string, unknown>) => {
       let faults: { name: FaultName; params: FaultParams }[];
       let ports: Record<string, number> | undefined;

@@ -23,6 +23,10 @@ function parseThreshold(text: string): number {
 
 export function verifyCommand(): Command {
   const cmd = new Command('verify')
+    .addHelpText(
+      'after',
+      '\nExample:\n  wedgewatch verify --url http://127.0.0.1:8000 --model deepseek-ai/DeepSeek-V3.2 --log /var/log/sglang/decode.log\n',
+    )
     .description(
       'post-fix validation gate: ' +
         STEP_NAMES.join(', ') +

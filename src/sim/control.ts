@@ -2,7 +2,7 @@
 // DELETE /faults/:name, POST /services/:name/restart, GET /state.
 import { FaultError } from './faults/set.js';
 import { FAULTS } from './faults/registry.js';
-import type { FaultName, FaultParams, ServiceName } from './faults/types.js';
+import { faultDefaults, type FaultName, type FaultParams, type ServiceName } from './faults/types.js';
 import { pathOf, readBody, sendJson, type Handler } from './http.js';
 
 export interface ControlTarget {
@@ -25,7 +25,8 @@ export function controlHandler(sim: ControlTarget): Handler {
           const available = Object.values(FAULTS).map((f) => ({
             name: f.name,
             summary: f.summary,
-            defaults: f.defaults,
+            params: f.params,
+            defaults: faultDefaults(f),
           }));
           return sendJson(res, 200, { available, enabled: sim.faultsEnabled() });
         }

@@ -3,9 +3,10 @@ import { SERVICE_NAMES, serviceParam, type FaultDef, type ServiceName } from './
 
 export const crash: FaultDef = {
   name: 'crash',
-  summary:
-    "closes a service's port (service: prefill|decode|router|proxy, default prefill); restart brings it back",
-  defaults: { service: 'prefill' },
+  summary: "closes a service's port; restarting the service (or disabling the fault) brings it back",
+  params: {
+    service: { default: 'prefill', help: 'the service that dies: prefill, decode, router or proxy' },
+  },
   validate(p, ctl) {
     if (p.service === 'proxy' && !ctl.hasProxy)
       return 'service proxy: the simulator runs without the proxy hop';

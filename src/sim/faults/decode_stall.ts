@@ -6,7 +6,7 @@ export const decodeStall: FaultDef = {
   name: 'decode_stall',
   summary:
     'the decode scheduler loop stops: no tokens, no batch lines, frozen gauges, get_server_info blocks',
-  defaults: {},
+  params: {},
   onEnable(ctl) {
     ctl.setDecodeStalled(true);
   },

@@ -3,8 +3,13 @@ import { SERVICE_NAMES, serviceParam, type FaultDef } from './types.js';
 
 export const healthFail: FaultDef = {
   name: 'health_fail',
-  summary: "a service's /health answers 503 (service: prefill|decode|router|proxy, default prefill)",
-  defaults: { service: 'prefill' },
+  summary: "a service's /health answers 503 while it keeps serving",
+  params: {
+    service: {
+      default: 'prefill',
+      help: 'the service whose /health fails: prefill, decode, router or proxy',
+    },
+  },
   validate(p, ctl) {
     if (p.service === 'proxy' && !ctl.hasProxy)
       return 'service proxy: the simulator runs without the proxy hop';

@@ -5,7 +5,7 @@ import type { FaultDef } from './types.js';
 export const keepaliveStall: FaultDef = {
   name: 'keepalive_stall',
   summary: 'the proxy hop holds responses to the 2nd+ request on a connection (needs the proxy hop)',
-  defaults: {},
+  params: {},
   validate(_params, ctl) {
     return ctl.hasProxy
       ? undefined

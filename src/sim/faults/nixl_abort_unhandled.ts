@@ -6,7 +6,7 @@ export const nixlAbortUnhandled: FaultDef = {
   name: 'nixl_abort_unhandled',
   summary:
     "an ABORT frame kills prefill's NIXL bootstrap_thread; requests then hang in KVPoll.WaitingForInput",
-  defaults: {},
+  params: {},
   onAbortFrame(ctl) {
     ctl.killBootstrapThread();
   },

@@ -1,6 +1,14 @@
 // The enabled faults and their params; the simulator asks it at each hook point.
 import { FAULTS, isFaultName } from './registry.js';
-import type { FaultControl, FaultDef, FaultName, FaultParams, ServiceName, ToolCallPlan } from './types.js';
+import {
+  faultDefaults,
+  type FaultControl,
+  type FaultDef,
+  type FaultName,
+  type FaultParams,
+  type ServiceName,
+  type ToolCallPlan,
+} from './types.js';
 
 export class FaultError extends Error {}
 
@@ -13,7 +21,14 @@ export class FaultSet {
   enable(name: string, params: FaultParams = {}): Promise<void> {
     if (!isFaultName(name)) throw new FaultError(`unknown fault ${JSON.stringify(name)}`);
     const def = FAULTS[name];
-    const merged = { ...def.defaults, ...params };
+    const unknown = Object.keys(params).filter((k) => !Object.hasOwn(def.params, k));
+    if (unknown.length > 0) {
+      const known = Object.keys(def.params);
+      throw new FaultError(
+        `${name}: unknown parameter ${unknown.map((k) => JSON.stringify(k)).join(', ')} (${known.length > 0 ? `it takes ${known.join(', ')}` : 'it takes none'})`,
+      );
+    }
+    const merged = { ...faultDefaults(def), ...params };
     const problem = def.validate?.(merged, this.ctl);
     if (problem) throw new FaultError(`${name}: ${problem}`);
     this.enabled.set(name, merged);

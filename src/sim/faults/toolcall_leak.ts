@@ -18,7 +18,12 @@ export function renderDsml(calls: ToolCallPlan[], block: string): string {
 export const toolcallLeak: FaultDef = {
   name: 'toolcall_leak',
   summary: 'tool calls come back as raw DSML markup in content, finish_reason "stop", no tool_calls',
-  defaults: { block: 'function_calls' },
+  params: {
+    block: {
+      default: 'function_calls',
+      help: 'the DSML block: function_calls (DeepSeek-V3.2, also V4) or tool_calls (V4)',
+    },
+  },
   validate(p: FaultParams) {
     return p.block === 'function_calls' || p.block === 'tool_calls'
       ? undefined

@@ -31,10 +31,19 @@ export interface FaultControl {
   releaseHeld(): void;
 }
 
+/** One parameter a fault takes: `sim --help`, the control API and the README's fault list are made from these. */
+export interface FaultParamSpec {
+  default: number | string;
+  /** One line: what it does and the values it takes. */
+  help: string;
+}
+
 export interface FaultDef {
   name: FaultName;
+  /** One line, shown by `wedgewatch sim --help` and GET /faults. */
   summary: string;
-  defaults: FaultParams;
+  /** Every parameter the fault reads (an unknown one is refused, so a typo cannot go unnoticed). */
+  params: Record<string, FaultParamSpec>;
   /** Returns a problem text when the params (defaults merged) cannot work. */
   validate?(params: FaultParams, ctl: FaultControl): string | undefined;
   onEnable?(ctl: FaultControl, params: FaultParams): void | Promise<void>;
@@ -56,4 +65,9 @@ export function serviceParam(params: FaultParams, allowed: readonly ServiceName[
   return allowed.includes(s as ServiceName)
     ? undefined
     : `service must be one of ${allowed.join(', ')} (got ${JSON.stringify(params.service)})`;
+}
+
+/** The params a fault runs with when none are given. */
+export function faultDefaults(def: FaultDef): FaultParams {
+  return Object.fromEntries(Object.entries(def.params).map(([k, p]) => [k, p.default]));
 }

@@ -1,0 +1,33 @@
+// A newcomer's first contact: every command's --help ends with an example, and `sim --help` names every fault
+// of the registry with its parameters.
+import { describe, expect, it } from 'vitest';
+import { FAULTS } from '../../src/sim/faults/registry.js';
+import { runCli } from '../helpers/cli.js';
+
+const COMMANDS = ['run', 'check', 'replay', 'sim', 'demo', 'verify'];
+
+describe('--help', () => {
+  it('the top level lists every command and has an example', async () => {
+    const r = await runCli(['--help']);
+    expect(r.code).toBe(0);
+    for (const c of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^  ${c}\\s+\\S`, 'm'));
+    expect(r.stdout).toMatch(/^Example:\n {2}wedgewatch \S/m);
+  });
+
+  it.each(COMMANDS)('%s --help shows its options and an example of itself', async (c) => {
+    const r = await runCli([c, '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^Usage: wedgewatch ${c} `, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^Example:\\n {2}wedgewatch ${c} \\S`, 'm'));
+  });
+
+  it('`help sim` lists every registered fault with its parameters', async () => {
+    const r = await runCli(['help', 'sim']);
+    expect(r.code).toBe(0);
+    for (const f of Object.values(FAULTS)) {
+      expect(r.stdout).toMatch(new RegExp(`^  ${f.name}\\n {6}\\S`, 'm'));
+      for (const key of Object.keys(f.params))
+        expect(r.stdout).toMatch(new RegExp(`^ {6}${key} \\(default `, 'm'));
+    }
+  });
+});
