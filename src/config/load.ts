@@ -6,7 +6,7 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import { ruleProblems } from '../logs/rules.js';
 import { Redactor } from '../redact.js';
-import { configSchema, type Config } from './schema.js';
+import { configSchema, PROBE_STRAY_KEY, probeFieldKinds, type Config } from './schema.js';
 
 export interface LoadedConfig {
   config: Config;
@@ -40,7 +40,18 @@ export function formatPath(path: readonly PropertyKey[]): string {
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = formatPath(issue.path);
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((k) => `${formatPath([...issue.path, k])}: unknown key`).join('\n');
+    // A probe kind's schema says its kind (config/schema.ts kindObject): a field of another kind says so.
+    const kind = issue.message.startsWith(PROBE_STRAY_KEY) ? issue.message.slice(PROBE_STRAY_KEY.length) : '';
+    return issue.keys
+      .map((k) => {
+        const owners = kind === '' ? [] : probeFieldKinds(k);
+        const what =
+          owners.length === 0
+            ? 'unknown key'
+            : `not a field of a ${kind} probe (only ${owners.join(' and ')} probes have it)`;
+        return `${formatPath([...issue.path, k])}: ${what}`;
+      })
+      .join('\n');
   }
   if (issue.code === 'invalid_type' && issue.input === undefined) {
     return `${where}: required (expected ${issue.expected})`;
@@ -109,7 +120,7 @@ export function parseConfigText(
   const expanded = expandEnv(raw, [], env, problems, secrets);
   const parsed = configSchema.safeParse(expanded);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push(describeIssue(issue));
+    for (const issue of parsed.error.issues) problems.push(...describeIssue(issue).split('\n'));
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(file, scrubbed(problems, secrets));
   const config = parsed.data;

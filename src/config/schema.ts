@@ -47,27 +47,79 @@ export const endpointSchema = z.strictObject({
 export const CONN_KINDS = ['fresh', 'keepalive'] as const;
 export const PROBE_KINDS = ['chat', 'toolcall', 'health', 'serverinfo'] as const;
 
+/** Kinds that run a completion through the engine (the ones that cost engine work and can trip an abort). */
+export const COMPLETION_KINDS = ['chat', 'toolcall'] as const;
+
+/** Fields every probe kind has. */
+const probeCommon = {
+  name: name('probe'),
+  /** Run every interval (with jitter); or give `cron` (node-cron syntax, seconds allowed) instead. */
+  every: duration().optional(),
+  cron: z.string().optional(),
+  /** Random delay added to each scheduled run, as a fraction of `every` (spreads probes out). */
+  jitter: z.number().min(0).max(0.5).default(0.1),
+  timeout: durationOr('30s'),
+  /** Hops to probe, by endpoint name; default all the target's endpoints. */
+  endpoints: z.array(z.string()).optional(),
+  /** Connection kinds; completion kinds default to both, health and serverinfo to fresh. */
+  conn: z.array(z.enum(CONN_KINDS)).min(1).optional(),
+};
+
+/** Fields of the kinds that run a completion (chat, toolcall). */
+const completionFields = {
+  maxTokens: z.number().int().min(1).max(4096).default(8),
+  /** Time to first token over this counts as slow (degraded), though the probe passes. */
+  ttftObjective: duration().optional(),
+  /**
+   * Minimum time between two on-demand runs (GET /probe) of this probe; default its `every` (60s for a
+   * cron probe). Each run is engine work: a caller looping on /probe must not out-run the schedule.
+   */
+  onDemandInterval: duration().optional(),
+};
+
+/** Fields of the kinds that GET a path and check its status (health, serverinfo). */
+const httpGetFields = {
+  /** The path to GET (health: /health, serverinfo: /get_server_info). */
+  path: z.string().startsWith('/').optional(),
+  expectStatus: z.number().int().min(100).max(599).default(200),
+};
+
+/** The message of a stray key in a probe of `kind` (config/load.ts names the kinds the key belongs to). */
+export const PROBE_STRAY_KEY = 'probe-kind:';
+
+/** A strict object for one kind: its unknown-key issue carries the kind, so the error can name it. */
+const kindObject = <K extends string, S extends z.core.$ZodLooseShape>(kind: K, shape: S) =>
+  z.strictObject(
+    { ...probeCommon, kind: z.literal(kind), ...shape },
+    { error: (iss) => (iss.code === 'unrecognized_keys' ? `${PROBE_STRAY_KEY}${kind}` : undefined) },
+  );
+
+const chatProbeSchema = kindObject('chat', { ...completionFields, prompt: z.string().default('Say OK.') });
+// The toolcall probe sends its own fixed prompt (src/probes/toolcall.ts): `prompt` is not one of its fields.
+const toolcallProbeSchema = kindObject('toolcall', completionFields);
+const healthProbeSchema = kindObject('health', httpGetFields);
+const serverinfoProbeSchema = kindObject('serverinfo', httpGetFields);
+
+/** Every probe kind's schema; a new kind is one entry here (and one in src/probes/registry.ts). */
+const PROBE_KIND_SCHEMAS = [
+  chatProbeSchema,
+  toolcallProbeSchema,
+  healthProbeSchema,
+  serverinfoProbeSchema,
+] as const;
+function kindProblem(kind: unknown): string {
+  const kinds = PROBE_KINDS.join(', ');
+  return kind === undefined
+    ? `required: the probe's kind (${kinds})`
+    : `must be one of ${kinds}, got ${JSON.stringify(kind)}`;
+}
+
 export const probeSchema = z
-  .strictObject({
-    name: name('probe'),
-    kind: z.enum(PROBE_KINDS),
-    /** Run every interval (with jitter); or give `cron` (node-cron syntax, seconds allowed) instead. */
-    every: duration().optional(),
-    cron: z.string().optional(),
-    /** Random delay added to each scheduled run, as a fraction of `every` (spreads probes out). */
-    jitter: z.number().min(0).max(0.5).default(0.1),
-    timeout: durationOr('30s'),
-    /** Hops to probe, by endpoint name; default all the target's endpoints. */
-    endpoints: z.array(z.string()).optional(),
-    /** Connection kinds; chat and toolcall default to both, health and serverinfo to fresh. */
-    conn: z.array(z.enum(CONN_KINDS)).min(1).optional(),
-    maxTokens: z.number().int().min(1).max(4096).default(8),
-    prompt: z.string().default('Say OK.'),
-    /** health / serverinfo: the path to GET. */
-    path: z.string().startsWith('/').optional(),
-    expectStatus: z.number().int().min(100).max(599).default(200),
-    /** chat: time to first token over this counts as slow (degraded), though the probe passes. */
-    ttftObjective: duration().optional(),
+  .discriminatedUnion('kind', PROBE_KIND_SCHEMAS, {
+    error: (iss) =>
+      iss.code === 'invalid_union'
+        ? kindProblem((iss.input as { kind?: unknown } | undefined)?.kind)
+        : undefined,
   })
   .superRefine((p, ctx) => {
     if (p.every === undefined && p.cron === undefined) {
@@ -91,6 +143,22 @@ export const probeSchema = z
       ctx.addIssue({ code: 'custom', path: ['every'], message: 'must be at least 1s' });
     }
   });
+
+/** For a field that belongs to some probe kinds only: those kinds (a chat probe's `path` → health, serverinfo). */
+export function probeFieldKinds(field: string): string[] {
+  return PROBE_KIND_SCHEMAS.filter((s) => field in s.shape).map((s) => s.shape.kind.value);
+}
+
+/** Whether a probe kind runs a completion through the engine. */
+export function isCompletionKind(kind: string): boolean {
+  return (COMPLETION_KINDS as readonly string[]).includes(kind);
+}
+
+/** The minimum time between two on-demand runs of a completion probe (see `onDemandInterval`). */
+export function onDemandInterval(p: ProbeConfig): number {
+  if ('onDemandInterval' in p && p.onDemandInterval !== undefined) return p.onDemandInterval;
+  return p.every ?? 60_000;
+}
 
 export const LOG_PACKS = ['sglang', 'nixl', 'mooncake', 'vllm', 'python'] as const;
 export type LogPack = (typeof LOG_PACKS)[number];
@@ -276,6 +344,10 @@ export type Config = z.output<typeof configSchema>;
 export type TargetConfig = z.output<typeof targetSchema>;
 export type EndpointConfig = z.output<typeof endpointSchema>;
 export type ProbeConfig = z.output<typeof probeSchema>;
+/** The config of one probe kind. */
+export type ProbeOf<K extends ProbeConfig['kind']> = Extract<ProbeConfig, { kind: K }>;
+/** The config of a kind that runs a completion. */
+export type CompletionProbeConfig = ProbeOf<(typeof COMPLETION_KINDS)[number]>;
 export type LogSourceConfig = z.output<typeof logSourceSchema>;
 export type EngineScrapeConfig = z.output<typeof engineScrapeSchema>;
 export type DetectConfig = z.output<typeof detectSchema>;

@@ -30,7 +30,10 @@ export function classifierConfig(target: TargetConfig): ClassifierConfig {
     detect: target.detect,
     hops: target.endpoints.map((e) => e.name),
     probes: Object.fromEntries(
-      target.probes.map((p) => [p.name, { kind: p.kind, ttftObjective: p.ttftObjective }]),
+      target.probes.map((p) => [
+        p.name,
+        { kind: p.kind, ttftObjective: 'ttftObjective' in p ? p.ttftObjective : undefined },
+      ]),
     ),
     engines: [...new Set([...target.engines.map((e) => e.service), ...target.logs.map((l) => l.service)])],
   };

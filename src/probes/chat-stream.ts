@@ -1,6 +1,7 @@
 // Sends a streaming /v1/chat/completions request and validates the stream the way SGLang and vLLM write it
 // (engine-signals.md §6): `data: {json}\n\n` chunks, a finish chunk, an optional usage chunk with
 // `choices: []`, and `data: [DONE]` last. Shared by the chat and toolcall probes.
+import type { CompletionProbeConfig } from '../config/schema.js';
 import { SseFramingError, SseParser } from './sse.js';
 import { readSnippet, send } from './request.js';
 import { ProbeFailure, type ProbeContext } from './types.js';
@@ -40,13 +41,14 @@ function asObject(v: unknown): Record<string, unknown> | undefined {
 }
 
 export async function runChatStream(
-  ctx: ProbeContext,
+  ctx: ProbeContext<CompletionProbeConfig>,
   extra: Record<string, unknown>,
 ): Promise<ChatStreamSummary> {
   const { progress, probe } = ctx;
   const json: Record<string, unknown> = {
     model: ctx.model,
-    messages: [{ role: 'user', content: probe.prompt }],
+    // A kind without a `prompt` field (toolcall) passes its own messages in `extra`.
+    ...('prompt' in probe ? { messages: [{ role: 'user', content: probe.prompt }] } : {}),
     stream: true,
     stream_options: { include_usage: true },
     max_tokens: probe.maxTokens,

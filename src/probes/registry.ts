@@ -1,14 +1,21 @@
 // Probe kinds by name: a new kind is a new file plus one entry here.
+import type { ProbeConfig, ProbeOf } from '../config/schema.js';
 import type { ConnKind, ProbeKind } from '../signals.js';
 import { chatProbe } from './chat.js';
 import { healthProbe } from './health.js';
 import { serverinfoProbe } from './serverinfo.js';
 import { toolcallProbe } from './toolcall.js';
-import type { ProbeFn } from './types.js';
+import type { ProbeContext, ProbeFn, ProbeOutcome } from './types.js';
 
-export const PROBES: Record<ProbeKind, { run: ProbeFn; defaultConn: ConnKind[] }> = {
+export const PROBES: { [K in ProbeKind]: { run: ProbeFn<ProbeOf<K>>; defaultConn: ConnKind[] } } = {
   chat: { run: chatProbe, defaultConn: ['fresh', 'keepalive'] },
   toolcall: { run: toolcallProbe, defaultConn: ['fresh', 'keepalive'] },
   health: { run: healthProbe, defaultConn: ['fresh'] },
   serverinfo: { run: serverinfoProbe, defaultConn: ['fresh'] },
 };
+
+/** Runs a probe of any kind with its own kind's function (TypeScript cannot correlate `PROBES[kind]` with `probe`). */
+export function runKind(ctx: ProbeContext<ProbeConfig>): Promise<ProbeOutcome> {
+  const run = PROBES[ctx.probe.kind].run as ProbeFn<ProbeConfig>;
+  return run(ctx);
+}

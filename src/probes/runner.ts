@@ -5,7 +5,7 @@ import type { ProbeMetrics } from '../metrics.js';
 import { redactor } from '../redact.js';
 import type { ConnKind, ProbeResultSignal } from '../signals.js';
 import type { EndpointDispatchers, Lease } from './http.js';
-import { PROBES } from './registry.js';
+import { runKind } from './registry.js';
 import { Progress, ProbeFailure, type ProbeOutcome } from './types.js';
 
 export interface RunOptions {
@@ -104,7 +104,7 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
       progress.mark('connected');
       if (progress.phase === 'connect') progress.phase = 'headers';
     });
-    outcome = await PROBES[opts.probe.kind].run({
+    outcome = await runKind({
       model: opts.model,
       probe: opts.probe,
       endpoint: opts.hop.endpoint,

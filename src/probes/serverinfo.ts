@@ -1,11 +1,12 @@
 // serverinfo: GET /get_server_info (or /server_info). It makes a scheduler round-trip, so it blocks when the
 // scheduler is stuck while /health still answers (engine-signals.md §3, sglang #4191).
+import type { ProbeOf } from '../config/schema.js';
 import { readCapped, readSnippet, send } from './request.js';
 import { ProbeFailure, type ProbeFn } from './types.js';
 
 const SERVERINFO_BODY_CAP = 4 * 1024 * 1024;
 
-export const serverinfoProbe: ProbeFn = async (ctx) => {
+export const serverinfoProbe: ProbeFn<ProbeOf<'serverinfo'>> = async (ctx) => {
   const res = await send(ctx, {
     method: 'GET',
     path: ctx.probe.path ?? '/get_server_info',

@@ -1,5 +1,6 @@
 // toolcall: one tool, and the answer must come back as structured tool_calls with JSON arguments. A parser
 // failure in the engine returns the model's raw tool markup as `content` with HTTP 200 (engine-signals.md §6).
+import type { ProbeOf } from '../config/schema.js';
 import { runChatStream } from './chat-stream.js';
 import { ProbeFailure, type ProbeFn } from './types.js';
 
@@ -37,7 +38,7 @@ export function findToolMarkup(text: string): string | undefined {
   return m ? m[0] : undefined;
 }
 
-export const toolcallProbe: ProbeFn = async (ctx) => {
+export const toolcallProbe: ProbeFn<ProbeOf<'toolcall'>> = async (ctx) => {
   // The prompt asks for the call; max_tokens must leave room for the arguments.
   const s = await runChatStream(ctx, {
     messages: [{ role: 'user', content: 'What time is it in UTC? Use the get_current_time tool.' }],

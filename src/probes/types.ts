@@ -40,9 +40,10 @@ export class Progress {
   }
 }
 
-export interface ProbeContext {
+export interface ProbeContext<P extends ProbeConfig = ProbeConfig> {
   model: string;
-  probe: ProbeConfig;
+  /** The probe's config, narrowed to its kind (config/schema.ts: a union discriminated on `kind`). */
+  probe: P;
   endpoint: EndpointConfig;
   conn: ConnKind;
   /** The endpoint's path prefix ('' for a bare origin). */
@@ -63,7 +64,7 @@ export interface ProbeOutcome {
   tokensPerSecond?: number;
 }
 
-export type ProbeFn = (ctx: ProbeContext) => Promise<ProbeOutcome>;
+export type ProbeFn<P extends ProbeConfig = ProbeConfig> = (ctx: ProbeContext<P>) => Promise<ProbeOutcome>;
 
 /** A failure a probe kind detected itself (bad framing, body too large, …), thrown to end the run. */
 export class ProbeFailure extends Error {

@@ -100,7 +100,8 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
   {
     name: 'unknown probe kind',
     yaml: GOOD.replace('kind: chat', 'kind: chatty'),
-    expect: /targets\[0\]\.probes\[0\]\.kind: .*"chat"/,
+    expect:
+      /targets\[0\]\.probes\[0\]\.kind: must be one of chat, toolcall, health, serverinfo, got "chatty"/,
   },
   {
     name: 'probe with neither every nor cron',
@@ -162,6 +163,29 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
       }).join('\n') +
       '\n',
     expect: /YAML: /,
+  },
+  {
+    name: 'health fields on a chat probe',
+    yaml: GOOD.replace('timeout: 30s }', 'timeout: 30s, path: /health, expectStatus: 204 }'),
+    expect:
+      /targets\[0\]\.probes\[0\]\.path: not a field of a chat probe \(only health and serverinfo probes have it\)[^]*probes\[0\]\.expectStatus: not a field of a chat probe/,
+  },
+  {
+    name: 'chat fields on a health probe',
+    yaml: GOOD.replace('path: /health }', 'path: /health, prompt: hi, ttftObjective: 2s }'),
+    expect:
+      /targets\[0\]\.probes\[1\]\.prompt: not a field of a health probe \(only chat probes have it\)[^]*probes\[1\]\.ttftObjective: not a field of a health probe/,
+  },
+  {
+    name: 'a prompt on a toolcall probe (it sends its own)',
+    yaml: GOOD.replace('kind: chat, every: 15s', 'kind: toolcall, every: 15s, prompt: hi'),
+    expect: /targets\[0\]\.probes\[0\]\.prompt: not a field of a toolcall probe/,
+  },
+  {
+    name: 'probe without a kind',
+    yaml: GOOD.replace('kind: chat, ', ''),
+    expect:
+      /targets\[0\]\.probes\[0\]\.kind: required: the probe's kind \(chat, toolcall, health, serverinfo\)/,
   },
   {
     name: 'negative number',
