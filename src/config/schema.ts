@@ -163,12 +163,51 @@ export function onDemandInterval(p: ProbeConfig): number {
 export const LOG_PACKS = ['sglang', 'nixl', 'mooncake', 'vllm', 'python'] as const;
 export type LogPack = (typeof LOG_PACKS)[number];
 
+/** How a log file wraps each line: as written (plain), by the kubelet (cri), by Docker's json-file driver. */
+export const LOG_FORMATS = ['plain', 'cri', 'docker', 'auto'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+// A journal match is FIELD=VALUE (journalctl(1) MATCHES); the field syntax keeps it from reading as an option.
+const journalMatch = z
+  .string()
+  .regex(/^[A-Z0-9_]+=.*$/, 'a journal match is FIELD=VALUE, e.g. "_SYSTEMD_UNIT=sglang.service"');
+
+export const journalSourceSchema = z
+  .strictObject({
+    /** systemd unit(s), as `journalctl --unit`. */
+    unit: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+    /** Field matches, as `journalctl FIELD=VALUE` (ANDed with the units). */
+    match: z.array(journalMatch).optional(),
+    /** Read this journal directory (a host's /var/log/journal mounted in a container); default the system journal. */
+    directory: z.string().min(1).optional(),
+    /** Read one journal file (`journalctl --file`); journalctl cannot follow a file, so it is polled. */
+    file: z.string().min(1).optional(),
+    /** How often a `file` journal is polled. */
+    pollInterval: durationOr('1s'),
+  })
+  .superRefine((j, ctx) => {
+    if (j.unit === undefined && (j.match === undefined || j.match.length === 0)) {
+      ctx.addIssue({ code: 'custom', path: ['unit'], message: 'give `unit` and/or `match`' });
+    }
+    if (j.directory !== undefined && j.file !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['file'],
+        message: 'give either `directory` or `file`, not both',
+      });
+    }
+  });
+
 export const logSourceSchema = z
   .strictObject({
     /** The engine role this file belongs to (prefill, decode, router, …); a metric label. */
     service: name('service'),
-    /** A file path or a glob (`/var/log/sglang/*.log`); new matching files are picked up. */
-    path: z.string().min(1),
+    /** A file path or a glob (`/var/log/sglang/*.log`, `/var/log/pods/llm_prefill-*\/sglang/*.log`). */
+    path: z.string().min(1).optional(),
+    /** Lines wrapped by a container runtime are unwrapped before rules run; `auto` decides per file. */
+    format: z.enum(LOG_FORMATS).default('plain'),
+    /** Read the systemd journal instead of a file. */
+    journal: journalSourceSchema.optional(),
     packs: z.array(z.enum(LOG_PACKS)).default(['sglang', 'nixl', 'mooncake', 'python']),
     /** Where to begin when there is no saved offset. */
     from: z.enum(['end', 'start']).default('end'),
@@ -181,13 +220,22 @@ export const logSourceSchema = z
       .default(256 * 1024 * 1024),
   })
   .superRefine((src, ctx) => {
-    // The follower globs file names in one directory; a wildcard in the directory part would never match.
-    const slash = src.path.lastIndexOf('/');
-    if (slash > 0 && /[*?[]/.test(src.path.slice(0, slash))) {
+    if ((src.path === undefined) === (src.journal === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['path'], message: 'give either `path` or `journal`' });
+    }
+    if (src.journal !== undefined && src.format !== 'plain') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['format'],
+        message: '`format` applies to files, not to `journal`',
+      });
+    }
+    // Directory wildcards match one path segment each and may not be `**` (see src/logs/dir-glob.ts).
+    if (src.path !== undefined && /\*\*/.test(src.path)) {
       ctx.addIssue({
         code: 'custom',
         path: ['path'],
-        message: `wildcards are only supported in the file name, not in the directory: ${JSON.stringify(src.path)}`,
+        message: `"**" is not supported; use one "*" per directory level: ${JSON.stringify(src.path)}`,
       });
     }
   });
@@ -305,6 +353,7 @@ export const configSchema = z
       // Two sources on one path would share one saved offset and count every line twice.
       const paths = new Map<string, number>();
       t.logs.forEach((l, j) => {
+        if (l.path === undefined) return;
         const prev = paths.get(l.path);
         if (prev !== undefined) {
           ctx.addIssue({
@@ -349,6 +398,7 @@ export type ProbeOf<K extends ProbeConfig['kind']> = Extract<ProbeConfig, { kind
 /** The config of a kind that runs a completion. */
 export type CompletionProbeConfig = ProbeOf<(typeof COMPLETION_KINDS)[number]>;
 export type LogSourceConfig = z.output<typeof logSourceSchema>;
+export type JournalSourceConfig = z.output<typeof journalSourceSchema>;
 export type EngineScrapeConfig = z.output<typeof engineScrapeSchema>;
 export type DetectConfig = z.output<typeof detectSchema>;
 export type RemediateConfig = z.output<typeof remediateSchema>;

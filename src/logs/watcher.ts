@@ -1,14 +1,19 @@
 // One LogWatcher per target: follows each configured log source, runs its rules, keeps the log and
 // engine metrics, and hands every match and engine reading to the detector as typed signals.
-import type { LogSourceConfig, RuleConfig } from '../config/schema.js';
+import type { JournalSourceConfig, LogSourceConfig, RuleConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import type { EngineMetrics, LogMetrics } from '../metrics.js';
 import type { EngineSignal, LogEventSignal } from '../signals.js';
 import { applyEngineValues } from './engine-lines.js';
 import { Follower, type FileReader, type FollowFs, type ReadErrorReason } from './follow.js';
 import { OffsetStore } from './offsets.js';
+import { DirGlobFollower, hasDirGlob } from './dir-glob.js';
+import { CursorStore } from './journal-cursors.js';
+import { JournalFollower } from './journald.js';
 import { compileRuleSet, type RuleSet } from './rules.js';
 import { ChunkScanner, type ScanSink } from './scanner.js';
+import { detectFormat, LINE_FORMATS } from './formats/index.js';
+import { AutoFeed, MetaRing, Unwrapper, type LineFeed, type LineMeta } from './unwrap.js';
 
 export interface LogWatcherOptions {
   target: string;
@@ -24,11 +29,20 @@ export interface LogWatcherOptions {
   onEngine: (e: EngineSignal) => void;
   now?: () => number;
   /** Follower tuning, mostly for tests. */
-  follow?: { pollMs?: number; idleFlushMs?: number; retireQuietMs?: number; fs?: FollowFs };
+  follow?: {
+    pollMs?: number;
+    idleFlushMs?: number;
+    retireQuietMs?: number;
+    fs?: FollowFs;
+    rescanMs?: number;
+  };
+  /** Journal source tuning, mostly for tests. */
+  journal?: { journalctl?: string; retryMs?: number };
 }
 
 export class LogWatcher {
-  private followers: Follower[] = [];
+  private followers: { start(): void; stop(): void }[] = [];
+  private cursors: CursorStore;
   private readonly now: () => number;
   private readonly store: OffsetStore;
   private readonly log: Logger;
@@ -36,12 +50,17 @@ export class LogWatcher {
   constructor(private readonly o: LogWatcherOptions) {
     this.now = o.now ?? Date.now;
     this.store = new OffsetStore(o.stateDir, o.target);
+    this.cursors = new CursorStore(o.stateDir, o.target);
     this.log = o.logger.child({ component: 'logs', target: o.target });
   }
 
   async start(): Promise<void> {
     const loaded = this.store.load();
     if (loaded.error) this.log.warn(loaded.error);
+    if (this.o.sources.some((s) => s.journal !== undefined)) {
+      const c = this.cursors.load();
+      if (c.error) this.log.warn(c.error);
+    }
     for (const src of this.o.sources) {
       const labels = { target: this.o.target, service: src.service };
       const onError = (
@@ -53,11 +72,18 @@ export class LogWatcher {
         this.log.warn({ service: src.service, file, reason }, `log source: ${message}`);
       };
       let set: RuleSet;
-      let follower: Follower;
+      let follower: { start(): void; stop(): void };
       try {
         set = compileRuleSet(src.packs, this.o.userRules, src.service);
-        follower = new Follower({
-          path: src.path,
+        if (src.journal !== undefined) {
+          follower = this.journal(src, src.journal, set);
+          follower.start();
+          this.followers.push(follower);
+          continue;
+        }
+        const path = src.path!;
+        follower = new (hasDirGlob(path) ? DirGlobFollower : Follower)({
+          path,
           from: src.from,
           maxCatchUpBytes: src.maxCatchUpBytes,
           offsets: this.store,
@@ -76,7 +102,7 @@ export class LogWatcher {
             ),
         });
       } catch (err) {
-        onError('io', src.path, (err as Error).message);
+        onError('io', src.path ?? 'journal', (err as Error).message);
         continue;
       }
       follower.start();
@@ -89,19 +115,60 @@ export class LogWatcher {
     this.followers = [];
   }
 
-  private reader(
-    src: LogSourceConfig,
-    set: RuleSet,
-    file: string,
-    start: number,
-    onError: (reason: 'binary', file: string, message: string) => void,
-  ): FileReader {
+  /** A journal source: entries are lines of one stream, so multi-line rules see a traceback whole. */
+  private journal(src: LogSourceConfig, j: JournalSourceConfig, set: RuleSet): JournalFollower {
+    const { metrics, target } = this.o;
+    const labels = { target, service: src.service };
+    const units = j.unit === undefined ? [] : Array.isArray(j.unit) ? j.unit : [j.unit];
+    const name = `journal:${[...units, ...(j.match ?? [])].join(',')}`;
+    const metas = new MetaRing();
+    const sink = this.sink(src, name, (at) => metas.lookup(at));
+    const scanner = new ChunkScanner(set, src.maxLineBytes, sink, 0);
+    let at = 0;
+    let counted = 0;
+    return new JournalFollower({
+      journal: j,
+      from: src.from,
+      maxCatchUpBytes: src.maxCatchUpBytes,
+      cursors: this.cursors,
+      key: `${src.service}|${name}|${j.directory ?? j.file ?? ''}`,
+      now: this.now,
+      ...this.o.journal,
+      onEntry: (e) => {
+        const text = e.text.length > src.maxLineBytes + 1 ? e.text.subarray(0, src.maxLineBytes + 1) : e.text;
+        metas.push({ at, offset: at, time: e.time, stream: e.unit });
+        const line = Buffer.concat([text, NL]);
+        scanner.feed(line, line.length);
+        at += line.length;
+        metas.trim();
+        const n = scanner.lines - counted;
+        counted = scanner.lines;
+        metrics.logLines.inc(labels, n);
+        metrics.logLastLine.set(labels, this.now() / 1000);
+      },
+      onError: (reason, message) => {
+        metrics.logReadErrors.inc({ ...labels, reason });
+        this.log.warn({ service: src.service, journal: name, reason }, `journal source: ${message}`);
+      },
+      onSkip: (entries, bytes) =>
+        this.log.warn(
+          { service: src.service, journal: name, entries, bytes },
+          'catch-up limit: skipped journal entries written while down',
+        ),
+    });
+  }
+
+  /** Where a source's rule matches go: metrics, then the detector as events. */
+  private sink(src: LogSourceConfig, file: string, lookup: (at: number) => LineMeta | undefined): ScanSink {
     const { metrics, target } = this.o;
     const labels = { target, service: src.service };
     let warnedLong = false;
-    const sink: ScanSink = {
+    return {
       match: (m) => {
-        const time = this.now();
+        const meta = lookup(m.offset);
+        // The runtime's (or journald's) timestamp is when the engine wrote the line; a plain line has none.
+        const stamped = typeof meta?.time === 'number' ? meta.time : meta?.time ? Date.parse(meta.time) : NaN;
+        const time = Number.isFinite(stamped) ? stamped : this.now();
         metrics.logEvents.inc({ ...labels, rule: m.rule.name, severity: m.rule.severity });
         metrics.logLastEvent.set({ ...labels, rule: m.rule.name }, time / 1000);
         if (m.values) this.o.onEngine(applyEngineValues(metrics, labels, m.values, time, false));
@@ -112,9 +179,9 @@ export class LogWatcher {
           severity: m.rule.severity,
           line: m.line,
           file,
-          offset: m.offset,
+          offset: meta?.offset ?? m.offset,
           time,
-          fields: m.fields,
+          fields: meta?.stream ? { ...m.fields, [src.journal ? 'unit' : 'stream']: meta.stream } : m.fields,
         });
       },
       engine: (values) => this.o.onEngine(applyEngineValues(metrics, labels, values, this.now(), true)),
@@ -130,7 +197,45 @@ export class LogWatcher {
         }
       },
     };
+  }
+
+  private reader(
+    src: LogSourceConfig,
+    set: RuleSet,
+    file: string,
+    start: number,
+    onError: (reason: 'binary', file: string, message: string) => void,
+  ): FileReader {
+    const { metrics, target } = this.o;
+    const labels = { target, service: src.service };
+    // Set when the file is wrapped by a container runtime: maps scanner offsets to file offsets and times.
+    let unwrapper: Unwrapper | undefined;
+    const sink = this.sink(src, file, (at) => unwrapper?.lookup(at));
     const scanner = new ChunkScanner(set, src.maxLineBytes, sink, start);
+    let warnedMalformed = false;
+    const unwrapped = (format: 'cri' | 'docker'): LineFeed => {
+      scanner.reset(0);
+      unwrapper = new Unwrapper(LINE_FORMATS[format], src.maxLineBytes, scanner, start, () => {
+        metrics.logReadErrors.inc({ ...labels, reason: 'malformed' });
+        if (!warnedMalformed) {
+          warnedMalformed = true;
+          this.log.warn(
+            { service: src.service, file, reason: 'malformed' },
+            `log source: a line not in the ${format} format (passed on as it is)`,
+          );
+        }
+      });
+      return unwrapper;
+    };
+    const feed: LineFeed =
+      src.format === 'plain'
+        ? scanner
+        : src.format === 'auto'
+          ? new AutoFeed(start, (first) => {
+              const f = detectFormat(first);
+              return f === 'plain' ? scanner : unwrapped(f);
+            })
+          : unwrapped(src.format);
     let counted = 0;
     let binary = false;
     const account = () => {
@@ -150,20 +255,22 @@ export class LogWatcher {
             onError('binary', file, 'NUL bytes: binary data in a log file');
           }
         }
-        scanner.feed(buf, n);
+        feed.feed(buf, n);
         account();
       },
       flush: () => {
-        scanner.flush();
+        feed.flush();
         account();
       },
-      reset: () => scanner.reset(0),
+      reset: () => feed.reset(0),
       get hasPartial() {
-        return scanner.hasPartial;
+        return feed.hasPartial;
       },
       get committed() {
-        return scanner.committed;
+        return feed.committed;
       },
     };
   }
 }
+
+const NL = Buffer.from('\n');

@@ -144,9 +144,29 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
     expect: /YAML: Map keys must be unique/,
   },
   {
-    name: 'wildcard in a log directory',
-    yaml: GOOD + `    logs: [{ service: prefill, path: "/var/log/*/prefill.log" }]\n`,
-    expect: /targets\[0\]\.logs\[0\]\.path: wildcards are only supported in the file name/,
+    name: 'a recursive wildcard in a log path',
+    yaml: GOOD + `    logs: [{ service: prefill, path: "/var/log/**/prefill.log" }]\n`,
+    expect: /targets\[0\]\.logs\[0\]\.path: "\*\*" is not supported/,
+  },
+  {
+    name: 'a log source with neither path nor journal',
+    yaml: GOOD + `    logs: [{ service: prefill }]\n`,
+    expect: /targets\[0\]\.logs\[0\]\.path: give either `path` or `journal`/,
+  },
+  {
+    name: 'a journal source with no unit or match',
+    yaml: GOOD + `    logs: [{ service: prefill, journal: {} }]\n`,
+    expect: /targets\[0\]\.logs\[0\]\.journal\.unit: give `unit` and\/or `match`/,
+  },
+  {
+    name: 'a journal match that is not FIELD=VALUE',
+    yaml: GOOD + `    logs: [{ service: prefill, journal: { match: ["--since=x"] } }]\n`,
+    expect: /targets\[0\]\.logs\[0\]\.journal\.match\[0\]: a journal match is FIELD=VALUE/,
+  },
+  {
+    name: 'an unknown log format',
+    yaml: GOOD + `    logs: [{ service: prefill, path: /x/p.log, format: json }]\n`,
+    expect: /targets\[0\]\.logs\[0\]\.format: /,
   },
   {
     name: 'the same log path twice',
