@@ -10,7 +10,8 @@ export const PROBE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120
 
 export const TARGET_STATES = ['unknown', 'ok', 'degraded', 'wedged', 'down'] as const;
 
-const PROBE_LABELS = ['target', 'probe', 'endpoint', 'conn'] as const;
+// `kind` (chat, toolcall, health, …) lets alerts tell completion probes from health checks by label.
+const PROBE_LABELS = ['target', 'probe', 'endpoint', 'conn', 'kind'] as const;
 
 /** Probe families alone: /probe builds them on a throwaway registry, blackbox_exporter style. */
 export function createProbeMetrics(registry: client.Registry) {
@@ -25,6 +26,13 @@ export function createProbeMetrics(registry: client.Registry) {
     probeDuration: new client.Histogram({
       name: `${PREFIX}probe_duration_seconds`,
       help: 'Wall time of a probe, from connect to the end of the response.',
+      labelNames: PROBE_LABELS,
+      buckets: PROBE_BUCKETS,
+      registers,
+    }),
+    probeFailureDuration: new client.Histogram({
+      name: `${PREFIX}probe_failure_duration_seconds`,
+      help: 'Time from the start of a failed probe run to its failure (timeout, error, bad answer).',
       labelNames: PROBE_LABELS,
       buckets: PROBE_BUCKETS,
       registers,
@@ -69,13 +77,13 @@ export function createLogMetrics(registry: client.Registry) {
     logEvents: new client.Counter({
       name: `${PREFIX}log_events_total`,
       help: 'Log lines that matched a rule.',
-      labelNames: ['target', 'service', 'rule', 'severity'],
+      labelNames: ['target', 'service', 'rule', 'class', 'severity'],
       registers,
     }),
     logLastEvent: new client.Gauge({
       name: `${PREFIX}log_last_event_timestamp_seconds`,
       help: 'Unix time a rule last matched.',
-      labelNames: ['target', 'service', 'rule'],
+      labelNames: ['target', 'service', 'rule', 'class'],
       registers,
     }),
     logLines: new client.Counter({

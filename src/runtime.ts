@@ -3,6 +3,7 @@
 // Per target: probes, log watcher, engine scrapes and file watches feed one TargetWatchdog (src/detect/).
 import { dirname } from 'node:path';
 import { FileWatch } from './changes/watch.js';
+import { createKnownSeries } from './known-series.js';
 import type { LoadedConfig } from './config/load.js';
 import { forgetRemovedSeries } from './detect/forget-series.js';
 import { Journal } from './detect/journal.js';
@@ -141,7 +142,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       );
       const probeSlots = new Set(
         [...probes].flatMap(([target, s]) =>
-          s.slotList().map((slot) => `${target}|${slot.probe}|${slot.endpoint}|${slot.conn}`),
+          s.slotList().map((slot) => `${target}|${slot.probe}|${slot.endpoint}|${slot.conn}|${slot.kind}`),
         ),
       );
       await forgetRemovedSeries(ctx.metrics, { targets: kept, probeSlots });
@@ -167,6 +168,12 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
     throw err;
   }
   watchdog.start();
+  createKnownSeries(
+    ctx.metrics,
+    config,
+    new Map([...probes].map(([name, s]) => [name, s.slotList()])),
+    Date.now(),
+  );
   log.info({ targets: config.targets.map((t) => t.name) }, 'configuration active');
   // A first runtime starts whole; one that replaces another leaves its followers to the caller's activate().
   if (ctx.previous === undefined) await activate();

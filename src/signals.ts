@@ -25,6 +25,8 @@ export interface LogEventSignal {
   target: string;
   service: string;
   rule: string;
+  /** The rule's class (thread_death, kv_bootstrap_dead, abort, …): what the line means, not which rule. */
+  class?: string;
   severity: Severity;
   /** The matched line (for multi-line rules, the lines joined with \n), already length-capped. */
   line: string;

@@ -308,6 +308,14 @@ export type EngineGauge = (typeof ENGINE_GAUGES)[number];
 export const ruleSchema = z.strictObject({
   name: name('rule'),
   severity: z.enum(['info', 'warning', 'critical']),
+  /**
+   * What the line means, exported as the `class` label of log_events_total: alerts select on it (e.g.
+   * thread_death, kv_bootstrap_dead, abort), never on rule names. A user rule without one is `custom`.
+   */
+  class: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,39}$/, 'a class is lower-case letters, digits and _ (1 to 40 characters)')
+    .default('custom'),
   /** A regular expression; named groups become event fields. */
   match: z.string().min(1),
   /** Named groups to export as engine gauges: group name → gauge (running, queued, …). */

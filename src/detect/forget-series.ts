@@ -6,7 +6,7 @@ import type { Metrics } from '../metrics.js';
 export interface Kept {
   /** Target name → the services it still scrapes or tails. */
   targets: Map<string, Set<string>>;
-  /** `target|probe|endpoint|conn` of every probe slot the new config runs; absent: probe series are left alone. */
+  /** `target|probe|endpoint|conn|kind` of every probe slot the new config runs; absent: probe series are left alone. */
   probeSlots?: Set<string>;
 }
 
@@ -49,7 +49,9 @@ export async function forgetRemovedSeries(metrics: Metrics, kept: Kept): Promise
   if (slots !== undefined) {
     // A removed probe's probe_success=0 would keep a probe alert firing after the probe is gone.
     const goneSlot = (l: Record<string, string | number>) =>
-      !slots.has(`${String(l.target)}|${String(l.probe)}|${String(l.endpoint)}|${String(l.conn)}`);
+      !slots.has(
+        `${String(l.target)}|${String(l.probe)}|${String(l.endpoint)}|${String(l.conn)}|${String(l.kind)}`,
+      );
     for (const g of [
       metrics.probeSuccess,
       metrics.probeTokensPerSecond,

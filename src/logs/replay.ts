@@ -63,7 +63,12 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     let lastStamp = '';
     const scanner = new ChunkScanner(set, maxLine, {
       match: (m) => {
-        metrics.logEvents.inc({ ...labels, rule: m.rule.name, severity: m.rule.severity });
+        metrics.logEvents.inc({
+          ...labels,
+          rule: m.rule.name,
+          class: m.rule.class,
+          severity: m.rule.severity,
+        });
         if (m.values) applyEngineValues(metrics, labels, m.values, Date.now(), false);
         lastStamp = STAMP.exec(m.line)?.[0] ?? lastStamp;
         if (events.length >= maxEvents) {

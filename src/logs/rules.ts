@@ -10,6 +10,8 @@ import { escapeRegExp, requiredLiterals, validateUserPattern } from './regex.js'
 
 export interface CompiledRule {
   name: string;
+  /** The rule's class (the `class` metric label alerts select on). */
+  class: string;
   severity: Severity;
   re: RegExp;
   /** At least one of these occurs in every matching line; null = the rule must see every line. */
@@ -89,6 +91,8 @@ function compileOne(rule: RuleConfig, user: boolean): CompiledRule {
   const lits = requiredLiterals(rule.match)?.map(trimLiteral) ?? null;
   const compiled: CompiledRule = {
     name: rule.name,
+    // Config parsing defaults it; a rule object built in code without one is custom too.
+    class: rule.class ?? 'custom',
     severity: rule.severity,
     re: new RegExp(rule.match),
     literals: lits === null || lits.some((l) => l.length < 3) ? null : lits,

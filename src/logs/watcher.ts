@@ -169,13 +169,15 @@ export class LogWatcher {
         // The runtime's (or journald's) timestamp is when the engine wrote the line; a plain line has none.
         const stamped = typeof meta?.time === 'number' ? meta.time : meta?.time ? Date.parse(meta.time) : NaN;
         const time = Number.isFinite(stamped) ? stamped : this.now();
-        metrics.logEvents.inc({ ...labels, rule: m.rule.name, severity: m.rule.severity });
-        metrics.logLastEvent.set({ ...labels, rule: m.rule.name }, time / 1000);
+        const rule = { rule: m.rule.name, class: m.rule.class };
+        metrics.logEvents.inc({ ...labels, ...rule, severity: m.rule.severity });
+        metrics.logLastEvent.set({ ...labels, ...rule }, time / 1000);
         if (m.values) this.o.onEngine(applyEngineValues(metrics, labels, m.values, time, false));
         this.o.onEvent({
           kind: 'log',
           ...labels,
           rule: m.rule.name,
+          class: m.rule.class,
           severity: m.rule.severity,
           line: m.line,
           file,

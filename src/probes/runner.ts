@@ -193,13 +193,21 @@ function phaseWhat(phase: NonNullable<ProbeResultSignal['phase']>): string {
   }
 }
 
-/** Records a finished run in the probe metric families (labels target, probe, endpoint, conn). */
+/** Records a finished run in the probe metric families (labels target, probe, endpoint, conn, kind). */
 export function recordResult(m: ProbeMetrics, r: ProbeResultSignal, now: number): void {
-  const labels = { target: r.target, probe: r.probe, endpoint: r.endpoint, conn: r.conn };
+  const labels = {
+    target: r.target,
+    probe: r.probe,
+    endpoint: r.endpoint,
+    conn: r.conn,
+    kind: r.probeKind,
+  };
   m.probesTotal.inc({ ...labels, result: r.result });
   if (r.result === 'skipped_overlap') return;
   m.probeSuccess.set(labels, r.result === 'ok' ? 1 : 0);
   m.probeDuration.observe(labels, r.durationMs / 1000);
+  // A failed run records no TTFT: without this its time would vanish from every latency panel.
+  if (r.result !== 'ok') m.probeFailureDuration.observe(labels, r.durationMs / 1000);
   if (r.ttftMs !== undefined) m.probeTtft.observe(labels, r.ttftMs / 1000);
   if (r.result === 'ok' && r.tokensPerSecond !== undefined)
     m.probeTokensPerSecond.set(labels, r.tokensPerSecond);

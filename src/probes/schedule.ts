@@ -41,7 +41,7 @@ interface Slot {
   probe: ProbeConfig;
   hop: EndpointDispatchers;
   conn: ConnKind;
-  labels: { target: string; probe: string; endpoint: string; conn: ConnKind };
+  labels: { target: string; probe: string; endpoint: string; conn: ConnKind; kind: ProbeKind };
   inflight?: { startedAt: number; done: Promise<ProbeResultSignal | undefined> };
   lastResult?: string;
 }
@@ -82,7 +82,7 @@ export class ProbeScheduler {
             probe,
             hop,
             conn,
-            labels: { target: opts.target.name, probe: probe.name, endpoint, conn },
+            labels: { target: opts.target.name, probe: probe.name, endpoint, conn, kind: probe.kind },
           });
         }
       }

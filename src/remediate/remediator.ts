@@ -1,10 +1,10 @@
 // The opt-in action on a confirmed wedge, per target: decides with the pure policy, runs the command
 // (or only reports it in dry-run), counts wedgewatch_remediations_total, and honours an operator pause.
-import { basename } from 'node:path';
 import type { RemediateConfig } from '../config/schema.js';
 import type { TargetStateName } from '../detect/state.js';
 import type { Logger } from '../logger.js';
 import type { TargetMetrics } from '../metrics.js';
+import { remediationAction } from '../known-series.js';
 import { runCommand, type ExecOptions, type ExecResult } from './exec.js';
 import { decide, newLedger, recordRun, type Ledger } from './policy.js';
 
@@ -52,7 +52,7 @@ export class Remediator {
     this.now = opts.now ?? Date.now;
     // Shared, not copied: until the old runtime stops, its remediator and this one see the same runs.
     this.shared = opts.previous ?? { ledger: newLedger(), running: undefined };
-    this.action = safe(basename(opts.config.command[0]!));
+    this.action = remediationAction(opts.config.command);
     opts.metrics.remediationPaused.set({ target: opts.target }, 0);
   }
 

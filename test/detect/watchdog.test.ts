@@ -318,7 +318,13 @@ targets:
     }
     metrics.engineStalled.set({ target: 'pd', service: 'decode' }, 1);
     metrics.engineRunning.set({ target: 'gone', service: 'decode' }, 3);
-    const slot = (probe: string) => ({ target: 'pd', probe, endpoint: 'router', conn: 'fresh' });
+    const slot = (probe: string) => ({
+      target: 'pd',
+      probe,
+      endpoint: 'router',
+      conn: 'fresh',
+      kind: 'chat',
+    });
     metrics.probeSuccess.set(slot('chat'), 1);
     metrics.probeSuccess.set(slot('removed_probe'), 0);
     expect(await metrics.registry.metrics()).toContain('wedgewatch_target_wedged{target="gone"} 1');
@@ -336,7 +342,7 @@ targets:
     // A probe the new config no longer runs loses its probe_success; one it still runs keeps it.
     expect(out).not.toContain('probe="removed_probe"');
     expect(out).toContain(
-      'wedgewatch_probe_success{target="pd",probe="chat",endpoint="router",conn="fresh"} 1',
+      'wedgewatch_probe_success{target="pd",probe="chat",endpoint="router",conn="fresh",kind="chat"} 1',
     );
     expect(out).toContain('wedgewatch_target_wedged{target="pd"} 0');
     expect(out).toContain('wedgewatch_remediation_paused{target="pd"} 0');

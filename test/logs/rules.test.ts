@@ -135,7 +135,7 @@ describe('replay', () => {
     expect(text).toContain('2026-01-01 00:00:02  warning  custom');
     expect(text).toContain('n=42');
     expect(text).toContain(
-      'wedgewatch_log_events_total{target="replay",service="decode",rule="custom",severity="warning"} 1',
+      'wedgewatch_log_events_total{target="replay",service="decode",rule="custom",class="custom",severity="warning"} 1',
     );
     expect(text).toContain('wedgewatch_engine_running_requests{target="replay",service="decode"} 9');
     expect(text).toContain('wedgewatch_log_lines_total{target="replay",service="decode"} 2');

@@ -73,10 +73,10 @@ it("GET /probe runs once and returns only that probe's metrics; debug shows a re
   expect(r.status).toBe(200);
   const text = await r.text();
   expect(text).toContain(
-    'wedgewatch_probe_success{target="pd",probe="chat",endpoint="proxy",conn="fresh"} 1',
+    'wedgewatch_probe_success{target="pd",probe="chat",endpoint="proxy",conn="fresh",kind="chat"} 1',
   );
   expect(text).toContain(
-    'wedgewatch_probe_success{target="pd",probe="chat",endpoint="proxy",conn="keepalive"} 1',
+    'wedgewatch_probe_success{target="pd",probe="chat",endpoint="proxy",conn="keepalive",kind="chat"} 1',
   );
   expect(text).not.toContain('endpoint="router"');
   expect(text).not.toContain('process_cpu');
@@ -84,7 +84,7 @@ it("GET /probe runs once and returns only that probe's metrics; debug shows a re
 
   const one = await (await fetch(`${base}/probe?target=pd&probe=chat&endpoint=router&conn=fresh`)).text();
   expect(one).toContain(
-    'wedgewatch_probe_success{target="pd",probe="chat",endpoint="router",conn="fresh"} 0',
+    'wedgewatch_probe_success{target="pd",probe="chat",endpoint="router",conn="fresh",kind="chat"} 0',
   );
   expect(one).toContain('result="http_error"');
   expect(one).not.toContain('conn="keepalive"');

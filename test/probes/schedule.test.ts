@@ -78,19 +78,19 @@ targets:
     expect(one[0]!.reusedConnection).toBe(true);
     const text = await registry.metrics();
     expect(text).toMatch(
-      /wedgewatch_probes_total\{target="t1",probe="chat",endpoint="proxy",conn="keepalive",result="ok"\} 2/,
+      /wedgewatch_probes_total\{target="t1",probe="chat",endpoint="proxy",conn="keepalive",kind="chat",result="ok"\} 2/,
     );
     expect(text).toMatch(
-      /wedgewatch_probe_success\{target="t1",probe="health",endpoint="router",conn="fresh"\} 1/,
+      /wedgewatch_probe_success\{target="t1",probe="health",endpoint="router",conn="fresh",kind="health"\} 1/,
     );
     expect(text).toMatch(
-      /wedgewatch_probe_ttft_seconds_count\{target="t1",probe="chat",endpoint="router",conn="fresh"\} 1/,
+      /wedgewatch_probe_ttft_seconds_count\{target="t1",probe="chat",endpoint="router",conn="fresh",kind="chat"\} 1/,
     );
     expect(text).toMatch(
-      /wedgewatch_probe_tokens_per_second\{target="t1",probe="chat",endpoint="proxy",conn="fresh"\} \d/,
+      /wedgewatch_probe_tokens_per_second\{target="t1",probe="chat",endpoint="proxy",conn="fresh",kind="chat"\} \d/,
     );
     expect(text).toMatch(
-      /wedgewatch_probe_last_run_timestamp_seconds\{target="t1",probe="health",endpoint="router",conn="fresh"\} \d/,
+      /wedgewatch_probe_last_run_timestamp_seconds\{target="t1",probe="health",endpoint="router",conn="fresh",kind="health"\} \d/,
     );
   });
 
@@ -118,7 +118,7 @@ targets:
     clock.t += 42_500;
     const text = await registry.metrics();
     expect(text).toContain(
-      'wedgewatch_probe_inflight_seconds{target="t1",probe="chat",endpoint="e",conn="fresh"} 42.5',
+      'wedgewatch_probe_inflight_seconds{target="t1",probe="chat",endpoint="e",conn="fresh",kind="chat"} 42.5',
     );
     await waitFor(() => results.find((r) => r.result === 'skipped_overlap'), { what: 'skipped_overlap' });
     expect(hang.connections).toBe(1);

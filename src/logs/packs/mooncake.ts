@@ -8,12 +8,14 @@ export const mooncakePack: RulePack = {
   rules: [
     {
       name: 'mooncake_kvcache_fetch_failed',
+      class: 'transfer_failure',
       severity: 'warning',
       match: String.raw`Failed to get kvcache from prefill instance, it might be dead`,
     },
     // The transfer worker re-raises this, which ends the thread (a python_thread_exception follows).
     {
       name: 'mooncake_transfer_thread_failed',
+      class: 'thread_death',
       severity: 'critical',
       match: String.raw`Transfer thread failed because of (?<error>.*?)\. Prefill instance with bootstrap_port=(?<port>\d+) is dead`,
     },

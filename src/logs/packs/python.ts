@@ -10,6 +10,7 @@ export const pythonPack: RulePack = {
     // or a thread with a name of its own), then the traceback, whose last line names the exception.
     {
       name: 'python_thread_exception',
+      class: 'thread_death',
       severity: 'critical',
       match: String.raw`^Exception in thread (?<thread>.+?)(?: \((?<target>[\w.<>]+)\))?:\s*$`,
       follows: {

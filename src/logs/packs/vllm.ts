@@ -8,6 +8,7 @@ export const vllmPack: RulePack = {
     // /health answers 503 once this is raised; the traceback and the API server's log both carry the name.
     {
       name: 'vllm_engine_dead',
+      class: 'engine_death',
       severity: 'critical',
       match: String.raw`\bEngineDeadError\b`,
     },

@@ -1,0 +1,102 @@
+// Every label set a counter can take under the loaded config, created at 0 on start and on reload. A labelled
+// counter born at its first value (1) has no earlier sample, so increase()/rate() over it read 0 and the
+// first thread death, abort or failed remediation would move no dashboard and no alert.
+import { basename } from 'node:path';
+import type { Config } from './config/schema.js';
+import type { ReadErrorReason } from './logs/follow.js';
+import type { JournalErrorReason } from './logs/journald.js';
+import { compileRuleSet } from './logs/rules.js';
+import type { Metrics } from './metrics.js';
+import type { ConnKind, ProbeKind, ProbeResultClass } from './signals.js';
+import type { RemediationRecord } from './remediate/remediator.js';
+
+/** Probe result classes (src/signals.ts ProbeResultClass); the satisfies check keeps the list complete. */
+export const PROBE_RESULTS = [
+  'ok',
+  'timeout',
+  'connect_error',
+  'http_error',
+  'bad_response',
+  'empty',
+  'toolcall_leak',
+  'skipped_overlap',
+] as const satisfies readonly ProbeResultClass[];
+
+export const REMEDIATION_RESULTS = [
+  'success',
+  'failure',
+  'timeout',
+  'dry_run',
+  'cooldown',
+  'capped',
+  'paused',
+] as const satisfies readonly RemediationRecord['result'][];
+
+export const LOG_READ_ERROR_REASONS = [
+  'missing',
+  'permission',
+  'unreadable',
+  'io',
+  'malformed',
+  'binary',
+  'line_too_long',
+] as const satisfies readonly (ReadErrorReason | JournalErrorReason | 'binary' | 'line_too_long')[];
+
+export const LOG_ROTATION_KINDS = ['rename', 'truncate', 'recreate'] as const;
+
+export interface ProbeSlot {
+  probe: string;
+  kind: ProbeKind;
+  endpoint: string;
+  conn: ConnKind;
+}
+
+/** The remediation `action` label: the command's base name, as the remediator exports it. */
+export function remediationAction(command: readonly string[]): string {
+  return basename(command[0] ?? '')
+    .replace(/[^A-Za-z0-9_.:-]/g, '_')
+    .slice(0, 100);
+}
+
+/**
+ * Creates every counter series of `config` at 0 (inc by 0 leaves an existing series as it is), and a
+ * last-line gauge for each log source that has none yet: a file missing from the start would otherwise
+ * never export one, and the stale-log alert could not see it.
+ */
+export function createKnownSeries(
+  metrics: Metrics,
+  config: Config,
+  slots: ReadonlyMap<string, readonly ProbeSlot[]>,
+  now: number,
+): void {
+  for (const target of config.targets) {
+    for (const slot of slots.get(target.name) ?? []) {
+      const labels = { target: target.name, probe: slot.probe, endpoint: slot.endpoint, conn: slot.conn };
+      for (const result of PROBE_RESULTS) metrics.probesTotal.inc({ ...labels, kind: slot.kind, result }, 0);
+    }
+    for (const src of target.logs) {
+      const labels = { target: target.name, service: src.service };
+      for (const rule of compileRuleSet(src.packs, config.rules, src.service).rules) {
+        metrics.logEvents.inc({ ...labels, rule: rule.name, class: rule.class, severity: rule.severity }, 0);
+      }
+      metrics.logLines.inc(labels, 0);
+      metrics.logLinesTruncated.inc(labels, 0);
+      for (const reason of LOG_READ_ERROR_REASONS) metrics.logReadErrors.inc({ ...labels, reason }, 0);
+      for (const kind of LOG_ROTATION_KINDS) metrics.logRotations.inc({ ...labels, kind }, 0);
+      if (!hasSeries(metrics.logLastLine, labels)) metrics.logLastLine.set(labels, now / 1000);
+    }
+    if (target.remediate !== undefined) {
+      const action = remediationAction(target.remediate.command);
+      for (const result of REMEDIATION_RESULTS)
+        metrics.remediations.inc({ target: target.name, action, result }, 0);
+    }
+  }
+}
+
+function hasSeries(g: Metrics['logLastLine'], labels: Record<string, string>): boolean {
+  // prom-client keeps label sets in `hashMap`; reading it avoids an async get() on every start.
+  const internal = g as unknown as { hashMap?: Record<string, { labels: Record<string, string> }> };
+  return Object.values(internal.hashMap ?? {}).some(
+    (v) => v.labels.target === labels.target && v.labels.service === labels.service,
+  );
+}
