@@ -183,7 +183,7 @@ export const journalSourceSchema = z
     /** Read one journal file (`journalctl --file`); journalctl cannot follow a file, so it is polled. */
     file: z.string().min(1).optional(),
     /** How often a `file` journal is polled. */
-    pollInterval: durationOr('1s'),
+    pollInterval: durationOr('1s').refine((ms) => ms >= 100, 'must be at least 100ms'),
   })
   .superRefine((j, ctx) => {
     if (j.unit === undefined && (j.match === undefined || j.match.length === 0)) {
