@@ -335,6 +335,12 @@ export const webSchema = z.strictObject({
   listenAddress: z.string().default(':9787'),
   /** Enables POST /-/reload and the remediation pause/resume endpoints. */
   enableLifecycle: z.boolean().default(false),
+  /**
+   * Who may run completion probes (chat, toolcall) through GET /probe: `any` caller, only `authenticated` ones
+   * (basic auth users in --web.config.file; refused when there are none), or nobody (`off`). Health and
+   * serverinfo probes stay open: they cost the engine nothing.
+   */
+  onDemandCompletions: z.enum(['any', 'authenticated', 'off']).default('any'),
 });
 
 export const configSchema = z

@@ -5,7 +5,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Registry } from 'prom-client';
 import YAML from 'yaml';
 import type { LoadedConfig } from '../config/load.js';
-import { CONN_KINDS, type TargetConfig } from '../config/schema.js';
+import {
+  CONN_KINDS,
+  isCompletionKind,
+  onDemandInterval,
+  type ProbeConfig,
+  type TargetConfig,
+} from '../config/schema.js';
 import type { Daemon } from '../daemon.js';
 import { createProbeMetrics } from '../metrics.js';
 import { EndpointDispatchers, tlsOptions } from '../probes/http.js';
@@ -81,11 +87,49 @@ function configText(
   return YAML.stringify({ target: target.name, model: target.model, probe, endpoints: eps });
 }
 
-export function probeRoutes(daemon: Daemon): FastifyPluginAsync {
+type Selection = ReturnType<typeof pick>;
+
+/** One on-demand run of a probe on each selected hop and connection kind, metrics in a fresh registry. */
+async function runAll(sel: Selection, probe: ProbeConfig, debug: boolean, loaded: LoadedConfig) {
+  const registry = new Registry();
+  const metrics = createProbeMetrics(registry);
+  const runs: RunOutcome[] = [];
+  const baseDir = dirname(loaded.path);
+  for (const name of sel.endpoints) {
+    const endpoint = sel.target.endpoints.find((e) => e.name === name)!;
+    // A standalone dispatcher: an on-demand run must not disturb the scheduler's keep-alive connections.
+    const hop = new EndpointDispatchers(endpoint, tlsOptions(endpoint, baseDir));
+    try {
+      for (const conn of sel.conns) {
+        const out = await runProbe({
+          target: sel.target.name,
+          model: sel.target.model,
+          probe,
+          hop,
+          conn,
+          headers: loaded.headers.get(sel.target.name)?.get(name) ?? {},
+          timeline: debug,
+        });
+        recordResult(metrics, out.signal, Date.now());
+        runs.push(out);
+      }
+    } finally {
+      await hop.close();
+    }
+  }
+  return { runs, text: await registry.metrics() };
+}
+
+const CONTENT_TYPE = new Registry().contentType;
+
+export function probeRoutes(daemon: Daemon, opts: { now?: () => number } = {}): FastifyPluginAsync {
+  const now = opts.now ?? Date.now;
   return async (app) => {
     // One on-demand run per (target, probe) at a time: each opens fresh connections to the engine, so
     // unbounded /probe calls would be a load generator pointed at the thing being watched.
     const inFlight = new Set<string>();
+    /** When each completion probe last ran on demand (the onDemandInterval limit). */
+    const lastRun = new Map<string, number>();
     app.get<{ Querystring: ProbeQuery }>('/probe', async (req, reply) => {
       const loaded = daemon.loaded;
       let sel: ReturnType<typeof pick>;
@@ -96,74 +140,91 @@ export function probeRoutes(daemon: Daemon): FastifyPluginAsync {
         throw err;
       }
       const debug = req.query.debug === 'true';
-      let timeout = sel.probe.timeout;
+      // The scrape timeout bounds how long the caller waits, never the probe's own timeout: a completion cut
+      // short is a client abort to the engine, and on some NIXL builds an abort kills the bootstrap thread
+      // (DESIGN.md principle 3). A run past the caller's wait goes on to its configured end.
+      let callerWaitMs = Infinity;
       const scrapeTimeout = Number(req.headers['x-prometheus-scrape-timeout-seconds']);
       if (Number.isFinite(scrapeTimeout) && scrapeTimeout > 0) {
-        timeout = Math.max(100, Math.min(timeout, scrapeTimeout * 1000 - SCRAPE_TIMEOUT_OFFSET_MS));
+        callerWaitMs = Math.max(100, scrapeTimeout * 1000 - SCRAPE_TIMEOUT_OFFSET_MS);
       }
-      const probe = { ...sel.probe, timeout };
-      const key = JSON.stringify([sel.target.name, sel.probe.name]);
+      const probe = sel.probe;
+      const what = `probe ${probe.name} of target ${sel.target.name}`;
+      const key = JSON.stringify([sel.target.name, probe.name]);
       if (inFlight.has(key)) {
         return reply
           .code(429)
           .type('text/plain')
-          .send(
-            `probe ${sel.probe.name} of target ${sel.target.name} is already running from another /probe request; retry when it finishes\n`,
-          );
+          .send(`${what} is already running from another /probe request; retry when it finishes\n`);
+      }
+      if (isCompletionKind(probe.kind)) {
+        const policy = loaded.config.web.onDemandCompletions;
+        if (policy === 'off' || (policy === 'authenticated' && daemon.web?.auth.enabled() !== true)) {
+          return reply
+            .code(403)
+            .type('text/plain')
+            .send(
+              policy === 'off'
+                ? `on-demand runs of completion probes are off (web.onDemandCompletions: off)\n`
+                : `on-demand runs of completion probes need authenticated callers (web.onDemandCompletions: authenticated), and no basic auth users are configured (--web.config.file)\n`,
+            );
+        }
+        // Each run is engine work: a sequential caller looping on /probe must not out-run the schedule.
+        const interval = onDemandInterval(probe);
+        const last = lastRun.get(key);
+        const t = now();
+        if (last !== undefined && t - last < interval) {
+          const retry = Math.max(1, Math.ceil((interval - (t - last)) / 1000));
+          return reply
+            .code(429)
+            .header('Retry-After', String(retry))
+            .type('text/plain')
+            .send(
+              `${what} ran on demand ${((t - last) / 1000).toFixed(1)} s ago; completion probes run on demand at most once per ${interval / 1000} s (onDemandInterval); retry in ${retry} s\n`,
+            );
+        }
+        lastRun.set(key, t);
       }
       inFlight.add(key);
-      try {
-        const registry = new Registry();
-        const metrics = createProbeMetrics(registry);
-        const runs: RunOutcome[] = [];
-        const baseDir = dirname(loaded.path);
-        for (const name of sel.endpoints) {
-          const endpoint = sel.target.endpoints.find((e) => e.name === name)!;
-          // A standalone dispatcher: an on-demand run must not disturb the scheduler's keep-alive connections.
-          const hop = new EndpointDispatchers(endpoint, tlsOptions(endpoint, baseDir));
-          try {
-            for (const conn of sel.conns) {
-              const out = await runProbe({
-                target: sel.target.name,
-                model: sel.target.model,
-                probe,
-                hop,
-                conn,
-                headers: loaded.headers.get(sel.target.name)?.get(name) ?? {},
-                timeline: debug,
-              });
-              recordResult(metrics, out.signal, Date.now());
-              runs.push(out);
-            }
-          } finally {
-            await hop.close();
-          }
-        }
-        const text = await registry.metrics();
-        if (!debug) return reply.type(registry.contentType).send(text);
-        const parts: string[] = [];
-        for (const r of runs) {
-          const s = r.signal;
-          parts.push(
-            `Timeline for probe ${s.probe} (${s.probeKind}) of target ${s.target}, endpoint ${s.endpoint}, conn ${s.conn}:`,
+      const work = runAll(sel, probe, debug, loaded).finally(() => inFlight.delete(key));
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<'waited'>((resolve) => {
+        if (callerWaitMs !== Infinity) timer = setTimeout(() => resolve('waited'), callerWaitMs);
+      });
+      const first = await Promise.race([work, waited]).finally(() => clearTimeout(timer));
+      if (first === 'waited') {
+        work.catch((err: unknown) =>
+          req.log.warn(
+            { err: redactor.redact(String(err)) },
+            'on-demand probe run failed after its caller left',
+          ),
+        );
+        return reply
+          .code(504)
+          .type('text/plain')
+          .send(
+            `${what} did not finish within the caller's wait (scrape timeout ${scrapeTimeout} s); it runs on to its own timeout (${probe.timeout / 1000} s) rather than cut a completion short\n`,
           );
-          parts.push(...r.progress.lines());
-          parts.push(
-            `Result: ${s.result}${s.phase ? ` (phase ${s.phase})` : ''}${s.status ? `, HTTP ${s.status}` : ''}`,
-          );
-          if (s.error) parts.push(`Error: ${s.error}`);
-          parts.push('');
-        }
-        parts.push('Metrics that would have been returned:', text, 'Probe configuration:');
-        parts.push(configText(sel.target, sel.probe.name, sel.endpoints, loaded));
-        if (probe.timeout !== sel.probe.timeout)
-          parts.push(`(timeout shortened to ${probe.timeout} ms by the scrape timeout)`);
-        return reply.type('text/plain; charset=utf-8').send(redactor.redact(parts.join('\n')));
-      } finally {
-        inFlight.delete(key);
       }
+      const { runs, text } = first;
+      if (!debug) return reply.type(CONTENT_TYPE).send(text);
+      const parts: string[] = [];
+      for (const r of runs) {
+        const s = r.signal;
+        parts.push(
+          `Timeline for probe ${s.probe} (${s.probeKind}) of target ${s.target}, endpoint ${s.endpoint}, conn ${s.conn}:`,
+        );
+        parts.push(...r.progress.lines());
+        parts.push(
+          `Result: ${s.result}${s.phase ? ` (phase ${s.phase})` : ''}${s.status ? `, HTTP ${s.status}` : ''}`,
+        );
+        if (s.error) parts.push(`Error: ${s.error}`);
+        parts.push('');
+      }
+      parts.push('Metrics that would have been returned:', text, 'Probe configuration:');
+      parts.push(configText(sel.target, probe.name, sel.endpoints, loaded));
+      return reply.type('text/plain; charset=utf-8').send(redactor.redact(parts.join('\n')));
     });
-
     app.get<{ Querystring: { target?: string } }>('/api/probes', async (req, reply) => {
       const schedulers = daemon.runtime?.probes ?? new Map();
       if (req.query.target !== undefined && !schedulers.has(req.query.target)) {

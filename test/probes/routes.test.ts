@@ -6,7 +6,7 @@ import { afterEach, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/logger.js';
 import { probeRoutes } from '../../src/server/probe-routes.js';
-import { healthyHandler, startServer, type TestServer } from './hostile.js';
+import { goodStream, healthyHandler, startServer, type TestServer } from './hostile.js';
 import { waitFor } from '../helpers/wait.js';
 import { PROBES } from '../../src/probes/registry.js';
 
@@ -22,20 +22,25 @@ afterEach(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-async function start(good: string, bad: string) {
+async function start(
+  good: string,
+  bad: string,
+  opts: { now?: () => number; web?: string; chat?: string } = {},
+) {
   dir = mkdtempSync(join(tmpdir(), 'ww-probe-routes-'));
   const file = join(dir, 'wedgewatch.yaml');
   writeFileSync(
     file,
     `
 stateDir: ${dir}
+${opts.web ?? ''}
 targets:
   - name: pd
     endpoints:
       - { name: proxy, url: "${good}", bearerToken: "\${LLM_KEY}" }
       - { name: router, url: "${bad}", headers: { X-Api-Key: "\${LLM_KEY}" } }
     probes:
-      - { name: chat, kind: chat, every: 1h, jitter: 0 }
+      - { name: chat, kind: chat, every: 30s, jitter: 0${opts.chat ?? ''} }
       - { name: health, kind: health, every: 1h, jitter: 0, endpoints: [proxy] }
 `,
   );
@@ -53,7 +58,7 @@ targets:
     configPath: file,
     logger,
     listenAddress: '127.0.0.1:0',
-    plugins: [probeRoutes],
+    plugins: [(d) => probeRoutes(d, { now: opts.now })],
     env: { LLM_KEY: TOKEN },
   });
   await daemon.start();
@@ -67,7 +72,9 @@ it("GET /probe runs once and returns only that probe's metrics; debug shows a re
     res.end(`refused key ${String(req.headers['x-api-key'])}`);
   });
   servers.push(good, bad);
-  const { base, lines } = await start(good.url, bad.url);
+  // A clock that moves 1 min per call: the on-demand interval (probe.every) never limits this test's runs.
+  let clock = 0;
+  const { base, lines } = await start(good.url, bad.url, { now: () => (clock += 60_000) });
 
   const r = await fetch(`${base}/probe?target=pd&probe=chat&endpoint=proxy`);
   expect(r.status).toBe(200);
@@ -174,4 +181,102 @@ it('allows one /probe at a time per (target, probe): a second one while the firs
   expect(await r1.text()).toMatch(/result="ok"/);
   // A finished run frees the slot.
   expect((await fetch(`${base}/probe?target=pd&probe=health&conn=fresh`)).status).toBe(200);
+});
+
+/** A chat server whose streams stop after the first token until `release()`; records how each stream ended. */
+async function heldChatServer() {
+  let hold = false;
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  const ended: string[] = [];
+  const server = await startServer((req, res, body) => {
+    if (req.url !== '/v1/chat/completions' || !hold) return healthyHandler(req, res, body);
+    const parts = goodStream();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(parts[0]!);
+    res.write(parts[1]!);
+    res.on('close', () => ended.push(res.writableFinished ? 'finished' : 'cut by the client'));
+    void held.then(() => {
+      for (const p of parts.slice(2)) res.write(p);
+      res.end();
+    });
+  });
+  const chats = () => server.requests.filter((q) => q.path === '/v1/chat/completions').length;
+  return { server, ended, chats, holdFromNow: () => (hold = true), release: () => release() };
+}
+
+it("a scrape timeout bounds the caller's wait, never the probe: the completion runs on to [DONE]", async () => {
+  const good = await startServer(healthyHandler);
+  const slow = await heldChatServer();
+  servers.push(good, slow.server);
+  const { base } = await start(good.url, slow.server.url);
+  // The scheduler's first round (fresh and keep-alive) passes before streams are held.
+  await waitFor(() => slow.chats() >= 2, { what: 'scheduler chat round' });
+  slow.holdFromNow();
+  const before = slow.chats();
+  const r = await fetch(`${base}/probe?target=pd&probe=chat&endpoint=router&conn=fresh`, {
+    headers: { 'X-Prometheus-Scrape-Timeout-Seconds': '0.6' },
+  });
+  expect(r.status).toBe(504);
+  expect(await r.text()).toMatch(
+    /did not finish within the caller's wait.*runs on to its own timeout \(30 s\)/,
+  );
+  expect(slow.chats()).toBe(before + 1);
+  // The run is still going (its slot is held), and the engine has not seen a disconnect.
+  const again = await fetch(`${base}/probe?target=pd&probe=chat&endpoint=router&conn=fresh`);
+  expect(again.status).toBe(429);
+  expect(await again.text()).toMatch(/already running/);
+  expect(slow.ended).toEqual([]);
+  slow.release();
+  await waitFor(() => slow.ended.length >= 1, { what: 'the held stream to end' });
+  expect(slow.ended).toEqual(['finished']);
+});
+
+it('completion probes run on demand at most once per onDemandInterval: 429 with Retry-After beyond', async () => {
+  const good = await startServer(healthyHandler);
+  servers.push(good);
+  let clock = 1_000_000;
+  const { base } = await start(good.url, good.url, { now: () => clock, chat: ', onDemandInterval: 20s' });
+  const url = `${base}/probe?target=pd&probe=chat&endpoint=proxy&conn=fresh`;
+  expect((await fetch(url)).status).toBe(200);
+  clock += 5_000;
+  const limited = await fetch(url);
+  expect(limited.status).toBe(429);
+  expect(limited.headers.get('retry-after')).toBe('15');
+  expect(await limited.text()).toMatch(/at most once per 20 s \(onDemandInterval\); retry in 15 s/);
+  // Health probes cost the engine nothing: not limited.
+  for (let i = 0; i < 3; i++) expect((await fetch(`${base}/probe?target=pd&probe=health`)).status).toBe(200);
+  clock += 15_000;
+  expect((await fetch(url)).status).toBe(200);
+});
+
+it("the default on-demand interval is the probe's every", async () => {
+  const good = await startServer(healthyHandler);
+  servers.push(good);
+  const { base } = await start(good.url, good.url);
+  const url = `${base}/probe?target=pd&probe=chat&endpoint=proxy&conn=fresh`;
+  expect((await fetch(url)).status).toBe(200);
+  const limited = await fetch(url);
+  expect(limited.status).toBe(429);
+  expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(25);
+});
+
+it('web.onDemandCompletions restricts on-demand completion runs (authenticated without users, off)', async () => {
+  const good = await startServer(healthyHandler);
+  servers.push(good);
+  for (const policy of ['authenticated', 'off']) {
+    const { base } = await start(good.url, good.url, { web: `web: { onDemandCompletions: ${policy} }` });
+    const r = await fetch(`${base}/probe?target=pd&probe=chat&endpoint=proxy&conn=fresh`);
+    expect(r.status, policy).toBe(403);
+    expect(await r.text()).toMatch(new RegExp(`web.onDemandCompletions: ${policy}`));
+    expect((await fetch(`${base}/probe?target=pd&probe=health`)).status).toBe(200);
+    await daemon?.stop();
+    daemon = undefined;
+  }
+  expect(
+    good.requests.filter((q) => q.path === '/v1/chat/completions' && q.body.includes('Say OK')),
+  ).toHaveLength(
+    // Only the schedulers' first rounds (two daemons, two conns, two hops): no on-demand run reached the engine.
+    8,
+  );
 });
