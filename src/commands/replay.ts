@@ -36,7 +36,7 @@ function formatEvent(e: ReplayEvent): string {
     .split('\n')
     .map((l) => `    ${l.length > 300 ? `${l.slice(0, 300)}…` : l}`)
     .join('\n');
-  return `${e.stamp || '-'}  ${e.severity.padEnd(8)} ${e.rule}  ${e.file}:${e.offset}${fields ? `  ${fields}` : ''}\n${body}`;
+  return `${e.stamp || '-'}  ${e.severity.padEnd(8)} ${e.rule}  ${e.file}:${e.lineNo}${fields ? `  ${fields}` : ''}\n${body}`;
 }
 
 export function replayCommand(): Command {

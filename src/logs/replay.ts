@@ -15,8 +15,12 @@ export interface ReplayEvent {
   file: string;
   service: string;
   offset: number;
+  /** 1-based line number of the (first) line in its file. */
+  lineNo: number;
   rule: string;
   severity: Severity;
+  /** The rule's class (`thread_death`, `abort`, …; `custom` for user rules). */
+  class: string;
   line: string;
   fields: Record<string, string>;
   /** The line's own timestamp text (`2026-07-10 12:00:01`), inherited from the previous event when absent. */
@@ -79,8 +83,10 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           file,
           service,
           offset: m.offset,
+          lineNo: m.lineNo,
           rule: m.rule.name,
           severity: m.rule.severity,
+          class: m.rule.class,
           line: m.line,
           fields: m.fields,
           stamp: lastStamp,

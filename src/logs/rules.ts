@@ -5,8 +5,10 @@ import type { EngineGauge, LogPack, RuleConfig } from '../config/schema.js';
 import type { Severity } from '../signals.js';
 import type { EngineValues } from './engine-lines.js';
 import { literalAvoidsBatchLines } from './batch-lines.js';
-import { PACKS, type EngineLineKind } from './packs/index.js';
+import { PACKS, type EngineLineKind, type PackRule } from './packs/index.js';
 import { escapeRegExp, requiredLiterals, validateUserPattern } from './regex.js';
+import { isRequestEcho, prefixAllows, prefixShape } from './request-echo.js';
+import { LOG_PACKS } from '../config/schema.js';
 
 export interface CompiledRule {
   name: string;
@@ -19,6 +21,12 @@ export interface CompiledRule {
   extract: [group: string, gauge: EngineGauge][];
   /** A user rule (config), not a built-in pack rule. */
   user: boolean;
+  /** Rules sharing a key describe one incident (see PackRule.incident). */
+  incident?: string;
+  /** Named group holding the request id: per-rank copies of one request's line count once. */
+  perRequest?: string;
+  /** Multi-line rule raised with the header's fields when no closing line comes. */
+  emitUnclosed?: boolean;
   follows?: { re: RegExp; within: number };
 }
 
@@ -41,6 +49,8 @@ export interface RuleMatch {
   line: string;
   /** Byte offset of the (first) line in its file. */
   offset: number;
+  /** 1-based number of the (first) line, counted from where the scanner started. */
+  lineNo: number;
   fields: Record<string, string>;
   values?: EngineValues;
 }
@@ -83,7 +93,7 @@ function trimLiteral(s: string): string {
   return s.replace(/^[^A-Za-z]+/, '').replace(/[^A-Za-z0-9_]+$/, '');
 }
 
-function compileOne(rule: RuleConfig, user: boolean): CompiledRule {
+function compileOne(rule: RuleConfig | PackRule, user: boolean): CompiledRule {
   if (user) {
     const problems = ruleProblems(rule);
     if (problems.length > 0) throw new RuleError(problems.map((p) => `rule ${rule.name}: ${p}`));
@@ -99,6 +109,12 @@ function compileOne(rule: RuleConfig, user: boolean): CompiledRule {
     extract: Object.entries(rule.extract ?? {}),
     user,
   };
+  if (!user) {
+    const p = rule as PackRule;
+    if (p.incident !== undefined) compiled.incident = p.incident;
+    if (p.perRequest !== undefined) compiled.perRequest = p.perRequest;
+    if (p.emitUnclosed === true) compiled.emitUnclosed = true;
+  }
   if (rule.follows) compiled.follows = { re: new RegExp(rule.follows.match), within: rule.follows.within };
   return compiled;
 }
@@ -134,7 +150,9 @@ export function compileRuleSet(
 ): RuleSet {
   const rules: CompiledRule[] = [];
   const engineLines = new Set<EngineLineKind>();
-  for (const p of packs) {
+  // Pack order is fixed (LOG_PACKS), whatever the config lists: the specific thread-death record (nixl) must
+  // come before the generic one (python) so it wins the header they share.
+  for (const p of LOG_PACKS.filter((x) => packs.includes(x))) {
     const pack = PACKS[p];
     for (const r of pack.rules) rules.push(compileOne(r, false));
     for (const k of pack.engineLines) engineLines.add(k);
@@ -170,8 +188,11 @@ interface Pending {
   rule: CompiledRule;
   line: string;
   offset: number;
+  lineNo: number;
   fields: Record<string, string>;
   left: number;
+  /** The header's prefix shape: the closing line must carry the same prefix (see request-echo.ts). */
+  shape: string;
 }
 
 function groupsOf(m: RegExpExecArray, into: Record<string, string>): Record<string, string> {
@@ -179,12 +200,23 @@ function groupsOf(m: RegExpExecArray, into: Record<string, string>): Record<stri
   return into;
 }
 
+/** Lines after a single-line event of an incident during which the same incident's single lines are absorbed. */
+export const INCIDENT_LINES = 200;
+/** Request ids remembered for per-request de-duplication (oldest forgotten first). */
+const PER_REQUEST_KEEP = 4096;
+
 /**
  * Matches decoded lines of one file against a rule set, holding the state of multi-line rules.
  * Lines arrive in file order; `hasPending` tells the scanner it must show every line for a while.
+ * One incident makes one event: a multi-line record absorbs its own incident's single-line matches, the
+ * rules of one incident fire once per INCIDENT_LINES lines, and one request's line repeated per rank once.
  */
 export class LineMatcher {
   private pending: Pending[] = [];
+  /** Incident key → line number of its last event. */
+  private incidents = new Map<string, number>();
+  private seenRequests = new Set<string>();
+  private calls = 0;
 
   constructor(readonly set: RuleSet) {}
 
@@ -194,10 +226,14 @@ export class LineMatcher {
 
   reset(): void {
     this.pending = [];
+    this.incidents.clear();
+    this.seenRequests.clear();
   }
 
-  match(line: string, offset: number, emit: (m: RuleMatch) => void): void {
-    if (this.pending.length > 0) this.advancePending(line, emit);
+  /** `lineNo` counts every line of the file (the scanner knows it); without it, lines matched so far. */
+  match(line: string, offset: number, emit: (m: RuleMatch) => void, lineNo = ++this.calls): void {
+    const closed = this.pending.length > 0 ? this.advancePending(line, lineNo, emit) : undefined;
+    let echo: boolean | undefined;
     for (const rule of this.set.rules) {
       const lits = rule.literals;
       if (lits !== null) {
@@ -212,33 +248,110 @@ export class LineMatcher {
       }
       const m = rule.re.exec(line);
       if (!m) continue;
+      if (!rule.user) {
+        echo ??= isRequestEcho(line);
+        if (echo || !prefixAllows(line, m.index)) continue;
+      }
+      if (rule.incident !== undefined && closed?.has(rule.incident)) continue;
       const fields = groupsOf(m, {});
+      if (rule.incident !== undefined) {
+        const last = this.incidents.get(rule.incident);
+        if (last !== undefined && lineNo - last <= INCIDENT_LINES) continue;
+      }
       if (rule.follows) {
         // A new header restarts the rule: the previous thread's traceback ended without a match.
         this.pending = this.pending.filter((p) => p.rule !== rule);
-        this.pending.push({ rule, line, offset, fields, left: rule.follows.within });
+        this.pending.push({
+          rule,
+          line,
+          offset,
+          lineNo,
+          fields,
+          left: rule.follows.within,
+          shape: prefixShape(line.slice(0, m.index)),
+        });
         continue;
       }
-      const out: RuleMatch = { rule, line, offset, fields };
+      // An open record of the same incident will be the event (its lines are this incident's).
+      if (rule.incident !== undefined && this.pending.some((p) => p.rule.incident === rule.incident))
+        continue;
+      if (rule.perRequest !== undefined && !this.firstForRequest(rule, fields)) continue;
+      if (rule.incident !== undefined) this.incidents.set(rule.incident, lineNo);
+      const out: RuleMatch = { rule, line, offset, lineNo, fields };
       const values = extractValues(rule, fields);
       if (values) out.values = values;
       emit(out);
     }
   }
 
-  private advancePending(line: string, emit: (m: RuleMatch) => void): void {
+  /**
+   * The input ended or went idle: records whose header alone is decisive are raised now (an engine that died
+   * may never write the rest); the others keep waiting.
+   */
+  finish(emit: (m: RuleMatch) => void): void {
     const keep: Pending[] = [];
     for (const p of this.pending) {
-      const m = p.rule.follows!.re.exec(line);
-      if (m) {
-        const fields = groupsOf(m, { ...p.fields });
-        const out: RuleMatch = { rule: p.rule, line: `${p.line}\n${line}`, offset: p.offset, fields };
-        const values = extractValues(p.rule, fields);
-        if (values) out.values = values;
-        emit(out);
-      } else if (--p.left > 0) keep.push(p);
+      if (p.rule.emitUnclosed) this.emitHeader(p, emit);
+      else keep.push(p);
     }
     this.pending = keep;
+  }
+
+  private emitHeader(p: Pending, emit: (m: RuleMatch) => void): void {
+    if (p.rule.incident !== undefined) this.incidents.set(p.rule.incident, p.lineNo);
+    emit({ rule: p.rule, line: p.line, offset: p.offset, lineNo: p.lineNo, fields: p.fields });
+  }
+
+  /** False when this rule already fired for this request (another rank printed the same line). */
+  private firstForRequest(rule: CompiledRule, fields: Record<string, string>): boolean {
+    const id = fields[rule.perRequest!];
+    if (id === undefined || id === '') return true;
+    const key = `${rule.name}\u0000${id}`;
+    if (this.seenRequests.has(key)) return false;
+    this.seenRequests.add(key);
+    if (this.seenRequests.size > PER_REQUEST_KEEP) {
+      this.seenRequests.delete(this.seenRequests.values().next().value!);
+    }
+    return true;
+  }
+
+  /** Advances open records over one line; returns the incidents a record closed on it. */
+  private advancePending(
+    line: string,
+    lineNo: number,
+    emit: (m: RuleMatch) => void,
+  ): Set<string> | undefined {
+    let closed: Set<string> | undefined;
+    const keep: Pending[] = [];
+    // Records that closed, by header: the first (most specific) record of an incident wins its header.
+    const won = new Set<string>();
+    for (const p of this.pending) {
+      const headerKey = `${p.rule.incident ?? p.rule.name}\u0000${p.offset}`;
+      if (won.has(headerKey)) continue;
+      const m = p.rule.follows!.re.exec(line);
+      if (m && prefixShape(line.slice(0, m.index)) === p.shape) {
+        won.add(headerKey);
+        const fields = groupsOf(m, { ...p.fields });
+        const out: RuleMatch = {
+          rule: p.rule,
+          line: `${p.line}\n${line}`,
+          offset: p.offset,
+          lineNo: p.lineNo,
+          fields,
+        };
+        const values = extractValues(p.rule, fields);
+        if (values) out.values = values;
+        if (p.rule.incident !== undefined) {
+          (closed ??= new Set()).add(p.rule.incident);
+          this.incidents.set(p.rule.incident, lineNo);
+        }
+        emit(out);
+      } else if (--p.left > 0) keep.push(p);
+      else if (p.rule.emitUnclosed) this.emitHeader(p, emit);
+    }
+    // A closed record takes the other records opened by the same header with it.
+    this.pending = keep.filter((p) => !won.has(`${p.rule.incident ?? p.rule.name}\u0000${p.offset}`));
+    return closed;
   }
 }
 

@@ -85,6 +85,7 @@ export class ChunkScanner {
   /** Emits the incomplete last line as if it had ended (after an idle time, or at end of input). */
   flush(): void {
     if (this.carryLen > 0) this.endCarriedLine(0);
+    this.matcher.finish((m) => this.sink.match(m));
   }
 
   private extendCarry(buf: Buffer, from: number, to: number): void {
@@ -117,7 +118,7 @@ export class ChunkScanner {
   private emitLine(latin1: string, offset: number): void {
     let line = Buffer.from(latin1, 'latin1').toString('utf8');
     if (line.endsWith('\r')) line = line.slice(0, -1);
-    this.matcher.match(line, offset, (m) => this.sink.match(m));
+    this.matcher.match(line, offset, (m) => this.sink.match(m), this.lines);
   }
 
   /** Scans s[0, last] (complete lines; s[last] is '\n'); `base` is the file offset of s[0]. */

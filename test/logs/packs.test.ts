@@ -10,8 +10,12 @@ import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 const ALL = [...LOG_PACKS];
 
 function scan(text: string, chunk = 1 << 20): RuleMatch[] {
+  return scanWith(ALL, text, chunk);
+}
+
+function scanWith(packs: typeof ALL, text: string, chunk = 1 << 20): RuleMatch[] {
   const out: RuleMatch[] = [];
-  const scanner = new ChunkScanner(compileRuleSet(ALL, []), 65_536, {
+  const scanner = new ChunkScanner(compileRuleSet(packs, []), 65_536, {
     match: (m) => out.push(m),
     engine: () => {},
     truncated: () => {},
@@ -62,21 +66,57 @@ describe('built-in packs', () => {
     }
   });
 
-  it('names the thread target and the exception of a dead thread', () => {
+  it('one bootstrap-thread death is one event naming the thread, the exception and the message', () => {
     const m = scan(`${RULE_FIXTURES.nixl_bootstrap_thread_dead![0]}\n`);
-    const nixl = m.find((x) => x.rule.name === 'nixl_bootstrap_thread_dead')!;
-    expect(nixl.fields).toMatchObject({
+    expect(m.map((x) => x.rule.name)).toEqual(['nixl_bootstrap_thread_dead']);
+    expect(m[0]!.fields).toEqual({
       thread: 'Thread-1',
       target: 'bootstrap_thread',
       exception: 'AssertionError',
+      message: "First message should be b'NixlMsgGuard'. Foreign traffic?",
     });
-    expect(nixl.offset).toBe(0);
-    const py = m.find((x) => x.rule.name === 'python_thread_exception')!;
-    expect(py.fields).toMatchObject({ target: 'bootstrap_thread', exception: 'AssertionError' });
-    const crlf = scan(`${RULE_FIXTURES.python_thread_exception![1]}\r\n`).find(
+    expect(m[0]!.rule.class).toBe('kv_bootstrap_dead');
+    expect(m[0]!.offset).toBe(0);
+    expect(m[0]!.lineNo).toBe(1);
+    // Without the nixl pack the generic record names the same thread; the assertion is still absorbed.
+    const py = scanWith(['python', 'sglang'], `${RULE_FIXTURES.nixl_bootstrap_thread_dead![0]}\n`);
+    expect(py.map((x) => x.rule.name)).toEqual(['python_thread_exception']);
+    expect(py[0]!.fields).toMatchObject({ target: 'bootstrap_thread', exception: 'AssertionError' });
+    // The header on another stream: the assertion alone still fires, once.
+    const alone = scan(`${RULE_FIXTURES.nixl_guard_assertion![0]}\n`);
+    expect(alone.map((x) => x.rule.name)).toEqual(['nixl_guard_assertion']);
+    const crlf = scan(`${RULE_FIXTURES.python_thread_exception![3]}\r\n`).find(
       (x) => x.rule.name === 'python_thread_exception',
     )!;
     expect(crlf.fields).toMatchObject({ thread: 'DetokenizerThread', exception: 'RuntimeError' });
+  });
+
+  it("per-rank copies of one request's abort count once; another request counts again", () => {
+    const line = (tp: number, rid: string) =>
+      `[2026-08-10 14:07:24 DP${tp} TP${tp} EP${tp}] Decode transfer failed for request rank=${tp} decode_req.req.rid='${rid}' decode_req.req.bootstrap_room=1 with exception KVTransferError(bootstrap_room=1): Aborted by AbortReq.`;
+    const text = [0, 1, 2, 3, 4, 5, 6, 7].map((tp) => line(tp, 'r1')).concat([line(0, 'r2'), line(1, 'r2')]);
+    const m = scan(`${text.join('\n')}\n`);
+    expect(m.map((x) => `${x.rule.name} ${x.fields.rid}`)).toEqual([
+      'sglang_decode_transfer_aborted r1',
+      'sglang_decode_transfer_aborted r2',
+    ]);
+    expect(m[0]!.rule.class).toBe('abort');
+  });
+
+  it('a vLLM engine-core record is one event with the cause, even when the traceback never ends', () => {
+    const full = scan(`${RULE_FIXTURES.vllm_engine_core_fatal![0]}\n`);
+    expect(full.map((x) => x.rule.name)).toEqual(['vllm_engine_core_fatal']);
+    expect(full[0]!.fields).toMatchObject({ exception: 'RuntimeError' });
+    expect(full[0]!.fields.message).toContain('Worker failed with error');
+    const cut = scan(
+      '(EngineCore_DP0 pid=4) ERROR 08-10 12:30:57 [core.py:710] EngineCore encountered a fatal error.\n',
+    );
+    expect(cut.map((x) => x.rule.name)).toEqual(['vllm_engine_core_fatal']);
+    // The API server's EngineDeadError right after is the same incident.
+    const chain = scan(
+      `${RULE_FIXTURES.vllm_engine_core_fatal![0]}\n${RULE_FIXTURES.vllm_engine_core_died![0]}\n${RULE_FIXTURES.vllm_engine_dead![0]}\n`,
+    );
+    expect(chain.map((x) => x.rule.name)).toEqual(['vllm_engine_core_fatal']);
   });
 
   it('a thread header with no exception line within the window produces no event', () => {

@@ -7,7 +7,8 @@ import { sglangPack } from './sglang.js';
 import type { RulePack } from './types.js';
 import { vllmPack } from './vllm.js';
 
-export type { EngineLineKind, RulePack } from './types.js';
+export type { EngineLineKind, PackRule, RuleClass, RulePack } from './types.js';
+export { RULE_CLASSES } from './types.js';
 
 export const PACKS: Record<LogPack, RulePack> = {
   sglang: sglangPack,

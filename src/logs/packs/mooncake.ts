@@ -1,23 +1,37 @@
-// Mooncake KV-transfer signatures (engine-signals.md §1.2, §1.3, §1.8). Its ABORT handling logs only at
-// DEBUG, so the visible signs are the failures below.
+// SGLang Mooncake KV-transfer signatures (disaggregation/mooncake/conn.py, SGLang 2025-05 → main 2026-08). Its
+// ABORT handling logs only at DEBUG, so the visible signs are the failures below.
 import type { RulePack } from './types.js';
 
 export const mooncakePack: RulePack = {
   name: 'mooncake',
   engineLines: [],
   rules: [
+    // mooncake/conn.py decode_thread failure reason (2025-05 → 2026-08).
     {
       name: 'mooncake_kvcache_fetch_failed',
-      class: 'transfer_failure',
       severity: 'warning',
+      class: 'transfer_failure',
+      upstream: 'disaggregation/mooncake/conn.py decode_thread (2025-05 → 2026-08)',
       match: String.raw`Failed to get kvcache from prefill instance, it might be dead`,
     },
-    // The transfer worker re-raises this, which ends the thread (a python_thread_exception follows).
+    // mooncake/conn.py transfer_worker re-raises this, which ends the thread: the python thread-death record
+    // closes on this line and absorbs it (same incident); alone (python pack off) it still fires.
     {
       name: 'mooncake_transfer_thread_failed',
-      class: 'thread_death',
       severity: 'critical',
+      class: 'thread_death',
+      upstream: 'disaggregation/mooncake/conn.py transfer_worker (2025-05 → 2026-08)',
+      incident: 'thread_death',
       match: String.raw`Transfer thread failed because of (?<error>.*?)\. Prefill instance with bootstrap_port=(?<port>\d+) is dead`,
+    },
+    // mooncake/conn.py send_kvcache / transfer_worker (2025-06 → 2026-08): `Session {session} failed.` when the
+    // Mooncake transfer engine reports a failed batch transfer to one decode session; the room is failed.
+    {
+      name: 'mooncake_session_failed',
+      severity: 'warning',
+      class: 'transfer_failure',
+      upstream: 'disaggregation/mooncake/conn.py transfer_worker (2025-06 → 2026-08)',
+      match: String.raw`Session (?<session>[\w.:\[\]-]+) failed\.`,
     },
   ],
 };

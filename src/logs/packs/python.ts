@@ -1,22 +1,35 @@
-// Generic Python signatures. Any dead worker thread is a wedge risk: the process keeps running (exit 0
-// of the thread only) and /health stays 200 (engine-signals.md §1.1).
+// Generic Python signatures, for any engine. A dead worker thread is a wedge risk: the process keeps running
+// (threading.excepthook prints and only the thread ends) and /health stays 200.
 import type { RulePack } from './types.js';
 
 export const pythonPack: RulePack = {
   name: 'python',
   engineLines: [],
   rules: [
-    // `Exception in thread Thread-3 (forward_thread_func):` (3.10+) or `Exception in thread Thread-3:` (older,
-    // or a thread with a name of its own), then the traceback, whose last line names the exception.
+    // CPython Lib/threading.py excepthook (3.8 → 3.13): `Exception in thread Thread-3 (forward_thread_func):`
+    // (3.10+) or `Exception in thread Thread-3:` (older, or a named thread), then the traceback, whose last
+    // line names the exception. Any prefix is tolerated (vLLM's `(EngineCore_DP0 pid=N) `, `svc-1  | `); the
+    // closing line must carry the header's prefix, which keeps traceback source lines from closing it.
     {
       name: 'python_thread_exception',
-      class: 'thread_death',
       severity: 'critical',
-      match: String.raw`^Exception in thread (?<thread>.+?)(?: \((?<target>[\w.<>]+)\))?:\s*$`,
+      class: 'thread_death',
+      upstream: 'cpython Lib/threading.py excepthook (3.8 → 3.13)',
+      incident: 'thread_death',
+      match: String.raw`Exception in thread (?<thread>.+?)(?: \((?<target>[\w.<>]+)\))?:\s*$`,
       follows: {
-        match: String.raw`^(?<exception>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?:: ?(?<message>.*?))?\s*$`,
+        match: String.raw`(?<exception>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?:: ?(?<message>.*?))?\s*$`,
         within: 100,
       },
+    },
+    // torch/cuda memory (torch 2.0 → 2.9): `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate …`
+    // (older `torch.cuda.OutOfMemoryError`). Whether it kills anything depends on who catches it: a warning.
+    {
+      name: 'python_cuda_oom',
+      severity: 'warning',
+      class: 'oom',
+      upstream: 'torch/cuda/memory.py OutOfMemoryError (torch 2.0 → 2.9)',
+      match: String.raw`OutOfMemoryError: (?:CUDA out of memory|Tried to allocate)`,
     },
   ],
 };

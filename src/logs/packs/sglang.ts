@@ -1,115 +1,210 @@
-// SGLang scheduler, tokenizer and HTTP-process signatures (engine-signals.md §1.1, §1.5–§1.8, §2).
-// SGLang prints no level name and the level of some lines changed between versions, so rules key on text.
-import type { RulePack } from './types.js';
+// SGLang scheduler, tokenizer, detokenizer and HTTP-process signatures, read from SGLang main (2026-08) with
+// the older wordings kept where they cost nothing. SGLang prints no level name (`[%(asctime)s{prefix}] %(message)s`,
+// utils/common.py configure_logger) and the level of some lines changed between versions, so rules key on text.
+// Each rule names its upstream file and the versions its wording applies to (`upstream`). A dying scheduler
+// prints a chain (exception or watchdog → `Subprocess … crashed` → `SIGQUIT received`): one incident, so those
+// rules share the `sglang_process_death` key and the first line of the chain is the event.
+import type { PackRule, RulePack, RuleClass } from './types.js';
 
 const KV_ABORT = String.raw`Aborted by AbortReq\.`;
 const KV_TIMEOUT = String.raw`timed out after (?<seconds>[\d.]+)s in KVPoll\.(?<state>\w+)`;
 const OTHER = String.raw`(?!.*(?:Aborted by AbortReq\.|timed out after [\d.]+s in KVPoll\.))`;
+// `rank=0 req.rid='…' req.bootstrap_room=…` (prefill.py), `rank=0 decode_req.req.rid='…'` (decode.py), and the
+// newer `rank=0 rid=… bootstrap_room=…` (decode.py _handle_bootstrap_failure).
+const RID = String.raw`rank=(?<rank>\d+) (?:[\w.]*rid=)'?(?<rid>[^'\s]*)`;
+
+/**
+ * One per-request PD failure stem split by its reason suffix (the rule label stays bounded): `Aborted by
+ * AbortReq.` is an abort, `timed out after …s in KVPoll.*` a KV timeout, anything else a transfer failure.
+ */
+function byReason(stem: string, base: string, upstream: string): PackRule[] {
+  const variants: [string, string, RuleClass][] = [
+    ['aborted', `.*${KV_ABORT}`, 'abort'],
+    ['timeout', `.*${KV_TIMEOUT}`, 'transfer_timeout'],
+    ['failed', OTHER, 'transfer_failure'],
+  ];
+  return variants.map(([suffix, tail, cls]) => ({
+    name: `${base}_${suffix}`,
+    severity: 'warning',
+    class: cls,
+    upstream,
+    perRequest: 'rid',
+    match: `${stem} ${RID}${tail}`,
+  }));
+}
 
 export const sglangPack: RulePack = {
   name: 'sglang',
   engineLines: ['sglang_batch'],
   rules: [
-    // Per-request PD failures; the reason suffix decides the rule so the rule label stays bounded.
-    {
-      name: 'sglang_prefill_bootstrap_aborted',
-      class: 'abort',
-      severity: 'warning',
-      match: String.raw`Prefill bootstrap failed for request rank=(?<rank>\d+).*${KV_ABORT}`,
-    },
-    {
-      name: 'sglang_prefill_bootstrap_timeout',
-      class: 'transfer_timeout',
-      severity: 'warning',
-      match: String.raw`Prefill bootstrap failed for request rank=(?<rank>\d+).*${KV_TIMEOUT}`,
-    },
-    {
-      name: 'sglang_prefill_bootstrap_failed',
-      class: 'transfer_failure',
-      severity: 'warning',
-      match: String.raw`Prefill bootstrap failed for request rank=(?<rank>\d+)${OTHER}`,
-    },
-    {
-      name: 'sglang_decode_transfer_aborted',
-      class: 'abort',
-      severity: 'warning',
-      match: String.raw`Decode transfer failed for request rank=(?<rank>\d+).*${KV_ABORT}`,
-    },
-    {
-      name: 'sglang_decode_transfer_timeout',
-      class: 'transfer_timeout',
-      severity: 'warning',
-      match: String.raw`Decode transfer failed for request rank=(?<rank>\d+).*${KV_TIMEOUT}`,
-    },
-    {
-      name: 'sglang_decode_transfer_failed',
-      class: 'transfer_failure',
-      severity: 'warning',
-      match: String.raw`Decode transfer failed for request rank=(?<rank>\d+)${OTHER}`,
-    },
+    // disaggregation/prefill.py PrefillBootstrapQueue.pop_bootstrapped / handle_bootstrap_failure
+    // (2025-05 → main 2026-08; logger.error then logger.warning): per request and per TP rank.
+    ...byReason(
+      'Prefill bootstrap failed for request',
+      'sglang_prefill_bootstrap',
+      'disaggregation/prefill.py pop_bootstrapped (2025-05 → 2026-08)',
+    ),
+    // disaggregation/decode.py DecodePreallocQueue._update_handshake_waiters / _handle_bootstrap_failure
+    // (2025-09 → 2026-08): `Decode handshake failed for request rank={tp_rank} {rid=} {bootstrap_room=}`.
+    ...byReason(
+      'Decode handshake failed for request',
+      'sglang_decode_handshake',
+      'disaggregation/decode.py _update_handshake_waiters (2025-09 → 2026-08)',
+    ),
+    // disaggregation/decode.py DecodeTransferQueue.pop_transferred (2025-05 → 2026-08).
+    ...byReason(
+      'Decode transfer failed for request',
+      'sglang_decode_transfer',
+      'disaggregation/decode.py pop_transferred (2025-05 → 2026-08)',
+    ),
+    // disaggregation/prefill.py process_disagg_prefill_inflight_queue (2025-05 → 2026-08).
     {
       name: 'sglang_prefill_transfer_failed',
-      class: 'transfer_failure',
       severity: 'warning',
-      match: String.raw`Prefill transfer failed for request rank=(?<rank>\d+)`,
+      class: 'transfer_failure',
+      upstream: 'disaggregation/prefill.py process_disagg_prefill_inflight_queue (2025-05 → 2026-08)',
+      perRequest: 'rid',
+      match: String.raw`Prefill transfer failed for request ${RID}`,
     },
-    // warning_once: printed once per process, so one line means the timeout has started to bite.
+    // warning_once in prefill.py / decode.py (2025-06 → 2026-08): printed once per process, so one line means
+    // the timeout has started to bite.
     {
       name: 'sglang_bootstrap_timeout_warning',
-      class: 'transfer_timeout',
       severity: 'warning',
+      class: 'transfer_timeout',
+      upstream: 'disaggregation/prefill.py pop_bootstrapped warning_once (2025-06 → 2026-08)',
       match: String.raw`Some requests timed out when bootstrapping`,
     },
     {
       name: 'sglang_waiting_timeout_warning',
-      class: 'transfer_timeout',
       severity: 'warning',
+      class: 'transfer_timeout',
+      upstream: 'disaggregation/decode.py pop_transferred warning_once (2025-06 → 2026-08)',
       match: String.raw`Some requests fail to receive KV Cache transfer done signal after bootstrapping`,
     },
-    // New: `Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)`; old: `(watchdog_timeout=300)`.
+    // utils/watchdog.py Watchdog._watchdog_once (2025-12 → 2026-08):
+    // `{debug_name} watchdog timeout ({self.watchdog_timeout=}, {self.soft=})`; managers/scheduler.py
+    // watchdog_thread (≤ 2025-11): `Scheduler watchdog timeout (self.watchdog_timeout=300)` and, older still,
+    // `Watchdog timeout (self.watchdog_timeout=300)`. Not soft: it SIGQUITs the server 5 s later.
     {
       name: 'sglang_watchdog_timeout',
-      class: 'watchdog_timeout',
       severity: 'critical',
-      match: String.raw`(?<component>\w+) watchdog timeout \((?:self\.)?watchdog_timeout=(?<timeout>[\d.]+)`,
+      class: 'watchdog_timeout',
+      upstream: 'utils/watchdog.py (2025-12 → 2026-08), managers/scheduler.py watchdog_thread (≤ 2025-11)',
+      incident: 'sglang_process_death',
+      match: String.raw`(?:(?<component>\w+) watchdog|Watchdog) timeout \((?:self\.)?watchdog_timeout=(?<timeout>[\d.]+)(?:, (?:self\.)?soft=False)?\)`,
     },
+    // The same watchdog with soft=True only dumps stacks and keeps serving: a warning.
+    {
+      name: 'sglang_watchdog_soft',
+      severity: 'warning',
+      class: 'watchdog_timeout',
+      upstream: 'utils/watchdog.py _watchdog_once soft=True (2025-12 → 2026-08)',
+      match: String.raw`(?<component>\w+) watchdog timeout \((?:self\.)?watchdog_timeout=(?<timeout>[\d.]+), (?:self\.)?soft=True\)`,
+    },
+    // entrypoints/engine.py sigquit_handler, launch phase (2025-01 → 2026-08) and, before 2026-03, the only form.
     {
       name: 'sglang_sigquit_from_child',
-      class: 'engine_death',
       severity: 'critical',
+      class: 'engine_death',
+      upstream: 'entrypoints/engine.py sigquit_handler (2025-01 → 2026-08, launch phase after 2026-03)',
+      incident: 'sglang_process_death',
       match: String.raw`Received sigquit from a child process`,
     },
+    // managers/tokenizer_manager.py SignalHandler.running_phase_sigquit_handler (2026-03 → 2026-08):
+    // `SIGQUIT received. {signum=}, {frame=}. It usually means one child failed.`
+    {
+      name: 'sglang_sigquit_running',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream: 'managers/tokenizer_manager.py running_phase_sigquit_handler (2026-03 → 2026-08)',
+      incident: 'sglang_process_death',
+      match: String.raw`SIGQUIT received\. .{0,80}It usually means one child failed`,
+    },
+    // managers/tokenizer_manager.py subprocess watchdog (2026-06 → 2026-08):
+    // `Subprocess {name} (pid={pid}) crashed with exit code {code}. Triggering SIGQUIT for cleanup...`
+    {
+      name: 'sglang_subprocess_crashed',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream: 'managers/tokenizer_manager.py subprocess watchdog (2026-06 → 2026-08)',
+      incident: 'sglang_process_death',
+      match: String.raw`Subprocess (?<process>[\w.-]+) \(pid=(?<pid>\d+)\) crashed with exit code (?<code>-?\d+)`,
+    },
+    // managers/scheduler.py run_scheduler_process: `Scheduler hit an exception: {traceback}` (2024 → 2026-08).
     {
       name: 'sglang_scheduler_exception',
-      class: 'engine_death',
       severity: 'critical',
+      class: 'engine_death',
+      upstream: 'managers/scheduler.py run_scheduler_process (2024 → 2026-08)',
+      incident: 'sglang_process_death',
       match: String.raw`Scheduler hit an exception:`,
     },
+    // managers/detokenizer_manager.py run_detokenizer_process, managers/tokenizer_manager.py
+    // (handle_loop / print_exception_wrapper), managers/data_parallel_controller.py
+    // run_data_parallel_controller_process (2024 → 2026-08): `{Name} hit an exception: {traceback}`.
+    {
+      name: 'sglang_manager_exception',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream:
+        'managers/{detokenizer_manager,tokenizer_manager,data_parallel_controller}.py (2024 → 2026-08)',
+      incident: 'sglang_process_death',
+      match: String.raw`(?<component>DetokenizerManager|TokenizerManager|DataParallelController|MultiTokenizerRouter|FaultToleranceManager) hit an exception:`,
+    },
+    // entrypoints/http_server.py health_generate (2025-03 → 2026-08): /health answers 503.
     {
       name: 'sglang_health_check_failed',
-      class: 'health_check_failed',
       severity: 'warning',
+      class: 'health_check_failed',
+      upstream: 'entrypoints/http_server.py health_generate (2025-03 → 2026-08)',
       match: String.raw`Health check failed\. Server couldn't get a response from detokenizer for last (?<seconds>\d+) seconds`,
     },
-    // The parser failed and returned the raw tool-call markup as content (engine-signals.md §6).
+    // managers/scheduler.py update_running_batch (2024 → 2026-08):
+    // `KV cache pool is full. Retract requests. #retracted_reqs: {n}, #new_token_ratio: {a:.4f} -> {b:.4f}`.
+    {
+      name: 'sglang_kv_pool_full_retract',
+      severity: 'warning',
+      class: 'retract',
+      upstream: 'managers/scheduler.py update_running_batch (2024 → 2026-08)',
+      match: String.raw`KV cache pool is full\. Retract requests\.(?: #retracted_reqs: (?<retracted>\d+))?`,
+    },
+    // disaggregation/decode.py DecodeTransferQueue._check_metadata (2026-02 → 2026-08): `Context corruption
+    // detected: Request {rid} (bootstrap_room={a}) received metadata from bootstrap_room={b}. …`. The request
+    // is aborted and the engine serves on, so a warning; its class lets an alert page on it anyway.
+    {
+      name: 'sglang_context_corruption',
+      severity: 'warning',
+      class: 'corruption',
+      upstream: 'disaggregation/decode.py DecodeTransferQueue metadata check (2026-02 → 2026-08)',
+      perRequest: 'rid',
+      match: String.raw`Context corruption detected: Request (?<rid>\S+) \(bootstrap_room=(?<room>\d+)\)`,
+    },
+    // The parser failed and returned the raw tool-call markup as content: function_call/*_detector.py and
+    // entrypoints/openai/serving_chat.py (2025-03 → 2026-08).
     {
       name: 'sglang_tool_call_parse_error',
-      class: 'tool_call_parse_error',
       severity: 'warning',
+      class: 'tool_call_parse_error',
+      upstream: 'function_call/base_format_detector.py, serving_chat.py (2025-03 → 2026-08)',
       match: String.raw`Error in detect_and_parse: |Error in parse_streaming_increment: |Tool call parsing error: `,
     },
-    // PyTorch ProcessGroupNCCL: `[Rank N] Watchdog caught …`; newer torch: `[PG ID 0 PG GUID 0(default_pg) Rank N] …`.
+    // PyTorch ProcessGroupNCCL.cpp (torch 2.1 → 2.9): `[Rank N] Watchdog caught …`; newer torch:
+    // `[PG ID 0 PG GUID 0(default_pg) Rank N] …`. Any engine; kept in this pack for history.
     {
       name: 'sglang_nccl_watchdog_timeout',
-      class: 'watchdog_timeout',
       severity: 'critical',
+      class: 'collective_timeout',
+      upstream: 'torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (torch 2.1 → 2.9)',
       match: String.raw`Rank (?<rank>\d+)\] Watchdog caught collective operation timeout`,
     },
-    // Startup marker for DeepSeek-V4 KV pool sizing; `DSv4` in older builds, `DSV4` in newer.
+    // model_executor/pool_configurator.py DSV4PoolConfigurator (2026-04 → 2026-08): startup marker for
+    // DeepSeek-V4 KV pool sizing; `DSv4` in older builds, `DSV4` in newer.
     {
       name: 'sglang_bytes_per_full_token',
-      class: 'startup_info',
       severity: 'info',
+      class: 'startup_info',
+      upstream: 'model_executor/pool_configurator.py (2026-04 → 2026-08)',
       match: String.raw`DS[vV]4 memory calculation: bytes_per_full_token=(?<bytes>[\d.]+)`,
       extract: { bytes: 'bytesPerFullToken' },
     },
