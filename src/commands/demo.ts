@@ -2,10 +2,11 @@
 // It prints where to look and a live timeline; after `--replay-after` it replays the incident (an abort cascade
 // with nixl_abort_unhandled armed) and the daemon is left to notice, remediate and recover.
 import { Command, Option } from 'commander';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import type { Daemon } from '../daemon.js';
 import { detectorTimeline } from '../detect/demo-timeline.js';
@@ -14,7 +15,8 @@ import { abortCascade } from '../sim/abort-cascade.js';
 import { parseDurationArg } from '../sim/cli-args.js';
 import { demoConfig } from '../sim/demo-config.js';
 import { startSim, type Sim } from '../sim/index.js';
-import { addLogFlags, EXIT, loggerFrom } from './common.js';
+import { createLogger } from '../logger.js';
+import { addLogFlags, EXIT } from './common.js';
 import { parseListenAddress } from '../server/listen.js';
 import { runDaemonUntilSignal } from './run.js';
 import { describeSim } from './sim.js';
@@ -40,6 +42,8 @@ export interface DemoOptions {
   logFormat: 'json' | 'pretty';
   /** Where timeline lines go (default stdout). */
   onTimeline?: (line: string) => void;
+  /** Where the daemon's own log goes (default wedgewatch.log in the demo's directory, named at start). */
+  logFile?: string;
   extensions?: DemoExtension[];
 }
 
@@ -94,12 +98,28 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
 
   const cleanups: (() => void)[] = [];
   let replayTimer: NodeJS.Timeout | undefined;
-  const logger = loggerFrom({ 'log.level': opts.logLevel, 'log.format': opts.logFormat });
+  // The daemon's log lines (JSON by default) would break up the timeline: they go to a file, named below.
+  const logFile = opts.logFile ?? join(dir, 'wedgewatch.log');
+  // Written synchronously: nothing is lost when Ctrl-C ends the process, and a late line (a remediation command
+  // finishing during shutdown) finds the file still open instead of an ended stream.
+  const logFd = openSync(logFile, 'a');
+  let logOpen = true;
+  const logStream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      if (logOpen) writeSync(logFd, chunk);
+      cb();
+    },
+  });
+  const logger = createLogger({ level: opts.logLevel, format: opts.logFormat, destination: logStream });
 
   const stopAll = async () => {
     clearTimeout(replayTimer);
     for (const c of cleanups) c();
     await sim.stop();
+  };
+  const closeLog = () => {
+    logOpen = false;
+    closeSync(logFd);
   };
   try {
     await runDaemonUntilSignal(
@@ -112,6 +132,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
             `  status page  ${base}/`,
             `  metrics      ${base}/metrics`,
             `  config       ${configPath}`,
+            `  daemon log   ${logFile}`,
             'simulator:',
             describeSim(sim),
             `incident replay in ${Math.round(opts.replayAfterMs / 1000)}s: an abort cascade with nixl_abort_unhandled armed`,
@@ -132,6 +153,8 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     // The watchdog could not start (its listen address is busy): take the simulator down with it.
     await stopAll();
     throw err;
+  } finally {
+    closeLog();
   }
 }
 
@@ -166,14 +189,16 @@ export function demoCommand(): Command {
   return addLogFlags(
     new Command('demo')
       .addHelpText('after', '\nExample:\n  wedgewatch demo --replay-after 10s\n')
-      .description('run the simulator and the watchdog watching it; replays a wedge incident after ~30 s')
+      .description(
+        "run the simulator and the watchdog watching it; replays a wedge incident after ~30 s. Prints only the timeline: the daemon's own log goes to wedgewatch.log in the demo's directory (named at start)",
+      )
       .addOption(
         new Option('--web.listen-address <addr>', 'address for the status page and /metrics').default(
           '127.0.0.1:9787',
         ),
       )
       .option('--replay-after <duration>', 'when to replay the incident', '30s'),
-  ).action(async (opts: Record<string, unknown>, cmd: Command) => {
+  ).action(async (opts: Record<string, unknown>) => {
     let replayAfterMs: number;
     try {
       replayAfterMs = parseDurationArg(opts.replayAfter as string, '--replay-after');
@@ -182,13 +207,11 @@ export function demoCommand(): Command {
       process.exitCode = EXIT.usage;
       return;
     }
-    // The daemon's own logs would drown the timeline; show warnings unless a level is asked for.
-    const levelGiven = cmd.getOptionValueSource('log.level') === 'cli';
     try {
       await runDemo({
         listenAddress: opts['web.listenAddress'] as string,
         replayAfterMs,
-        logLevel: levelGiven ? (opts['log.level'] as LogLevel) : 'warn',
+        logLevel: opts['log.level'] as LogLevel,
         logFormat: opts['log.format'] as 'json' | 'pretty',
       });
     } catch (err) {

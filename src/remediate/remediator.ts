@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import type { TargetMetrics } from '../metrics.js';
 import { remediationAction } from '../known-series.js';
 import { runCommand, type ExecOptions, type ExecResult } from './exec.js';
-import { decide, newLedger, recordRun, type Ledger } from './policy.js';
+import { decide, newLedger, recordRun, type Ledger, type SkipReason } from './policy.js';
 
 export interface RemediationRecord {
   at: number;
@@ -38,6 +38,12 @@ export interface RemediatorCarry {
   ledger: Ledger;
   running: Promise<void> | undefined;
 }
+
+const SKIPPED: Record<SkipReason, string> = {
+  cooldown: 'remediation skipped: still in the cooldown after the last run',
+  capped: 'remediation skipped: maxPerHour reached',
+  paused: 'remediation skipped: paused by an operator',
+};
 
 // Diagnoses come from a fixed vocabulary plus config-validated names; this keeps the env value inert anyway.
 const safe = (s: string) => s.replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 100);
@@ -126,10 +132,13 @@ export class Remediator {
     const log = this.opts.logger.child({ component: 'remediate', target: r.target });
     if (r.result === 'success' || r.result === 'dry_run')
       log.warn({ argv: r.argv, result: r.result, diagnosis: r.diagnosis }, 'remediation');
+    else if (r.result === 'cooldown' || r.result === 'capped' || r.result === 'paused')
+      // The policy working as configured, not a fault: logged once per wedge and reason (policy.ts reports it once).
+      log.info({ result: r.result, diagnosis: r.diagnosis }, SKIPPED[r.result]);
     else
       log.error(
         { argv: r.argv, result: r.result, diagnosis: r.diagnosis, code: r.code },
-        'remediation did not run or failed',
+        'remediation failed',
       );
     this.opts.onRecord(r);
   }

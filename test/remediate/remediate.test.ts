@@ -40,6 +40,7 @@ function setup(over: Record<string, unknown> = {}) {
   const metrics = createTargetMetrics(reg);
   const clock = { now: 10_000_000 };
   const records: RemediationRecord[] = [];
+  const logs: { level: number; msg: string; result?: string }[] = [];
   const r = new Remediator({
     target: 'dsv4',
     config: remediateSchema.parse({
@@ -51,7 +52,7 @@ function setup(over: Record<string, unknown> = {}) {
       ...over,
     }),
     metrics,
-    logger: pino({ level: 'silent' }),
+    logger: pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line)) }),
     onRecord: (x) => records.push(x),
     now: () => clock.now,
   });
@@ -59,12 +60,12 @@ function setup(over: Record<string, unknown> = {}) {
     (await reg.getSingleMetric('wedgewatch_remediations_total')!.get()).values.find(
       (v) => v.labels.result === result,
     )?.value ?? 0;
-  return { r, out, reg, clock, records, metric };
+  return { r, out, reg, clock, records, metric, logs };
 }
 
 describe('remediation', () => {
   it('runs once after `after` in wedged, respects the cooldown and the hourly cap', async () => {
-    const { r, out, clock, metric, records } = setup();
+    const { r, out, clock, metric, records, logs } = setup();
     const since = clock.now;
     const wedged = { state: 'wedged' as const, since, diagnosis: 'kv_bootstrap_thread_dead' };
     r.consider(wedged);
@@ -85,6 +86,11 @@ describe('remediation', () => {
     await r.idle();
     expect(runs(out)).toHaveLength(1);
     expect(await metric('cooldown')).toBe(1);
+    // A skip is the policy working: one info line for the decision, nothing at warn or above.
+    const skips = () => logs.filter((l) => l.msg.startsWith('remediation skipped'));
+    expect(skips()).toMatchObject([{ level: 30, result: 'cooldown' }]);
+    expect(skips()[0]!.msg).toContain('cooldown');
+    expect(logs.filter((l) => l.level >= 50)).toEqual([]);
     clock.now += 10 * 60_000; // 16 min after the first run
     r.consider(wedged);
     await r.idle();
@@ -94,6 +100,11 @@ describe('remediation', () => {
     await r.idle();
     expect(runs(out)).toHaveLength(2);
     expect(await metric('capped')).toBe(1);
+    expect(skips().map((l) => [l.level, l.result])).toEqual([
+      [30, 'cooldown'],
+      [30, 'capped'],
+    ]);
+    expect(logs.filter((l) => l.level >= 50)).toEqual([]);
     clock.now += 30 * 60_000; // the first run left the hour
     r.consider(wedged);
     await r.idle();

@@ -1,6 +1,6 @@
 // `wedgewatch sim` and `wedgewatch demo` as a user runs them: the built CLI, real processes and signals.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -93,7 +93,7 @@ describe('wedgewatch sim', () => {
 });
 
 describe('wedgewatch demo', () => {
-  it('starts the daemon and the simulator, replays the incident, and exits 0 on Ctrl-C', async () => {
+  it('replays the incident through detection, remediation and recovery, prints only the timeline, and exits 0 on Ctrl-C', async () => {
     const p = run(['demo', '--web.listen-address', '127.0.0.1:0', '--replay-after', '1s']);
     const base = await waitFor(() => /status page\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(p.out.stdout)?.[1], {
       timeoutMs: 20_000,
@@ -106,9 +106,36 @@ describe('wedgewatch demo', () => {
       what: `the replayed thread death (stdout: ${p.out.stdout})`,
     });
     expect(p.out.stdout).toContain("AssertionError: First message should be b'NixlMsgGuard'");
+    // Through the whole incident (about 40 s): wedged, restarted by the remediation, back to ok. The daemon logs
+    // at warn and error level all along; none of it may reach the timeline.
+    await waitFor(() => /remediation \S+ success[\s\S]*state wedged → ok/.test(p.out.stdout), {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+      what: `remediation and recovery (stdout: ${p.out.stdout})`,
+    });
+    // A terminal shows both streams: neither may carry a JSON log line.
+    const jsonLines = (text: string) =>
+      text.split('\n').filter((l) => {
+        try {
+          JSON.parse(l);
+          return l.trim() !== '';
+        } catch {
+          return false;
+        }
+      });
+    expect(jsonLines(p.out.stdout)).toEqual([]);
+    expect(jsonLines(p.out.stderr)).toEqual([]);
+    // The daemon's log went to the file named at start instead.
+    const logFile = /^\s+daemon log\s+(\S+)$/m.exec(p.out.stdout)?.[1];
+    expect(logFile).toBeDefined();
+    const logged = readFileSync(logFile!, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
+    expect(logged.some((l) => l.level === 40 && /^target state \S+ → wedged/.test(l.msg))).toBe(true);
     p.child.kill('SIGINT');
     expect(await p.exited).toBe(0);
-  });
+  }, 180_000);
 });
 
 describe('wedgewatch demo start failure', () => {

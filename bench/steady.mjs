@@ -1,0 +1,191 @@
+// bench:steady — what the daemon costs while nothing is wrong. The simulator (SGLang PD behind a keep-alive proxy)
+// runs in its own process; the daemon (`node dist/cli.js run`) watches it at the example config's cadence: chat
+// every 15 s over fresh and keep-alive connections, toolcall every 60 s, health every 10 s, through two hops
+// (proxy, router); prefill and decode logs followed; both engines scraped every 5 s. After a warm-up, the daemon's
+// RSS and CPU are sampled from /proc and /metrics is scraped every 15 s (as Prometheus would) for its time and
+// nodejs_eventloop_lag_p99_seconds. Then the same with 50 such targets. Prints figures; asserts nothing.
+//   npm run bench:steady        WARMUP_S=20 SAMPLE_S=60 TARGETS=1,50   WEDGEWATCH_ROOT=<another build to compare>
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(process.env.WEDGEWATCH_ROOT ?? fileURLToPath(new URL('..', import.meta.url)));
+const CLI = join(ROOT, 'dist/cli.js');
+const WARMUP_S = Number(process.env.WARMUP_S ?? 20);
+const SAMPLE_S = Number(process.env.SAMPLE_S ?? 60);
+const TARGET_COUNTS = (process.env.TARGETS ?? '1,50').split(',').map(Number);
+const SCRAPE_EVERY_S = 15;
+const CLK_TCK = 100; // Linux USER_HZ: /proc/PID/stat times are in 1/100 s
+const GOALS = { 1: { rssMb: 70, cpuPct: 0.5 }, 50: { rssMb: 150, cpuPct: 5, scrapeMs: 50 } };
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const children = new Set();
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+function start(args, name) {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d) => out.stdout.length < 100_000 && (out.stdout += d));
+  child.stderr.on('data', (d) => (out.stderr = (out.stderr + d).slice(-4000)));
+  child.on('exit', (code, sig) => {
+    if (!stopping.has(child)) console.error(`${name} exited early (${code ?? sig}): ${out.stderr}`);
+  });
+  return { child, out };
+}
+const stopping = new Set();
+async function stop(child) {
+  stopping.add(child);
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([gone, sleep(10_000)]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+async function until(what, fn, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+function proc(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return {
+    cpuS: (Number(f[11]) + Number(f[12])) / CLK_TCK,
+    rssMb: Number(/^VmRSS:\s+(\d+)/m.exec(status)[1]) / 1024,
+  };
+}
+
+function config(sim, n, stateDir, port) {
+  const target = (i) => `
+  - name: pd-${i}
+    model: sim-model
+    endpoints:
+      - { name: proxy, url: '${sim.proxy}' }
+      - { name: router, url: '${sim.router}' }
+    probes:
+      - { name: chat, kind: chat, every: 15s, jitter: 0.1, timeout: 30s, maxTokens: 8, conn: [fresh, keepalive] }
+      - { name: tools, kind: toolcall, every: 1m, timeout: 60s, endpoints: [router] }
+      - { name: health, kind: health, every: 10s, timeout: 5s, path: /health }
+    logs:
+      - { service: prefill, path: '${sim.logs}/prefill.log', packs: [sglang, nixl, python] }
+      - { service: decode, path: '${sim.logs}/decode.log', packs: [sglang, nixl, python] }
+    engines:
+      - { service: decode, metrics: '${sim.decode}/metrics', every: 5s, timeout: 3s }
+      - { service: prefill, metrics: '${sim.prefill}/metrics', every: 5s, timeout: 3s }`;
+  return `web: { listenAddress: '127.0.0.1:${port}' }\nstateDir: ${stateDir}\ntargets:${Array.from({ length: n }, (_, i) => target(i)).join('')}\n`;
+}
+
+async function freePort() {
+  const { createServer } = await import('node:net');
+  const s = createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function scrape(base) {
+  const t = performance.now();
+  const res = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  const text = await res.text();
+  const ms = performance.now() - t;
+  const lag = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(text)?.[1]) * 1000;
+  return { ms, lagMs: lag, bytes: text.length };
+}
+
+const pct = (xs, p) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const max = (xs) => Math.max(...xs);
+
+async function scenario(n) {
+  const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-steady-'));
+  const sim = start(['sim', '--proxy', '--log-dir', join(dir, 'sim')], 'sim');
+  const urls = await until('the simulator', () => {
+    const u = (k) => new RegExp(`^\\s+${k}\\s+(http://\\S+)$`, 'm').exec(sim.out.stdout)?.[1];
+    return u('router') && u('proxy') && u('prefill') && u('decode')
+      ? {
+          router: u('router'),
+          proxy: u('proxy'),
+          prefill: u('prefill'),
+          decode: u('decode'),
+          logs: join(dir, 'sim'),
+        }
+      : undefined;
+  });
+  const port = await freePort();
+  const cfg = join(dir, 'wedgewatch.yaml');
+  writeFileSync(cfg, config(urls, n, join(dir, 'state'), port));
+  const base = `http://127.0.0.1:${port}`;
+  const t0 = performance.now();
+  const daemon = start(['run', '-c', cfg, '--log.level', 'warn'], 'daemon');
+  await until('the daemon', () =>
+    fetch(`${base}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    ),
+  );
+  const readyS = (performance.now() - t0) / 1000;
+  const pid = daemon.child.pid;
+  const rssStart = proc(pid).rssMb;
+  const rss = [rssStart];
+  const sampleRss = setInterval(() => rss.push(proc(pid).rssMb), 1000);
+  await sleep(WARMUP_S * 1000);
+  await scrape(base); // resets the event-loop histogram: lag figures cover the sampled window only
+  const c0 = proc(pid).cpuS;
+  const w0 = performance.now();
+  const scrapes = [];
+  const sampleEnd = Date.now() + SAMPLE_S * 1000;
+  while (Date.now() < sampleEnd) {
+    await sleep(Math.min(SCRAPE_EVERY_S * 1000, sampleEnd - Date.now()));
+    scrapes.push(await scrape(base));
+  }
+  const cpuPct = (100 * (proc(pid).cpuS - c0)) / ((performance.now() - w0) / 1000);
+  clearInterval(sampleRss);
+  const probesRun = await fetch(`${base}/metrics`)
+    .then((r) => r.text())
+    .then((t) =>
+      [...t.matchAll(/^wedgewatch_probe_duration_seconds_count\{[^}]*\} (\d+)$/gm)].reduce(
+        (s, m) => s + Number(m[1]),
+        0,
+      ),
+    );
+  await stop(daemon.child);
+  await stop(sim.child);
+  rmSync(dir, { recursive: true, force: true });
+  const goal = GOALS[n];
+  const mark = (v, g) => (g === undefined ? '' : v <= g ? ` (goal ≤ ${g}: met)` : ` (goal ≤ ${g}: MISSED)`);
+  console.log(
+    `${n} target(s), ${WARMUP_S} s warm-up, ${SAMPLE_S} s sampled (ready in ${readyS.toFixed(1)} s, ${probesRun} probe runs):`,
+  );
+  console.log(
+    `  RSS start ${rssStart.toFixed(0)} MB, max ${max(rss).toFixed(0)} MB${mark(max(rss), goal?.rssMb)}`,
+  );
+  console.log(`  CPU ${cpuPct.toFixed(2)}% of a core${mark(cpuPct, goal?.cpuPct)}`);
+  console.log(
+    `  event-loop lag p99 ${max(scrapes.map((s) => s.lagMs)).toFixed(1)} ms (worst of ${scrapes.length} scrapes)`,
+  );
+  console.log(
+    `  /metrics scrape ${pct(
+      scrapes.map((s) => s.ms),
+      50,
+    ).toFixed(
+      1,
+    )} ms median, ${max(scrapes.map((s) => s.ms)).toFixed(1)} ms max, ${(scrapes[0].bytes / 1024).toFixed(0)} KiB${mark(max(scrapes.map((s) => s.ms)), goal?.scrapeMs)}`,
+  );
+}
+
+console.log(`bench:steady: ${CLI} on Node ${process.version}`);
+for (const n of TARGET_COUNTS) await scenario(n);
