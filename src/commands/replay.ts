@@ -3,7 +3,14 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { formatPath } from '../config/load.js';
-import { LOG_PACKS, ruleSchema, type LogPack, type RuleConfig } from '../config/schema.js';
+import {
+  LOG_FORMATS,
+  LOG_PACKS,
+  ruleSchema,
+  type LogFormat,
+  type LogPack,
+  type RuleConfig,
+} from '../config/schema.js';
 import { formatMetrics, replayFiles, type ReplayEvent } from '../logs/replay.js';
 import { RuleError } from '../logs/rules.js';
 import { EXIT } from './common.js';
@@ -43,7 +50,8 @@ export function replayCommand(): Command {
   return new Command('replay')
     .addHelpText(
       'after',
-      '\nExample:\n  wedgewatch replay --pack sglang --pack nixl prefill.log decode.log\n',
+      '\nExample:\n  wedgewatch replay --pack sglang --pack nixl prefill.log decode.log\n' +
+        '  wedgewatch replay --format cri /var/log/pods/llm_prefill-0_*/sglang/0.log\n',
     )
     .description(
       'run the rules over captured logs once: prints the event timeline and the final metric values',
@@ -56,6 +64,14 @@ export function replayCommand(): Command {
     )
     .option('-r, --rules <file>', 'user rules (YAML: a list, or a mapping with rules:)')
     .option('-s, --service <name>', 'service label (default: each file name without extension)')
+    .addOption(
+      new Option(
+        '-f, --format <format>',
+        'how lines are wrapped: cri (a pod log under /var/log/pods), docker (json-file), auto (per file)',
+      )
+        .choices(LOG_FORMATS)
+        .default('plain'),
+    )
     .option(
       '--max-events <n>',
       'events to print',
@@ -70,7 +86,13 @@ export function replayCommand(): Command {
     .action(
       async (
         files: string[],
-        opts: { pack?: LogPack[]; rules?: string; service?: string; maxEvents: number },
+        opts: {
+          pack?: LogPack[];
+          rules?: string;
+          service?: string;
+          format: LogFormat;
+          maxEvents: number;
+        },
       ) => {
         try {
           const userRules = opts.rules ? loadRulesFile(opts.rules) : [];
@@ -80,6 +102,7 @@ export function replayCommand(): Command {
             packs: opts.pack ?? [...LOG_PACKS],
             userRules,
             service: opts.service,
+            format: opts.format,
             maxEvents: opts.maxEvents,
             onProgress: (p) => {
               const s = (Date.now() - started) / 1000;

@@ -4,11 +4,13 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import client from 'prom-client';
-import type { LogPack, RuleConfig } from '../config/schema.js';
+import type { LogFormat, LogPack, RuleConfig } from '../config/schema.js';
 import { createEngineMetrics, createLogMetrics } from '../metrics.js';
 import { applyEngineValues } from './engine-lines.js';
 import { compileRuleSet } from './rules.js';
 import { ChunkScanner } from './scanner.js';
+import { detectFormat, LINE_FORMATS } from './formats/index.js';
+import { AutoFeed, Unwrapper, type LineFeed } from './unwrap.js';
 import type { Severity } from '../signals.js';
 
 export interface ReplayEvent {
@@ -34,6 +36,8 @@ export interface ReplayOptions {
   /** Service label; default the file name without its extension. */
   service?: string;
   maxLineBytes?: number;
+  /** How the files wrap their lines (a captured pod log is `cri`); default plain. */
+  format?: LogFormat;
   /** Events kept for the timeline (the rest are counted in the metrics only). */
   maxEvents?: number;
   onProgress?: (p: { file: string; bytes: number; size: number; lines: number }) => void;
@@ -65,8 +69,11 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     const labels = { target: 'replay', service };
     const set = compileRuleSet(o.packs, o.userRules ?? [], service);
     let lastStamp = '';
+    // Set for a wrapped file: the runtime's time is the line's stamp, and offsets are file offsets.
+    let unwrapper: Unwrapper | undefined;
     const scanner = new ChunkScanner(set, maxLine, {
       match: (m) => {
+        const meta = unwrapper?.lookup(m.offset);
         metrics.logEvents.inc({
           ...labels,
           rule: m.rule.name,
@@ -74,7 +81,10 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           severity: m.rule.severity,
         });
         if (m.values) applyEngineValues(metrics, labels, m.values, Date.now(), false);
-        lastStamp = STAMP.exec(m.line)?.[0] ?? lastStamp;
+        lastStamp =
+          typeof meta?.time === 'string' && meta.time !== ''
+            ? meta.time
+            : (STAMP.exec(m.line)?.[0] ?? lastStamp);
         if (events.length >= maxEvents) {
           dropped++;
           return;
@@ -82,7 +92,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
         events.push({
           file,
           service,
-          offset: m.offset,
+          offset: meta?.offset ?? m.offset,
           lineNo: m.lineNo,
           rule: m.rule.name,
           severity: m.rule.severity,
@@ -95,6 +105,21 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
       engine: (v) => applyEngineValues(metrics, labels, v, Date.now(), true),
       truncated: () => metrics.logLinesTruncated.inc(labels),
     });
+    const unwrap = (f: 'cri' | 'docker'): LineFeed => {
+      scanner.reset(0);
+      unwrapper = new Unwrapper(LINE_FORMATS[f], maxLine, scanner, 0);
+      return unwrapper;
+    };
+    const format = o.format ?? 'plain';
+    const feed: LineFeed =
+      format === 'plain'
+        ? scanner
+        : format === 'auto'
+          ? new AutoFeed(0, (first) => {
+              const f = detectFormat(first);
+              return f === 'plain' ? scanner : unwrap(f);
+            })
+          : unwrap(format);
     const fd = openSync(file, 'r');
     try {
       const size = fstatSync(fd).size;
@@ -103,14 +128,14 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
       for (;;) {
         const n = readSync(fd, buf, 0, buf.length, pos);
         if (n <= 0) break;
-        scanner.feed(buf, n);
+        feed.feed(buf, n);
         pos += n;
         if (o.onProgress && pos >= nextReport) {
           nextReport += o.progressEveryBytes ?? 64 << 20;
           o.onProgress({ file, bytes: pos, size, lines: scanner.lines });
         }
       }
-      scanner.flush();
+      feed.flush();
       bytes += pos;
     } finally {
       closeSync(fd);
