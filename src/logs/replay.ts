@@ -93,7 +93,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           file,
           service,
           offset: meta?.offset ?? m.offset,
-          lineNo: m.lineNo,
+          lineNo: meta?.line ?? m.lineNo,
           rule: m.rule.name,
           severity: m.rule.severity,
           class: m.rule.class,

@@ -20,6 +20,8 @@ export interface LineMeta {
   at: number;
   /** File offset of the line's first part. */
   offset: number;
+  /** Line number (1-based) of the first part in the file, counted from where reading began. */
+  line?: number;
   /** The runtime's timestamp text of the first part ('' when the line was not wrapped), or Unix ms. */
   time: string | number;
   stream: string;
@@ -64,6 +66,7 @@ interface Pending {
   /** Bytes kept (at most maxLineBytes + 1, so the scanner still sees and reports an over-long line). */
   kept: number;
   offset: number;
+  line: number;
   time: string;
 }
 
@@ -78,6 +81,7 @@ export class Unwrapper implements LineFeed {
   private out: Buffer[] = [];
   private unwrapped = 0;
   private readonly metas = new MetaRing();
+  private rawLines = 0;
   /** A raw line longer than this is cut (its wrapper is at the start, so its text survives, truncated). */
   private readonly maxRaw: number;
 
@@ -153,7 +157,7 @@ export class Unwrapper implements LineFeed {
     }
     const held = [...this.pending.entries()].sort((a, b) => a[1].offset - b[1].offset);
     this.pending.clear();
-    for (const [stream, p] of held) this.push(Buffer.concat(p.parts), p.offset, p.time, stream);
+    for (const [stream, p] of held) this.push(Buffer.concat(p.parts), p.offset, p.line, p.time, stream);
     this.done = this.pos;
     this.emit();
     this.scanner.flush();
@@ -166,6 +170,7 @@ export class Unwrapper implements LineFeed {
     this.carryLen = 0;
     this.carryKept = 0;
     this.pending.clear();
+    this.rawLines = 0;
     this.out = [];
     this.unwrapped = 0;
     this.metas.clear();
@@ -182,21 +187,26 @@ export class Unwrapper implements LineFeed {
 
   /** One line of the file, [offset, end) including its newline. */
   private line(raw: Buffer, offset: number, end: number): void {
+    const no = ++this.rawLines;
     const e = this.format.parse(raw);
     if (e === null) {
       this.onMalformed?.(offset);
-      this.push(raw, offset, '', '');
+      this.push(raw, offset, no, '', '');
     } else {
       const p = this.pending.get(e.stream);
       if (e.partial) {
         if (p) this.keep(p, e.text);
-        else this.pending.set(e.stream, this.keep({ parts: [], kept: 0, offset, time: e.time }, e.text));
+        else
+          this.pending.set(
+            e.stream,
+            this.keep({ parts: [], kept: 0, offset, line: no, time: e.time }, e.text),
+          );
       } else if (p) {
         this.pending.delete(e.stream);
         this.keep(p, e.text);
-        this.push(Buffer.concat(p.parts), p.offset, p.time, e.stream);
+        this.push(Buffer.concat(p.parts), p.offset, p.line, p.time, e.stream);
       } else {
-        this.push(e.text, offset, e.time, e.stream);
+        this.push(e.text, offset, no, e.time, e.stream);
       }
     }
     // A line of another stream may still be unfinished: resuming must begin at its first part (its
@@ -217,9 +227,9 @@ export class Unwrapper implements LineFeed {
     return p;
   }
 
-  private push(text: Buffer, offset: number, time: string, stream: string): void {
+  private push(text: Buffer, offset: number, line: number, time: string, stream: string): void {
     const t = text.length > this.maxLineBytes + 1 ? text.subarray(0, this.maxLineBytes + 1) : text;
-    this.metas.push({ at: this.unwrapped, offset, time, stream });
+    this.metas.push({ at: this.unwrapped, offset, line, time, stream });
     // Copied if it points into the follower's buffer: it is used after this call returns.
     this.out.push(Buffer.from(t), NL);
     this.unwrapped += t.length + 1;
