@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { appendFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
+import { redactor } from '../redact.js';
 
 export interface JournalEvent {
   seq: number;
@@ -85,7 +86,8 @@ export class Journal {
   }
 
   append(e: Omit<JournalEvent, 'seq'>): JournalEvent {
-    const ev: JournalEvent = { seq: ++this.seq, ...e };
+    // Redacted before it is kept anywhere (ring, file, listeners): events quote log lines, argv and diffs.
+    const ev = JSON.parse(redactor.redact(JSON.stringify({ seq: ++this.seq, ...e }))) as JournalEvent;
     this.ring.push(ev);
     if (this.ring.length > this.ringSize) this.ring.splice(0, this.ring.length - this.ringSize);
     for (const l of this.listeners) {

@@ -48,6 +48,17 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   }) as unknown as FastifyInstance; // an https server has the same routing API; the type differs only in raw server
   // Before any route: auth applies to every endpoint, including those plugins add and the 404 handler.
   if (deps.web?.onRequest) app.addHook('onRequest', deps.web.onRequest);
+  // Every answer passes the redactor (src/redact.ts): a secret that reached any state (a remediation argv, a
+  // log line quoting a token, an error message) never leaves over HTTP, whichever route serialised it.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (typeof payload === 'string') return redactor.redact(payload);
+    if (
+      Buffer.isBuffer(payload) &&
+      /^(text\/|application\/json)/.test(String(reply.getHeader('content-type')))
+    )
+      return redactor.redact(payload.toString('utf8'));
+    return payload;
+  });
 
   app.get('/metrics', async (_req, reply) => {
     const body = await deps.metrics.registry.metrics();

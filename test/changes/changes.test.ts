@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -119,7 +120,35 @@ describe('FileWatch', () => {
     writeFileSync(join(dir, 'missing.env'), 'A=1\n');
     await w.check();
     expect(got[2]).toMatchObject({ path: join(dir, 'missing.env') });
-    expect(got[2]!.diff).toContain('+A=1');
+    // An env file: keys only, never values.
+    expect(got[2]!.diff).toContain('+ A (added)');
+    expect(got[2]!.diff).not.toContain('A=1');
     expect(w.files().map((f) => f.changedAt)).toEqual([5_001_000, 5_001_000]);
+  });
+});
+
+describe('FileWatch on paths that are not regular files', () => {
+  it('does not hang on /dev/zero or a FIFO, and reports them as not regular files', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'ww-watch-special-'));
+    const fifo = join(d, 'serve.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const got: FileChangeSignal[] = [];
+    const fw = new FileWatch({
+      target: 't',
+      paths: ['/dev/zero', fifo],
+      metrics: createTargetMetrics(new client.Registry()),
+      logger: pino({ level: 'silent' }),
+      onChange: (c) => got.push(c),
+      intervalMs: 3_600_000,
+    });
+    try {
+      await fw.start();
+      await fw.check();
+      expect(fw.files().every((f) => f.hash?.startsWith('not-a-file:'))).toBe(true);
+      expect(got).toEqual([]);
+    } finally {
+      await fw.stop();
+      rmSync(d, { recursive: true, force: true });
+    }
   });
 });

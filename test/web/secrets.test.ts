@@ -2,7 +2,7 @@
 // status lines; then every output of the daemon is searched for the token's value.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -116,5 +116,67 @@ ${extra}`;
     }
     // The search is not vacuous: the outputs quote what the server echoed, with the secret masked.
     expect(outputs['GET /api/status'] + everything.logs).toContain('<secret>');
+  });
+});
+
+describe('secrets in state, events and files', () => {
+  it('a ${VAR} in a remediation argv, a token quoted by a log line and a watched env file never leave', async () => {
+    const d2 = tempDir('ww-secrets-state-');
+    const ARGV_SECRET = 'argv-7c1e9b2d4f6a';
+    const QUOTED = 'xq81ZpLw0vTr6n2bYq';
+    const ENV_OLD = 'hf_old4a1b2c3d4e5f';
+    const ENV_NEW = 'hf_new9f8e7d6c5b4a';
+    const log = join(d2, 'engine.log');
+    const envFile = join(d2, 'engine.env');
+    writeFileSync(log, '');
+    writeFileSync(envFile, `HF_TOKEN=${ENV_OLD}\nPORT=30000\n`);
+    const file = join(d2, 'cfg.yaml');
+    writeFileSync(
+      file,
+      `web: { listenAddress: "127.0.0.1:0" }
+stateDir: ${d2}/state
+targets:
+  - name: t
+    endpoints: [{ name: api, url: "${echoUrl}" }]
+    logs: [{ service: engine, path: ${log}, from: start }]
+    remediate: { command: [/bin/true, "--token", "\${ARGV}"], dryRun: true }
+    watch: [${envFile}]
+rules: [{ name: auth-failed, severity: critical, match: "auth failed" }]
+`,
+    );
+    const { logger, lines } = capturingLogger('debug');
+    const d = new Daemon({ configPath: file, logger, env: { ARGV: ARGV_SECRET }, plugins: routePlugins });
+    await d.start();
+    const base = `http://${d.address()}`;
+    const get = async (path: string) => (await request(`${base}${path}`)).body.text();
+    try {
+      writeFileSync(log, `ERROR auth failed for header "Authorization: Bearer ${QUOTED}"\n`);
+      writeFileSync(envFile, `HF_TOKEN=${ENV_NEW}\nPORT=30001\n`);
+      const events = await waitFor(
+        async () => {
+          const text = await get('/api/events');
+          return text.includes('file_change') && text.includes('auth-failed') ? text : undefined;
+        },
+        { what: 'the log event and the env file change in /api/events', timeoutMs: 30_000 },
+      );
+      await d.runtime?.watchdog?.journal.flush();
+      const outputs: Record<string, string> = {
+        '/api/events': events,
+        '/api/status': await get('/api/status'),
+        '/': await get('/'),
+        'events.jsonl': readFileSync(join(d2, 'state', 'events.jsonl'), 'utf8'),
+      };
+      for (const [where, text] of Object.entries({ ...outputs, logs: lines.join('') })) {
+        for (const secret of [ARGV_SECRET, QUOTED, ENV_OLD, ENV_NEW])
+          expect(text, `${where} leaks ${secret}`).not.toContain(secret);
+      }
+      // The env file change says which keys changed, and the searches above were not vacuous.
+      expect(events).toContain('~ HF_TOKEN (value changed)');
+      expect(events).toContain('~ PORT (value changed)');
+      expect(events).not.toContain('30001');
+      expect(outputs['events.jsonl']).toContain('Bearer <secret>');
+    } finally {
+      await d.stop();
+    }
   });
 });
