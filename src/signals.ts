@@ -68,6 +68,17 @@ export interface ProbeResultSignal {
   confirmation?: boolean;
 }
 
+/** A probe run that has not finished yet (the scheduler's view, handed to the detector on each tick). */
+export interface InflightRun {
+  probe: string;
+  endpoint: string;
+  conn: ConnKind;
+  /** Unix ms. */
+  startedAt: number;
+  /** Time to the first token, once it arrived (completion kinds). */
+  firstTokenMs?: number;
+}
+
 /** Engine load and progress, from a scraped /metrics or from Prefill/Decode batch log lines. */
 export interface EngineSignal {
   kind: 'engine';

@@ -264,6 +264,11 @@ export const detectSchema = z.strictObject({
   confirmInterval: durationOr('10s'),
   /** A completion probe still in flight this long after a critical log line confirms it (the probe runs on). */
   confirmAfter: durationOr('5s'),
+  /**
+   * A completion probe in flight this long is hung before its timeout fires: when nothing has finished since it
+   * started, the target is wedged (completions_hung); on its own slot it counts as a failure.
+   */
+  hangAfter: durationOr('20s'),
 });
 
 export const remediateSchema = z.strictObject({

@@ -2,7 +2,9 @@
 // no clock of its own: the watchdog feeds it signals and ticks, and acts on the actions it returns.
 import type { DetectConfig, TargetConfig } from '../config/schema.js';
 import type { TARGET_STATES } from '../metrics.js';
-import type { ConnKind, ProbeKind, ProbeResultClass, Signal } from '../signals.js';
+import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass, Signal } from '../signals.js';
+
+export type { InflightRun } from '../signals.js';
 import { classifyLog } from './log-classes.js';
 import { evaluate, type Verdict } from './verdict.js';
 
@@ -11,8 +13,11 @@ export type TargetStateName = (typeof TARGET_STATES)[number];
 /** Time passing with no signal: stall and abort-storm windows are judged on ticks too. */
 export interface TickSignal {
   kind: 'tick';
-  /** Probe runs in flight (the scheduler's view): a hang after a critical log line confirms it. */
-  inflight?: Array<{ probe: string; endpoint: string; conn: ConnKind; startedAt: number }>;
+  /**
+   * Probe runs in flight (the scheduler's view): a hang after a critical log line confirms it, and a hang is
+   * evidence for the verdict before any timeout fires.
+   */
+  inflight?: InflightRun[];
 }
 
 export interface ClassifierConfig {
@@ -99,6 +104,8 @@ export interface TargetState {
   engines: Record<string, EngineMemory>;
   /** Times of recent abort lines, newest last, at most abortStormCount of them. */
   aborts: number[];
+  /** Probe runs in flight at the last tick, minus those that have reported since. */
+  inflight?: InflightRun[];
   /** A critical log event waiting for a probe to confirm it. */
   pendingCritical?: CriticalMemory;
   /** A critical log event a failing probe confirmed: the target stays wedged with its diagnosis until ok. */
@@ -192,7 +199,7 @@ export function slotKey(probe: string, endpoint: string, conn: ConnKind): string
   return `${probe}|${endpoint}|${conn}`;
 }
 
-const isCompletion = (k: ProbeKind) => k === 'chat' || k === 'toolcall';
+export const isCompletion = (k: ProbeKind | undefined) => k === 'chat' || k === 'toolcall';
 
 /** The failure streak at which a slot counts as failing (health probes use downAfter). */
 export function failThreshold(kind: ProbeKind, d: DetectConfig): number {
@@ -213,6 +220,10 @@ export function reduce(
   switch (signal.kind) {
     case 'probe': {
       if (signal.result === 'skipped_overlap') break;
+      // The run has finished: its result replaces what its time in flight suggested.
+      s.inflight = s.inflight?.filter(
+        (i) => !(i.probe === signal.probe && i.endpoint === signal.endpoint && i.conn === signal.conn),
+      );
       const kind = cfg.probes[signal.probe]?.kind ?? signal.probeKind;
       const key = slotKey(signal.probe, signal.endpoint, signal.conn);
       const slot = (s.slots[key] ??= {
@@ -396,36 +407,42 @@ export function reduce(
       if (progress) e.lastProgressAt = now;
       break;
     }
-    case 'tick': {
-      const pending = s.pendingCritical;
-      if (!pending) break;
-      const hung = signal.inflight?.find(
-        (i) =>
-          isCompletion(cfg.probes[i.probe]?.kind ?? 'health') &&
-          now - Math.max(i.startedAt, pending.time) >= cfg.detect.confirmAfter,
-      );
-      if (hung) {
-        s.confirmedCritical = pending;
-        s.pendingCritical = undefined;
-        const by = `${hung.probe} on ${hung.endpoint}/${hung.conn} in flight for ${Math.round((now - hung.startedAt) / 1000)} s`;
-        events.push({
-          type: 'critical_confirmed',
-          at: now,
-          rule: pending.rule,
-          diagnosis: pending.diagnosis,
-          by,
-        });
-      }
+    case 'tick':
+      s.inflight = signal.inflight ?? [];
       break;
-    }
     case 'file_change':
       break;
   }
 
+  confirmByHang(s, now, cfg, events);
   judgeEngines(s, now, cfg, events);
   pruneAborts(s, now, cfg);
   const step = applyVerdict(s, evaluate(s, now, cfg), now, cfg, events);
   return { state: s, actions, events, transition: step };
+}
+
+/**
+ * A completion run still in flight confirmAfter after a critical line confirms it, judged on every signal (the
+ * verdict counts the same hang as a failure, and the two must agree).
+ */
+function confirmByHang(s: TargetState, now: number, cfg: ClassifierConfig, events: DetectEvent[]): void {
+  const pending = s.pendingCritical;
+  if (!pending) return;
+  const hung = s.inflight?.find(
+    (i) =>
+      isCompletion(cfg.probes[i.probe]?.kind) &&
+      now - Math.max(i.startedAt, pending.time) >= cfg.detect.confirmAfter,
+  );
+  if (!hung) return;
+  s.confirmedCritical = pending;
+  s.pendingCritical = undefined;
+  events.push({
+    type: 'critical_confirmed',
+    at: now,
+    rule: pending.rule,
+    diagnosis: pending.diagnosis,
+    by: `${hung.probe} on ${hung.endpoint}/${hung.conn} in flight for ${Math.round((now - hung.startedAt) / 1000)} s`,
+  });
 }
 
 /**

@@ -1,9 +1,22 @@
 // The verdict for a target's current memory, before hysteresis: which state the evidence points at, with
 // a diagnosis from a small fixed vocabulary (a metric label) and a cause a person can read.
-import type { ClassifierConfig, EngineMemory, SlotMemory, TargetState, TargetStateName } from './state.js';
+import type { ProbeKind } from '../signals.js';
+import type {
+  ClassifierConfig,
+  EngineMemory,
+  InflightRun,
+  SlotMemory,
+  TargetState,
+  TargetStateName,
+} from './state.js';
 
 /** The causes a wedge usually has (log:<rule> causes come from critical rules outside the NIXL one). */
-export const WEDGE_CAUSES = ['kv_bootstrap_thread_dead', 'engine_stalled', 'completions_failing'] as const;
+export const WEDGE_CAUSES = [
+  'kv_bootstrap_thread_dead',
+  'engine_stalled',
+  'completions_failing',
+  'completions_hung',
+] as const;
 
 export interface Verdict {
   state: TargetStateName;
@@ -17,9 +30,97 @@ const label = (m: SlotMemory) => `${m.probe} on ${m.endpoint}/${m.conn}`;
 const why = (m: SlotMemory) =>
   `${label(m)}: ${m.last?.result ?? '?'}${m.last?.error ? ` (${m.last.error})` : ''}, ${m.failStreak} in a row`;
 
+const completionKind = (k: ProbeKind | undefined) => k === 'chat' || k === 'toolcall';
+
+/** A completion run still in flight, and what its age already proves. */
+interface Hang {
+  run: InflightRun;
+  ageMs: number;
+  /** In flight confirmAfter past a critical line (or its own start, if later): a failure now. */
+  afterCritical: boolean;
+  /** In flight hangAfter: hung, whatever the logs say. */
+  hung: boolean;
+  /** In flight past the probe's TTFT objective: its first token is late already. */
+  late: boolean;
+}
+
+function hangsOf(s: TargetState, now: number, cfg: ClassifierConfig): Hang[] {
+  const d = cfg.detect;
+  // The critical line a hang confirms (state.ts confirmByHang judges the same condition).
+  const critical = (s.confirmedCritical ?? s.pendingCritical)?.time ?? Infinity;
+  const out: Hang[] = [];
+  for (const run of s.inflight ?? []) {
+    const probe = cfg.probes[run.probe];
+    if (!completionKind(probe?.kind)) continue;
+    const ageMs = now - run.startedAt;
+    const objective = probe?.ttftObjective;
+    out.push({
+      run,
+      ageMs,
+      afterCritical: critical <= now && now - Math.max(run.startedAt, critical) >= d.confirmAfter,
+      hung: ageMs >= d.hangAfter,
+      // Age past the objective with no first token yet: the first token is late already.
+      late: objective !== undefined && run.firstTokenMs === undefined && ageMs > objective,
+    });
+  }
+  return out;
+}
+
+/**
+ * The slots as the verdict sees them: a run in flight is evidence before its timeout fires. A hang past a
+ * critical line fails its slot outright, a hang past hangAfter counts as one more failure, and a run past its
+ * TTFT objective counts as one more slow run. Slots whose first run is still in flight appear here too.
+ */
+function withHangs(s: TargetState, hangs: Hang[], cfg: ClassifierConfig): SlotMemory[] {
+  const d = cfg.detect;
+  const slots = new Map(
+    Object.entries(s.slots)
+      .filter(([, m]) => m.last !== undefined)
+      .map(([k, m]) => [k, m]),
+  );
+  for (const h of hangs) {
+    if (!h.afterCritical && !h.hung && !h.late) continue;
+    const key = `${h.run.probe}|${h.run.endpoint}|${h.run.conn}`;
+    const m: SlotMemory = s.slots[key] ?? {
+      probe: h.run.probe,
+      probeKind: cfg.probes[h.run.probe]!.kind,
+      endpoint: h.run.endpoint,
+      conn: h.run.conn,
+      failStreak: 0,
+      okStreak: 0,
+      slowStreak: 0,
+      leakStreak: 0,
+    };
+    const error = `in flight for ${Math.round(h.ageMs / 1000)} s`;
+    const last = { start: h.run.startedAt, durationMs: h.ageMs, error };
+    if (h.afterCritical || h.hung) {
+      const failStreak = h.afterCritical ? Math.max(m.failStreak + 1, d.wedgeAfter) : m.failStreak + 1;
+      slots.set(key, {
+        ...m,
+        failStreak,
+        okStreak: 0,
+        slowStreak: 0,
+        leakStreak: 0,
+        last: { ...last, result: 'timeout' },
+      });
+    } else if (m.failStreak === 0) {
+      // Late but not hung: one more slow run in the slot's streak now, not when it finishes. One late run
+      // alone is not `slow` (a single sample over an objective is noise, as for finished runs).
+      slots.set(key, {
+        ...m,
+        okStreak: 0,
+        slowStreak: m.slowStreak + 1,
+        last: { ...last, result: 'ok' },
+      });
+    }
+  }
+  return [...slots.values()];
+}
+
 export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Verdict {
   const d = cfg.detect;
-  const slots = Object.values(s.slots).filter((m) => m.last !== undefined);
+  const hangs = hangsOf(s, now, cfg);
+  const slots = withHangs(s, hangs, cfg);
   const verdict = (state: TargetStateName, diagnosis: string | null, cause: string): Verdict => ({
     state,
     diagnosis,
@@ -52,11 +153,37 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
 
   // wedged: a confirmed critical signature, completions failing on every hop, or an engine with no progress.
   // A confirmed signature holds until completions pass again everywhere (the engine was restarted).
-  const completionsBack =
-    completion.length > 0 && completion.every((m) => m.failStreak === 0 && m.okStreak >= d.recoverAfter);
-  if (s.confirmedCritical && !completionsBack) {
+  // Passes from before the critical line are no evidence of recovery from it: every slot must pass again.
+  const completionsBack = (since: number) =>
+    completion.length > 0 &&
+    completion.every(
+      (m) =>
+        m.failStreak === 0 && m.okStreak >= d.recoverAfter && m.last !== undefined && m.last.start >= since,
+    );
+  if (s.confirmedCritical && !completionsBack(s.confirmedCritical.time)) {
     const c = s.confirmedCritical;
     return verdict('wedged', c.diagnosis, `${c.rule} on ${c.service}, confirmed by a failing or hung probe`);
+  }
+  // Every completion hung: a run has been in flight hangAfter and nothing has finished since it started (a
+  // partial hang, one hop or keep-alive only, leaves passes after its start). No timeout needs to fire.
+  const hungRuns = hangs.filter((h) => h.hung);
+  if (hungRuns.length > 0) {
+    const newest = hungRuns.reduce((a, b) => (b.run.startedAt > a.run.startedAt ? b : a));
+    const finishedSince = Object.values(s.slots).some(
+      (m) =>
+        completionKind(m.probeKind) &&
+        (m.last?.result === 'ok' || m.last?.result === 'toolcall_leak') &&
+        m.last.start + m.last.durationMs > newest.run.startedAt,
+    );
+    if (!finishedSince) {
+      const r = newest.run;
+      const text = `${r.probe} on ${r.endpoint}/${r.conn} in flight for ${Math.round(newest.ageMs / 1000)} s and no completion has finished since it started`;
+      const critical = s.criticalSinceOk[s.criticalSinceOk.length - 1];
+      if (critical) return verdict('wedged', critical.diagnosis, `${text}; after ${critical.rule}`);
+      if (stalledEngine)
+        return verdict('wedged', 'engine_stalled', `${text}; ${stallText(stalledEngine, now)}`);
+      return verdict('wedged', 'completions_hung', text);
+    }
   }
   if (failing.length > 0 && passing.length === 0) {
     const critical = s.criticalSinceOk[s.criticalSinceOk.length - 1];
@@ -118,10 +245,13 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   const slow = completion.find((m) => m.slowStreak >= d.wedgeAfter);
   if (slow) {
     const objective = cfg.probes[slow.probe]?.ttftObjective;
+    const late = slow.last!.ttftMs === undefined && slow.last!.error !== undefined;
     return verdict(
       'degraded',
       'slow',
-      `${label(slow)}: time to first token ${Math.round(slow.last!.ttftMs ?? 0)} ms over its ${objective} ms objective, ${slow.slowStreak} in a row`,
+      late
+        ? `${label(slow)}: no answer ${slow.last!.error}, over its ${objective} ms time-to-first-token objective`
+        : `${label(slow)}: time to first token ${Math.round(slow.last!.ttftMs ?? 0)} ms over its ${objective} ms objective, ${slow.slowStreak} in a row`,
     );
   }
   if (s.aborts.length >= d.abortStormCount) {

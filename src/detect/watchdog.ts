@@ -7,7 +7,7 @@ import type { Logger } from '../logger.js';
 import { TARGET_STATES, type Metrics } from '../metrics.js';
 import type { ProbeFilter } from '../probes/schedule.js';
 import { Remediator, type RemediationRecord, type RemediatorCarry } from '../remediate/remediator.js';
-import type { ConnKind, FileChangeSignal, Signal } from '../signals.js';
+import type { FileChangeSignal, InflightRun, Signal } from '../signals.js';
 import type { Journal, JournalEvent } from './journal.js';
 import {
   classifierConfig,
@@ -24,7 +24,7 @@ import {
 export interface ConfirmationRunner {
   runNow(filter?: ProbeFilter): Promise<unknown>;
   /** Runs in flight, so a confirmation probe that hangs confirms before its timeout. */
-  inflight(): Array<{ probe: string; endpoint: string; conn: ConnKind; startedAt: number }>;
+  inflight(): InflightRun[];
 }
 
 export interface TargetWatchdogOptions {

@@ -21,6 +21,8 @@ export interface RunOptions {
   timeline?: boolean;
   confirmation?: boolean;
   now?: () => number;
+  /** The run's progress, when the caller watches it while in flight (the scheduler: first token yet?). */
+  progress?: Progress;
 }
 
 export interface RunOutcome {
@@ -78,7 +80,7 @@ export function cleanError(text: string): string {
 export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
   const now = opts.now ?? Date.now;
   const start = now();
-  const progress = new Progress(opts.timeline ?? false);
+  const progress = opts.progress ?? new Progress(opts.timeline ?? false);
   const ac = new AbortController();
   let timedOut: Progress['phase'] | undefined;
   const timer = setTimeout(() => {

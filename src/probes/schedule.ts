@@ -8,12 +8,13 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { ProbeConfig, TargetConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import type { ProbeMetrics } from '../metrics.js';
-import type { ConnKind, ProbeKind, ProbeResultSignal } from '../signals.js';
+import type { ConnKind, InflightRun, ProbeKind, ProbeResultSignal } from '../signals.js';
 import { addCollectHook } from './collect-hooks.js';
 import { EndpointDispatchers, tlsOptions } from './http.js';
 import { PROBES } from './registry.js';
 import { Ring } from './ring.js';
 import { recordResult, runProbe } from './runner.js';
+import { Progress } from './types.js';
 
 export const HISTORY_LIMIT = 100;
 
@@ -42,7 +43,7 @@ interface Slot {
   hop: EndpointDispatchers;
   conn: ConnKind;
   labels: { target: string; probe: string; endpoint: string; conn: ConnKind; kind: ProbeKind };
-  inflight?: { startedAt: number; done: Promise<ProbeResultSignal | undefined> };
+  inflight?: { startedAt: number; done: Promise<ProbeResultSignal | undefined>; progress: Progress };
   lastResult?: string;
 }
 
@@ -157,8 +158,9 @@ export class ProbeScheduler {
     return { results: this.results.toArray(), failures: this.failures.toArray() };
   }
 
-  inflight(): Array<{ probe: string; endpoint: string; conn: ConnKind; startedAt: number }> {
-    const out: Array<{ probe: string; endpoint: string; conn: ConnKind; startedAt: number }> = [];
+  /** Runs in flight; `firstTokenMs` once a completion's first token arrived (the detector's TTFT evidence). */
+  inflight(): InflightRun[] {
+    const out: InflightRun[] = [];
     for (const s of this.slots) {
       if (s.inflight) {
         out.push({
@@ -166,6 +168,7 @@ export class ProbeScheduler {
           endpoint: s.labels.endpoint,
           conn: s.conn,
           startedAt: s.inflight.startedAt,
+          ...(s.inflight.progress.ttftMs !== undefined ? { firstTokenMs: s.inflight.progress.ttftMs } : {}),
         });
       }
     }
@@ -213,7 +216,9 @@ export class ProbeScheduler {
 
   private launch(slot: Slot, confirmation: boolean): Promise<ProbeResultSignal | undefined> {
     const startedAt = this.now();
+    const progress = new Progress(false);
     const done = runProbe({
+      progress,
       target: slot.labels.target,
       model: this.opts.target.model,
       probe: slot.probe,
@@ -239,7 +244,7 @@ export class ProbeScheduler {
       .finally(() => {
         slot.inflight = undefined;
       });
-    slot.inflight = { startedAt, done };
+    slot.inflight = { startedAt, done, progress };
     return done;
   }
 

@@ -45,6 +45,45 @@ describe('detection against the simulator', () => {
     await h.waitState('ok', SETTLE);
   });
 
+  it('deployed timeouts (30 s probes, 300 s PD timeouts): after passing rounds, nixl_abort_unhandled is wedged within confirmAfter (+ slack) of the traceback, not at the probe timeout', async () => {
+    const chat = {
+      name: 'chat',
+      kind: 'chat',
+      every: '2s',
+      timeout: '30s',
+      jitter: 0,
+      maxTokens: 2,
+      endpoints: ['proxy', 'router'],
+      conn: ['fresh', 'keepalive'],
+    };
+    const health = { name: 'health', kind: 'health', every: '2s', timeout: '5s', path: '/health' };
+    h = await startHarness({ proxy: true }, { probes: [chat, { ...health, endpoints: ['router'] }] });
+    await h.waitState('ok', SETTLE);
+    // Stale passes on every slot (okStreak ≥ recoverAfter) are what overruled the confirmation before.
+    await waitFor(
+      () =>
+        Object.values(h!.wd.state.slots).filter((m) => m.probe === 'chat' && m.okStreak >= 3).length === 4,
+      { timeoutMs: 20_000, intervalMs: 20, what: '3 passing rounds on every chat slot' },
+    );
+    h.sim.enableFault('nixl_abort_unhandled');
+    const cascade = abortCascade(h.sim.urls.router, { requests: 1, cutAfterMs: 500 });
+    const tracebackAt = await waitFor(
+      () => readFileSync(h!.sim.logFiles.prefill, 'utf8').includes('(bootstrap_thread):') && Date.now(),
+      { timeoutMs: 10_000, intervalMs: 2, what: 'the bootstrap_thread traceback in prefill.log' },
+    );
+    await cascade;
+    const wedgedAt = await h.waitState('wedged', {
+      diagnosis: 'kv_bootstrap_thread_dead',
+      timeoutMs: 25_000,
+    });
+    // confirmAfter is 5 s and the watchdog ticks every second; the rest is slack for a loaded CI machine.
+    // Before in-flight evidence counted, this took the 30 s probe timeout.
+    expect(wedgedAt - tracebackAt).toBeLessThan(5000 + 1000 + 4000);
+    // Nothing timed out: the verdict came from runs still in flight.
+    const timeouts = (await h.metrics.probesTotal.get()).values.filter((v) => v.labels.result === 'timeout');
+    expect(timeouts.reduce((a, v) => a + v.value, 0)).toBe(0);
+  });
+
   it('decode_stall → wedged/engine_stalled; decode restart → ok', async () => {
     h = await startHarness();
     await h.waitState('ok', SETTLE);

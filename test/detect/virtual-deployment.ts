@@ -1,0 +1,203 @@
+// A deployment on a virtual clock: the example config's probe schedule (every, jitter, timeout per slot, at most
+// one run in flight per slot, confirmation rounds on demand) and the watchdog's 1 s tick, driving the pure
+// classifier. Hours of cadence run in milliseconds, so acceptance bounds are tested with deployed settings.
+import { readFileSync } from 'node:fs';
+import { parseConfigText } from '../../src/config/load.js';
+import type { ProbeConfig, TargetConfig } from '../../src/config/schema.js';
+import {
+  classifierConfig,
+  initialState,
+  reduce,
+  type ClassifierConfig,
+  type InflightRun,
+  type Step,
+  type TargetState,
+  type TickSignal,
+} from '../../src/detect/state.js';
+import { probeConns } from '../../src/probes/schedule.js';
+import type { ConnKind, ProbeResultClass, Signal } from '../../src/signals.js';
+
+export const EXAMPLE = new URL('../../examples/wedgewatch.yaml', import.meta.url).pathname;
+
+/** The example config's first target, as a user deploys it. */
+export function exampleTarget(): TargetConfig {
+  const loaded = parseConfigText(readFileSync(EXAMPLE, 'utf8'), EXAMPLE, {});
+  return loaded.config.targets[0]!;
+}
+
+/** Deterministic PRNG (mulberry32), so a failing seed can be replayed. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** How one run goes: finishes after `ms` with `result` (and `ttftMs`), or hangs until its timeout. */
+export type Outcome = { ms: number; result?: ProbeResultClass; ttftMs?: number } | 'hang';
+
+export interface RunInfo {
+  probe: ProbeConfig;
+  endpoint: string;
+  conn: ConnKind;
+  start: number;
+}
+
+interface VSlot {
+  probe: ProbeConfig;
+  endpoint: string;
+  conn: ConnKind;
+  inflight?: { startedAt: number; token: number };
+}
+
+type Ev = { at: number; seq: number; fn: () => void };
+
+export class VirtualDeployment {
+  now: number;
+  readonly t0: number;
+  s: TargetState;
+  readonly cfg: ClassifierConfig;
+  readonly steps: Array<Step & { at: number }> = [];
+  private readonly slots: VSlot[] = [];
+  private readonly queue: Ev[] = [];
+  private seq = 0;
+  private token = 0;
+  private readonly random: () => number;
+
+  constructor(
+    readonly target: TargetConfig,
+    /** Decides each run's outcome when it starts. */
+    private readonly outcome: (run: RunInfo) => Outcome,
+    seed = 1,
+  ) {
+    this.random = rng(seed);
+    this.t0 = this.now = 1_800_000_000_000;
+    this.s = initialState(target.name, this.now);
+    this.cfg = classifierConfig(target);
+    for (const probe of target.probes) {
+      for (const endpoint of probe.endpoints ?? target.endpoints.map((e) => e.name)) {
+        for (const conn of probeConns(probe)) this.slots.push({ probe, endpoint, conn });
+      }
+    }
+    // Random phase of every schedule and of the watchdog's tick against the moment of the fault.
+    for (const probe of target.probes) {
+      const every = probe.every!;
+      const phase = this.random() * every;
+      const round = (k: number) => {
+        const at = this.t0 + phase + k * every;
+        this.at(at, () => {
+          for (const slot of this.slots.filter((s) => s.probe === probe)) {
+            this.at(this.now + this.random() * probe.jitter * every, () => this.launch(slot));
+          }
+          round(k + 1);
+        });
+      };
+      round(0);
+    }
+    const tickPhase = this.random() * 1000;
+    const tick = (k: number) =>
+      this.at(this.t0 + tickPhase + k * 1000, () => {
+        this.feed({ kind: 'tick', inflight: this.inflight() });
+        tick(k + 1);
+      });
+    tick(0);
+  }
+
+  /** Runs every event up to `until` (Unix ms). */
+  runUntil(until: number, stop?: () => boolean): void {
+    for (;;) {
+      this.queue.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const ev = this.queue[0];
+      if (!ev || ev.at > until) break;
+      this.queue.shift();
+      this.now = ev.at;
+      ev.fn();
+      if (stop?.()) return;
+    }
+    this.now = Math.max(this.now, until);
+  }
+
+  /** Runs until `cond` holds; returns when (Unix ms), or undefined past `until`. */
+  runUntilTrue(cond: () => boolean, until: number): number | undefined {
+    if (cond()) return this.now;
+    this.runUntil(until, cond);
+    return cond() ? this.now : undefined;
+  }
+
+  /** Feeds a signal (a log line, say) at the current virtual time. */
+  feed(sig: Signal | TickSignal): Step {
+    const step = reduce(this.s, sig, this.now, this.cfg);
+    this.s = step.state;
+    this.steps.push({ ...step, at: this.now });
+    for (const a of step.actions) {
+      // A confirmation round: every chat slot not already in flight runs now (ProbeScheduler.runNow).
+      if (a.kind === 'confirm')
+        for (const slot of this.slots) if (slot.probe.kind === 'chat' && !slot.inflight) this.launch(slot);
+    }
+    return step;
+  }
+
+  transitions(): string[] {
+    return this.steps.flatMap((s) =>
+      s.transition ? [`${s.transition.to}/${s.transition.diagnosis ?? '-'}`] : [],
+    );
+  }
+
+  private at(at: number, fn: () => void): void {
+    this.queue.push({ at, seq: this.seq++, fn });
+  }
+
+  private inflight(): InflightRun[] {
+    return this.slots.flatMap((s) =>
+      s.inflight
+        ? [{ probe: s.probe.name, endpoint: s.endpoint, conn: s.conn, startedAt: s.inflight.startedAt }]
+        : [],
+    );
+  }
+
+  private launch(slot: VSlot): void {
+    if (slot.inflight) return; // skipped_overlap: the classifier ignores it
+    const start = this.now;
+    const token = ++this.token;
+    slot.inflight = { startedAt: start, token };
+    const out = this.outcome({ probe: slot.probe, endpoint: slot.endpoint, conn: slot.conn, start });
+    const timeout = slot.probe.timeout;
+    const ms = out === 'hang' ? timeout : Math.min(out.ms, timeout);
+    const result: ProbeResultClass = out === 'hang' || out.ms >= timeout ? 'timeout' : (out.result ?? 'ok');
+    this.at(start + ms, () => {
+      if (slot.inflight?.token !== token) return;
+      slot.inflight = undefined;
+      this.feed({
+        kind: 'probe',
+        target: this.target.name,
+        probe: slot.probe.name,
+        probeKind: slot.probe.kind,
+        endpoint: slot.endpoint,
+        conn: slot.conn,
+        result,
+        start,
+        durationMs: ms,
+        ...(result === 'ok' && out !== 'hang' ? { ttftMs: out.ttftMs ?? ms / 2 } : {}),
+        reusedConnection: slot.conn === 'keepalive',
+      });
+    });
+  }
+}
+
+/** Healthy run times on the virtual deployment (ms). */
+export function healthy(run: RunInfo): Outcome {
+  switch (run.probe.kind) {
+    case 'chat':
+      return { ms: 300, ttftMs: 120 };
+    case 'toolcall':
+      return { ms: 600, ttftMs: 200 };
+    case 'health':
+      return { ms: 5 };
+    case 'serverinfo':
+      return { ms: 10 };
+  }
+}
