@@ -215,6 +215,26 @@ export function createTargetMetrics(registry: client.Registry) {
   };
 }
 
+/** Incident bundles (issue 19): captures by result, and how long they took. */
+export function createIncidentMetrics(registry: client.Registry) {
+  const registers = [registry];
+  return {
+    incidentsTotal: new client.Counter({
+      name: `${PREFIX}incidents_total`,
+      help: 'Incident captures by result (captured, partial, no_space, failed).',
+      labelNames: ['target', 'result'],
+      registers,
+    }),
+    incidentCaptureDuration: new client.Histogram({
+      name: `${PREFIX}incident_capture_duration_seconds`,
+      help: 'Wall time of an incident capture, from the transition to its manifest (bounded by captureTimeout).',
+      labelNames: ['target'],
+      buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60],
+      registers,
+    }),
+  };
+}
+
 export function createDaemonMetrics(registry: client.Registry) {
   const registers = [registry];
   return {
@@ -242,11 +262,13 @@ export type LogMetrics = ReturnType<typeof createLogMetrics>;
 export type EngineMetrics = ReturnType<typeof createEngineMetrics>;
 export type TargetMetrics = ReturnType<typeof createTargetMetrics>;
 export type DaemonMetrics = ReturnType<typeof createDaemonMetrics>;
+export type IncidentMetrics = ReturnType<typeof createIncidentMetrics>;
 export type Metrics = ProbeMetrics &
   LogMetrics &
   EngineMetrics &
   TargetMetrics &
-  DaemonMetrics & {
+  DaemonMetrics &
+  IncidentMetrics & {
     registry: client.Registry;
   };
 
@@ -265,6 +287,7 @@ export function createMetrics(options: { defaults?: boolean } = {}): Metrics {
     ...createEngineMetrics(registry),
     ...createTargetMetrics(registry),
     ...createDaemonMetrics(registry),
+    ...createIncidentMetrics(registry),
   };
   m.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
   return m;

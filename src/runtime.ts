@@ -9,10 +9,13 @@ import { forgetRemovedSeries } from './detect/forget-series.js';
 import { Journal } from './detect/journal.js';
 import { TargetWatchdog, Watchdog } from './detect/watchdog.js';
 import { EngineScraper } from './engines/scrape.js';
+import { LogWindows } from './incidents/log-window.js';
+import { TargetIncidents } from './incidents/target.js';
 import type { Logger } from './logger.js';
 import { LogWatcher } from './logs/watcher.js';
 import type { Metrics } from './metrics.js';
 import { ProbeScheduler } from './probes/schedule.js';
+import { Redactor, redactor } from './redact.js';
 
 export interface StopOptions {
   /** Let in-flight probes finish (a reload) instead of cutting them off (shutdown). */
@@ -36,6 +39,8 @@ export interface Runtime {
   probes?: Map<string, ProbeScheduler>;
   /** Per-target state, the journal, remediation pause/resume (status page, /api/*). */
   watchdog?: Watchdog;
+  /** Incident capture per target (src/incidents/). */
+  incidents?: Map<string, TargetIncidents>;
 }
 
 export interface RuntimeContext {
@@ -64,13 +69,42 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   const logWatchers: LogWatcher[] = [];
   let stopped = false;
 
+  const incidents = new Map<string, TargetIncidents>();
+  // This config's secrets, whatever the process-wide redactor holds at the moment (a reload swaps it).
+  const ownSecrets = new Redactor();
+  ownSecrets.set(loaded.secrets);
+  const redact = (text: string) => ownSecrets.redact(redactor.redact(text));
+
   for (const target of config.targets) {
     const before = ctx.previous?.watchdog?.targets.get(target.name);
+    const windows = new LogWindows();
+    const targetIncidents = new TargetIncidents({
+      deps: {
+        target,
+        config: config.incidents,
+        stateDir: config.stateDir,
+        windows,
+        journal,
+        status: () => ({ time: Date.now(), targets: watchdog.status() }),
+        // The scheduler is made below; captures run later, once it exists.
+        probes: {
+          recent: () => probes.get(target.name)?.recent() ?? { results: [], failures: [] },
+          inflight: () => probes.get(target.name)?.inflight() ?? [],
+        },
+        redact,
+      },
+      metrics: ctx.metrics,
+      logger: ctx.logger,
+      journal,
+      previous: ctx.previous?.incidents?.get(target.name)?.carry(),
+    });
+    incidents.set(target.name, targetIncidents);
     const wd = new TargetWatchdog({
       target,
       metrics: ctx.metrics,
       logger: ctx.logger,
       journal,
+      incidents: targetIncidents,
       previous: before?.carry(),
     });
     watchdog.add(wd);
@@ -108,8 +142,12 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
           stateDir: config.stateDir,
           metrics: ctx.metrics,
           logger: ctx.logger,
-          onEvent: (e) => wd.handle(e),
+          onEvent: (e) => {
+            windows.noteMatch(e);
+            wd.handle(e);
+          },
           onEngine: (e) => wd.handle(e),
+          onRead: (service, file, offset, time) => windows.noteRead(service, file, offset, time),
         }),
       );
     }
@@ -148,13 +186,15 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       await forgetRemovedSeries(ctx.metrics, { targets: kept, probeSlots });
     }
   };
-  const runtime: Runtime = { probes, watchdog, stop: async () => {} };
+  const runtime: Runtime = { probes, watchdog, incidents, stop: async () => {} };
   const stopAll = async (opts: StopOptions = {}) => {
     stopped = true;
     const schedulers = started.filter((s): s is ProbeScheduler => s instanceof ProbeScheduler);
     const probesDone = Promise.all(schedulers.map((s) => s.stop({ drain: opts.drainProbes })));
     await Promise.all(started.filter((s) => !(s instanceof ProbeScheduler)).map((s) => s.stop()));
     await watchdog.stop();
+    // A capture in flight ends by its own deadline; a reload hands it to the next runtime instead.
+    if (!opts.drainProbes) await Promise.all([...incidents.values()].map((i) => i.idle()));
     if (opts.drainProbes) runtime.drained = probesDone.then(() => {});
     else await probesDone;
   };

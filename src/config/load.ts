@@ -6,7 +6,13 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import { ruleProblems } from '../logs/rules.js';
 import { Redactor } from '../redact.js';
-import { configSchema, PROBE_STRAY_KEY, probeFieldKinds, type Config } from './schema.js';
+import {
+  CAPTURE_PLACEHOLDERS,
+  configSchema,
+  PROBE_STRAY_KEY,
+  probeFieldKinds,
+  type Config,
+} from './schema.js';
 
 export interface LoadedConfig {
   config: Config;
@@ -59,6 +65,9 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   return `${where}: ${issue.message}`;
 }
 
+const isCaptureArgv = (p: (string | number)[]) =>
+  p.length === 5 && p[0] === 'incidents' && p[1] === 'commands' && p[3] === 'argv';
+
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$\$/g;
 
 /** Replaces ${VAR} in every string of the parsed YAML; `$$` is a literal `$`. */
@@ -72,6 +81,8 @@ function expandEnv(
   if (typeof value === 'string') {
     return value.replace(ENV_REF, (whole, name: string | undefined) => {
       if (name === undefined) return '$';
+      // A capture command's ${PID} is filled at capture time from a pid file, not from the environment.
+      if (isCaptureArgv(path) && (CAPTURE_PLACEHOLDERS as readonly string[]).includes(name)) return whole;
       const v = env[name];
       if (v === undefined) {
         problems.push(`${formatPath(path)}: environment variable ${name} is not set`);

@@ -336,6 +336,81 @@ export const ruleSchema = z.strictObject({
   services: z.array(z.string()).optional(),
 });
 
+// Incident capture (issue 19): what is kept when a target goes bad, before remediation restarts it.
+/** Placeholders a capture command's argv may use; filled by wedgewatch, never by the environment. */
+export const CAPTURE_PLACEHOLDERS = ['PID', 'TARGET', 'INCIDENT_DIR'] as const;
+
+export const captureCommandSchema = z
+  .strictObject({
+    name: name('capture command'),
+    /** argv, no shell; `${PID}` runs it once per process found by pidFile/processMatch. */
+    argv: z.array(z.string().min(1)).min(1),
+    /** Only for these targets (default: every target). */
+    targets: z.array(z.string()).optional(),
+    /** A file holding the engine's process id (one integer). */
+    pidFile: z.string().min(1).optional(),
+    /** A regular expression over /proc/<pid>/cmdline (arguments joined by spaces). */
+    processMatch: z.string().min(1).optional(),
+    timeout: durationOr('10s'),
+    maxOutputBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(1024 * 1024),
+  })
+  .superRefine((c, ctx) => {
+    const usesPid = c.argv.some((a) => a.includes('${PID}'));
+    if (usesPid && c.pidFile === undefined && c.processMatch === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['argv'],
+        message: '${PID} needs pidFile or processMatch to say which process',
+      });
+    }
+    if (c.processMatch !== undefined) {
+      try {
+        new RegExp(c.processMatch);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: ['processMatch'], message: (err as Error).message });
+      }
+    }
+  });
+
+export const incidentsSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  /** States (wedged, down, degraded) or diagnoses (e.g. keepalive_only) whose onset is captured. */
+  on: z.array(name('state or diagnosis')).min(1).default(['wedged']),
+  /** Log lines from this long before the first signal are kept. */
+  window: durationOr('5m'),
+  /** The whole capture's deadline; remediation waits at most this long for it. */
+  captureTimeout: durationOr('20s'),
+  /** Per HTTP fetch (engine /metrics, /get_server_info), within captureTimeout. */
+  fetchTimeout: durationOr('5s'),
+  /** Per log file: the newest bytes of the window beyond this are kept, older ones dropped. */
+  maxLogBytes: z
+    .number()
+    .int()
+    .min(4096)
+    .default(8 * 1024 * 1024),
+  retention: z
+    .strictObject({
+      count: z.number().int().min(1).default(20),
+      bytes: z
+        .number()
+        .int()
+        .min(1024 * 1024)
+        .default(200 * 1024 * 1024),
+    })
+    .default({ count: 20, bytes: 200 * 1024 * 1024 }),
+  /** Capture is skipped (and counted) when the state directory's file system has less free space. */
+  minFreeBytes: z
+    .number()
+    .int()
+    .min(0)
+    .default(64 * 1024 * 1024),
+  commands: z.array(captureCommandSchema).default([]),
+});
+
 export const webSchema = z.strictObject({
   listenAddress: z.string().default(':9787'),
   /** Enables POST /-/reload and the remediation pause/resume endpoints. */
@@ -355,6 +430,7 @@ export const configSchema = z
     stateDir: z.string().min(1).default('/var/lib/wedgewatch'),
     targets: z.array(targetSchema).min(1, 'at least one target is required'),
     rules: z.array(ruleSchema).default([]),
+    incidents: incidentsSchema.default(incidentsSchema.parse({})),
   })
   .superRefine((cfg, ctx) => {
     const seen = new Map<string, number>();
@@ -396,6 +472,18 @@ export const configSchema = z
       );
     });
     uniqueNames(ctx, ['rules'], cfg.rules);
+    uniqueNames(ctx, ['incidents', 'commands'], cfg.incidents.commands);
+    const targets = new Set(cfg.targets.map((t) => t.name));
+    cfg.incidents.commands.forEach((c, i) =>
+      c.targets?.forEach((t, j) => {
+        if (!targets.has(t))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['incidents', 'commands', i, 'targets', j],
+            message: `no target named "${t}"`,
+          });
+      }),
+    );
   });
 
 function uniqueNames(ctx: z.RefinementCtx, path: (string | number)[], items: { name: string }[]) {
@@ -422,3 +510,5 @@ export type EngineScrapeConfig = z.output<typeof engineScrapeSchema>;
 export type DetectConfig = z.output<typeof detectSchema>;
 export type RemediateConfig = z.output<typeof remediateSchema>;
 export type RuleConfig = z.output<typeof ruleSchema>;
+export type IncidentsConfig = z.output<typeof incidentsSchema>;
+export type CaptureCommandConfig = z.output<typeof captureCommandSchema>;

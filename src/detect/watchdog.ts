@@ -33,6 +33,11 @@ export interface TargetWatchdogOptions {
   logger: Logger;
   journal: Journal;
   now?: () => number;
+  /**
+   * Incident capture (src/incidents/): told of every verdict change; a returned promise holds remediation until
+   * it settles (the capture's own deadline bounds it).
+   */
+  incidents?: { onVerdict(prev: TargetState, next: TargetState): Promise<void> | undefined };
   /** State carried over from the runtime a reload replaces. */
   previous?: { state: TargetState; paused: boolean; remediation?: RemediatorCarry };
 }
@@ -66,6 +71,8 @@ export class TargetWatchdog {
   private readonly remediator?: Remediator;
   private paused: boolean;
   private confirmer?: ConfirmationRunner;
+  /** An incident capture is in flight: remediation waits (at most the capture's deadline). */
+  private capturing = false;
 
   constructor(private readonly opts: TargetWatchdogOptions) {
     this.name = opts.target.name;
@@ -132,7 +139,10 @@ export class TargetWatchdog {
     this.s = step.state;
     for (const e of step.events) this.journalDetect(e);
     if (signal.kind === 'file_change') this.journalFileChange(signal);
-    if (step.transition || prev.diagnosis !== this.s.diagnosis) this.exportState(prev);
+    if (step.transition || prev.diagnosis !== this.s.diagnosis) {
+      this.exportState(prev);
+      this.holdRemediation(this.opts.incidents?.onVerdict(prev, this.s));
+    }
     this.exportEngines(prev);
     for (const a of step.actions) {
       if (a.kind !== 'confirm' || !this.confirmer) continue;
@@ -141,7 +151,18 @@ export class TargetWatchdog {
         this.log.error({ err }, 'confirmation round failed');
       });
     }
-    this.remediator?.consider(this.s);
+    if (!this.capturing) this.remediator?.consider(this.s);
+  }
+
+  private holdRemediation(capture: Promise<void> | undefined): void {
+    if (capture === undefined) return;
+    this.capturing = true;
+    void capture
+      .catch(() => undefined)
+      .then(() => {
+        this.capturing = false;
+        this.remediator?.consider(this.s);
+      });
   }
 
   tick(): void {

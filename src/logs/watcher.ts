@@ -27,6 +27,8 @@ export interface LogWatcherOptions {
   onEvent: (e: LogEventSignal) => void;
   /** Gauges parsed from Prefill/Decode batch lines, vLLM `Engine 000:` lines and `extract` rules. */
   onEngine: (e: EngineSignal) => void;
+  /** How far each file has been read, and when (incident bundles cut their log windows by it). */
+  onRead?: (service: string, file: string, offset: number, time: number) => void;
   now?: () => number;
   /** Follower tuning, mostly for tests. */
   follow?: {
@@ -240,7 +242,9 @@ export class LogWatcher {
           : unwrapped(src.format);
     let counted = 0;
     let binary = false;
+    this.o.onRead?.(src.service, file, start, this.now());
     const account = () => {
+      this.o.onRead?.(src.service, file, scanner.committed, this.now());
       const n = scanner.lines - counted;
       if (n > 0) {
         counted = scanner.lines;

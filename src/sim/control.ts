@@ -1,5 +1,6 @@
 // The simulator's control API (JSON, own port): GET /faults, POST /faults/:name (body = params),
-// DELETE /faults/:name, POST /services/:name/restart, GET /state.
+// DELETE /faults/:name, POST /services/:name/restart, GET /services/:name/dump (a py-spy-style thread dump
+// of prefill or decode, text), GET /state.
 import { FaultError } from './faults/set.js';
 import { FAULTS } from './faults/registry.js';
 import { faultDefaults, type FaultName, type FaultParams, type ServiceName } from './faults/types.js';
@@ -12,6 +13,7 @@ export interface ControlTarget {
   restart(service: ServiceName): Promise<void>;
   state(): Record<string, unknown>;
   hasService(service: string): service is ServiceName;
+  dump(service: 'prefill' | 'decode'): string;
 }
 
 export function controlHandler(sim: ControlTarget): Handler {
@@ -20,6 +22,7 @@ export function controlHandler(sim: ControlTarget): Handler {
       const path = pathOf(req);
       const fault = /^\/faults\/([a-z_]+)$/.exec(path)?.[1];
       const service = /^\/services\/([a-z]+)\/restart$/.exec(path)?.[1];
+      const dumped = /^\/services\/([a-z]+)\/dump$/.exec(path)?.[1];
       try {
         if (req.method === 'GET' && path === '/faults') {
           const available = Object.values(FAULTS).map((f) => ({
@@ -31,6 +34,13 @@ export function controlHandler(sim: ControlTarget): Handler {
           return sendJson(res, 200, { available, enabled: sim.faultsEnabled() });
         }
         if (req.method === 'GET' && path === '/state') return sendJson(res, 200, sim.state());
+        if (dumped && req.method === 'GET') {
+          if (dumped !== 'prefill' && dumped !== 'decode')
+            return sendJson(res, 404, { error: `no thread dump for ${JSON.stringify(dumped)}` });
+          res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+          res.end(sim.dump(dumped));
+          return;
+        }
         if (fault && req.method === 'POST') {
           const params = parseParams(await readBody(req, 64 * 1024));
           await sim.enableFault(fault as FaultName, params);

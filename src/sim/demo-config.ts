@@ -7,6 +7,13 @@ import type { Sim } from './index.js';
 const RESTART_SCRIPT =
   "fetch(process.argv[1],{method:'POST'}).then(r=>{process.exitCode=r.ok?0:1},e=>{console.error(String(e));process.exitCode=1})";
 
+/**
+ * The demo's capture command, run without a shell: checks the process in the pid file exists (argv[1]), then prints
+ * the simulated engine's py-spy-style thread dump from the URL in argv[2] (what `py-spy dump --pid` gives on a host).
+ */
+export const DUMP_SCRIPT =
+  'process.kill(Number(process.argv[1]),0);fetch(process.argv[2]).then(r=>r.text()).then(t=>process.stdout.write(t),e=>{console.error(String(e));process.exitCode=1})';
+
 export function demoConfig(
   sim: Sim,
   opts: { stateDir: string; listenAddress: string; nodePath: string },
@@ -58,6 +65,18 @@ export function demoConfig(
         },
       },
     ],
+    incidents: {
+      on: ['wedged'],
+      captureTimeout: '10s',
+      commands: [
+        {
+          name: 'prefill-threads',
+          argv: [opts.nodePath, '-e', DUMP_SCRIPT, '${PID}', `${sim.urls.control}/services/prefill/dump`],
+          pidFile: sim.pidFiles.prefill,
+          timeout: '5s',
+        },
+      ],
+    },
   };
   return `# Written by \`wedgewatch demo\`: the daemon watching the simulated SGLang PD deployment.\n${stringify(config)}`;
 }

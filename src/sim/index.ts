@@ -1,11 +1,12 @@
 // A simulated SGLang prefill/decode-disaggregated deployment with fault injection: loopback router, prefill
 // and decode services (plus an optional proxy hop and a control API), SGLang-format log files, sglang:* metrics.
 // Used by `wedgewatch sim`, `wedgewatch demo` and the integration tests.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { controlHandler } from './control.js';
+import { simThreadDump } from './dump.js';
 import { engineHandler } from './engine-http.js';
 import { FaultSet } from './faults/set.js';
 import {
@@ -57,6 +58,8 @@ export interface Sim {
   urls: { router: string; prefill: string; decode: string; proxy?: string; control: string };
   logDir: string;
   logFiles: { prefill: string; decode: string; router: string };
+  /** Each engine's pid file (the simulator's own process id: the engines live in it), as SGLang deployments keep. */
+  pidFiles: { prefill: string; decode: string };
   enableFault(name: FaultName, params?: FaultParams): void;
   disableFault(name: FaultName): void;
   /** A restart of prefill clears a dead bootstrap thread; any restart clears crash/health_fail on that service. */
@@ -80,6 +83,8 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     decode: join(logDir, 'decode.log'),
     router: join(logDir, 'router.log'),
   };
+  const pidFiles = { prefill: join(logDir, 'prefill.pid'), decode: join(logDir, 'decode.pid') };
+  for (const f of Object.values(pidFiles)) writeFileSync(f, `${process.pid}\n`);
   const logs = {
     prefill: new LogFile(logFiles.prefill),
     decode: new LogFile(logFiles.decode),
@@ -307,6 +312,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       restart: restartService,
       state,
       hasService,
+      dump: (role) => simThreadDump(role, pd, process.pid),
     }),
     ports.control ?? 0,
   );
@@ -323,6 +329,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     },
     logDir,
     logFiles,
+    pidFiles,
     enableFault(name, params) {
       // Validation errors throw here; an async effect (crash closing a port) settles later.
       const p = faults.enable(name, params);
