@@ -90,7 +90,7 @@ export class TargetIncidents {
       out = { result: 'failed', durationMs: 0, bytes: 0, files: 0, detail: String(err) };
     }
     this.o.metrics.incidentsTotal.inc({ target, result: out.result });
-    this.o.metrics.incidentCaptureDuration.observe({ target }, out.durationMs / 1000);
+    this.o.metrics.incidentCaptureDuration.observe(out.durationMs / 1000);
     const secs = (out.durationMs / 1000).toFixed(1);
     let summary: string;
     if (out.dir !== undefined) {

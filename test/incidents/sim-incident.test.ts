@@ -92,7 +92,7 @@ describe('incident capture on the simulator', () => {
     expect(incident).toHaveLength(1);
     expect(incident[0]!.seq).toBeLessThan(remediation.seq);
     expect(incident[0]!.data?.result).toBe('captured');
-    await waitFor(() => wd.state.state === 'ok', { timeoutMs: 30_000, what: 'ok after the restart' });
+    await waitFor(() => wd.state.state === 'ok', { timeoutMs: 60_000, what: 'ok after the restart' });
 
     const root = join(stateDir, 'incidents');
     const bundles = readdirSync(root);
@@ -129,5 +129,5 @@ describe('incident capture on the simulator', () => {
     expect(await metrics.registry.getSingleMetricAsString('wedgewatch_incidents_total')).toContain(
       'wedgewatch_incidents_total{target="sim",result="captured"} 1',
     );
-  }, 120_000);
+  }, 150_000);
 });
