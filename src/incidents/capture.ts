@@ -244,9 +244,8 @@ export async function captureIncident(deps: CaptureDeps, s: TargetState): Promis
     }),
   );
   const agent = new Agent({ connections: 2, keepAliveTimeout: 1, pipelining: 0 });
-  const infoPath =
-    deps.target.probes.find((p) => p.kind === 'serverinfo' && p.path !== undefined)?.path ??
-    '/get_server_info';
+  const infoProbe = deps.target.probes.find((p) => p.kind === 'serverinfo');
+  const infoPath = (infoProbe?.kind === 'serverinfo' ? infoProbe.path : undefined) ?? '/get_server_info';
   for (const engine of deps.target.engines) {
     const base = new URL(engine.metrics);
     jobs.push(
