@@ -43,6 +43,19 @@ describe('incident capture on the simulator', () => {
     const stateDir = join(dir, 'state');
     const doc = YAML.parse(
       simDetectionConfig(sim, stateDir, {
+        // Generous timeouts and no TTFT objective: a loaded CI machine must not look degraded.
+        probes: [
+          {
+            name: 'chat',
+            kind: 'chat',
+            every: '2s',
+            timeout: '5s',
+            jitter: 0,
+            maxTokens: 2,
+            endpoints: ['router'],
+          },
+          { name: 'health', kind: 'health', every: '2s', timeout: '5s', jitter: 0, endpoints: ['router'] },
+        ],
         remediate: {
           command: [process.execPath, '-e', RESTART, `${sim.urls.control}/services/prefill/restart`],
           dryRun: false,
@@ -72,7 +85,7 @@ describe('incident capture on the simulator', () => {
     runtime = await createRuntime(loaded, { metrics, logger: pino({ level: 'silent' }) });
     const journal = runtime.watchdog!.journal;
     const wd = runtime.watchdog!.targets.get('sim')!;
-    await waitFor(() => wd.state.state === 'ok', { timeoutMs: 20_000, what: 'ok' });
+    await waitFor(() => wd.state.state === 'ok', { timeoutMs: 30_000, what: 'ok' });
     // An engine that echoes a request header into its log: the window must not carry it out.
     appendFileSync(
       sim.logFiles.prefill,
@@ -92,7 +105,23 @@ describe('incident capture on the simulator', () => {
     expect(incident).toHaveLength(1);
     expect(incident[0]!.seq).toBeLessThan(remediation.seq);
     expect(incident[0]!.data?.result).toBe('captured');
-    await waitFor(() => wd.state.state === 'ok', { timeoutMs: 60_000, what: 'ok after the restart' });
+    await waitFor(() => wd.state.state === 'ok', { timeoutMs: 60_000, what: 'ok after the restart' }).catch(
+      (e) => {
+        console.log(
+          wd.state.state,
+          wd.state.cause,
+          JSON.stringify(
+            journal
+              .query({ target: 'sim' })
+              .slice(-30)
+              .map((x) => x.summary),
+            null,
+            1,
+          ),
+        );
+        throw e;
+      },
+    );
 
     const root = join(stateDir, 'incidents');
     const bundles = readdirSync(root);
