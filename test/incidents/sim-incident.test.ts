@@ -105,23 +105,7 @@ describe('incident capture on the simulator', () => {
     expect(incident).toHaveLength(1);
     expect(incident[0]!.seq).toBeLessThan(remediation.seq);
     expect(incident[0]!.data?.result).toBe('captured');
-    await waitFor(() => wd.state.state === 'ok', { timeoutMs: 60_000, what: 'ok after the restart' }).catch(
-      (e) => {
-        console.log(
-          wd.state.state,
-          wd.state.cause,
-          JSON.stringify(
-            journal
-              .query({ target: 'sim' })
-              .slice(-30)
-              .map((x) => x.summary),
-            null,
-            1,
-          ),
-        );
-        throw e;
-      },
-    );
+    await waitFor(() => wd.state.state === 'ok', { timeoutMs: 60_000, what: 'ok after the restart' });
 
     const root = join(stateDir, 'incidents');
     const bundles = readdirSync(root);
