@@ -67,6 +67,7 @@ export class Daemon {
       metrics: this.metrics,
       logger: this.logger,
       isReady: () => this.ready,
+      unhealthy: () => this.unhealthy(),
       lifecycleEnabled: () => this.loaded.config.web.enableLifecycle,
       reload: () => this.reload(),
       plugins: (this.opts.plugins ?? []).map((p) => p(this)),
@@ -79,6 +80,21 @@ export class Daemon {
     await this.web?.watch(this.server.server, this.opts.webConfigPollMs);
     this.ready = true;
     this.logger.info({ address: this.address() }, 'wedgewatch listening');
+  }
+
+  /**
+   * A reason when some target's probe scheduler has not planned a round for 3 of its intervals (the daemon
+   * answers HTTP but watches nothing), else undefined.
+   */
+  unhealthy(now = Date.now()): string | undefined {
+    for (const [target, s] of this.runtime?.probes ?? []) {
+      if (s.lastTickAt === undefined) continue;
+      const late = now - s.lastTickAt;
+      if (late > 3 * s.tickIntervalMs) {
+        return `the probe scheduler of target ${target} has not ticked for ${Math.round(late / 1000)} s (3 intervals are ${Math.round((3 * s.tickIntervalMs) / 1000)} s)`;
+      }
+    }
+    return undefined;
   }
 
   address(): string {

@@ -6,7 +6,7 @@ import type { Config } from './config/schema.js';
 import type { ReadErrorReason } from './logs/follow.js';
 import type { JournalErrorReason } from './logs/journald.js';
 import { compileRuleSet } from './logs/rules.js';
-import type { Metrics } from './metrics.js';
+import { hasSeries, type Metrics } from './metrics.js';
 import type { ConnKind, ProbeKind, ProbeResultClass } from './signals.js';
 import type { RemediationRecord } from './remediate/remediator.js';
 
@@ -91,12 +91,4 @@ export function createKnownSeries(
         metrics.remediations.inc({ target: target.name, action, result }, 0);
     }
   }
-}
-
-function hasSeries(g: Metrics['logLastLine'], labels: Record<string, string>): boolean {
-  // prom-client keeps label sets in `hashMap`; reading it avoids an async get() on every start.
-  const internal = g as unknown as { hashMap?: Record<string, { labels: Record<string, string> }> };
-  return Object.values(internal.hashMap ?? {}).some(
-    (v) => v.labels.target === labels.target && v.labels.service === labels.service,
-  );
 }

@@ -62,6 +62,18 @@ export function createProbeMetrics(registry: client.Registry) {
       labelNames: PROBE_LABELS,
       registers,
     }),
+    schedulerTick: new client.Gauge({
+      name: `${PREFIX}scheduler_last_tick_timestamp_seconds`,
+      help: "Unix time the target's probe scheduler last planned a round.",
+      labelNames: ['target'],
+      registers,
+    }),
+    schedulerInterval: new client.Gauge({
+      name: `${PREFIX}scheduler_tick_interval_seconds`,
+      help: "Longest expected time between two rounds of the target's probe scheduler (its shortest probe interval).",
+      labelNames: ['target'],
+      registers,
+    }),
     probeLastRun: new client.Gauge({
       name: `${PREFIX}probe_last_run_timestamp_seconds`,
       help: 'Unix time the probe last finished.',
@@ -108,6 +120,12 @@ export function createLogMetrics(registry: client.Registry) {
       name: `${PREFIX}log_read_errors_total`,
       help: 'Errors reading log files, by reason (missing, permission, binary, io).',
       labelNames: ['target', 'service', 'reason'],
+      registers,
+    }),
+    logFollowerTick: new client.Gauge({
+      name: `${PREFIX}log_follower_last_tick_timestamp_seconds`,
+      help: 'Unix time the follower of the service log last polled its files (it polls whether or not lines come).',
+      labelNames: ['target', 'service'],
       registers,
     }),
     logLastLine: new client.Gauge({
@@ -179,6 +197,12 @@ export function createTargetMetrics(registry: client.Registry) {
     targetStateSince: new client.Gauge({
       name: `${PREFIX}target_state_since_timestamp_seconds`,
       help: 'Unix time the target entered its current state.',
+      labelNames: ['target'],
+      registers,
+    }),
+    targetEnteredOk: new client.Gauge({
+      name: `${PREFIX}target_entered_ok_timestamp_seconds`,
+      help: 'Unix time the target last entered ok (0 before it ever has); it stays when the target leaves ok.',
       labelNames: ['target'],
       registers,
     }),
@@ -291,6 +315,18 @@ export function createMetrics(options: { defaults?: boolean } = {}): Metrics {
   };
   m.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
   return m;
+}
+
+/** Whether `metric` already has a series whose labels include every one of `labels`. */
+export function hasSeries(
+  metric: client.Gauge<string> | client.Counter<string>,
+  labels: Record<string, string>,
+): boolean {
+  // prom-client keeps label sets in `hashMap`; reading it avoids an async get() where the caller is sync.
+  const internal = metric as unknown as { hashMap?: Record<string, { labels: Record<string, unknown> }> };
+  return Object.values(internal.hashMap ?? {}).some((v) =>
+    Object.entries(labels).every(([k, x]) => v.labels[k] === x),
+  );
 }
 
 /**

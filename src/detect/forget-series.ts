@@ -26,6 +26,9 @@ export async function forgetRemovedSeries(metrics: Metrics, kept: Kept): Promise
     metrics.targetState,
     metrics.targetWedged,
     metrics.targetStateSince,
+    metrics.targetEnteredOk,
+    metrics.schedulerTick,
+    metrics.schedulerInterval,
     metrics.targetDiagnosis,
     metrics.remediationPaused,
   ];

@@ -4,7 +4,7 @@
 import { WEDGE_CAUSES } from './verdict.js';
 import type { TargetConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
-import { TARGET_STATES, type Metrics } from '../metrics.js';
+import { TARGET_STATES, hasSeries, type Metrics } from '../metrics.js';
 import type { ProbeFilter } from '../probes/schedule.js';
 import { Remediator, type RemediationRecord, type RemediatorCarry } from '../remediate/remediator.js';
 import type { FileChangeSignal, InflightRun, Signal } from '../signals.js';
@@ -218,6 +218,10 @@ export class TargetWatchdog {
     for (const st of TARGET_STATES) m.targetState.set({ ...t, state: st }, st === this.s.state ? 1 : 0);
     m.targetWedged.set(t, this.s.state === 'wedged' ? 1 : 0);
     m.targetStateSince.set(t, this.s.since / 1000);
+    // The bootstrap-thread alert compares a death with this: only a recovery after the death clears it.
+    if (this.s.state === 'ok') m.targetEnteredOk.set(t, this.s.since / 1000);
+    // 0 only for a target never seen before: a reload must not forget a recovery (an old death would re-fire).
+    else if (!hasSeries(m.targetEnteredOk, t)) m.targetEnteredOk.set(t, 0);
     if (prev?.diagnosis && prev.diagnosis !== this.s.diagnosis)
       m.targetDiagnosis.remove({ ...t, diagnosis: prev.diagnosis });
     if (this.s.diagnosis) m.targetDiagnosis.set({ ...t, diagnosis: this.s.diagnosis }, 1);

@@ -38,6 +38,8 @@ export interface FollowerOptions {
   onRotation?(kind: RotationKind, file: string): void;
   /** Called once per error streak per path (the retry is silent until it succeeds or the error changes). */
   onError?(reason: ReadErrorReason, file: string, message: string): void;
+  /** Every poll, files or not: the follower's heartbeat (a stalled poll loop is a blind watchdog). */
+  onTick?(now: number): void;
   /** Saved offsets could not be used in full (catch-up limit): bytes skipped. */
   onSkip?(file: string, bytes: number): void;
   pollMs?: number;
@@ -168,6 +170,7 @@ export class Follower {
     // 1 MiB per turn (~3 ms of matching), then yield: a log flood must not delay probes or scrapes.
     let budget = this.o.maxBytesPerTick ?? 1 << 20;
     const now = this.now();
+    if (!final) this.o.onTick?.(now);
     // Renamed or deleted inodes: the writer may still be appending through its old descriptor.
     this.retired = this.retired.filter((h) => {
       budget -= this.drain(h, budget);

@@ -97,6 +97,7 @@ export class LogWatcher {
             this.log.info({ service: src.service, file, kind }, 'log rotated');
           },
           onError,
+          onTick: (now) => this.o.metrics.logFollowerTick.set(labels, now / 1000),
           onSkip: (file, bytes) =>
             this.log.warn(
               { service: src.service, file, bytes },

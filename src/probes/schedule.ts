@@ -92,14 +92,38 @@ export class ProbeScheduler {
     setMaxListeners(this.slots.length + 10, this.stopping.signal);
   }
 
+  /** Unix ms the scheduler last planned a round (its heartbeat); undefined before start. */
+  lastTickAt?: number;
+
+  /**
+   * The longest a healthy scheduler goes between rounds: its shortest `every`. A cron expression's gaps are
+   * not one number, so a cron-only target gets a day.
+   */
+  get tickIntervalMs(): number {
+    const every = this.opts.target.probes.flatMap((p) => (p.every === undefined ? [] : [p.every]));
+    return every.length > 0 ? Math.min(...every) : 86_400_000;
+  }
+
+  private heartbeat(): void {
+    this.lastTickAt = this.now();
+    this.opts.metrics.schedulerTick.set({ target: this.opts.target.name }, this.lastTickAt / 1000);
+  }
+
   start(): void {
     if (this.started) return;
     this.started = true;
     this.removeHook = addCollectHook(this.opts.metrics.probeInflight, () => this.updateInflight());
+    this.opts.metrics.schedulerInterval.set({ target: this.opts.target.name }, this.tickIntervalMs / 1000);
+    this.heartbeat();
     for (const probe of this.opts.target.probes) {
       const slots = this.slots.filter((s) => s.probe === probe);
       if (probe.cron !== undefined) {
-        this.cronTasks.push(cron.schedule(probe.cron, () => slots.forEach((s) => this.tick(s))));
+        this.cronTasks.push(
+          cron.schedule(probe.cron, () => {
+            this.heartbeat();
+            slots.forEach((s) => this.tick(s));
+          }),
+        );
       } else {
         const every = probe.every!;
         // Rounds are planned on absolute times (t0 + k·every), not with setInterval: a late round under load
@@ -107,6 +131,7 @@ export class ProbeScheduler {
         const t0 = Date.now();
         let round = 0;
         const spread = () => {
+          this.heartbeat();
           slots.forEach((s) => this.after(Math.random() * probe.jitter * every, () => this.tick(s)));
           // Rounds missed while the process was stalled are skipped, not fired back to back.
           round = Math.max(round + 1, Math.floor((Date.now() - t0) / every) + 1);

@@ -21,6 +21,8 @@ export interface ServerDeps {
   logger: Logger;
   /** Ready once the first config is loaded and the sources are started. */
   isReady: () => boolean;
+  /** Why the daemon is not healthy (a stalled probe scheduler), or undefined when it is. */
+  unhealthy?: () => string | undefined;
   /** Whether POST /-/reload and other write endpoints exist (web.enableLifecycle). */
   lifecycleEnabled: () => boolean;
   reload: () => Promise<ReloadOutcome>;
@@ -64,7 +66,14 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     const body = await deps.metrics.registry.metrics();
     return reply.type(deps.metrics.registry.contentType).send(body);
   });
-  app.get('/-/healthy', async (_req, reply) => reply.type('text/plain').send('wedgewatch is Healthy.\n'));
+  // Not mere liveness: a daemon whose scheduler stopped is healthy-but-wedged itself, and its supervisor
+  // (systemd watchdog script, Kubernetes liveness probe) should restart it.
+  app.get('/-/healthy', async (_req, reply) => {
+    const why = deps.unhealthy?.();
+    return why === undefined
+      ? reply.type('text/plain').send('wedgewatch is Healthy.\n')
+      : reply.code(503).type('text/plain').send(`wedgewatch is not healthy: ${why}\n`);
+  });
   app.get('/-/ready', async (_req, reply) =>
     deps.isReady()
       ? reply.type('text/plain').send('wedgewatch is Ready.\n')

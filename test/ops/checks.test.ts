@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AM_CONFIG, RULES, RULE_TESTS, RUNBOOKS, UNIT, loadRules, requireBinary, run } from './tools.js';
 
+const RUNBOOK_BASE =
+  '{{ with $externalLabels.wedgewatch_runbooks }}{{ . }}{{ else }}file:///opt/wedgewatch/docs/runbooks.md{{ end }}';
+
 describe('alert rules', () => {
   it('promtool check rules passes', async () => {
     const res = await run('promtool', ['check', 'rules', RULES]);
@@ -51,8 +54,11 @@ describe('alert rules', () => {
       expect(['critical', 'warning'], r.alert).toContain(r.labels?.severity);
       expect(r.annotations?.summary, r.alert).toBeTruthy();
       expect(r.annotations?.description, r.alert).toMatch(/\$value/);
+      // Absolute, from one base: the external label wedgewatch_runbooks, else the installed runbooks.
       const url = r.annotations?.runbook_url ?? '';
-      expect(url, r.alert).toMatch(/^docs\/runbooks\.md#/);
+      expect(url, r.alert).toMatch(
+        new RegExp(`^${RUNBOOK_BASE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}#[a-z]+$`),
+      );
       expect(anchors.has(url.split('#')[1]!), `${r.alert}: runbook section ${url}`).toBe(true);
     }
   });
@@ -62,6 +68,9 @@ describe('alert rules', () => {
     expect(wedged?.for).toBe('0s');
     expect(wedged?.labels?.severity).toBe('critical');
     expect(wedged?.expr).toContain('wedgewatch_target_wedged == 1');
+    // Its identity must not change with the diagnosis: that would resolve the page and open another.
+    expect(wedged?.expr).not.toContain('diagnosis');
+    expect(wedged?.annotations?.diagnosis).toContain('wedgewatch_target_diagnosis');
   });
 });
 

@@ -1,29 +1,42 @@
-// End to end with real binaries: a NIXL bootstrap-thread death in the simulator pages through the shipped
-// rules and Alertmanager routing within 10 s of the traceback, a prefill restart resolves it, and every
-// dashboard query has data in that Prometheus afterwards.
+// End to end with real binaries, as an SRE runs it: a NIXL bootstrap-thread death in the simulator pages
+// through the shipped rules and Alertmanager routing within 10 s of the traceback; a prefill restart resolves
+// the page; an unrelated tool-call leak afterwards is delivered as a warning and pages nobody (the old rule
+// re-fired the bootstrap page then). Every dashboard query has data in that Prometheus afterwards.
+// Alertmanager's group_wait/group_interval are cut to seconds here; bench/alerts-e2e.ts runs the same story
+// with the shipped timings, 5 s scrapes and the 5-minute degraded and keep-alive alerts.
 import { appendFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
 import {
   TARGET,
   findAlert,
+  promQuery,
   promQueryRange,
   startPipeline,
   tripThreadDeath,
+  type Notification,
   type Pipeline,
 } from './pipeline.js';
 import { dashboardQueries, substituteGrafanaVariables } from './tools.js';
 
+const RUNBOOKS = 'file:///opt/wedgewatch/docs/runbooks.md';
+
+/** Firing notifications at the pager (critical) received after `since` (Unix ms). */
+const pages = (ns: Notification[], since = 0) =>
+  ns.filter((n) => n.receiver === 'pager' && n.status === 'firing' && n.receivedAt > since);
+
 describe('alerting pipeline end to end', { timeout: 180_000 }, () => {
   let p: Pipeline;
   beforeAll(async () => {
-    p = await startPipeline();
+    p = await startPipeline({ fastTimings: true, toolcall: true });
   }, 90_000);
   afterAll(async () => {
     await p?.stop();
   });
 
-  it('pages the wedge with target and diagnosis within 10 s of the traceback, and resolves after a prefill restart', async () => {
+  let resolvedAt = 0;
+
+  it('pages the wedge once, with target, diagnosis and evidence, within 10 s of the traceback, and resolves after a prefill restart', async () => {
     // Healthy first: the wedge page must not be there before the fault.
     await waitFor(
       async () =>
@@ -41,7 +54,7 @@ describe('alerting pipeline end to end', { timeout: 180_000 }, () => {
         what: 'target ok in Prometheus',
       },
     );
-    expect(findAlert(p.notifications, 'pager', 'WedgewatchTargetWedged', 'firing')).toBeUndefined();
+    expect(pages(p.notifications)).toEqual([]);
 
     const tracebackAt = await tripThreadDeath(p.sim);
     const page = await waitFor(
@@ -54,22 +67,82 @@ describe('alerting pipeline end to end', { timeout: 180_000 }, () => {
     );
     expect(page.alert.labels.target).toBe(TARGET);
     expect(page.alert.labels.severity).toBe('critical');
-    expect(page.alert.labels.diagnosis).toBe('kv_bootstrap_thread_dead');
-    expect(page.alert.annotations.description).toContain('kv_bootstrap_thread_dead');
-    expect(page.alert.annotations.runbook_url).toBe('docs/runbooks.md#wedgewatchtargetwedged');
+    expect(page.alert.labels.diagnosis).toBeUndefined();
+    expect(page.alert.annotations.diagnosis).toBe('kv_bootstrap_thread_dead');
+    expect(page.alert.annotations.evidence).toMatch(/^log kv_bootstrap_dead \(nixl_\w+\) on prefill at /);
+    expect(page.alert.annotations.status_page).toBe(`http://${p.daemon.address()}/`);
+    expect(page.alert.annotations.runbook_url).toBe(`${RUNBOOKS}#wedgewatchtargetwedged`);
 
     appendFileSync(p.watchedFile, '# changed during the incident\n');
     await p.sim.restart('prefill');
     const resolved = await waitFor(
       () => findAlert(p.notifications, 'pager', 'WedgewatchTargetWedged', 'resolved'),
-      {
-        timeoutMs: 90_000,
-        intervalMs: 250,
-        what: 'resolved notification for the wedge',
-      },
+      { timeoutMs: 90_000, intervalMs: 250, what: 'resolved notification for the wedge' },
     );
     expect(resolved.alert.labels.target).toBe(TARGET);
     expect(resolved.notification.receivedAt).toBeGreaterThan(page.notification.receivedAt);
+    resolvedAt = resolved.notification.receivedAt;
+
+    // One incident, one page: every critical notification of the incident (the wedge, the bootstrap-thread
+    // death) belongs to one Alertmanager group, the target's.
+    const incident = pages(p.notifications);
+    expect(new Set(incident.map((n) => n.groupKey)).size).toBe(1);
+    const names = new Set(incident.flatMap((n) => n.alerts.map((a) => a.labels.alertname)));
+    expect(names).toContain('WedgewatchKVBootstrapThreadDead');
+    // The traceback matched two kv_bootstrap_dead rules and the generic thread_death rule: one alert.
+    const deaths = incident
+      .flatMap((n) => n.alerts)
+      .filter((a) => a.labels.alertname === 'WedgewatchKVBootstrapThreadDead');
+    expect(new Set(deaths.map((a) => JSON.stringify(a.labels))).size).toBe(1);
+  });
+
+  it('a tool-call leak after recovery is a warning in chat and pages nobody', async () => {
+    expect(resolvedAt).toBeGreaterThan(0);
+    // The bootstrap-thread alert has resolved too before the unrelated fault starts.
+    await waitFor(
+      async () =>
+        (await promQuery(p.promUrl, 'ALERTS{alertname="WedgewatchKVBootstrapThreadDead"}')).length === 0,
+      { timeoutMs: 30_000, intervalMs: 250, what: 'bootstrap-thread alert inactive after recovery' },
+    );
+    const faultAt = Date.now();
+    p.sim.enableFault('toolcall_leak');
+    const warning = await waitFor(
+      () => {
+        const n = p.notifications.find(
+          (x) =>
+            x.receiver === 'chat' &&
+            x.receivedAt > faultAt &&
+            x.alerts.some((a) => a.labels.alertname === 'WedgewatchToolCallLeak' && a.status === 'firing'),
+        );
+        return n?.alerts.find((a) => a.labels.alertname === 'WedgewatchToolCallLeak');
+      },
+      { timeoutMs: 60_000, intervalMs: 250, what: 'WedgewatchToolCallLeak delivered to chat' },
+    );
+    expect(warning.labels.target).toBe(TARGET);
+    // The leak degrades the target: the state the old bootstrap rule re-fired on.
+    await waitFor(
+      async () =>
+        (await promQuery(p.promUrl, `wedgewatch_target_state{target="${TARGET}",state="degraded"} == 1`))
+          .length === 1,
+      { timeoutMs: 30_000, intervalMs: 250, what: 'target degraded by the leak' },
+    );
+    // Five rule evaluations while degraded (counted as samples of a recording rule): no critical alert is
+    // even pending.
+    const degradedAt = Date.now();
+    await waitFor(
+      async () => {
+        const secs = Math.ceil((Date.now() - degradedAt) / 1000);
+        const r = (await promQuery(
+          p.promUrl,
+          `count_over_time(wedgewatch:target_state:code{target="${TARGET}"}[${secs}s])`,
+        )) as { value?: [number, string] }[];
+        return Number(r[0]?.value?.[1] ?? 0) >= 5;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, what: '5 rule evaluations while degraded' },
+    );
+    expect(await promQuery(p.promUrl, 'ALERTS{severity="critical"}')).toEqual([]);
+    expect(pages(p.notifications, resolvedAt)).toEqual([]);
+    p.sim.disableFault('toolcall_leak');
   });
 
   it('every dashboard query returns data from that Prometheus', async () => {

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parse as parseYaml, stringify } from 'yaml';
 import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/logger.js';
@@ -23,6 +23,8 @@ export interface WebhookAlert {
 export interface Notification {
   receiver: string;
   status: string;
+  /** Alertmanager's aggregation group: one group is one incident (one page). */
+  groupKey: string;
   alerts: WebhookAlert[];
   receivedAt: number;
 }
@@ -40,6 +42,19 @@ export interface Pipeline {
 
 export const TARGET = 'pd';
 
+export interface PipelineOptions {
+  /** Prometheus scrape and rule evaluation interval (default 1s; the issue's SRE run used 5s). */
+  intervalSeconds?: number;
+  /** Cut Alertmanager's group_wait/group_interval to seconds (see alertmanagerTestConfig). */
+  fastTimings?: boolean;
+  /** A proxy hop in front of the router, probed over fresh and keep-alive connections (keepalive_stall). */
+  proxy?: boolean;
+  /** A toolcall probe on the router (toolcall_leak). */
+  toolcall?: boolean;
+  /** Probe interval for the chat and toolcall probes (default 1s). */
+  probeEvery?: string;
+}
+
 async function freePort(): Promise<number> {
   const srv = createNetServer();
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
@@ -48,14 +63,37 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The shipped Alertmanager config with every receiver's URL pointed at the test webhook; routing unchanged. */
-export function alertmanagerTestConfig(hookBase: string): string {
+interface RouteTimings {
+  group_wait?: string;
+  group_interval?: string;
+  repeat_interval?: string;
+  routes?: RouteTimings[];
+}
+
+/**
+ * The shipped Alertmanager config with every receiver's URL pointed at the test webhook and its templates
+ * made absolute; routing, grouping and inhibition unchanged. With `fastTimings`, every route's group_wait
+ * and group_interval are cut to seconds (the test suite cannot wait 30 s per notification); the bench runs
+ * the shipped timings.
+ */
+export function alertmanagerTestConfig(hookBase: string, opts: { fastTimings?: boolean } = {}): string {
   const cfg = parseYaml(readFileSync(AM_CONFIG, 'utf8')) as {
+    templates?: string[];
+    route: RouteTimings;
     receivers: { name: string; webhook_configs?: { url: string }[] }[];
   };
   for (const r of cfg.receivers) {
     if (!r.webhook_configs?.length) throw new Error(`receiver ${r.name} has no webhook_configs to rewrite`);
     for (const w of r.webhook_configs) w.url = `${hookBase}/${r.name}`;
+  }
+  cfg.templates = cfg.templates?.map((t) => (t.startsWith('/') ? t : join(dirname(AM_CONFIG), t)));
+  if (opts.fastTimings) {
+    const cut = (r: RouteTimings) => {
+      if (r.group_wait !== undefined && r.group_wait !== '0s') r.group_wait = '1s';
+      if (r.group_interval !== undefined) r.group_interval = '2s';
+      r.routes?.forEach(cut);
+    };
+    cut(cfg.route);
   }
   return stringify(cfg);
 }
@@ -102,7 +140,9 @@ function spawnTool(bin: string, args: string[], procs: ChildProcess[]): ChildPro
   return child;
 }
 
-export async function startPipeline(): Promise<Pipeline> {
+export async function startPipeline(opts: PipelineOptions = {}): Promise<Pipeline> {
+  const every = opts.probeEvery ?? '1s';
+  const interval = `${opts.intervalSeconds ?? 1}s`;
   const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-e2e-'));
   const procs: ChildProcess[] = [];
   const notifications: Notification[] = [];
@@ -136,7 +176,12 @@ export async function startPipeline(): Promise<Pipeline> {
     await new Promise<void>((resolve) => hook!.listen(0, '127.0.0.1', resolve));
     const hookBase = `http://127.0.0.1:${(hook.address() as { port: number }).port}`;
 
-    sim = await startSim({ logDir: join(dir, 'logs'), waitingTimeoutMs: 3000, bootstrapTimeoutMs: 3000 });
+    sim = await startSim({
+      logDir: join(dir, 'logs'),
+      waitingTimeoutMs: 3000,
+      bootstrapTimeoutMs: 3000,
+      proxy: opts.proxy === true,
+    });
     const watchedFile = join(dir, 'serve_prefill.sh');
     writeFileSync(
       watchedFile,
@@ -152,11 +197,33 @@ export async function startPipeline(): Promise<Pipeline> {
         targets: [
           {
             name: TARGET,
-            endpoints: [{ name: 'router', url: sim.urls.router }],
+            endpoints: [
+              ...(opts.proxy ? [{ name: 'proxy', url: sim.urls.proxy! }] : []),
+              { name: 'router', url: sim.urls.router },
+            ],
             model: 'sim-model',
             probes: [
-              { name: 'chat', kind: 'chat', every: '1s', timeout: '5s', conn: ['fresh', 'keepalive'] },
-              { name: 'health', kind: 'health', every: '1s', timeout: '2s', path: '/health' },
+              { name: 'chat', kind: 'chat', every, timeout: '5s', conn: ['fresh', 'keepalive'] },
+              {
+                name: 'health',
+                kind: 'health',
+                every: '1s',
+                timeout: '2s',
+                path: '/health',
+                endpoints: ['router'],
+              },
+              ...(opts.toolcall
+                ? [
+                    {
+                      name: 'tools',
+                      kind: 'toolcall',
+                      every,
+                      timeout: '5s',
+                      endpoints: ['router'],
+                      conn: ['fresh'],
+                    },
+                  ]
+                : []),
             ],
             logs: [
               { service: 'prefill', path: sim.logFiles.prefill, from: 'start' },
@@ -176,7 +243,7 @@ export async function startPipeline(): Promise<Pipeline> {
 
     const amPort = await freePort();
     const amFile = join(dir, 'alertmanager.yml');
-    writeFileSync(amFile, alertmanagerTestConfig(hookBase));
+    writeFileSync(amFile, alertmanagerTestConfig(hookBase, { fastTimings: opts.fastTimings }));
     spawnTool(
       'prometheus-alertmanager',
       [
@@ -193,7 +260,7 @@ export async function startPipeline(): Promise<Pipeline> {
     writeFileSync(
       promFile,
       stringify({
-        global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+        global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: interval },
         rule_files: [RULES],
         alerting: { alertmanagers: [{ static_configs: [{ targets: [`127.0.0.1:${amPort}`] }] }] },
         scrape_configs: [{ job_name: 'wedgewatch', static_configs: [{ targets: [daemonAddr] }] }],
