@@ -70,6 +70,7 @@ export class Daemon {
       unhealthy: () => this.unhealthy(),
       lifecycleEnabled: () => this.loaded.config.web.enableLifecycle,
       reload: () => this.reload(),
+      maxConnections: this.loaded.config.web.maxConnections,
       plugins: (this.opts.plugins ?? []).map((p) => p(this)),
       web: this.web && { https: this.web.https(), onRequest: this.web.onRequest() },
     });

@@ -12,9 +12,10 @@ export const REDACTED = '<secret>';
 const CREDENTIAL_SHAPES: Array<[RegExp, string]> = [
   // A token has a digit somewhere ("Basic authentication" is prose, not a credential).
   [/\b(Bearer|Basic)(\s+)(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}/g, `$1$2${REDACTED}`],
-  // A value has a letter somewhere: SGLang's `#token: 123456` batch field is a count, not a secret.
+  // A value has a letter and a digit: SGLang's `#token: 123456` batch field is a count, and
+  // "bearerToken: environment variable … is not set" is prose.
   [
-    /\b([A-Za-z0-9_-]*(?:api[_-]?key|token|secret|password|passwd)["']?\s*[=:]\s*["']?)(?=[^\s"'&,;}<]*[A-Za-z])[^\s"'&,;}<]{6,}/gi,
+    /\b([A-Za-z0-9_-]*(?:api[_-]?key|token|secret|password|passwd)["']?\s*[=:]\s*["']?)(?=[^\s"'&,;}<]*[A-Za-z])(?=[^\s"'&,;}<]*[0-9])[^\s"'&,;}<]{6,}/gi,
     `$1${REDACTED}`,
   ],
 ];

@@ -9,10 +9,9 @@ import type { TargetMetrics } from '../metrics.js';
 import type { FileChangeSignal } from '../signals.js';
 import { redactor } from '../redact.js';
 import { unifiedDiff } from './diff.js';
+import { MAX_WATCHED_BYTES } from './limits.js';
 import { envDiff, envSecrets, isEnvFile } from './env-file.js';
 
-/** Larger watched files are not hashed (a serve script or unit file is a few KB; `check` refuses such paths). */
-export const MAX_WATCHED_BYTES = 16 * 1024 * 1024;
 /** A read that takes longer (a hung network mount) is abandoned; the file counts as unchanged this round. */
 const READ_TIMEOUT_MS = 10_000;
 

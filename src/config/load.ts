@@ -1,9 +1,10 @@
 // Reads, expands and validates a config file. Every problem is reported with the exact path of the field,
 // and all problems at once, so one `wedgewatch check` run is enough to fix a file.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
+import { MAX_WATCHED_BYTES } from '../changes/limits.js';
 import { ruleProblems } from '../logs/rules.js';
 import { Redactor } from '../redact.js';
 import {
@@ -173,6 +174,20 @@ export function parseConfigText(
       perEndpoint.set(e.name, h);
     });
     headers.set(t.name, perEndpoint);
+    // A watched path that is not a regular file hangs a reader (/dev/zero never ends, a FIFO blocks on open);
+    // a missing one is fine (it is reported when it appears).
+    t.watch.forEach((w, j) => {
+      const where = formatPath(['targets', i, 'watch', j]);
+      let st;
+      try {
+        st = statSync(resolve(base, w));
+      } catch {
+        return;
+      }
+      if (!st.isFile()) problems.push(`${where}: ${w} is not a regular file`);
+      else if (st.size > MAX_WATCHED_BYTES)
+        problems.push(`${where}: ${w} is ${st.size} bytes; watched files are capped at ${MAX_WATCHED_BYTES}`);
+    });
   });
   // Invalid patterns, and patterns that could backtrack without bound (src/logs/regex.ts), fail `check`.
   for (const [i, r] of config.rules.entries()) {

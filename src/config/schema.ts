@@ -2,7 +2,24 @@
 // every object is strict so a typo is an error rather than a silently ignored key.
 import cron from 'node-cron';
 import { z } from 'zod';
+import { isIP } from 'node:net';
 import { duration, durationOr } from './duration.js';
+
+/** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
+function listenAddressProblem(addr: string): string | undefined {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(addr.trim());
+  const want = 'expected host:port or :port, like ":9787" or "127.0.0.1:9787"';
+  if (!m) return `invalid listen address ${JSON.stringify(addr)}: ${want}`;
+  if (Number(m[3]) > 65535) return `invalid listen address ${JSON.stringify(addr)}: port out of range`;
+  const host = m[1] ?? m[2]!;
+  if (
+    m[1] !== undefined
+      ? isIP(host) !== 6
+      : host !== '' && isIP(host) === 0 && !/^[A-Za-z0-9.-]{1,253}$/.test(host)
+  )
+    return `invalid listen address ${JSON.stringify(addr)}: bad host ${JSON.stringify(host)}`;
+  return undefined;
+}
 
 const name = (what: string) =>
   z
@@ -412,7 +429,14 @@ export const incidentsSchema = z.strictObject({
 });
 
 export const webSchema = z.strictObject({
-  listenAddress: z.string().default(':9787'),
+  listenAddress: z
+    .string()
+    .default(':9787')
+    .refine((a) => listenAddressProblem(a) === undefined, {
+      error: (iss) => listenAddressProblem(String(iss.input)) ?? 'invalid listen address',
+    }),
+  /** Open HTTP connections beyond this are refused. */
+  maxConnections: z.number().int().min(8).default(512),
   /** Enables POST /-/reload and the remediation pause/resume endpoints. */
   enableLifecycle: z.boolean().default(false),
   /**

@@ -28,6 +28,8 @@ export interface ServerDeps {
   reload: () => Promise<ReloadOutcome>;
   /** Extra route plugins (status page, /probe, /api/*), registered in order. */
   plugins?: FastifyPluginAsync[];
+  /** Open connections beyond this are refused (closed at accept); default 512. */
+  maxConnections?: number;
   /** From --web.config.file: serve TLS with this certificate, and check every request (basic auth). */
   web?: { https?: { cert: Buffer; key: Buffer }; onRequest?: onRequestHookHandler };
 }
@@ -46,10 +48,25 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     forceCloseConnections: true,
     return503OnClosing: true,
     bodyLimit: 1024 * 1024,
+    // An idle keep-alive connection is closed after 30 s (a scraper every 15 s keeps its own), a request's
+    // headers must arrive within 10 s and the whole request within 30 s: idle or slow sockets cannot pile up.
+    keepAliveTimeout: 30_000,
+    requestTimeout: 30_000,
+    http: { headersTimeout: 10_000 },
     ...(deps.web?.https ? { https: deps.web.https } : {}),
   }) as unknown as FastifyInstance; // an https server has the same routing API; the type differs only in raw server
   // Before any route: auth applies to every endpoint, including those plugins add and the 404 handler.
   if (deps.web?.onRequest) app.addHook('onRequest', deps.web.onRequest);
+  // Write endpoints (POST /-/reload, remediation pause/resume) refuse what a web page can send: a cross-origin
+  // Origin, or a body that is not JSON (an HTML form posts text/plain or urlencoded without a preflight).
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return;
+    const why = crossSiteWrite(req.headers);
+    if (why !== undefined) {
+      const [code, text] = why;
+      await reply.code(code).type('text/plain; charset=utf-8').send(`${text}\n`);
+    }
+  });
   // Every answer passes the redactor (src/redact.ts): a secret that reached any state (a remediation argv, a
   // log line quoting a token, an error message) never leaves over HTTP, whichever route serialised it.
   app.addHook('onSend', async (_req, reply, payload) => {
@@ -94,8 +111,35 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
           );
   });
   for (const plugin of deps.plugins ?? []) await app.register(plugin);
+  app.server.maxConnections = deps.maxConnections ?? 512;
   if (!app.hasRoute({ method: 'GET', url: '/' })) {
     app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(LANDING));
   }
   return app;
+}
+
+/** Why a write request must be refused ([status, message]), or undefined when it may proceed. */
+export function crossSiteWrite(
+  h: Record<string, string | string[] | undefined>,
+): [number, string] | undefined {
+  const origin = h.origin;
+  if (typeof origin === 'string') {
+    let host: string | undefined;
+    try {
+      host = origin === 'null' ? undefined : new URL(origin).host;
+    } catch {
+      host = undefined;
+    }
+    if (host === undefined || host !== h.host)
+      return [403, `cross-origin write refused (Origin ${origin} is not this server)`];
+  }
+  if (h['sec-fetch-site'] === 'cross-site') return [403, 'cross-site write refused'];
+  const type = h['content-type'];
+  const hasBody =
+    (h['content-length'] !== undefined && h['content-length'] !== '0') ||
+    h['transfer-encoding'] !== undefined;
+  // A bodiless POST (curl -X POST …/-/reload, as Prometheus documents) has no content type and is fine.
+  if (type === undefined ? hasBody : !/^application\/json\s*(;|$)/i.test(String(type)))
+    return [415, 'write endpoints take application/json (or no body at all)'];
+  return undefined;
 }

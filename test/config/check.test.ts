@@ -208,6 +208,21 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
       /targets\[0\]\.probes\[0\]\.kind: required: the probe's kind \(chat, toolcall, health, serverinfo\)/,
   },
   {
+    name: 'a listen address that does not parse',
+    yaml: GOOD.replace('stateDir:', 'web: { listenAddress: not-an-address }\nstateDir:'),
+    expect: /web\.listenAddress: invalid listen address "not-an-address": expected host:port or :port/,
+  },
+  {
+    name: 'a watched path that never ends',
+    yaml: GOOD + `    watch: [/dev/zero]\n`,
+    expect: /targets\[0\]\.watch\[0\]: \/dev\/zero is not a regular file/,
+  },
+  {
+    name: 'a watched directory',
+    yaml: GOOD + `    watch: [${dir}]\n`,
+    expect: /targets\[0\]\.watch\[0\]: .* is not a regular file/,
+  },
+  {
     name: 'negative number',
     yaml: GOOD + `    detect: { wedgeAfter: 0 }\n`,
     expect: /targets\[0\]\.detect\.wedgeAfter: /,

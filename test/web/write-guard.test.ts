@@ -1,0 +1,88 @@
+// Write endpoints refuse what any web page can send (issue 16 item 7), and the server caps its connections
+// (item 13).
+import { writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterEach, expect, it } from 'vitest';
+import { Daemon } from '../../src/daemon.js';
+import { routePlugins } from '../../src/server/plugins.js';
+import { waitFor } from '../helpers/wait.js';
+import { capturingLogger, tempDir } from './helpers.js';
+
+const dir = tempDir('ww-write-guard-');
+let daemon: Daemon | undefined;
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.destroy();
+  await daemon?.stop();
+  daemon = undefined;
+});
+
+async function start(extraWeb = '') {
+  const file = join(dir, 'cfg.yaml');
+  writeFileSync(
+    file,
+    `web: { listenAddress: "127.0.0.1:0", enableLifecycle: true${extraWeb} }
+stateDir: ${dir}/state
+targets:
+  - name: pd
+    endpoints: [{ name: router, url: "http://127.0.0.1:9" }]
+    remediate: { command: ["true"], dryRun: true }
+`,
+  );
+  daemon = new Daemon({ configPath: file, logger: capturingLogger().logger, plugins: routePlugins });
+  await daemon.start();
+  return daemon.address();
+}
+
+it('write endpoints refuse a cross-origin Origin and a body that is not JSON', async () => {
+  const addr = await start();
+  const post = async (path: string, headers: Record<string, string>, body?: string) => {
+    const res = await request(`http://${addr}${path}`, { method: 'POST', headers, body });
+    return { status: res.statusCode, text: await res.body.text() };
+  };
+  const resume = '/api/targets/pd/remediation/resume';
+  const pause = '/api/targets/pd/remediation/pause';
+  // What a page on another site can send without a preflight.
+  const evil = await post(resume, { origin: 'http://evil.example', 'content-type': 'text/plain' }, '{}');
+  expect(evil.status).toBe(403);
+  expect(evil.text).toMatch(/cross-origin write refused/);
+  expect((await post(pause, { origin: 'null' })).status).toBe(403);
+  expect((await post(pause, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+  const form = await post(pause, { 'content-type': 'application/x-www-form-urlencoded' }, 'a=1');
+  expect(form.status).toBe(415);
+  expect((await post(pause, { 'content-type': 'text/plain' }, '{}')).status).toBe(415);
+  expect(daemon!.runtime!.watchdog!.isPaused('pd')).toBe(false);
+  // Same origin with JSON, and a bodiless POST (curl -X POST), are fine.
+  const ok = await post(pause, { origin: `http://${addr}`, 'content-type': 'application/json' }, '{}');
+  expect(ok.status).toBe(200);
+  expect(daemon!.runtime!.watchdog!.isPaused('pd')).toBe(true);
+  expect((await post(resume, {})).status).toBe(200);
+  expect((await post('/-/reload', {})).status).toBe(200);
+});
+
+it('refuses connections beyond web.maxConnections and serves again once they close', async () => {
+  const addr = await start(', maxConnections: 8');
+  const [host, port] = [addr.slice(0, addr.lastIndexOf(':')), Number(addr.slice(addr.lastIndexOf(':') + 1))];
+  let closedByServer = 0;
+  for (let i = 0; i < 20; i++) {
+    const s = connect(port, host);
+    s.on('error', () => {});
+    s.on('close', () => closedByServer++);
+    sockets.push(s);
+  }
+  await waitFor(() => closedByServer >= 12, { what: 'the excess connections to be refused' });
+  expect(closedByServer).toBe(12);
+  for (const s of sockets.splice(0)) s.destroy();
+  await waitFor(
+    async () => {
+      try {
+        return (await request(`http://${addr}/-/healthy`)).statusCode === 200;
+      } catch {
+        return false;
+      }
+    },
+    { what: 'the server to accept again' },
+  );
+});
