@@ -27,6 +27,8 @@ export interface LogEventSignal {
   rule: string;
   /** The rule's class (thread_death, kv_bootstrap_dead, abort, …): what the line means, not which rule. */
   class?: string;
+  /** The rule is the user's own (config `rules:`), not a built-in pack's: it ranks below them as a diagnosis. */
+  user?: boolean;
   severity: Severity;
   /** The matched line (for multi-line rules, the lines joined with \n), already length-capped. */
   line: string;

@@ -14,6 +14,24 @@ function threadsOf(e: LogEventSignal): string[] {
   return inLine ? [...named, inLine] : named;
 }
 
+/**
+ * How specific a critical diagnosis is: a named incident (the bootstrap thread death) above any other built-in
+ * rule, above the user's own rules. The verdict names the most specific evidence, not the latest line.
+ */
+export function diagnosisRank(c: { diagnosis: string; user?: boolean }): number {
+  if (!c.diagnosis.startsWith('log:')) return 3;
+  return c.user === true ? 1 : 2;
+}
+
+/** The most specific of `cs` (the earliest among equals: the first thing that broke). */
+export function mostSpecific<T extends { diagnosis: string; user?: boolean }>(
+  cs: readonly T[],
+): T | undefined {
+  let best: T | undefined;
+  for (const c of cs) if (best === undefined || diagnosisRank(c) > diagnosisRank(best)) best = c;
+  return best;
+}
+
 export function classifyLog(e: LogEventSignal): LogClass {
   if (e.severity === 'critical') {
     const bootstrap =

@@ -5,7 +5,7 @@ import type { TARGET_STATES } from '../metrics.js';
 import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass, Signal } from '../signals.js';
 
 export type { InflightRun } from '../signals.js';
-import { classifyLog } from './log-classes.js';
+import { classifyLog, diagnosisRank, mostSpecific } from './log-classes.js';
 import { evaluate, type Verdict } from './verdict.js';
 
 export type TargetStateName = (typeof TARGET_STATES)[number];
@@ -92,6 +92,8 @@ export interface CriticalMemory {
   rule: string;
   diagnosis: string;
   line: string;
+  /** From a user rule (ranks below built-in ones). */
+  user?: boolean;
 }
 
 export interface TargetState {
@@ -349,11 +351,21 @@ export function reduce(
           rule: signal.rule,
           diagnosis: cls.diagnosis,
           line: signal.line.slice(0, LINE_KEEP),
+          ...(signal.user === true ? { user: true } : {}),
         };
         s.counters.criticalEvents++;
         s.criticalSinceOk.push(mem);
-        if (s.criticalSinceOk.length > CRITICAL_KEEP) s.criticalSinceOk.shift();
-        if (s.confirmedCritical === undefined) s.pendingCritical = mem;
+        // Bounded, but the most specific line stays: it names the wedge however many lines follow it.
+        if (s.criticalSinceOk.length > CRITICAL_KEEP) {
+          const keep = mostSpecific(s.criticalSinceOk);
+          const drop = s.criticalSinceOk.findIndex((c) => c !== keep);
+          s.criticalSinceOk.splice(drop, 1);
+        }
+        // The most specific evidence waits for confirmation, not the latest line: a user rule's line after the
+        // thread death does not replace it, and a confirmed diagnosis holds until the target recovers unless a
+        // more specific line comes to be confirmed in turn.
+        const held = s.pendingCritical ?? s.confirmedCritical;
+        if (held === undefined || diagnosisRank(mem) > diagnosisRank(held)) s.pendingCritical = mem;
         events.push({ type: 'critical_log', at: now, ...mem });
         if (s.lastConfirmAt === undefined || now - s.lastConfirmAt >= cfg.detect.confirmInterval) {
           s.lastConfirmAt = now;
@@ -546,11 +558,12 @@ function applyVerdict(
 
 /** When the oldest passing completion probe started: what happened before then, the passes have seen past. */
 function oldestPassingCompletion(s: TargetState, now: number): number {
-  let oldest = now;
+  let oldest = Infinity;
   for (const m of Object.values(s.slots)) {
     if (isCompletion(m.probeKind) && m.last?.result === 'ok') oldest = Math.min(oldest, m.last.start);
   }
-  return oldest;
+  // With no completion passing, no pass has seen past anything: nothing is cleared.
+  return oldest === Infinity ? -Infinity : Math.min(oldest, now);
 }
 
 const RANK: Record<TargetStateName, number> = { unknown: -1, ok: 0, degraded: 1, wedged: 2, down: 3 };

@@ -1,6 +1,7 @@
 // The verdict for a target's current memory, before hysteresis: which state the evidence points at, with
 // a diagnosis from a small fixed vocabulary (a metric label) and a cause a person can read.
 import type { ProbeKind } from '../signals.js';
+import { mostSpecific } from './log-classes.js';
 import type {
   ClassifierConfig,
   EngineMemory,
@@ -178,7 +179,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     if (!finishedSince) {
       const r = newest.run;
       const text = `${r.probe} on ${r.endpoint}/${r.conn} in flight for ${Math.round(newest.ageMs / 1000)} s and no completion has finished since it started`;
-      const critical = s.criticalSinceOk[s.criticalSinceOk.length - 1];
+      const critical = mostSpecific(s.criticalSinceOk);
       if (critical) return verdict('wedged', critical.diagnosis, `${text}; after ${critical.rule}`);
       if (stalledEngine)
         return verdict('wedged', 'engine_stalled', `${text}; ${stallText(stalledEngine, now)}`);
@@ -186,7 +187,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     }
   }
   if (failing.length > 0 && passing.length === 0) {
-    const critical = s.criticalSinceOk[s.criticalSinceOk.length - 1];
+    const critical = mostSpecific(s.criticalSinceOk);
     if (critical) return verdict('wedged', critical.diagnosis, `${why(failing[0]!)}; after ${critical.rule}`);
     if (stalledEngine) {
       return verdict('wedged', 'engine_stalled', `${why(failing[0]!)}; ${stallText(stalledEngine, now)}`);

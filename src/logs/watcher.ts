@@ -181,6 +181,7 @@ export class LogWatcher {
           ...labels,
           rule: m.rule.name,
           class: m.rule.class,
+          ...(m.rule.user ? { user: true } : {}),
           severity: m.rule.severity,
           line: m.line,
           file,

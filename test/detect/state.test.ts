@@ -634,3 +634,73 @@ describe('classifier: diagnoses', () => {
     expect(step.transition).toBeUndefined();
   });
 });
+
+describe('classifier: the most specific evidence names the wedge (issue 16, item 8)', () => {
+  const death = { severity: 'critical' as const, rule: 'nixl_bootstrap_thread_died', line: THREAD_DEATH };
+  const userLine = {
+    severity: 'critical' as const,
+    rule: 'oom_killed',
+    line: 'CUDA out of memory',
+    user: true,
+  };
+
+  it('a user rule line after a confirmed thread death does not replace kv_bootstrap_thread_dead', () => {
+    const r = new Run();
+    r.round();
+    r.log(death);
+    r.probe({ endpoint: 'router', result: 'timeout', start: r.now, durationMs: 1000 });
+    expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
+    r.now += cfg.detect.confirmInterval;
+    r.log(userLine);
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
+    expect(r.steps.flatMap((s) => s.events).filter((e) => e.type === 'diagnosis')).toEqual([]);
+  });
+
+  it('a user rule line between the thread death and its confirmation does not take its place', () => {
+    const r = new Run();
+    r.round();
+    r.log(death);
+    r.log(userLine);
+    expect(r.s.pendingCritical?.diagnosis).toBe('kv_bootstrap_thread_dead');
+    r.probe({ endpoint: 'router', result: 'timeout', start: r.now, durationMs: 1000 });
+    expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
+  });
+
+  it('without a confirmation, failing completions name the most specific line, not the latest', () => {
+    const r = new Run();
+    r.round();
+    r.log(death);
+    r.log(userLine);
+    r.s = { ...r.s, pendingCritical: undefined }; // as if its confirmation round had passed the line by
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
+  });
+
+  it('a built-in rule outranks a user rule; a thread death seen later still upgrades a pending user rule', () => {
+    const r = new Run();
+    r.round();
+    r.log(userLine);
+    expect(r.s.pendingCritical?.diagnosis).toBe('log:oom_killed');
+    r.log({ severity: 'critical', rule: 'sglang_scheduler_exception', line: 'Scheduler hit an exception' });
+    expect(r.s.pendingCritical?.diagnosis).toBe('log:sglang_scheduler_exception');
+    r.log(death);
+    expect(r.s.pendingCritical?.diagnosis).toBe('kv_bootstrap_thread_dead');
+  });
+
+  it('many later lines do not push the most specific one out of the bounded memory', () => {
+    const r = new Run();
+    r.round();
+    r.log(death);
+    for (let i = 0; i < 30; i++) r.log({ ...userLine, time: r.now + 100 + i });
+    r.s = { ...r.s, pendingCritical: undefined };
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.s.criticalSinceOk.length).toBeLessThanOrEqual(10);
+    expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
+  });
+});

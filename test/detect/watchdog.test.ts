@@ -142,6 +142,39 @@ describe('TargetWatchdog', () => {
     expect(after).toContain('wedgewatch_target_wedged{target="pd"} 0');
   });
 
+  it('WEDGEWATCH_DIAGNOSIS stays kv_bootstrap_thread_dead when a user rule matches a later line (issue 16, item 8)', async () => {
+    const { wd, clock, probe, journal } = make({
+      remediate: { command: ['true'], dryRun: true, after: '1s', cooldown: '1s', maxPerHour: 10 },
+    });
+    probe('ok');
+    const line = (rule: string, text: string, user?: boolean) =>
+      wd.handle({
+        kind: 'log',
+        target: 'pd',
+        service: 'prefill',
+        rule,
+        severity: 'critical',
+        line: text,
+        file: '/p.log',
+        offset: 0,
+        time: clock.now,
+        fields: {},
+        ...(user ? { user } : {}),
+      });
+    line('nixl_bootstrap_thread_died', 'Exception in thread Thread-3 (bootstrap_thread):');
+    probe('timeout');
+    expect(wd.state.diagnosis).toBe('kv_bootstrap_thread_dead');
+    clock.now += 20_000;
+    line('oom_killed', 'CUDA out of memory', true);
+    probe('timeout');
+    probe('timeout');
+    await wd.idle();
+    const runs = journal.query({ type: 'remediation' });
+    expect(runs.length).toBeGreaterThan(0);
+    expect(runs.map((e) => e.data?.diagnosis)).toEqual(runs.map(() => 'kv_bootstrap_thread_dead'));
+    expect(wd.state.diagnosis).toBe('kv_bootstrap_thread_dead');
+  });
+
   it('status lists last results, recent events and the changes since the last ok; pause is journaled', () => {
     const { wd, clock, probe, watchdog } = make({ remediate: { command: ['true'] } });
     probe('ok');
