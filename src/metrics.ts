@@ -141,6 +141,13 @@ export function createEngineMetrics(registry: client.Registry) {
   const registers = [registry];
   const gauge = (name: string, help: string) =>
     new client.Gauge({ name: `${PREFIX}${name}`, help, labelNames: ['target', 'service'], registers });
+  const rankGauge = (name: string, help: string) =>
+    new client.Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames: ['target', 'service', 'rank'],
+      registers,
+    });
   return {
     engineRunning: gauge(
       'engine_running_requests',
@@ -171,6 +178,24 @@ export function createEngineMetrics(registry: client.Registry) {
     engineScrapeSuccess: gauge(
       'engine_scrape_success',
       'Whether the last scrape of the engine /metrics succeeded.',
+    ),
+    // Per rank (SGLang DP attention `DP1`, vLLM data parallel `Engine 001`); the unlabelled gauges above are the
+    // engine totals (sums; token usage is the maximum over ranks). `rank` is bounded (at most 64 per service).
+    engineRankRunning: rankGauge(
+      'engine_rank_running_requests',
+      'Running requests reported by one engine rank.',
+    ),
+    engineRankQueued: rankGauge(
+      'engine_rank_queued_requests',
+      'Queued requests reported by one engine rank.',
+    ),
+    engineRankTokenUsage: rankGauge(
+      'engine_rank_token_usage_ratio',
+      'KV cache token usage of one engine rank, 0..1.',
+    ),
+    engineRankGenThroughput: rankGauge(
+      'engine_rank_gen_throughput_tokens_per_second',
+      'Generation throughput reported by one engine rank.',
     ),
     engineStalled: gauge(
       'engine_stalled',

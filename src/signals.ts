@@ -98,6 +98,11 @@ export interface EngineSignal {
   genThroughput?: number;
   tokenUsage?: number;
   scrapeOk?: boolean;
+  /**
+   * Log signals only: whether the line reports work done. SGLang batch lines do (printed only when a batch
+   * ran); vLLM's stats line is printed every interval and says 0 tokens/s when nothing ran. Absent: true.
+   */
+  progress?: boolean;
 }
 
 /** A watched file changed (serve script, unit file, env file). */

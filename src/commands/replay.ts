@@ -11,7 +11,8 @@ import {
   type LogPack,
   type RuleConfig,
 } from '../config/schema.js';
-import { formatMetrics, replayFiles, type ReplayEvent } from '../logs/replay.js';
+import { formatMetrics, replayFiles, type ReplayEvent, type ReplayResult } from '../logs/replay.js';
+import { formatAt } from '../logs/replay-timeline.js';
 import { RuleError } from '../logs/rules.js';
 import { EXIT } from './common.js';
 
@@ -44,6 +45,45 @@ function formatEvent(e: ReplayEvent): string {
     .map((l) => `    ${l.length > 300 ? `${l.slice(0, 300)}…` : l}`)
     .join('\n');
   return `${e.stamp || '-'}  ${e.severity.padEnd(8)} ${e.rule}  ${e.file}:${e.lineNo}${fields ? `  ${fields}` : ''}\n${body}`;
+}
+
+/** One JSON object per event (JSON Lines): where, what, and the rule's extracted fields. */
+function jsonEvent(e: ReplayEvent): string {
+  return JSON.stringify({
+    type: 'event',
+    time: Number.isFinite(e.time) ? new Date(e.time).toISOString() : null,
+    stamp: e.stamp || null,
+    file: e.file,
+    line: e.lineNo,
+    service: e.service,
+    rule: e.rule,
+    class: e.class,
+    severity: e.severity,
+    fields: e.fields,
+    text: e.line,
+  });
+}
+
+function jsonSummary(r: ReplayResult, seconds: number): string {
+  const bySeverity: Record<string, number> = {};
+  for (const e of r.events) bySeverity[e.severity] = (bySeverity[e.severity] ?? 0) + 1;
+  return JSON.stringify({
+    type: 'summary',
+    lines: r.lines,
+    bytes: r.bytes,
+    seconds: Number(seconds.toFixed(3)),
+    events: r.events.length + r.droppedEvents,
+    droppedEvents: r.droppedEvents,
+    bySeverity,
+    caught: r.timeline?.caught ?? false,
+    timeline: (r.timeline?.entries ?? []).map((t) => ({
+      time: new Date(t.at).toISOString(),
+      service: t.service,
+      kind: t.kind,
+      diagnosis: t.diagnosis ?? null,
+      text: t.text,
+    })),
+  });
 }
 
 export function replayCommand(): Command {
@@ -83,6 +123,11 @@ export function replayCommand(): Command {
       },
       1000,
     )
+    .option(
+      '--json',
+      'print one JSON object per event (JSON Lines), then a summary object with the verdict timeline',
+    )
+    .option('--no-timeline', 'skip the detector run over the logs (faster on huge batch-line logs)')
     .action(
       async (
         files: string[],
@@ -92,6 +137,8 @@ export function replayCommand(): Command {
           service?: string;
           format: LogFormat;
           maxEvents: number;
+          json?: boolean;
+          timeline: boolean;
         },
       ) => {
         try {
@@ -104,6 +151,7 @@ export function replayCommand(): Command {
             service: opts.service,
             format: opts.format,
             maxEvents: opts.maxEvents,
+            timeline: opts.timeline,
             onProgress: (p) => {
               const s = (Date.now() - started) / 1000;
               process.stderr.write(
@@ -112,13 +160,35 @@ export function replayCommand(): Command {
               );
             },
           });
+          const s = (Date.now() - started) / 1000;
+          if (opts.json) {
+            const lines = result.events.map(jsonEvent);
+            lines.push(jsonSummary(result, s));
+            process.stdout.write(`${lines.join('\n')}\n`);
+            process.stderr.write(
+              `replay: ${result.lines} lines, ${result.bytes} bytes in ${s.toFixed(2)} s\n`,
+            );
+            process.exitCode = EXIT.ok;
+            return;
+          }
           const out: string[] = [];
           out.push(`# events (${result.events.length + result.droppedEvents})`);
           for (const e of result.events) out.push(formatEvent(e));
           if (result.droppedEvents > 0) out.push(`… ${result.droppedEvents} more events (see metrics)`);
+          if (result.timeline) {
+            out.push('', "# verdict timeline (the detector over the logs' own timestamps; no probes ran)");
+            for (const t of result.timeline.entries) out.push(`${formatAt(t.at)}  ${t.text}`);
+            const first = result.timeline.entries.find(
+              (t) => t.kind === 'critical' || t.kind === 'engine_stalled',
+            );
+            out.push(
+              first
+                ? `would a watching daemon have caught it: yes, first at ${formatAt(first.at)} (${first.diagnosis})`
+                : 'would a watching daemon have caught it: no (no critical line, no engine stall)',
+            );
+          }
           out.push('', '# metrics', await formatMetrics(result.registry), '');
           process.stdout.write(out.join('\n'));
-          const s = (Date.now() - started) / 1000;
           process.stderr.write(`replay: ${result.lines} lines, ${result.bytes} bytes in ${s.toFixed(2)} s\n`);
           process.exitCode = EXIT.ok;
         } catch (err) {

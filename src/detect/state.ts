@@ -400,8 +400,9 @@ export function reduce(
       e.lastSource = signal.source;
       let progress: boolean;
       if (signal.source === 'log') {
-        // A batch line is printed only when the scheduler ran a batch: the loop is alive.
-        progress = true;
+        // A batch line is printed only when the scheduler ran a batch: the loop is alive. A periodic stats
+        // line that reports nothing computed (vLLM `0.0 tokens/s`) says the opposite (issue 12).
+        progress = signal.progress ?? true;
       } else {
         const moved = (a: number | undefined, b: number | undefined) =>
           a !== undefined && b !== undefined && a !== b;

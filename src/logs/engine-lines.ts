@@ -8,6 +8,21 @@ import type { EngineLineKind } from './packs/index.js';
 
 export type EngineValues = Partial<Record<EngineGauge, number>>;
 
+/** One periodic engine line: its values, the rank that printed it, and whether it reports work done. */
+export interface EngineLine {
+  values: EngineValues;
+  /** SGLang `DP1` of `[time DP1 TP1 EP1]` → `1`; vLLM `Engine 001:` → `1`; `0` when the line names none. */
+  rank: string;
+  /** False when the line itself says nothing was computed (vLLM prints its stats line every 10 s regardless). */
+  progress: boolean;
+  /** The line's own timestamp text (`2026-08-10 14:00:01` or vLLM's `08-10 14:00:01`), when it has one. */
+  stamp?: string;
+}
+
+/** A log line's own timestamp: SGLang `YYYY-MM-DD HH:MM:SS`, vLLM `MM-DD HH:MM:SS`. */
+export const LINE_STAMP = /\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d:\d\d/;
+const stampOf = (line: string) => LINE_STAMP.exec(line.slice(0, 160))?.[0];
+
 /** The literal that finds each kind of line in a chunk (searched backwards: only the last one counts). */
 export const ENGINE_LINE_MARKERS: Record<EngineLineKind, string[]> = {
   sglang_batch: ['Prefill batch', 'Decode batch'],
@@ -18,45 +33,78 @@ export const ENGINE_LINE_MARKERS: Record<EngineLineKind, string[]> = {
 const PAIR = /(#?[a-z][a-z -]*(?: \(token\/s\))?): ([\d.]+|True|False)/g;
 const BATCH = /(?:Prefill|Decode) batch(?: \[\d+\])?[.,] /;
 
+// managers/scheduler_metrics_mixin.py log_prefill_stats / log_decode_stats, SGLang 2025-05 → main 2026-08.
+// Current PD prefill: `#unbootstrapped-req`, `#transferring-req`; older: `#bootstrap-req`/`#prealloc-req`,
+// `#inflight-req`/`#transfer-req`. Fields with no gauge (`#pending-token`, `#optimistic-req`, `accept len`,
+// `#retracted-req`, …) are parsed and ignored.
 const SGLANG_KEYS: Record<string, EngineGauge> = {
   '#running-req': 'running',
   '#queue-req': 'queued',
   '#prealloc-req': 'preallocQueue',
   '#bootstrap-req': 'preallocQueue',
+  '#unbootstrapped-req': 'preallocQueue',
   '#transfer-req': 'transferQueue',
   '#inflight-req': 'transferQueue',
+  '#transferring-req': 'transferQueue',
   'token usage': 'tokenUsage',
   'gen throughput (token/s)': 'genThroughput',
 };
+// Usage when `token usage` is absent: hybrid SWA/GDN builds print `full token usage`, newer builds `gpu token
+// usage`, page-based ones `page usage`.
+const USAGE_FALLBACKS = ['full token usage', 'gpu token usage', 'page usage'];
+
+/** The DP rank in an SGLang scheduler prefix (`[2026-08-10 14:00:00 DP1 TP1 EP1] `), `0` without one. */
+export function sglangRank(line: string): string {
+  if (line.charCodeAt(0) !== 91 /* [ */) return '0';
+  const close = line.indexOf(']');
+  const m = close > 0 ? / DP(\d+)/.exec(line.slice(0, close)) : null;
+  return m ? String(Number(m[1])) : '0';
+}
 
 export function parseSglangBatch(line: string): EngineValues | undefined {
+  return parseSglangLine(line)?.values;
+}
+
+export function parseSglangLine(line: string): EngineLine | undefined {
   const m = BATCH.exec(line);
   if (!m) return undefined;
   const out: EngineValues = {};
-  let fullUsage: number | undefined;
+  const fallback: Record<string, number> = {};
   PAIR.lastIndex = m.index + m[0].length;
   for (let p = PAIR.exec(line); p; p = PAIR.exec(line)) {
     const key = p[1]!;
     const value = Number(p[2]);
     if (!Number.isFinite(value)) continue;
-    if (key === 'full token usage') fullUsage = value;
+    if (USAGE_FALLBACKS.includes(key)) fallback[key] = value;
     const g = SGLANG_KEYS[key];
     if (g !== undefined) out[g] = value;
   }
-  // Hybrid SWA/GDN builds print `full token usage` instead of `token usage`.
-  if (out.tokenUsage === undefined && fullUsage !== undefined) out.tokenUsage = fullUsage;
-  return Object.keys(out).length > 0 ? out : undefined;
+  if (out.tokenUsage === undefined) {
+    const k = USAGE_FALLBACKS.find((f) => fallback[f] !== undefined);
+    if (k !== undefined) out.tokenUsage = fallback[k];
+  }
+  if (Object.keys(out).length === 0) return undefined;
+  // A batch line is printed only when the scheduler ran a batch: the loop is alive.
+  return { values: out, rank: sglangRank(line), progress: true, stamp: stampOf(line) };
 }
 
 const VLLM_NUM = (label: string) => new RegExp(`${label}: ([\\d.]+)`);
+// v1/metrics/loggers.py LoggingStatLogger.log (0.8 → main 2026-08): `Engine 000: Avg prompt throughput: …
+// tokens/s, Avg generation throughput: … tokens/s, Running: N reqs, Waiting: N reqs, GPU KV cache usage: …%`.
 const VLLM = {
+  prompt: VLLM_NUM('Avg prompt throughput'),
   gen: VLLM_NUM('Avg generation throughput'),
+  engine: /Engine (\d+):/,
   running: VLLM_NUM('Running'),
   waiting: /(?:Waiting|Pending): ([\d.]+) reqs/,
   kv: /GPU KV cache usage: ([\d.]+)%/,
 };
 
 export function parseVllmStats(line: string): EngineValues | undefined {
+  return parseVllmLine(line)?.values;
+}
+
+export function parseVllmLine(line: string): EngineLine | undefined {
   if (!line.includes('Avg prompt throughput:')) return undefined;
   const out: EngineValues = {};
   const num = (re: RegExp) => {
@@ -71,12 +119,30 @@ export function parseVllmStats(line: string): EngineValues | undefined {
   if (waiting !== undefined) out.queued = waiting;
   const kv = num(VLLM.kv);
   if (kv !== undefined) out.tokenUsage = kv / 100;
-  return Object.keys(out).length > 0 ? out : undefined;
+  if (Object.keys(out).length === 0) return undefined;
+  const engine = VLLM.engine.exec(line);
+  const prompt = num(VLLM.prompt);
+  return {
+    values: out,
+    rank: engine ? String(Number(engine[1])) : '0',
+    // Printed every interval whether or not anything ran: zero throughput both ways is no progress.
+    progress: (gen ?? 0) > 0 || (prompt ?? 0) > 0,
+    stamp: stampOf(line),
+  };
 }
 
-export const ENGINE_LINE_PARSERS: Record<EngineLineKind, (line: string) => EngineValues | undefined> = {
-  sglang_batch: parseSglangBatch,
-  vllm_stats: parseVllmStats,
+export const ENGINE_LINE_PARSERS: Record<EngineLineKind, (line: string) => EngineLine | undefined> = {
+  sglang_batch: parseSglangLine,
+  vllm_stats: parseVllmLine,
+};
+
+/** Where a rank label of a service's engine lines is read from, cheaply (the scanner's per-chunk pass). */
+export const ENGINE_LINE_RANK: Record<EngineLineKind, (line: string) => string> = {
+  sglang_batch: sglangRank,
+  vllm_stats: (line) => {
+    const m = VLLM.engine.exec(line);
+    return m ? String(Number(m[1])) : '0';
+  },
 };
 
 /** Sets the engine gauges and builds the signal; `batch` is true for periodic batch/stats lines. */
@@ -86,10 +152,12 @@ export function applyEngineValues(
   values: EngineValues,
   nowMs: number,
   batch: boolean,
+  progress?: boolean,
 ): EngineSignal {
   setEngineGauges(metrics, labels, values);
   if (batch) metrics.engineLastBatch.set(labels, nowMs / 1000);
   const sig: EngineSignal = { kind: 'engine', source: 'log', time: nowMs, ...labels };
+  if (progress !== undefined) sig.progress = progress;
   if (values.running !== undefined) sig.running = values.running;
   if (values.queued !== undefined) sig.queued = values.queued;
   if (values.transferQueue !== undefined) sig.transferQueue = values.transferQueue;

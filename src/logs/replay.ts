@@ -4,14 +4,16 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import client from 'prom-client';
-import type { LogFormat, LogPack, RuleConfig } from '../config/schema.js';
+import type { DetectConfig, LogFormat, LogPack, RuleConfig } from '../config/schema.js';
 import { createEngineMetrics, createLogMetrics } from '../metrics.js';
-import { applyEngineValues } from './engine-lines.js';
+import type { Severity } from '../signals.js';
+import { applyEngineValues, LINE_STAMP } from './engine-lines.js';
+import { applyEngineLine, EngineRanks } from './engine-ranks.js';
+import { replayTimeline, stampMs, type Timeline, type TimedSignal } from './replay-timeline.js';
 import { compileRuleSet } from './rules.js';
 import { ChunkScanner } from './scanner.js';
 import { detectFormat, LINE_FORMATS } from './formats/index.js';
 import { AutoFeed, Unwrapper, type LineFeed } from './unwrap.js';
-import type { Severity } from '../signals.js';
 
 export interface ReplayEvent {
   file: string;
@@ -25,8 +27,10 @@ export interface ReplayEvent {
   class: string;
   line: string;
   fields: Record<string, string>;
-  /** The line's own timestamp text (`2026-07-10 12:00:01`), inherited from the previous event when absent. */
+  /** The line's own timestamp text (`2026-07-10 12:00:01`), inherited from the previous line that had one. */
   stamp: string;
+  /** Unix ms of `stamp` (NaN when the file had no timestamp before this line). */
+  time: number;
 }
 
 export interface ReplayOptions {
@@ -42,6 +46,13 @@ export interface ReplayOptions {
   maxEvents?: number;
   onProgress?: (p: { file: string; bytes: number; size: number; lines: number }) => void;
   progressEveryBytes?: number;
+  /**
+   * Also run the detector over the logs' own timestamps and return its verdict timeline. Parses every
+   * periodic engine line (not only the last of each chunk), so it costs more on batch-line-heavy logs.
+   */
+  timeline?: boolean;
+  /** Detection settings for the timeline (defaults: the daemon's). */
+  detect?: Partial<DetectConfig>;
 }
 
 export interface ReplayResult {
@@ -50,9 +61,9 @@ export interface ReplayResult {
   lines: number;
   bytes: number;
   registry: client.Registry;
+  /** The detector's verdict timeline (with `timeline: true`). */
+  timeline?: Timeline;
 }
-
-const STAMP = /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d:\d\d/;
 
 export function replayFiles(o: ReplayOptions): ReplayResult {
   const registry = new client.Registry();
@@ -64,47 +75,97 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
   let lines = 0;
   let bytes = 0;
   const buf = Buffer.allocUnsafe(1 << 16);
+  const signals: TimedSignal[] = [];
+  let year = 1970;
+  const timeOf = (stamp: string | undefined, fallback: number): number => {
+    if (stamp === undefined) return fallback;
+    const y = /^(\d{4})-/.exec(stamp);
+    if (y) year = Number(y[1]);
+    const t = stampMs(stamp, year);
+    return Number.isFinite(t) ? t : fallback;
+  };
   for (const file of o.files) {
     const service = o.service ?? basename(file).replace(/\.[^.]*$/, '');
     const labels = { target: 'replay', service };
     const set = compileRuleSet(o.packs, o.userRules ?? [], service);
+    const ranks = new EngineRanks();
+    const fd = openSync(file, 'r');
+    // vLLM stamps have no year: the file's own year stands in for it.
+    year = new Date(fstatSync(fd).mtimeMs).getUTCFullYear();
     let lastStamp = '';
+    let lastTime = NaN;
     // Set for a wrapped file: the runtime's time is the line's stamp, and offsets are file offsets.
     let unwrapper: Unwrapper | undefined;
-    const scanner = new ChunkScanner(set, maxLine, {
-      match: (m) => {
-        const meta = unwrapper?.lookup(m.offset);
-        metrics.logEvents.inc({
-          ...labels,
-          rule: m.rule.name,
-          class: m.rule.class,
-          severity: m.rule.severity,
-        });
-        if (m.values) applyEngineValues(metrics, labels, m.values, Date.now(), false);
-        lastStamp =
-          typeof meta?.time === 'string' && meta.time !== ''
-            ? meta.time
-            : (STAMP.exec(m.line)?.[0] ?? lastStamp);
-        if (events.length >= maxEvents) {
-          dropped++;
-          return;
-        }
-        events.push({
-          file,
-          service,
-          offset: meta?.offset ?? m.offset,
-          lineNo: meta?.line ?? m.lineNo,
-          rule: m.rule.name,
-          severity: m.rule.severity,
-          class: m.rule.class,
-          line: m.line,
-          fields: m.fields,
-          stamp: lastStamp,
-        });
+    const scanner = new ChunkScanner(
+      set,
+      maxLine,
+      {
+        match: (m) => {
+          const meta = unwrapper?.lookup(m.offset);
+          const fileOffset = meta?.offset ?? m.offset;
+          metrics.logEvents.inc({
+            ...labels,
+            rule: m.rule.name,
+            class: m.rule.class,
+            severity: m.rule.severity,
+          });
+          if (m.values) applyEngineValues(metrics, labels, m.values, Date.now(), false);
+          // A line without a time of its own (a stderr traceback) has the time of the last line before it that
+          // had one: looked up in the file, since the scanner skipped the lines in between.
+          // A wrapped file's runtime time stamp is the line's own.
+          const own =
+            (typeof meta?.time === 'string' && meta.time !== '' ? meta.time : undefined) ??
+            LINE_STAMP.exec(m.line.slice(0, 160))?.[0] ??
+            stampBefore(fd, fileOffset);
+          if (own !== undefined) {
+            lastStamp = own;
+            lastTime = timeOf(own, lastTime);
+          }
+          if (o.timeline && Number.isFinite(lastTime)) {
+            signals.push({
+              kind: 'log',
+              ...labels,
+              rule: m.rule.name,
+              class: m.rule.class,
+              severity: m.rule.severity,
+              line: m.line,
+              file,
+              offset: fileOffset,
+              time: lastTime,
+              fields: m.fields,
+            });
+          }
+          if (events.length >= maxEvents) {
+            dropped++;
+            return;
+          }
+          events.push({
+            file,
+            service,
+            offset: fileOffset,
+            lineNo: meta?.line ?? m.lineNo,
+            rule: m.rule.name,
+            severity: m.rule.severity,
+            class: m.rule.class,
+            line: m.line,
+            fields: m.fields,
+            stamp: lastStamp,
+            time: lastTime,
+          });
+        },
+        engine: (line) => {
+          if (line.stamp !== undefined) {
+            lastStamp = line.stamp;
+            lastTime = timeOf(line.stamp, lastTime);
+          }
+          const sig = applyEngineLine(metrics, labels, ranks, line, Number.isFinite(lastTime) ? lastTime : 0);
+          if (o.timeline && Number.isFinite(lastTime)) signals.push(sig);
+        },
+        truncated: () => metrics.logLinesTruncated.inc(labels),
       },
-      engine: (v) => applyEngineValues(metrics, labels, v, Date.now(), true),
-      truncated: () => metrics.logLinesTruncated.inc(labels),
-    });
+      0,
+      o.timeline === true,
+    );
     const unwrap = (f: 'cri' | 'docker'): LineFeed => {
       scanner.reset(0);
       unwrapper = new Unwrapper(LINE_FORMATS[f], maxLine, scanner, 0);
@@ -120,7 +181,6 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
               return f === 'plain' ? scanner : unwrap(f);
             })
           : unwrap(format);
-    const fd = openSync(file, 'r');
     try {
       const size = fstatSync(fd).size;
       let pos = 0;
@@ -147,7 +207,23 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     // One timeline across files: by the lines' own timestamps (stable, so file order breaks ties).
     events.sort((a, b) => (a.stamp < b.stamp ? -1 : a.stamp > b.stamp ? 1 : 0));
   }
-  return { events, droppedEvents: dropped, lines, bytes, registry };
+  const out: ReplayResult = { events, droppedEvents: dropped, lines, bytes, registry };
+  if (o.timeline) out.timeline = replayTimeline(signals, o.detect);
+  return out;
+}
+
+/** The timestamp of the last stamped line within 64 KiB before `offset`, if any. */
+function stampBefore(fd: number, offset: number): string | undefined {
+  const n = Math.min(offset, 64 * 1024);
+  if (n === 0) return undefined;
+  const b = Buffer.allocUnsafe(n);
+  const got = readSync(fd, b, 0, n, offset - n);
+  const lines = b.toString('utf8', 0, got).split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = LINE_STAMP.exec(lines[i]!.slice(0, 160));
+    if (m) return m[0];
+  }
+  return undefined;
 }
 
 /** Final metric values as Prometheus text, only series that have a value (mtail --one_shot style). */

@@ -3,14 +3,19 @@
 // character split across two reads is whole again before any line is decoded as UTF-8. Only lines the
 // prefilter flags (and lines inside an open multi-line rule) are decoded and matched.
 import { isBatchLine } from './batch-lines.js';
-import { ENGINE_LINE_MARKERS, ENGINE_LINE_PARSERS, type EngineValues } from './engine-lines.js';
+import {
+  ENGINE_LINE_MARKERS,
+  ENGINE_LINE_PARSERS,
+  ENGINE_LINE_RANK,
+  type EngineLine,
+} from './engine-lines.js';
 import type { EngineLineKind } from './packs/index.js';
 import { LineMatcher, type RuleMatch, type RuleSet } from './rules.js';
 
 export interface ScanSink {
   match(m: RuleMatch): void;
-  /** Values from the last periodic engine line of each kind in a chunk (gauges keep the last value). */
-  engine(values: EngineValues): void;
+  /** The last periodic engine line of each kind and rank in a chunk (gauges keep the last value). */
+  engine(line: EngineLine): void;
   /** A line longer than the limit was cut (called once per such line). */
   truncated(): void;
 }
@@ -27,12 +32,16 @@ export class ChunkScanner {
   private carryStart: number;
   private readonly matcher: LineMatcher;
   private readonly markers: [string, EngineLineKind][];
+  /** Ranks seen printing each marker: a chunk's backward search stops once it has found them all. */
+  private readonly ranks = new Map<string, Set<string>>();
 
   constructor(
     readonly set: RuleSet,
     private readonly maxLineBytes: number,
     private readonly sink: ScanSink,
     startOffset = 0,
+    /** Every periodic engine line, not only the last per rank of each chunk (replay's verdict timeline). */
+    private readonly everyEngineLine = false,
   ) {
     this.matcher = new LineMatcher(set);
     this.carryStart = startOffset;
@@ -192,14 +201,42 @@ export class ChunkScanner {
   }
 
   private engineLines(buf: Buffer, start: number, last: number): void {
-    // Gauges keep only the last value, so only the last line of each kind in the chunk matters;
-    // lines are applied in file order so a later line's fields win. Searched on the Buffer: V8's
-    // String#lastIndexOf is a naive scan, Buffer#lastIndexOf is not.
+    // Gauges keep only the last value, so only the last line of each kind and rank in the chunk matters;
+    // lines are applied in file order so a later line's fields win. Searched backwards on the Buffer (V8's
+    // String#lastIndexOf is a naive scan, Buffer#lastIndexOf is not), reading only each line's prefix for its
+    // rank, until every rank seen so far has been found (or MAX_RANK_WALK lines were looked at).
     const found: [number, EngineLineKind][] = [];
-    for (const [marker, kind] of this.markers) {
-      const at = buf.lastIndexOf(marker, last, 'latin1');
-      if (at >= start) found.push([at, kind]);
+    if (this.everyEngineLine) {
+      for (const [marker, kind] of this.markers) {
+        for (let at = buf.indexOf(marker, start, 'latin1'); at >= 0 && at <= last;) {
+          found.push([at, kind]);
+          const nl = buf.indexOf(10, at);
+          at = nl < 0 ? -1 : buf.indexOf(marker, nl, 'latin1');
+        }
+      }
+      return this.emitEngineLines(buf, start, found);
     }
+    for (const [marker, kind] of this.markers) {
+      const known = this.ranks.get(marker) ?? new Set<string>();
+      const seen = new Set<string>();
+      let at = buf.lastIndexOf(marker, last, 'latin1');
+      for (let steps = 0; at >= start && steps < MAX_RANK_WALK; steps++) {
+        const from = Math.max(start, buf.lastIndexOf(10, at) + 1);
+        const rank = ENGINE_LINE_RANK[kind](buf.toString('latin1', from, Math.min(at, from + 256)));
+        if (!seen.has(rank)) {
+          seen.add(rank);
+          found.push([at, kind]);
+          if (known.size > 0 && seen.size >= known.size && [...known].every((r) => seen.has(r))) break;
+        }
+        at = from - 1 >= start ? buf.lastIndexOf(marker, from - 1, 'latin1') : -1;
+      }
+      for (const r of seen) if (known.size < MAX_RANKS) known.add(r);
+      this.ranks.set(marker, known);
+    }
+    this.emitEngineLines(buf, start, found);
+  }
+
+  private emitEngineLines(buf: Buffer, start: number, found: [number, EngineLineKind][]): void {
     found.sort((a, b) => a[0] - b[0]);
     for (const [at, kind] of found) {
       const from = Math.max(start, buf.lastIndexOf(10, at) + 1);
@@ -210,3 +247,8 @@ export class ChunkScanner {
     }
   }
 }
+
+/** Distinct ranks remembered per marker (DP sizes stay far below this). */
+const MAX_RANKS = 64;
+/** Lines a chunk's backward search looks at, at most, before giving up on finding more ranks. */
+const MAX_RANK_WALK = 256;

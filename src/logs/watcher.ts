@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import type { EngineMetrics, LogMetrics } from '../metrics.js';
 import type { EngineSignal, LogEventSignal } from '../signals.js';
 import { applyEngineValues } from './engine-lines.js';
+import { applyEngineLine, EngineRanks } from './engine-ranks.js';
 import { Follower, type FileReader, type FollowFs, type ReadErrorReason } from './follow.js';
 import { OffsetStore } from './offsets.js';
 import { DirGlobFollower, hasDirGlob } from './dir-glob.js';
@@ -190,7 +191,8 @@ export class LogWatcher {
           fields: meta?.stream ? { ...m.fields, [src.journal ? 'unit' : 'stream']: meta.stream } : m.fields,
         });
       },
-      engine: (values) => this.o.onEngine(applyEngineValues(metrics, labels, values, this.now(), true)),
+      engine: (line) =>
+        this.o.onEngine(applyEngineLine(metrics, labels, this.ranksOf(src), line, this.now())),
       truncated: () => {
         metrics.logLinesTruncated.inc(labels);
         metrics.logReadErrors.inc({ ...labels, reason: 'line_too_long' });
@@ -203,6 +205,15 @@ export class LogWatcher {
         }
       },
     };
+  }
+
+  /** Per-rank engine values of each source, kept across its files (rotation) until the watcher stops. */
+  private readonly engineRanks = new Map<LogSourceConfig, EngineRanks>();
+
+  private ranksOf(src: LogSourceConfig): EngineRanks {
+    let r = this.engineRanks.get(src);
+    if (!r) this.engineRanks.set(src, (r = new EngineRanks()));
+    return r;
   }
 
   private reader(

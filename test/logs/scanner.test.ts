@@ -12,7 +12,7 @@ function make(
   let truncated = 0;
   const s = new ChunkScanner(compileRuleSet(['sglang'], rules), max, {
     match: (m) => matches.push(m),
-    engine: (v) => engine.push(v),
+    engine: (v) => engine.push(v.values),
     truncated: () => truncated++,
   });
   const feed = (b: Buffer | string) => {
@@ -90,6 +90,17 @@ describe('ChunkScanner', () => {
       '[t TP0] Decode batch, #running-req: 5, #queue-req: 1, \n[t TP0] Decode batch, #running-req: 7, #queue-req: 2, gen throughput (token/s): 9.50, \nother\n',
     );
     expect(engine).toEqual([{ running: 7, queued: 2, genThroughput: 9.5 }]);
+  });
+
+  it('reports the last batch line of every DP rank of a chunk, in file order', () => {
+    const { feed, engine } = make();
+    feed(
+      '[t DP0 TP0] Decode batch, #running-req: 1, \n[t DP1 TP1] Decode batch, #running-req: 2, \n[t DP0 TP0] Decode batch, #running-req: 3, \nother\n',
+    );
+    expect(engine).toEqual([{ running: 2 }, { running: 3 }]);
+    // The next chunk knows both ranks and stops looking once it has found them.
+    feed('[t DP1 TP1] Decode batch, #running-req: 4, \n[t DP0 TP0] Decode batch, #running-req: 5, \n');
+    expect(engine.slice(2)).toEqual([{ running: 4 }, { running: 5 }]);
   });
 });
 

@@ -1,0 +1,63 @@
+// Engine totals from per-rank periodic lines. With SGLang DP attention every DP rank prints its own batch line
+// and vLLM data parallel prints `Engine 000:` / `Engine 001:`: each rank keeps its last values (and its own
+// gauges), and the engine gauges are totals that mean something: request counts and throughput summed, KV
+// token usage the maximum over ranks (a sum could pass 1).
+import { setEngineGauges } from '../engines/gauges.js';
+import type { EngineMetrics } from '../metrics.js';
+import type { EngineSignal } from '../signals.js';
+import type { EngineLine, EngineValues } from './engine-lines.js';
+
+const SUMMED = ['running', 'queued', 'transferQueue', 'preallocQueue', 'genThroughput'] as const;
+
+export class EngineRanks {
+  private readonly ranks = new Map<string, EngineValues>();
+
+  /** Records one rank's line; returns the engine totals over every rank seen. */
+  apply(line: EngineLine): EngineValues {
+    const prev = this.ranks.get(line.rank);
+    this.ranks.set(line.rank, { ...prev, ...line.values });
+    const total: EngineValues = {};
+    for (const v of this.ranks.values()) {
+      for (const k of SUMMED) if (v[k] !== undefined) total[k] = (total[k] ?? 0) + v[k];
+      if (v.tokenUsage !== undefined) total.tokenUsage = Math.max(total.tokenUsage ?? 0, v.tokenUsage);
+    }
+    return total;
+  }
+
+  get size(): number {
+    return this.ranks.size;
+  }
+}
+
+/** Sets the rank's gauges and the engine totals, and builds the detector's signal from the totals. */
+export function applyEngineLine(
+  metrics: EngineMetrics,
+  labels: { target: string; service: string },
+  ranks: EngineRanks,
+  line: EngineLine,
+  nowMs: number,
+): EngineSignal {
+  const rl = { ...labels, rank: line.rank };
+  const v = line.values;
+  if (v.running !== undefined) metrics.engineRankRunning.set(rl, v.running);
+  if (v.queued !== undefined) metrics.engineRankQueued.set(rl, v.queued);
+  if (v.tokenUsage !== undefined) metrics.engineRankTokenUsage.set(rl, v.tokenUsage);
+  if (v.genThroughput !== undefined) metrics.engineRankGenThroughput.set(rl, v.genThroughput);
+  const total = ranks.apply(line);
+  setEngineGauges(metrics, labels, total);
+  metrics.engineLastBatch.set(labels, nowMs / 1000);
+  const sig: EngineSignal = {
+    kind: 'engine',
+    source: 'log',
+    time: nowMs,
+    ...labels,
+    progress: line.progress,
+  };
+  if (total.running !== undefined) sig.running = total.running;
+  if (total.queued !== undefined) sig.queued = total.queued;
+  if (total.transferQueue !== undefined) sig.transferQueue = total.transferQueue;
+  if (total.preallocQueue !== undefined) sig.preallocQueue = total.preallocQueue;
+  if (total.genThroughput !== undefined) sig.genThroughput = total.genThroughput;
+  if (total.tokenUsage !== undefined) sig.tokenUsage = total.tokenUsage;
+  return sig;
+}
