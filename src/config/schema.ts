@@ -59,6 +59,11 @@ export const endpointSchema = z.strictObject({
   /** A file holding the bearer token (read at load and on every reload). */
   bearerTokenFile: z.string().optional(),
   tls: tlsSchema.default({ insecureSkipVerify: false }),
+  /**
+   * A hop every node's daemon reaches (the shared router or proxy): probed only by daemons with
+   * `probeShared` on, so N daemons do not probe it N times (docs/deploy.md, more than one node).
+   */
+  shared: z.boolean().default(false),
 });
 
 export const CONN_KINDS = ['fresh', 'keepalive'] as const;
@@ -455,6 +460,16 @@ export const configSchema = z
     targets: z.array(targetSchema).min(1, 'at least one target is required'),
     rules: z.array(ruleSchema).default([]),
     incidents: incidentsSchema.default(incidentsSchema.parse({})),
+    /**
+     * Probe endpoints marked `shared`. Off on all daemons but one. A string "true"/"false" is accepted so
+     * one config can take it from the environment: `probeShared: ${WEDGEWATCH_PROBE_SHARED}`.
+     */
+    probeShared: z
+      .union([z.boolean(), z.enum(['true', 'false'])], {
+        error: 'expected true or false (or "${VAR}" that expands to one)',
+      })
+      .transform((v) => v === true || v === 'true')
+      .default(true),
   })
   .superRefine((cfg, ctx) => {
     const seen = new Map<string, number>();
@@ -508,7 +523,30 @@ export const configSchema = z
           });
       }),
     );
-  });
+  })
+  .transform((cfg) => (cfg.probeShared ? cfg : withoutSharedProbes(cfg)));
+
+/** The config a daemon with `probeShared: false` runs: its probes skip the shared hops. */
+function withoutSharedProbes<
+  C extends {
+    targets: { endpoints: { name: string; shared: boolean }[]; probes: { endpoints?: string[] }[] }[];
+  },
+>(cfg: C): C {
+  return {
+    ...cfg,
+    targets: cfg.targets.map((t) => {
+      const shared = new Set(t.endpoints.filter((e) => e.shared).map((e) => e.name));
+      if (shared.size === 0) return t;
+      const probes = t.probes
+        .map((p) => ({
+          ...p,
+          endpoints: (p.endpoints ?? t.endpoints.map((e) => e.name)).filter((e) => !shared.has(e)),
+        }))
+        .filter((p) => p.endpoints.length > 0);
+      return { ...t, probes };
+    }),
+  };
+}
 
 function uniqueNames(ctx: z.RefinementCtx, path: (string | number)[], items: { name: string }[]) {
   const seen = new Set<string>();
