@@ -97,6 +97,18 @@ export interface EngineSignal {
   generatedTokensTotal?: number;
   genThroughput?: number;
   tokenUsage?: number;
+  /** Failure counters from /metrics (monotonic; absent when the engine exports none). */
+  abortedTotal?: number;
+  kvTransferFailedTotal?: number;
+  kvExpiredTotal?: number;
+  /** Preempted (vLLM) or retracted (SGLang) requests. */
+  preemptedTotal?: number;
+  /** Latest KV transfer latency the engine reports (SGLang PD), ms. */
+  kvTransferLatencyMs?: number;
+  /** Router: workers whose health is 1 / not 1, and workers whose circuit breaker is open. */
+  workersHealthy?: number;
+  workersUnhealthy?: number;
+  circuitOpen?: number;
   scrapeOk?: boolean;
   /**
    * Log signals only: whether the line reports work done. SGLang batch lines do (printed only when a batch

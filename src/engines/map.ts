@@ -1,68 +1,25 @@
-// Maps an engine's scraped metrics (SGLang sglang:*, vLLM vllm:*, router smg_*) to the fields of an
-// EngineSignal: load (running, queued, PD queues) and monotonic progress counters (finished, generated).
-import type { EngineSignal } from '../signals.js';
+// Maps an engine's scraped metrics to the fields of an EngineSignal: load (running, queued, PD queues),
+// monotonic progress counters (finished, generated) and the failure counters a watchdog needs. Each engine's
+// families live in ./mappings/ (one file per engine); a scrape that holds several (an engine behind the router
+// on one port) is the sum of what each mapping found.
 import type { Sample } from './promtext.js';
+import { ENGINE_MAPPINGS, type EngineFields } from './mappings/index.js';
 
-type EngineFields = Pick<
-  EngineSignal,
-  | 'running'
-  | 'queued'
-  | 'transferQueue'
-  | 'preallocQueue'
-  | 'finishedTotal'
-  | 'generatedTokensTotal'
-  | 'genThroughput'
-  | 'tokenUsage'
->;
+export type { EngineFields } from './mappings/index.js';
 
-/**
- * Sums a family over its series. Scheduler gauges repeat per tensor-parallel rank with the same value, so
- * only rank 0 is counted (data-parallel ranks are distinct and add up).
- */
-function sum(samples: Sample[], names: string[]): number | undefined {
-  let total: number | undefined;
-  for (const s of samples) {
-    if (!names.includes(s.name)) continue;
-    if (s.labels.tp_rank !== undefined && s.labels.tp_rank !== '0') continue;
-    if (!Number.isFinite(s.value)) continue;
-    total = (total ?? 0) + s.value;
-  }
-  return total;
-}
-
-function add(...xs: Array<number | undefined>): number | undefined {
-  const present = xs.filter((x): x is number => x !== undefined);
-  return present.length === 0 ? undefined : present.reduce((a, b) => a + b, 0);
-}
+const MAX_FIELDS = new Set<keyof EngineFields>(['tokenUsage', 'kvTransferLatencyMs']);
 
 export function mapEngineMetrics(samples: Sample[]): EngineFields {
-  const out: EngineFields = {
-    running: add(sum(samples, ['sglang:num_running_reqs']), sum(samples, ['vllm:num_requests_running'])),
-    queued: add(sum(samples, ['sglang:num_queue_reqs']), sum(samples, ['vllm:num_requests_waiting'])),
-    transferQueue: add(
-      sum(samples, ['sglang:num_decode_transfer_queue_reqs']),
-      sum(samples, ['sglang:num_prefill_inflight_queue_reqs']),
-    ),
-    preallocQueue: add(
-      sum(samples, ['sglang:num_prefill_prealloc_queue_reqs', 'sglang:num_prefill_bootstrap_queue_reqs']),
-      sum(samples, ['sglang:num_decode_prealloc_queue_reqs']),
-    ),
-    finishedTotal: add(
-      sum(samples, ['sglang:num_requests_total']),
-      sum(samples, ['vllm:request_success_total']),
-    ),
-    generatedTokensTotal: add(
-      sum(samples, ['sglang:generation_tokens_total']),
-      sum(samples, ['vllm:generation_tokens_total']),
-    ),
-    genThroughput: sum(samples, ['sglang:gen_throughput']),
-    // vLLM builds that export both usage names carry the same value in each: take the first present.
-    tokenUsage: ['sglang:token_usage', 'vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc']
-      .map((n) => sum(samples, [n]))
-      .find((v) => v !== undefined),
-  };
-  // The router (smg) has no scheduler: requests active on workers are its load, answered requests its progress.
-  if (out.running === undefined) out.running = sum(samples, ['smg_worker_requests_active']);
-  if (out.finishedTotal === undefined) out.finishedTotal = sum(samples, ['smg_http_responses_total']);
+  const out: EngineFields = {};
+  const engines = ENGINE_MAPPINGS.filter((m) => m.detect(samples)).filter((m) => m.name !== 'router');
+  // The router's load counts only when no engine reports its own (it would count the same requests twice).
+  const mappings = engines.length > 0 ? engines : ENGINE_MAPPINGS.filter((m) => m.detect(samples));
+  for (const m of mappings) {
+    for (const [k, v] of Object.entries(m.map(samples)) as [keyof EngineFields, number | undefined][]) {
+      if (v === undefined) continue;
+      const prev = out[k];
+      out[k] = prev === undefined ? v : MAX_FIELDS.has(k) ? Math.max(prev, v) : prev + v;
+    }
+  }
   return out;
 }

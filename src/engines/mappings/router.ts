@@ -1,0 +1,31 @@
+// The SGLang model gateway / router (smg_*, sgl-model-gateway src/observability/metrics.rs, 2025-10 → main
+// 2026-08). It has no scheduler: requests active on workers are its load, answered requests its progress.
+import { sumOf, type EngineMapping, type EngineFields } from './types.js';
+
+/** Paths that are the router's own plumbing, not completions (its health checks, our probes of /health). */
+const NOT_WORK =
+  /^\/(?:health|health_generate|liveness|readiness|metrics|get_server_info|get_model_info|v1\/models|workers)\b/;
+
+export const routerMapping: EngineMapping = {
+  name: 'router',
+  detect: (samples) => samples.some((s) => s.name.startsWith('smg_')),
+  map(samples): EngineFields {
+    const workers = samples.filter((s) => s.name === 'smg_worker_health' && Number.isFinite(s.value));
+    const breakers = samples.filter((s) => s.name === 'smg_worker_cb_state' && Number.isFinite(s.value));
+    return {
+      running: sumOf(samples, ['smg_worker_requests_active']),
+      // Only answered work: a 2xx on a request path. /health probes and 503s moved nothing.
+      finishedTotal: sumOf(
+        samples,
+        ['smg_http_responses_total'],
+        (s) =>
+          /^2\d\d$/.test(s.labels.status_code ?? s.labels.status ?? '') &&
+          !NOT_WORK.test(s.labels.path ?? ''),
+      ),
+      workersHealthy: workers.length > 0 ? workers.filter((s) => s.value === 1).length : undefined,
+      workersUnhealthy: workers.length > 0 ? workers.filter((s) => s.value !== 1).length : undefined,
+      // smg_worker_cb_state: 0 closed, 1 open, 2 half-open.
+      circuitOpen: breakers.length > 0 ? breakers.filter((s) => s.value === 1).length : undefined,
+    };
+  },
+};

@@ -1,0 +1,58 @@
+// SGLang scheduler/tokenizer metrics (srt/metrics/collector.py SchedulerMetricsCollector, TokenizerMetricsCollector,
+// and the disaggregation metrics mixin; SGLang 2025-05 → main 2026-08).
+import type { Sample } from '../promtext.js';
+import { add, maxOf, sumOf, type EngineMapping, type EngineFields } from './types.js';
+
+/**
+ * Scheduler series are exported by each attention-TP group leader. Plain TP builds that export every TP rank
+ * repeat one value, so without a `dp_rank` label only tp_rank 0 counts; with DP attention every DP rank is
+ * its own scheduler (and its own tp_rank), so each dp_rank counts once (its lowest tp_rank).
+ */
+function schedulerSeries(samples: Sample[]): (s: Sample) => boolean {
+  const dp = samples.some((s) => s.name.startsWith('sglang:') && s.labels.dp_rank !== undefined);
+  if (!dp) return (s) => s.labels.tp_rank === undefined || s.labels.tp_rank === '0';
+  const lowest = new Map<string, number>();
+  for (const s of samples) {
+    if (s.labels.dp_rank === undefined || s.labels.tp_rank === undefined) continue;
+    const key = `${s.name}\u0000${s.labels.dp_rank}`;
+    lowest.set(key, Math.min(lowest.get(key) ?? Infinity, Number(s.labels.tp_rank)));
+  }
+  return (s) =>
+    s.labels.dp_rank === undefined ||
+    s.labels.tp_rank === undefined ||
+    lowest.get(`${s.name}\u0000${s.labels.dp_rank}`) === Number(s.labels.tp_rank);
+}
+
+export const sglangMapping: EngineMapping = {
+  name: 'sglang',
+  detect: (samples) => samples.some((s) => s.name.startsWith('sglang:')),
+  map(samples): EngineFields {
+    const keep = schedulerSeries(samples);
+    const sum = (names: string[]) => sumOf(samples, names, keep);
+    return {
+      running: sum(['sglang:num_running_reqs']),
+      queued: sum(['sglang:num_queue_reqs']),
+      transferQueue: add(
+        sum(['sglang:num_decode_transfer_queue_reqs']),
+        sum(['sglang:num_prefill_inflight_queue_reqs']),
+      ),
+      // `num_prefill_bootstrap_queue_reqs` replaced `num_prefill_prealloc_queue_reqs` (2025-10).
+      preallocQueue: add(
+        sum(['sglang:num_prefill_bootstrap_queue_reqs', 'sglang:num_prefill_prealloc_queue_reqs']),
+        sum(['sglang:num_decode_prealloc_queue_reqs']),
+      ),
+      finishedTotal: sum(['sglang:num_requests_total']),
+      generatedTokensTotal: sum(['sglang:generation_tokens_total']),
+      genThroughput: sum(['sglang:gen_throughput']),
+      // Usage is per scheduler: the engine's is the fullest rank's, never a sum.
+      tokenUsage: maxOf(samples, ['sglang:token_usage'], keep),
+      abortedTotal: sum(['sglang:num_aborted_requests_total']),
+      kvTransferFailedTotal: add(
+        sum(['sglang:num_bootstrap_failed_reqs_total']),
+        sum(['sglang:num_transfer_failed_reqs_total']),
+      ),
+      preemptedTotal: sum(['sglang:num_retracted_reqs_total', 'sglang:num_retracted_reqs']),
+      kvTransferLatencyMs: maxOf(samples, ['sglang:kv_transfer_latency_ms'], keep),
+    };
+  },
+};
