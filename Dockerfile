@@ -1,0 +1,31 @@
+# syntax=docker/dockerfile:1
+# wedgewatch container image: docker build -t wedgewatch:0.1.0 .
+# Node's major matches package.json "engines" (test/ops/dockerfile.test.ts checks it, and the rest below).
+
+# 1. Compile TypeScript with every dependency.
+FROM node:20-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+RUN npx tsc -p .
+
+# 2. Production dependencies only (no TypeScript, test or lint tooling in the image).
+FROM node:20-bookworm-slim AS deps
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# 3. The image: the compiled daemon and its production dependencies, run as the unprivileged `node` user
+#    (uid 1000, the runAsUser of deploy/kubernetes/).
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /opt/wedgewatch
+COPY --from=deps /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY package.json README.md ./
+USER node
+EXPOSE 9787
+ENTRYPOINT ["node", "/opt/wedgewatch/dist/cli.js"]
+CMD ["run", "--config", "/etc/wedgewatch/wedgewatch.yaml"]
