@@ -17,6 +17,7 @@ export const WEDGE_CAUSES = [
   'engine_stalled',
   'completions_failing',
   'completions_hung',
+  'health_generate_failing',
 ] as const;
 
 export interface Verdict {
@@ -140,7 +141,29 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   // down: the health endpoint fails, or a port refuses.
   const healthFailing = slots.filter((m) => m.probeKind === 'health' && m.failStreak >= d.downAfter);
   const health = healthFailing.find((m) => !behindPasses(m.endpoint));
-  if (health) return verdict('down', 'health_failing', why(health));
+  // A health endpoint that answers (503, or no answer in time on an accepted connection) is a live server. SGLang's
+  // /health runs a 1-token generation and returns 503 once the detokenizer heartbeat is older than
+  // SGLANG_HEALTH_CHECK_TIMEOUT (20 s): sgl-project/sglang python/sglang/srt/entrypoints/http_server.py,
+  // health_generate ("Health check failed. Server couldn't get a response from detokenizer for last {N} seconds").
+  // With completions failing too, that is a wedge a restart fixes, not `down` (refused ports, dead processes).
+  const alive = health !== undefined && health.last!.result !== 'connect_error';
+  const anyPassing = completion.some((m) => m.failStreak === 0);
+  const completionsFailing =
+    completion.some((m) => m.failStreak >= d.wedgeAfter) ||
+    hangs.some((h) => h.hung || h.afterCritical) ||
+    s.confirmedCritical !== undefined;
+  if (health && alive && completion.length > 0 && !anyPassing) {
+    if (completionsFailing) {
+      const c = s.confirmedCritical;
+      if (c) return verdict('wedged', c.diagnosis, `${c.rule} on ${c.service}, confirmed; ${why(health)}`);
+      return verdict(
+        'wedged',
+        'health_generate_failing',
+        `${why(health)} while the server answers; completions fail too`,
+      );
+    }
+    // Completions are part-way into their own streak: they decide (wedged) within a round, no `down` detour.
+  } else if (health) return verdict('down', 'health_failing', why(health));
   const refused = slots.find(
     (m) => m.last!.result === 'connect_error' && m.failStreak >= d.downAfter && !behindPasses(m.endpoint),
   );
@@ -235,8 +258,10 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     }
     return verdict('degraded', 'completions_failing', why(failing[0]!));
   }
-  if (healthFailing[0]) {
-    const h = healthFailing[0];
+  const healthFailed = healthFailing.find((h) => behindPasses(h.endpoint) || anyPassing);
+  if (healthFailed) {
+    const h = healthFailed;
+    if (!behindPasses(h.endpoint)) return verdict('degraded', 'health_failing', why(h));
     return verdict('degraded', `hop:${h.endpoint}`, `${why(h)}; completions through the hops behind it pass`);
   }
   if (stalledEngine) return verdict('degraded', 'engine_stalled', stallText(stalledEngine, now));

@@ -38,6 +38,10 @@ export function engineHandler(deps: EngineDeps): Handler {
     const healthFault = deps.faults.healthStatus(deps.role);
     switch (path) {
       case '/health':
+        if (healthFault === undefined && deps.faults.healthGenerates(deps.role)) {
+          healthGenerate(deps, side, res);
+          return;
+        }
         res.writeHead(healthFault ?? 200, { 'content-length': 0 });
         res.end();
         return;

@@ -237,6 +237,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     }
     if (s === 'decode') {
       faults.forget('decode_stall');
+      faults.forget('health_503');
       pd.decodeDown();
       pd.decodeUp();
       for (const res of schedulerWaiters.keys()) res.destroy();

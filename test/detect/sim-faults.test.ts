@@ -84,6 +84,21 @@ describe('detection against the simulator', () => {
     expect(timeouts.reduce((a, v) => a + v.value, 0)).toBe(0);
   });
 
+  it('health_503 → wedged/health_generate_failing (a live server with a failing /health is not down); decode restart → ok', async () => {
+    h = await startHarness({ healthGenerateTimeoutMs: 500 });
+    await h.waitState('ok', SETTLE);
+    h.sim.enableFault('health_503');
+    await h.waitState('wedged', { diagnosis: 'health_generate_failing', timeoutMs: 20_000 });
+    expect(h.transitions.map((t) => t.to)).not.toContain('down');
+    const health = h.wd.state.slots['health|decode|fresh']!;
+    expect(health.last).toMatchObject({ result: 'http_error', status: 503 });
+    expect(readFileSync(h.sim.logFiles.decode, 'utf8')).toContain(
+      "Health check failed. Server couldn't get a response from detokenizer for last 1 seconds.",
+    );
+    await h.sim.restart('decode');
+    await h.waitState('ok', SETTLE);
+  });
+
   it('decode_stall → wedged/engine_stalled; decode restart → ok', async () => {
     h = await startHarness();
     await h.waitState('ok', SETTLE);

@@ -704,3 +704,43 @@ describe('classifier: the most specific evidence names the wedge (issue 16, item
     expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
   });
 });
+
+describe('classifier: /health failing on a live server (issue 13, item 3)', () => {
+  const health = (r: Run, result: ProbeResultSignal['result'], status?: number) =>
+    r.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result, status });
+
+  it('503 from /health while completions fail → wedged/health_generate_failing, never down', () => {
+    const r = new Run();
+    r.round();
+    health(r, 'http_error', 503);
+    r.round('timeout');
+    health(r, 'http_error', 503);
+    expect(r.s.state).toBe('ok'); // completions one failure in: no `down` detour while they decide
+    r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('health_generate_failing');
+    expect(r.transitions()).toEqual(['ok/-', 'wedged/health_generate_failing']);
+  });
+
+  it('a /health that times out on an accepted connection is a live server too', () => {
+    const r = new Run();
+    r.round();
+    r.round('timeout');
+    r.round('timeout');
+    health(r, 'timeout');
+    health(r, 'timeout');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).toBe('health_generate_failing');
+  });
+
+  it('a refused /health port is down whatever the completions do', () => {
+    const r = new Run();
+    r.round();
+    r.round('timeout');
+    r.round('timeout');
+    health(r, 'connect_error');
+    health(r, 'connect_error');
+    expect(r.s.state).toBe('down');
+    expect(r.s.diagnosis).toBe('health_failing');
+  });
+});

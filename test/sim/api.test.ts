@@ -164,6 +164,7 @@ describe('simulator API', () => {
     expect(list.available.map((f: { name: string }) => f.name).sort()).toEqual([
       'crash',
       'decode_stall',
+      'health_503',
       'health_fail',
       'keepalive_stall',
       'nixl_abort_unhandled',

@@ -1,6 +1,7 @@
 // Every fault the simulator can inject. Adding one: a new file in this folder plus one entry here.
 import { crash } from './crash.js';
 import { decodeStall } from './decode_stall.js';
+import { health503 } from './health_503.js';
 import { healthFail } from './health_fail.js';
 import { keepaliveStall } from './keepalive_stall.js';
 import { nixlAbortUnhandled } from './nixl_abort_unhandled.js';
@@ -16,6 +17,7 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   slow,
   crash,
   health_fail: healthFail,
+  health_503: health503,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

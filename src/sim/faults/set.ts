@@ -78,6 +78,11 @@ export class FaultSet {
     return undefined;
   }
 
+  healthGenerates(service: ServiceName): boolean {
+    for (const [def, p] of this.active()) if (def.healthGenerates?.(service, p)) return true;
+    return false;
+  }
+
   abortFrame(): void {
     for (const [def, p] of this.active()) def.onAbortFrame?.(this.ctl, p);
   }

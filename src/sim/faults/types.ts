@@ -8,7 +8,8 @@ export type FaultName =
   | 'toolcall_leak'
   | 'slow'
   | 'crash'
-  | 'health_fail';
+  | 'health_fail'
+  | 'health_503';
 
 export type FaultParams = Record<string, number | string>;
 export type ServiceName = 'prefill' | 'decode' | 'router' | 'proxy';
@@ -50,6 +51,8 @@ export interface FaultDef {
   onDisable?(ctl: FaultControl, params: FaultParams): void | Promise<void>;
   /** Multiplies the decode step (and prefill forward) time. */
   stepFactor?(params: FaultParams): number;
+  /** The service's /health runs a real 1-token generation (non-PD SGLang) instead of answering at once. */
+  healthGenerates?(service: ServiceName, params: FaultParams): boolean;
   /** Overrides a service's /health status. */
   healthStatus?(service: ServiceName, params: FaultParams): number | undefined;
   /** Prefill's bootstrap loop received the unguarded [ABORT, room, ip, port] frame. */
