@@ -32,6 +32,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'the simulator and the watchdog watching it, with a replayed wedge incident',
     load: async () => (await import('./commands/demo.js')).demoCommand(),
   },
+  incidents: {
+    summary: 'list, show and export incident bundles',
+    load: async () => (await import('./commands/incidents.js')).incidentsCommand(),
+  },
   verify: {
     summary: 'post-fix validation gate against a running deployment',
     load: async () => (await import('./commands/verify.js')).verifyCommand(),

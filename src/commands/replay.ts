@@ -1,8 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { formatPath } from '../config/load.js';
+import type { IncidentManifest } from '../incidents/manifest.js';
 import {
   LOG_FORMATS,
   LOG_PACKS,
@@ -86,6 +88,26 @@ function jsonSummary(r: ReplayResult, seconds: number): string {
   });
 }
 
+/** An incident bundle directory stands for its log windows, each with the service its manifest names. */
+export function expandBundles(args: string[]): { files: string[]; services: (string | undefined)[] } {
+  const files: string[] = [];
+  const services: (string | undefined)[] = [];
+  for (const a of args) {
+    const manifest = join(a, 'manifest.json');
+    if (statSync(a, { throwIfNoEntry: false })?.isDirectory() && existsSync(manifest)) {
+      const m = JSON.parse(readFileSync(manifest, 'utf8')) as Pick<IncidentManifest, 'logs'>;
+      for (const l of m.logs ?? []) {
+        files.push(join(a, l.path));
+        services.push(l.service);
+      }
+    } else {
+      files.push(a);
+      services.push(undefined);
+    }
+  }
+  return { files, services };
+}
+
 export function replayCommand(): Command {
   return new Command('replay')
     .addHelpText(
@@ -96,7 +118,7 @@ export function replayCommand(): Command {
     .description(
       'run the rules over captured logs once: prints the event timeline and the final metric values',
     )
-    .argument('<log...>', 'log files to read')
+    .argument('<log...>', 'log files to read, or incident bundle directories (their log windows)')
     .addOption(
       new Option('-p, --pack <pack>', 'built-in rule pack (repeatable; default: all)')
         .choices(LOG_PACKS)
@@ -144,8 +166,10 @@ export function replayCommand(): Command {
         try {
           const userRules = opts.rules ? loadRulesFile(opts.rules) : [];
           const started = Date.now();
+          const inputs = expandBundles(files);
           const result = replayFiles({
-            files,
+            files: inputs.files,
+            services: inputs.services,
             packs: opts.pack ?? [...LOG_PACKS],
             userRules,
             service: opts.service,

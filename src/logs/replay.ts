@@ -39,6 +39,8 @@ export interface ReplayOptions {
   userRules?: readonly RuleConfig[];
   /** Service label; default the file name without its extension. */
   service?: string;
+  /** Service label per file (same order as `files`), e.g. from an incident bundle's manifest. */
+  services?: (string | undefined)[];
   maxLineBytes?: number;
   /** How the files wrap their lines (a captured pod log is `cri`); default plain. */
   format?: LogFormat;
@@ -84,8 +86,8 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     const t = stampMs(stamp, year);
     return Number.isFinite(t) ? t : fallback;
   };
-  for (const file of o.files) {
-    const service = o.service ?? basename(file).replace(/\.[^.]*$/, '');
+  for (const [fileIndex, file] of o.files.entries()) {
+    const service = o.service ?? o.services?.[fileIndex] ?? basename(file).replace(/\.[^.]*$/, '');
     const labels = { target: 'replay', service };
     const set = compileRuleSet(o.packs, o.userRules ?? [], service);
     const ranks = new EngineRanks();

@@ -1,6 +1,7 @@
 // Route plugins that need the daemon (its runtime, config). Each feature adds its plugin factory here.
 import type { FastifyPluginAsync } from 'fastify';
 import type { Daemon } from '../daemon.js';
+import { daemonIncidentRoutes } from './incident-routes.js';
 import { probeRoutes } from './probe-routes.js';
 import { daemonRemediationRoutes } from './remediation-routes.js';
 import { statusPageRoutes } from './status-page-route.js';
@@ -11,4 +12,5 @@ export const routePlugins: ((daemon: Daemon) => FastifyPluginAsync)[] = [
   statusPageRoutes,
   daemonRemediationRoutes,
   daemonStatusRoutes,
+  daemonIncidentRoutes,
 ];
