@@ -7,7 +7,8 @@
 // packs) on the same file in the same run. Each figure is given for wall time and for CPU time (user + system):
 // on a machine other work is loading, the CPU-time figure is the one that says what the code costs.
 // Prints figures; asserts nothing.
-//   npm run bench:ingest      LINES=1000000  GENERATORS=tuned,varied  WEDGEWATCH_ROOT=<another build to compare>
+//   npm run bench:ingest      LINES=1000000  GENERATORS=tuned,varied  MTAIL=0|1  MTAIL_RUNS=1
+//                             WEDGEWATCH_ROOT=<another build to compare>
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,7 +37,10 @@ const rate = (lines, s) => `${Math.round(lines / s).toLocaleString('en')} lines/
 
 // mtail: one labelled counter per rule (RE2 has no lookahead: the "other reason" rules keep their prefix),
 // multi-line rules count their header, and the batch-line gauges.
-const hasMtail = spawnSync('sh', ['-c', 'command -v mtail'], { encoding: 'utf8' }).status === 0;
+// MTAIL=0 skips it (its runs take longer than ours); MTAIL_RUNS sets how many (default 1: it is the slow one).
+const hasMtail =
+  process.env.MTAIL !== '0' && spawnSync('sh', ['-c', 'command -v mtail'], { encoding: 'utf8' }).status === 0;
+const MTAIL_RUNS = Number(process.env.MTAIL_RUNS ?? 1);
 const progs = join(dir, 'progs');
 if (hasMtail) {
   mkdirSync(progs, { recursive: true });
@@ -55,12 +59,12 @@ if (hasMtail) {
   writeFileSync(join(progs, 'wedgewatch.mtail'), prog);
 }
 
-/** Runs a command 3 times under /usr/bin/time: median wall and CPU seconds, peak RSS (MB). */
-function timed(cmd, args) {
+/** Runs a command `n` times under /usr/bin/time: median wall and CPU seconds, peak RSS (MB). */
+function timed(cmd, args, n = 3) {
   const runs = [];
   const cpus = [];
   let rss = 0;
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < n; i++) {
     const t = performance.now();
     const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', cmd, ...args], {
       encoding: 'utf8',
@@ -112,18 +116,14 @@ for (const name of chosen) {
     `  whole process: wall ${runsText(whole.runs)} s, median ${whole.s.toFixed(3)} s, ${rate(lines, whole.s)}; CPU median ${whole.cpu.toFixed(3)} s, ${rate(lines, whole.cpu)}; peak RSS ${whole.rss.toFixed(0)} MB  (node dist/cli.js replay FILE)`,
   );
   if (!hasMtail) {
-    console.log('  mtail: not installed (apt-get install -y mtail to compare)');
+    console.log(process.env.MTAIL === '0' ? '  mtail: skipped (MTAIL=0)' : '  mtail: not installed (apt-get install -y mtail to compare)');
     continue;
   }
-  const m = timed('mtail', [
-    '--one_shot',
-    '--one_shot_format=prometheus',
-    '--progs',
-    progs,
-    '--logs',
-    file,
-    '--logtostderr',
-  ]);
+  const m = timed(
+    'mtail',
+    ['--one_shot', '--one_shot_format=prometheus', '--progs', progs, '--logs', file, '--logtostderr'],
+    MTAIL_RUNS,
+  );
   console.log(
     `  mtail --one_shot, same rules: wall ${runsText(m.runs)} s, median ${m.s.toFixed(3)} s, ${rate(lines, m.s)}; CPU median ${m.cpu.toFixed(3)} s; peak RSS ${m.rss.toFixed(0)} MB`,
   );

@@ -1,6 +1,7 @@
+import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type { PrettyStream } from 'pino-pretty';
 import { redactor } from './redact.js';
 
 export type LogFormat = 'json' | 'pretty';
@@ -28,6 +29,8 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   const dest = opts.destination ?? process.stderr;
   const level = opts.level ?? 'info';
   if (opts.format === 'pretty') {
+    // Loaded only when asked for: most daemons log JSON, and pino-pretty with its dependencies is ~10 MB resident.
+    const pretty = createRequire(import.meta.url)('pino-pretty') as (opts: object) => PrettyStream;
     const stream = pretty({ destination: redacting(dest), sync: true, colorize: false });
     return pino({ level, base: { name: 'wedgewatch' } }, stream);
   }

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { ConfigError, loadConfigFile } from '../config/load.js';
-import { EXIT } from './common.js';
+import { EXIT } from './exit-codes.js';
 
 export function checkCommand(): Command {
   return new Command('check')

@@ -1,8 +1,7 @@
 import { Option, type Command } from 'commander';
 import { createLogger, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from '../logger.js';
 
-/** Exit codes shared by every command. */
-export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+export { EXIT } from './exit-codes.js';
 
 export function addLogFlags(cmd: Command): Command {
   return cmd

@@ -1,25 +1,28 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import YAML from 'yaml';
-import { z } from 'zod';
-import { formatPath } from '../config/load.js';
+import type { LogFormat, LogPack, RuleConfig } from '../config/schema.js';
 import type { IncidentManifest } from '../incidents/manifest.js';
-import {
-  LOG_FORMATS,
-  LOG_PACKS,
-  ruleSchema,
-  type LogFormat,
-  type LogPack,
-  type RuleConfig,
-} from '../config/schema.js';
+import { PACKS } from '../logs/packs/index.js';
 import { formatMetrics, replayFiles, type ReplayEvent, type ReplayResult } from '../logs/replay.js';
 import { formatAt } from '../logs/replay-timeline.js';
 import { RuleError } from '../logs/rules.js';
-import { EXIT } from './common.js';
+import { EXIT } from './exit-codes.js';
+
+// The pack names without the config schema: zod, yaml and the schema cost a third of replay's start-up and are
+// needed only for --rules.
+const PACK_NAMES = Object.keys(PACKS) as LogPack[];
+/** LOG_FORMATS of the config schema (a test keeps the two equal). */
+export const FORMAT_NAMES = ['plain', 'cri', 'docker', 'auto'] as const satisfies readonly LogFormat[];
 
 /** Rules from a YAML file: a list of rules, or a mapping with `rules:` (a whole config file works too). */
-export function loadRulesFile(file: string): RuleConfig[] {
+export async function loadRulesFile(file: string): Promise<RuleConfig[]> {
+  const [{ default: YAML }, { z }, { formatPath }, { ruleSchema }] = await Promise.all([
+    import('yaml'),
+    import('zod'),
+    import('../config/load.js'),
+    import('../config/schema.js'),
+  ]);
   let raw: unknown;
   try {
     raw = YAML.parse(readFileSync(file, 'utf8'));
@@ -121,7 +124,7 @@ export function replayCommand(): Command {
     .argument('<log...>', 'log files to read, or incident bundle directories (their log windows)')
     .addOption(
       new Option('-p, --pack <pack>', 'built-in rule pack (repeatable; default: all)')
-        .choices(LOG_PACKS)
+        .choices(PACK_NAMES)
         .argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]),
     )
     .option('-r, --rules <file>', 'user rules (YAML: a list, or a mapping with rules:)')
@@ -131,7 +134,7 @@ export function replayCommand(): Command {
         '-f, --format <format>',
         'how lines are wrapped: cri (a pod log under /var/log/pods), docker (json-file), auto (per file)',
       )
-        .choices(LOG_FORMATS)
+        .choices(FORMAT_NAMES)
         .default('plain'),
     )
     .option(
@@ -164,13 +167,13 @@ export function replayCommand(): Command {
         },
       ) => {
         try {
-          const userRules = opts.rules ? loadRulesFile(opts.rules) : [];
+          const userRules = opts.rules ? await loadRulesFile(opts.rules) : [];
           const started = Date.now();
           const inputs = expandBundles(files);
           const result = replayFiles({
             files: inputs.files,
             services: inputs.services,
-            packs: opts.pack ?? [...LOG_PACKS],
+            packs: opts.pack ?? PACK_NAMES,
             userRules,
             service: opts.service,
             format: opts.format,

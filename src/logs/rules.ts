@@ -8,7 +8,6 @@ import { literalAvoidsBatchLines } from './batch-lines.js';
 import { PACKS, type EngineLineKind, type PackRule } from './packs/index.js';
 import { escapeRegExp, requiredLiterals, validateUserPattern } from './regex.js';
 import { isRequestEcho, prefixAllows, prefixShape } from './request-echo.js';
-import { LOG_PACKS } from '../config/schema.js';
 
 export interface CompiledRule {
   name: string;
@@ -152,7 +151,8 @@ export function compileRuleSet(
   const engineLines = new Set<EngineLineKind>();
   // Pack order is fixed (LOG_PACKS), whatever the config lists: the specific thread-death record (nixl) must
   // come before the generic one (python) so it wins the header they share.
-  for (const p of LOG_PACKS.filter((x) => packs.includes(x))) {
+  // PACKS lists them in LOG_PACKS order; read from there so replay need not load the config schema (zod).
+  for (const p of (Object.keys(PACKS) as LogPack[]).filter((x) => packs.includes(x))) {
     const pack = PACKS[p];
     for (const r of pack.rules) rules.push(compileOne(r, false));
     for (const k of pack.engineLines) engineLines.add(k);

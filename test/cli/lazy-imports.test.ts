@@ -1,9 +1,12 @@
-// `run` and `check` load only what they run: the simulator, verify and replay code stay out of the daemon's
+// `run`, `check` and `replay` load only what they run: the simulator, verify and replay code stay out of the daemon's
 // memory. Checked on the static import graph of the sources (dynamic import() is what keeps them out).
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { FORMAT_NAMES } from '../../src/commands/replay.js';
+import { LOG_FORMATS, LOG_PACKS } from '../../src/config/schema.js';
+import { PACKS } from '../../src/logs/packs/index.js';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
@@ -51,5 +54,19 @@ describe('lazy command loading', () => {
     expect(heavy.map((f) => chain(via, f))).toEqual([]);
     // The walk itself works: the daemon is reached from run.
     if (name === 'run') expect(via.has(join(SRC, 'daemon.ts'))).toBe(true);
+  });
+
+  it('replay loads neither the config schema (zod) nor the logger unless --rules is given', () => {
+    const via = staticGraph(join(SRC, 'commands', 'replay.ts'));
+    const heavy = [...via.keys()].filter((f) =>
+      /^(config\/(schema|load)|logger)\.ts$/.test(relative(SRC, f)),
+    );
+    expect(heavy.map((f) => chain(via, f))).toEqual([]);
+    expect(via.has(join(SRC, 'logs', 'rules.ts'))).toBe(true);
+  });
+
+  it('the pack registry lists the packs in LOG_PACKS order (rule order is taken from it); replay knows every log format', () => {
+    expect(Object.keys(PACKS)).toEqual([...LOG_PACKS]);
+    expect([...FORMAT_NAMES]).toEqual([...LOG_FORMATS]);
   });
 });
