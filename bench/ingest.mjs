@@ -116,7 +116,11 @@ for (const name of chosen) {
     `  whole process: wall ${runsText(whole.runs)} s, median ${whole.s.toFixed(3)} s, ${rate(lines, whole.s)}; CPU median ${whole.cpu.toFixed(3)} s, ${rate(lines, whole.cpu)}; peak RSS ${whole.rss.toFixed(0)} MB  (node dist/cli.js replay FILE)`,
   );
   if (!hasMtail) {
-    console.log(process.env.MTAIL === '0' ? '  mtail: skipped (MTAIL=0)' : '  mtail: not installed (apt-get install -y mtail to compare)');
+    console.log(
+      process.env.MTAIL === '0'
+        ? '  mtail: skipped (MTAIL=0)'
+        : '  mtail: not installed (apt-get install -y mtail to compare)',
+    );
     continue;
   }
   const m = timed(
