@@ -9,7 +9,7 @@ import { formatAt } from '../logs/replay-timeline.js';
 import { RuleError } from '../logs/rules.js';
 import { EXIT } from './exit-codes.js';
 
-// The pack names without the config schema: zod, yaml and the schema cost a third of replay's start-up and are
+// The pack names from the pack registry: yaml, the config loader and the logger cost start-up time and are
 // needed only for --rules.
 const PACK_NAMES = Object.keys(PACKS) as LogPack[];
 /** LOG_FORMATS of the config schema (a test keeps the two equal). */

@@ -56,11 +56,9 @@ describe('lazy command loading', () => {
     if (name === 'run') expect(via.has(join(SRC, 'daemon.ts'))).toBe(true);
   });
 
-  it('replay loads neither the config schema (zod) nor the logger unless --rules is given', () => {
+  it('replay loads neither the config loader (yaml) nor the logger unless --rules is given', () => {
     const via = staticGraph(join(SRC, 'commands', 'replay.ts'));
-    const heavy = [...via.keys()].filter((f) =>
-      /^(config\/(schema|load)|logger)\.ts$/.test(relative(SRC, f)),
-    );
+    const heavy = [...via.keys()].filter((f) => /^(config\/load|logger)\.ts$/.test(relative(SRC, f)));
     expect(heavy.map((f) => chain(via, f))).toEqual([]);
     expect(via.has(join(SRC, 'logs', 'rules.ts'))).toBe(true);
   });
