@@ -1,6 +1,7 @@
 // What the daemon runs for one loaded configuration: the sources and the detector. A reload builds a new
 // runtime from the new config and only then stops the old one, so a bad config never leaves nothing running.
 // Per target: probes, log watcher, engine scrapes and file watches feed one TargetWatchdog (src/detect/).
+import { RemediationHistory } from './remediate/history.js';
 import { dirname } from 'node:path';
 import { FileWatch } from './changes/watch.js';
 import { createKnownSeries } from './known-series.js';
@@ -64,6 +65,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   const journal =
     ctx.previous?.watchdog?.journal ?? new Journal({ dir: config.stateDir, logger: ctx.logger });
   const watchdog = new Watchdog(journal);
+  const history = new RemediationHistory(config.stateDir);
   const probes = new Map<string, ProbeScheduler>();
   const sources: Source[] = [];
   const logWatchers: LogWatcher[] = [];
@@ -101,6 +103,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
     incidents.set(target.name, targetIncidents);
     const wd = new TargetWatchdog({
       target,
+      history,
       metrics: ctx.metrics,
       logger: ctx.logger,
       journal,

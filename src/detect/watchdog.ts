@@ -6,6 +6,7 @@ import type { TargetConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import { TARGET_STATES, hasSeries, type Metrics } from '../metrics.js';
 import type { ProbeFilter } from '../probes/schedule.js';
+import type { PauseRecord, RemediationHistory } from '../remediate/history.js';
 import { Remediator, type RemediationRecord, type RemediatorCarry } from '../remediate/remediator.js';
 import type { FileChangeSignal, InflightRun, Signal } from '../signals.js';
 import type { Journal, JournalEvent } from './journal.js';
@@ -40,6 +41,8 @@ export interface TargetWatchdogOptions {
   incidents?: { onVerdict(prev: TargetState, next: TargetState): Promise<void> | undefined };
   /** State carried over from the runtime a reload replaces. */
   previous?: { state: TargetState; paused: boolean; remediation?: RemediatorCarry };
+  /** Persisted remediation history and pause (stateDir): restored when there is no `previous`. */
+  history?: RemediationHistory;
 }
 
 export interface TargetStatus {
@@ -57,7 +60,7 @@ export interface TargetStatus {
   lastOkAt?: number;
   recentEvents: JournalEvent[];
   changesSinceOk: JournalEvent[];
-  remediation: { configured: boolean; dryRun?: boolean; paused: boolean };
+  remediation: { configured: boolean; dryRun?: boolean; paused: boolean; pause?: PauseRecord };
 }
 
 const RECENT_EVENTS = 50;
@@ -80,7 +83,10 @@ export class TargetWatchdog {
     this.cfg = classifierConfig(opts.target);
     this.log = opts.logger.child({ component: 'detect', target: this.name });
     this.s = opts.previous ? carryOver(opts.previous.state, this.cfg) : initialState(this.name, this.now());
-    this.paused = opts.previous?.paused ?? false;
+    const stored = opts.history?.get(this.name).paused;
+    this.paused =
+      opts.previous?.paused ??
+      (stored !== undefined && (stored.until === undefined || stored.until > this.now()));
     if (opts.target.remediate) {
       this.remediator = new Remediator({
         target: this.name,
@@ -90,6 +96,7 @@ export class TargetWatchdog {
         onRecord: (r) => this.onRemediation(r),
         now: this.now,
         previous: opts.previous?.remediation,
+        history: opts.history,
       });
     }
     this.opts.metrics.remediationPaused.set({ target: this.name }, this.paused ? 1 : 0);
@@ -117,7 +124,13 @@ export class TargetWatchdog {
     return { state: this.s, paused: this.paused, remediation: this.remediator?.carry() };
   }
 
-  setPaused(paused: boolean): void {
+  /** Pauses (by whom, until when) or resumes remediation; persisted so a restart keeps it. */
+  setPaused(paused: boolean, by = 'operator', until?: number): void {
+    const h = this.opts.history;
+    if (h !== undefined) {
+      const pause = paused ? { by, at: this.now(), ...(until !== undefined ? { until } : {}) } : undefined;
+      h.set(this.name, { ...h.get(this.name), paused: pause });
+    }
     if (paused === this.paused) return;
     this.paused = paused;
     this.remediator?.setPaused(paused);
@@ -166,6 +179,8 @@ export class TargetWatchdog {
   }
 
   tick(): void {
+    const until = this.opts.history?.get(this.name).paused?.until;
+    if (this.paused && until !== undefined && until <= this.now()) this.setPaused(false, 'expiry');
     this.handle({ kind: 'tick', inflight: this.confirmer?.inflight() });
   }
 
@@ -208,6 +223,9 @@ export class TargetWatchdog {
         configured: this.opts.target.remediate !== undefined,
         dryRun: this.opts.target.remediate?.dryRun,
         paused: this.paused,
+        ...(this.paused && this.opts.history?.get(this.name).paused
+          ? { pause: this.opts.history.get(this.name).paused }
+          : {}),
       },
     };
   }
@@ -378,15 +396,15 @@ export class Watchdog {
     await this.journal.flush();
   }
 
-  pause(target: string): boolean {
+  pause(target: string, by?: string, until?: number): boolean {
     const w = this.targets.get(target);
-    w?.setPaused(true);
+    w?.setPaused(true, by, until);
     return w !== undefined;
   }
 
-  resume(target: string): boolean {
+  resume(target: string, by?: string): boolean {
     const w = this.targets.get(target);
-    w?.setPaused(false);
+    w?.setPaused(false, by);
     return w !== undefined;
   }
 

@@ -20,6 +20,8 @@ export interface ExecOptions {
   maxOutputBytes?: number;
   /** Time between TERM and KILL on timeout. */
   killAfterMs?: number;
+  /** Told the process group id once the command started (persisted as the lock against overlapping runs). */
+  onSpawn?: (pid: number) => void;
 }
 
 const EXIT_GRACE_MS = 200;
@@ -40,6 +42,7 @@ export function runCommand(argv: string[], opts: ExecOptions): Promise<ExecResul
       // Its own process group, so a timeout reaches grandchildren too.
       detached: true,
     });
+    if (child.pid !== undefined) opts.onSpawn?.(child.pid);
     const signalGroup = (sig: NodeJS.Signals) => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, sig);

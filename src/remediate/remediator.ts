@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js';
 import type { TargetMetrics } from '../metrics.js';
 import { remediationAction } from '../known-series.js';
 import { runCommand, type ExecOptions, type ExecResult } from './exec.js';
+import { alive, type RemediationHistory } from './history.js';
 import { decide, newLedger, recordRun, type Ledger, type SkipReason } from './policy.js';
 
 export interface RemediationRecord {
@@ -31,6 +32,10 @@ export interface RemediatorOptions {
   exec?: (argv: string[], opts: ExecOptions) => Promise<ExecResult>;
   /** Run history (and a run in flight) of the remediator a reload replaces: cooldown and cap carry over. */
   previous?: RemediatorCarry;
+  /** The persisted history (stateDir): restored when there is no `previous`, saved on every run. */
+  history?: RemediationHistory;
+  /** How often a command left running by an earlier process is checked for exit (tests shorten it). */
+  orphanPollMs?: number;
 }
 
 /** Run history and the run in flight: handed from remediator to remediator across reloads. */
@@ -57,9 +62,49 @@ export class Remediator {
   constructor(private readonly opts: RemediatorOptions) {
     this.now = opts.now ?? Date.now;
     // Shared, not copied: until the old runtime stops, its remediator and this one see the same runs.
-    this.shared = opts.previous ?? { ledger: newLedger(), running: undefined };
+    this.shared = opts.previous ?? this.restore();
     this.action = remediationAction(opts.config.command);
     opts.metrics.remediationPaused.set({ target: opts.target }, 0);
+  }
+
+  /** The ledger from stateDir, and a command an earlier process started that still runs (it holds the lock). */
+  private restore(): RemediatorCarry {
+    const carry: RemediatorCarry = { ledger: newLedger(), running: undefined };
+    const h = this.opts.history?.get(this.opts.target);
+    if (h === undefined) return carry;
+    carry.ledger.lastRunAt = h.lastRunAt;
+    carry.ledger.runs = [...h.runs];
+    const orphan = h.running;
+    if (orphan !== undefined && alive(orphan.pid)) {
+      this.opts.logger.warn(
+        { target: this.opts.target, pid: orphan.pid },
+        'a remediation started before the restart still runs; no new run until it exits',
+      );
+      carry.running = new Promise<void>((resolve) => {
+        const t = setInterval(() => {
+          if (alive(orphan.pid)) return;
+          clearInterval(t);
+          resolve();
+        }, this.opts.orphanPollMs ?? 1000);
+        t.unref();
+      }).finally(() => {
+        carry.running = undefined;
+        this.save(undefined);
+      });
+    }
+    return carry;
+  }
+
+  private save(running: { pid: number; startedAt: number } | undefined): void {
+    const history = this.opts.history;
+    if (history === undefined) return;
+    const l = this.shared.ledger;
+    history.set(this.opts.target, {
+      ...history.get(this.opts.target),
+      lastRunAt: l.lastRunAt,
+      runs: l.runs,
+      running,
+    });
   }
 
   isPaused(): boolean {
@@ -101,6 +146,7 @@ export class Remediator {
     }
     if (d.kind !== 'run') return;
     recordRun(this.shared.ledger, now);
+    this.save(undefined);
     if (cfg.dryRun) {
       this.record({ ...base, result: 'dry_run' });
       return;
@@ -110,6 +156,7 @@ export class Remediator {
     shared.running = exec(cfg.command, {
       env: { WEDGEWATCH_TARGET: this.opts.target, WEDGEWATCH_DIAGNOSIS: diagnosis },
       timeoutMs: cfg.timeout,
+      onSpawn: (pid) => this.save({ pid, startedAt: now }),
     })
       .then(
         (r) =>
@@ -124,6 +171,7 @@ export class Remediator {
       )
       .finally(() => {
         shared.running = undefined;
+        this.save(undefined);
       });
   }
 

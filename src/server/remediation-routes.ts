@@ -2,13 +2,15 @@
 // restarting things. Write endpoints: they exist only with web.enableLifecycle (404 otherwise), and the auth
 // hook in front of every route already demands credentials when users are configured.
 import type { FastifyPluginAsync } from 'fastify';
+import { parseDuration } from '../config/duration.js';
 import type { Daemon } from '../daemon.js';
+import { parseBasicAuth } from './auth.js';
 
 /** What the watchdog offers (src/detect/watchdog.ts): pause/resume remediation for one target; it also sets
  *  the wedgewatch_remediation_paused metric and journals the change. */
 export interface RemediationControl {
-  pause(target: string): boolean;
-  resume(target: string): boolean;
+  pause(target: string, by?: string, until?: number): boolean;
+  resume(target: string, by?: string): boolean;
   isPaused(target: string): boolean;
 }
 
@@ -44,8 +46,20 @@ export function remediationRoutes(deps: RemediationRouteDeps): FastifyPluginAsyn
           if (control === undefined) {
             return reply.code(503).send({ error: 'the watchdog is not running yet' });
           }
-          if (action === 'pause') control.pause(name);
-          else control.resume(name);
+          // Who: the basic auth user when there is one, else the caller's address.
+          const by = parseBasicAuth(req.headers.authorization)?.user ?? req.ip;
+          let until: number | undefined;
+          const forText = (req.body as { for?: unknown } | undefined)?.for;
+          if (action === 'pause' && forText !== undefined) {
+            const ms = typeof forText === 'string' ? parseDuration(forText) : undefined;
+            if (ms === undefined)
+              return reply
+                .code(400)
+                .send({ error: `"for" must be a duration like "30m", got ${JSON.stringify(forText)}` });
+            until = Date.now() + ms;
+          }
+          if (action === 'pause') control.pause(name, by, until);
+          else control.resume(name, by);
           const paused = control.isPaused(name);
           req.log.warn(
             { target: name, action, ip: req.ip },

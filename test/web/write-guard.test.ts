@@ -86,3 +86,31 @@ it('refuses connections beyond web.maxConnections and serves again once they clo
     { what: 'the server to accept again' },
   );
 });
+
+it('an operator pause (who, when, until) survives a restart', async () => {
+  const addr = await start();
+  const res = await request(`http://${addr}/api/targets/pd/remediation/pause`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ for: '1h' }),
+  });
+  expect(res.statusCode).toBe(200);
+  await res.body.text();
+  await daemon!.stop();
+  daemon = undefined;
+  const again = await start();
+  expect(daemon!.runtime!.watchdog!.isPaused('pd')).toBe(true);
+  const status = (await (await request(`http://${again}/api/status`)).body.json()) as {
+    targets: Array<{ remediation: { paused: boolean; pause?: { by: string; at: number; until?: number } } }>;
+  };
+  const pause = status.targets[0]!.remediation.pause!;
+  expect(pause.by).toBe('127.0.0.1');
+  expect(pause.until! - pause.at).toBe(3_600_000);
+  const bad = await request(`http://${again}/api/targets/pd/remediation/pause`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ for: 'soon' }),
+  });
+  expect(bad.statusCode).toBe(400);
+  await bad.body.text();
+});

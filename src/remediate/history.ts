@@ -1,0 +1,69 @@
+// Remediation history in stateDir/remediation.json: last run, runs in the last hour, an operator's pause (who,
+// when, until) and the pid of a command in flight. Cooldown, hourly cap and pause must survive a restart or a
+// kill -9 during a wedge, or the watchdog restarts the engine again seconds after it just did.
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface PauseRecord {
+  by: string;
+  at: number;
+  /** Unix ms; absent = until resumed. */
+  until?: number;
+}
+
+export interface TargetHistory {
+  lastRunAt?: number;
+  runs: number[];
+  paused?: PauseRecord;
+  /** A command in flight: its process group id and when it started (the lock against overlapping runs). */
+  running?: { pid: number; startedAt: number };
+}
+
+export const HISTORY_FILE = 'remediation.json';
+
+export class RemediationHistory {
+  private data: Record<string, TargetHistory> = {};
+  private readonly file: string | undefined;
+
+  constructor(dir: string | undefined) {
+    if (dir === undefined) return;
+    try {
+      mkdirSync(dir, { recursive: true });
+      // Temp files left by a crash mid-save: the rename never happened, the old file is whole.
+      for (const f of readdirSync(dir))
+        if (f.startsWith(`${HISTORY_FILE}.`) && f.endsWith('.tmp')) rmSync(join(dir, f), { force: true });
+      this.file = join(dir, HISTORY_FILE);
+      this.data = JSON.parse(readFileSync(this.file, 'utf8')) as Record<string, TargetHistory>;
+    } catch {
+      // No file yet, or unreadable: start empty (the file is rewritten whole on the next save).
+    }
+  }
+
+  get(target: string): TargetHistory {
+    const h = this.data[target];
+    return h && Array.isArray(h.runs) ? h : { runs: [] };
+  }
+
+  /** Saves one target's history: written to a temp file and renamed, so a crash leaves the old or the new file. */
+  set(target: string, h: TargetHistory): void {
+    this.data[target] = h;
+    if (this.file === undefined) return;
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    try {
+      writeFileSync(tmp, JSON.stringify(this.data));
+      renameSync(tmp, this.file);
+    } catch {
+      rmSync(tmp, { force: true });
+    }
+  }
+}
+
+/** Whether a process (group leader) still runs. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
