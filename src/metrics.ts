@@ -118,7 +118,7 @@ export function createLogMetrics(registry: client.Registry) {
     }),
     logReadErrors: new client.Counter({
       name: `${PREFIX}log_read_errors_total`,
-      help: 'Errors reading log files, by reason (missing, permission, binary, io).',
+      help: 'Errors reading log sources, by reason (missing, permission, unreadable, binary, line_too_long, malformed, io).',
       labelNames: ['target', 'service', 'reason'],
       registers,
     }),
