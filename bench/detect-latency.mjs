@@ -131,11 +131,15 @@ async function bench(name, plan) {
       await sleep(Math.random() * chatEvery);
       verdict = undefined;
       const t0 = await plan.inject(sim);
-      await waitFor(
-        () => verdict,
-        300_000,
-        `${name}: ${state}/${diagnoses ?? '*'} (now ${wd.state.state}/${wd.state.diagnosis})`,
-      );
+      await waitFor(() => verdict, 300_000, `${name}: ${state}/${diagnoses ?? '*'}`).catch((err) => {
+        const slots = Object.values(wd.state.slots).map(
+          (m) => `${m.probe}/${m.endpoint}/${m.conn} ${m.last?.result} ok×${m.okStreak} fail×${m.failStreak}`,
+        );
+        const sims = JSON.stringify(sim.state());
+        throw new Error(
+          `${err.message} (now ${wd.state.state}/${wd.state.diagnosis}: ${wd.state.cause}; ${slots.join(', ')}; sim ${sims})`,
+        );
+      });
       trials.push({ ms: verdict.at - t0, diagnosis: verdict.diagnosis });
       await plan.restore(sim);
     }
