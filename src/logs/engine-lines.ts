@@ -136,15 +136,37 @@ export const ENGINE_LINE_PARSERS: Record<EngineLineKind, (line: string) => Engin
   vllm_stats: parseVllmLine,
 };
 
-/** Where a rank label of a service's engine lines is read from, cheaply (the scanner's per-chunk pass). */
-export const ENGINE_LINE_RANK: Record<EngineLineKind, (line: string) => string> = {
-  sglang_batch: sglangRank,
-  vllm_stats: (line) => {
-    const m = VLLM.engine.exec(line);
-    return m ? String(Number(m[1])) : '0';
+/**
+ * The rank of the engine line in buf[from, at) (its prefix, up to the marker), read on the bytes: the scanner
+ * asks this for many lines per chunk, so no string is made.
+ */
+export const ENGINE_LINE_RANK: Record<EngineLineKind, (buf: Buffer, from: number, at: number) => string> = {
+  // `[2026-08-10 14:00:00 DP1 TP1 EP1] Decode batch`: the DP part of the bracket.
+  sglang_batch: (buf, from, at) => {
+    if (buf[from] !== 91 /* [ */) return '0';
+    for (let i = from + 1; i < at - 3; i++) {
+      const c = buf[i];
+      if (c === 93 /* ] */) break;
+      if (c === 32 && buf[i + 1] === 68 /* D */ && buf[i + 2] === 80 /* P */) return digitsAt(buf, i + 3);
+    }
+    return '0';
+  },
+  // `Engine 001: Avg prompt throughput`
+  vllm_stats: (buf, from, at) => {
+    const i = buf.subarray(Math.max(from, at - 24), at).indexOf('Engine ', 0, 'latin1');
+    return i < 0 ? '0' : digitsAt(buf, Math.max(from, at - 24) + i + 7);
   },
 };
 
+function digitsAt(buf: Buffer, i: number): string {
+  let n = 0;
+  let any = false;
+  for (; i < buf.length && buf[i]! >= 48 && buf[i]! <= 57; i++) {
+    n = n * 10 + buf[i]! - 48;
+    any = true;
+  }
+  return any ? String(n) : '0';
+}
 /** Sets the engine gauges and builds the signal; `batch` is true for periodic batch/stats lines. */
 export function applyEngineValues(
   metrics: EngineMetrics,

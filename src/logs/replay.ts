@@ -113,12 +113,12 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           });
           if (m.values) applyEngineValues(metrics, labels, m.values, Date.now(), false);
           // A line without a time of its own (a stderr traceback) has the time of the last line before it that
-          // had one: looked up in the file, since the scanner skipped the lines in between.
+          // had one: looked up in the file (for the timeline), since the scanner skipped the lines in between.
           // A wrapped file's runtime time stamp is the line's own.
           const own =
             (typeof meta?.time === 'string' && meta.time !== '' ? meta.time : undefined) ??
             LINE_STAMP.exec(m.line.slice(0, 160))?.[0] ??
-            stampBefore(fd, fileOffset);
+            (o.timeline ? stampBefore(fd, fileOffset) : undefined);
           if (own !== undefined) {
             lastStamp = own;
             lastTime = timeOf(own, lastTime);

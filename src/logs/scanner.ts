@@ -220,15 +220,19 @@ export class ChunkScanner {
       const known = this.ranks.get(marker) ?? new Set<string>();
       const seen = new Set<string>();
       let at = buf.lastIndexOf(marker, last, 'latin1');
+      // The first line of the kind is always taken; other ranks are looked for in the chunk's tail only (ranks
+      // print in step, so their last lines sit close together; one missed keeps its value until the next chunk).
+      const floor = Math.max(start, at - RANK_WINDOW);
       for (let steps = 0; at >= start && steps < MAX_RANK_WALK; steps++) {
         const from = Math.max(start, buf.lastIndexOf(10, at) + 1);
-        const rank = ENGINE_LINE_RANK[kind](buf.toString('latin1', from, Math.min(at, from + 256)));
+        const rank = ENGINE_LINE_RANK[kind](buf, from, Math.min(at, from + 256));
         if (!seen.has(rank)) {
           seen.add(rank);
           found.push([at, kind]);
           if (known.size > 0 && seen.size >= known.size && [...known].every((r) => seen.has(r))) break;
         }
-        at = from - 1 >= start ? buf.lastIndexOf(marker, from - 1, 'latin1') : -1;
+        at = from - 1 >= floor ? buf.lastIndexOf(marker, from - 1, 'latin1') : -1;
+        if (at < floor) break;
       }
       for (const r of seen) if (known.size < MAX_RANKS) known.add(r);
       this.ranks.set(marker, known);
@@ -251,4 +255,6 @@ export class ChunkScanner {
 /** Distinct ranks remembered per marker (DP sizes stay far below this). */
 const MAX_RANKS = 64;
 /** Lines a chunk's backward search looks at, at most, before giving up on finding more ranks. */
-const MAX_RANK_WALK = 256;
+const MAX_RANK_WALK = 64;
+/** Bytes before a chunk's last engine line of a kind in which the other ranks' last lines are looked for. */
+const RANK_WINDOW = 2048;
