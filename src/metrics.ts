@@ -122,6 +122,12 @@ export function createLogMetrics(registry: client.Registry) {
       labelNames: ['target', 'service', 'reason'],
       registers,
     }),
+    logSkippedBytes: new client.Counter({
+      name: `${PREFIX}log_skipped_bytes_total`,
+      help: 'Bytes written while the daemon was down and skipped unread because of maxCatchUpBytes.',
+      labelNames: ['target', 'service'],
+      registers,
+    }),
     logFollowerTick: new client.Gauge({
       name: `${PREFIX}log_follower_last_tick_timestamp_seconds`,
       help: 'Unix time the follower of the service log last polled its files (it polls whether or not lines come).',

@@ -99,11 +99,14 @@ export class LogWatcher {
           },
           onError,
           onTick: (now) => this.o.metrics.logFollowerTick.set(labels, now / 1000),
-          onSkip: (file, bytes) =>
+          onSkip: (file, bytes) => {
+            // Counted, not only logged: lines nobody read are a gap an alert can see.
+            this.o.metrics.logSkippedBytes.inc(labels, bytes);
             this.log.warn(
               { service: src.service, file, bytes },
               'catch-up limit: skipped bytes written while down',
-            ),
+            );
+          },
         });
       } catch (err) {
         onError('io', src.path ?? 'journal', (err as Error).message);

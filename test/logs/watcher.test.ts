@@ -115,6 +115,8 @@ describe('LogWatcher', () => {
     // The limit lands 7 bytes into line 11: that line is skipped whole, 12 and 13 are read intact.
     expect(b.events.map((e) => e.line)).toEqual([ABORT(12).trimEnd(), ABORT(13).trimEnd()]);
     expect(await b.value('logLines')).toBe(2);
+    // The skipped bytes are counted, not only logged: all of line 10 and the 7 bytes the limit fell short by.
+    expect(await b.value('logSkippedBytes')).toBe(ABORT(10).length + ABORT(11).length - 7);
   });
 
   it('a file renamed while stopped resumes at its saved offset under the new name (glob covering both)', async () => {
