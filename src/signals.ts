@@ -5,7 +5,7 @@ export type Severity = 'info' | 'warning' | 'critical';
 
 export type ConnKind = 'fresh' | 'keepalive';
 
-export type ProbeKind = 'chat' | 'toolcall' | 'health' | 'serverinfo';
+export type ProbeKind = 'chat' | 'toolcall' | 'health' | 'serverinfo' | 'canary' | 'structured';
 
 export type ProbeResultClass =
   | 'ok'
@@ -15,6 +15,8 @@ export type ProbeResultClass =
   | 'bad_response'
   | 'empty'
   | 'toolcall_leak'
+  /** The completion finished with a wrong answer (canary) or output that breaks its schema (structured). */
+  | 'wrong_output'
   | 'skipped_overlap';
 
 export type TimeoutPhase = 'connect' | 'headers' | 'first_token' | 'stream';
@@ -68,6 +70,32 @@ export interface ProbeResultSignal {
   error?: string;
   /** True when this run was a confirmation round started by the detector. */
   confirmation?: boolean;
+  /** What the run checked, for the probe history: canary questions and answers, tool-call matrix cells. */
+  detail?: ProbeDetail;
+}
+
+/** One known-answer check of a canary run (texts capped and redacted). */
+export interface AnswerCheck {
+  question: string;
+  expected: string;
+  actual: string;
+  ok: boolean;
+  /** The wrong answer is the expected answer of another request that ran at the same time. */
+  mixup?: string;
+  /** Engine tokens the request cost (prompt + completion, from the usage chunk). */
+  tokens?: number;
+}
+
+/** One cell of the tool-call matrix (a tool_choice mode, streamed or not). */
+export interface MatrixCell {
+  cell: string;
+  result: Exclude<ProbeResultClass, 'skipped_overlap' | 'timeout'>;
+  error?: string;
+}
+
+export interface ProbeDetail {
+  answers?: AnswerCheck[];
+  cells?: MatrixCell[];
 }
 
 /** A probe run that has not finished yet (the scheduler's view, handed to the detector on each tick). */

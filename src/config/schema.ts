@@ -67,10 +67,24 @@ export const endpointSchema = z.strictObject({
 });
 
 export const CONN_KINDS = ['fresh', 'keepalive'] as const;
-export const PROBE_KINDS = ['chat', 'toolcall', 'health', 'serverinfo'] as const;
+export const PROBE_KINDS = ['chat', 'toolcall', 'health', 'serverinfo', 'canary', 'structured'] as const;
 
 /** Kinds that run a completion through the engine (the ones that cost engine work and can trip an abort). */
-export const COMPLETION_KINDS = ['chat', 'toolcall'] as const;
+export const COMPLETION_KINDS = ['chat', 'toolcall', 'canary', 'structured'] as const;
+
+/** The tool-call matrix: a tool_choice case, streamed, or with `/nonstream` the same request with stream: false. */
+export const TOOL_CASES = ['auto', 'required', 'named', 'none', 'parallel', 'second_turn'] as const;
+export const TOOL_CELLS = TOOL_CASES.flatMap((c) => [c, `${c}/nonstream`] as const);
+export const DEFAULT_TOOL_CELLS = [
+  'auto',
+  'auto/nonstream',
+  'required',
+  'named',
+  'none',
+  'parallel',
+  'second_turn',
+] as const;
+export const CANARY_QUESTIONS = ['arithmetic', 'echo'] as const;
 
 /** Fields every probe kind has. */
 const probeCommon = {
@@ -117,8 +131,32 @@ const kindObject = <K extends string, S extends z.core.$ZodLooseShape>(kind: K, 
   );
 
 const chatProbeSchema = kindObject('chat', { ...completionFields, prompt: z.string().default('Say OK.') });
-// The toolcall probe sends its own fixed prompt (src/probes/toolcall.ts): `prompt` is not one of its fields.
-const toolcallProbeSchema = kindObject('toolcall', completionFields);
+// The toolcall probe sends its own fixed prompts (src/probes/toolcall.ts): `prompt` is not one of its fields.
+const toolcallProbeSchema = kindObject('toolcall', {
+  ...completionFields,
+  /** The matrix cells run each time, in order; each is judged on its own. */
+  cells: z
+    .array(z.enum(TOOL_CELLS))
+    .min(1)
+    .default([...DEFAULT_TOOL_CELLS]),
+});
+// A canary asks its own questions (src/probes/canary.ts); maxTokens leaves room for a nonce and a full stop.
+const canaryProbeSchema = kindObject('canary', {
+  ...completionFields,
+  maxTokens: z.number().int().min(1).max(4096).default(8),
+  /** Question shapes, asked in turn: a sum of random operands, the echo of a random nonce. */
+  questions: z
+    .array(z.enum(CANARY_QUESTIONS))
+    .min(1)
+    .default([...CANARY_QUESTIONS]),
+  /** Every n-th run asks two questions at once over two connections (cross-request mix-ups); 0: never. */
+  pairEvery: z.number().int().min(0).default(4),
+});
+// The structured probe's prompt and schema are its own (src/probes/structured.ts): ~15 tokens of JSON.
+const structuredProbeSchema = kindObject('structured', {
+  ...completionFields,
+  maxTokens: z.number().int().min(1).max(4096).default(32),
+});
 const healthProbeSchema = kindObject('health', httpGetFields);
 const serverinfoProbeSchema = kindObject('serverinfo', httpGetFields);
 
@@ -128,6 +166,8 @@ const PROBE_KIND_SCHEMAS = [
   toolcallProbeSchema,
   healthProbeSchema,
   serverinfoProbeSchema,
+  canaryProbeSchema,
+  structuredProbeSchema,
 ] as const;
 function kindProblem(kind: unknown): string {
   const kinds = PROBE_KINDS.join(', ');

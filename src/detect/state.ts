@@ -5,6 +5,7 @@ import type { TARGET_STATES } from '../metrics.js';
 import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass, Signal } from '../signals.js';
 
 export type { InflightRun } from '../signals.js';
+import { isCompletion } from './kinds.js';
 import { classifyLog, diagnosisRank, mostSpecific } from './log-classes.js';
 import { evaluate, type Verdict } from './verdict.js';
 
@@ -63,6 +64,8 @@ export interface SlotMemory {
   okStreak: number;
   slowStreak: number;
   leakStreak: number;
+  /** Finished runs in a row whose answer was wrong (canary) or broke its schema (structured). */
+  wrongStreak?: number;
   /** keep-alive slots: the last run over a reused connection failed. */
   reusedFailed?: boolean;
   /** keep-alive slots: passes in a row that could not test a reused connection. */
@@ -201,7 +204,10 @@ export function slotKey(probe: string, endpoint: string, conn: ConnKind): string
   return `${probe}|${endpoint}|${conn}`;
 }
 
-export const isCompletion = (k: ProbeKind | undefined) => k === 'chat' || k === 'toolcall';
+export { isCompletion } from './kinds.js';
+
+/** The run finished with an answer the probe rejected: the engine is not wedged, its output is wrong. */
+const answeredWrong = (r: ProbeResultClass) => r === 'toolcall_leak' || r === 'wrong_output';
 
 /** The failure streak at which a slot counts as failing (health probes use downAfter). */
 export function failThreshold(kind: ProbeKind, d: DetectConfig): number {
@@ -247,7 +253,7 @@ export function reduce(
       // Bounded: a server that closes every idle connection never lets a reused run happen, and must not hold
       // the state hostage.
       const prevFailed =
-        slot.last !== undefined && slot.last.result !== 'ok' && slot.last.result !== 'toolcall_leak';
+        slot.last !== undefined && slot.last.result !== 'ok' && !answeredWrong(slot.last.result);
       const inconclusive =
         signal.conn === 'keepalive' &&
         signal.result === 'ok' &&
@@ -259,7 +265,7 @@ export function reduce(
       else slot.inconclusive = 0;
       if (signal.conn === 'keepalive' && signal.reusedConnection !== false) {
         if (signal.result === 'ok') slot.reusedFailed = false;
-        else if (signal.result !== 'toolcall_leak') slot.reusedFailed = true;
+        else if (!answeredWrong(signal.result)) slot.reusedFailed = true;
       }
       if (signal.result === 'ok') {
         if (!inconclusive) {
@@ -269,6 +275,7 @@ export function reduce(
           slot.failStreak = 0;
           slot.okStreak++;
           slot.leakStreak = 0;
+          slot.wrongStreak = 0;
           const objective = cfg.probes[signal.probe]?.ttftObjective;
           const slow = objective !== undefined && signal.ttftMs !== undefined && signal.ttftMs > objective;
           slot.slowStreak = slow ? slot.slowStreak + 1 : 0;
@@ -281,11 +288,20 @@ export function reduce(
         slot.okStreak = 0;
         slot.slowStreak = 0;
         slot.leakStreak++;
+        slot.wrongStreak = 0;
+      } else if (signal.result === 'wrong_output') {
+        // Finished too, and worse: the deployment serves garbage. Degraded at once (verdict.ts).
+        slot.failStreak = 0;
+        slot.okStreak = 0;
+        slot.slowStreak = 0;
+        slot.leakStreak = 0;
+        slot.wrongStreak = (slot.wrongStreak ?? 0) + 1;
       } else {
         slot.failStreak++;
         slot.okStreak = 0;
         slot.slowStreak = 0;
         slot.leakStreak = 0;
+        slot.wrongStreak = 0;
       }
       slot.last = {
         result: signal.result,
@@ -320,7 +336,7 @@ export function reduce(
       }
       const pending = s.pendingCritical;
       if (pending && isCompletion(kind)) {
-        const failed = signal.result !== 'ok' && signal.result !== 'toolcall_leak';
+        const failed = signal.result !== 'ok' && !answeredWrong(signal.result);
         if (failed && signal.start + signal.durationMs >= pending.time) {
           s.confirmedCritical = pending;
           s.pendingCritical = undefined;
@@ -573,7 +589,12 @@ const RANK: Record<TargetStateName, number> = { unknown: -1, ok: 0, degraded: 1,
 function recovered(s: TargetState, cfg: ClassifierConfig): boolean {
   return Object.values(s.slots)
     .filter(
-      (m) => m.probeKind !== 'serverinfo' && m.last !== undefined && m.failStreak === 0 && m.leakStreak === 0,
+      (m) =>
+        m.probeKind !== 'serverinfo' &&
+        m.last !== undefined &&
+        m.failStreak === 0 &&
+        m.leakStreak === 0 &&
+        !m.wrongStreak,
     )
     .every((m) => m.okStreak >= cfg.detect.recoverAfter);
 }

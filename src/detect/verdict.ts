@@ -1,6 +1,7 @@
 // The verdict for a target's current memory, before hysteresis: which state the evidence points at, with
 // a diagnosis from a small fixed vocabulary (a metric label) and a cause a person can read.
 import type { ProbeKind } from '../signals.js';
+import { isCompletion } from './kinds.js';
 import { mostSpecific } from './log-classes.js';
 import type {
   ClassifierConfig,
@@ -130,7 +131,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     clean: true,
   });
 
-  const completion = slots.filter((m) => m.probeKind === 'chat' || m.probeKind === 'toolcall');
+  const completion = slots.filter((m) => isCompletion(m.probeKind));
   // A hop whose own health or port fails while completions through a hop behind it pass is that hop's
   // problem (degraded, hop:<name>), not the deployment being down.
   const behindPasses = (hop: string) => {
@@ -228,8 +229,26 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   if (stalledEngine && passing.length === 0)
     return verdict('wedged', 'engine_stalled', stallText(stalledEngine, now));
 
-  // degraded: part of the path fails, tool calls leak, completions are slow, or aborts storm.
+  // degraded: wrong answers, part of the path fails, tool calls leak, completions are slow, or aborts storm.
+  // Serving garbage is as bad as serving nothing: it outranks every other degradation.
+  const wrong = completion.find((m) => (m.wrongStreak ?? 0) >= 1);
+  if (wrong) {
+    return verdict(
+      'degraded',
+      'wrong_output',
+      `${label(wrong)}: ${wrong.last?.error ?? 'wrong output'}${wrong.wrongStreak! > 1 ? `, ${wrong.wrongStreak} in a row` : ''}`,
+    );
+  }
   if (failing.length > 0) {
+    // Only structured output fails while other completions finish: the grammar backend, not the engine.
+    const otherPasses = passing.some((m) => m.probeKind !== 'structured');
+    if (otherPasses && failing.every((m) => m.probeKind === 'structured')) {
+      return verdict(
+        'degraded',
+        'structured_output_stalled',
+        `${why(failing[0]!)}; completions without a response_format pass`,
+      );
+    }
     for (const f of failing) {
       if (f.conn !== 'keepalive') continue;
       const fresh = passing.find(
@@ -291,14 +310,12 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   if (slots.length === 0)
     return { state: 'unknown', diagnosis: null, cause: 'no probe result yet', clean: false };
   // Health answering is not the truth: with completion probes configured, ok waits for one to finish.
-  const completionConfigured = Object.values(cfg.probes).some(
-    (p) => p.kind === 'chat' || p.kind === 'toolcall',
-  );
+  const completionConfigured = Object.values(cfg.probes).some((p) => isCompletion(p.kind));
   if (completionConfigured && completion.length === 0)
     return { state: 'unknown', diagnosis: null, cause: 'no completion probe has finished yet', clean: false };
   const clean = slots
     .filter((m) => m.probeKind !== 'serverinfo')
-    .every((m) => m.failStreak === 0 && m.leakStreak === 0);
+    .every((m) => m.failStreak === 0 && m.leakStreak === 0 && !m.wrongStreak);
   return { state: 'ok', diagnosis: null, cause: 'completions finish on every probed hop', clean };
 }
 

@@ -21,10 +21,14 @@ export interface ChatStreamSummary {
   status: number;
   /** Content and reasoning text seen (capped), for leak checks. */
   content: string;
+  /** `delta.content` alone (capped): the answer, without a parser-separated reasoning_content. */
+  answer: string;
   toolCalls: Map<number, ToolCallAccum>;
   finishReason: string;
   /** Usage completion_tokens when the server sent a usage chunk, else the counted token chunks. */
   tokens: number;
+  /** usage.prompt_tokens + completion_tokens when the server sent usage: what the run cost the engine. */
+  engineTokens?: number;
   tokensPerSecond?: number;
 }
 
@@ -85,6 +89,8 @@ export async function runChatStream(
   let done = false;
   let counted = 0;
   let usageTokens: number | undefined;
+  let promptTokens: number | undefined;
+  let answer = '';
   let finishReason: string | undefined;
   let firstTokenAt: number | undefined;
   let lastTokenAt = 0;
@@ -135,6 +141,7 @@ export async function runChatStream(
     if (obj.object === 'error') fail(`error chunk in stream: ${String(obj.message ?? '').slice(0, 200)}`);
     const usage = asObject(obj.usage);
     if (usage && typeof usage.completion_tokens === 'number') usageTokens = usage.completion_tokens;
+    if (usage && typeof usage.prompt_tokens === 'number') promptTokens = usage.prompt_tokens;
     if (!Array.isArray(obj.choices)) fail(`SSE event ${events} has no choices array`);
     for (const c of obj.choices as unknown[]) {
       const choice = asObject(c);
@@ -146,6 +153,7 @@ export async function runChatStream(
           if (content.length < CONTENT_CAP) content += text;
         }
       }
+      if (typeof delta.content === 'string' && answer.length < CONTENT_CAP) answer += delta.content;
       if (Array.isArray(delta.tool_calls)) {
         token();
         for (const raw of delta.tool_calls as unknown[]) {
@@ -192,9 +200,12 @@ export async function runChatStream(
   return {
     status: res.status,
     content,
+    answer,
     toolCalls,
     finishReason: finishReason!,
     tokens,
+    engineTokens:
+      promptTokens !== undefined && usageTokens !== undefined ? promptTokens + usageTokens : undefined,
     // After the first token, per the metric's definition; a single chunk has no rate.
     tokensPerSecond: tokens > 1 && span > 0 ? ((tokens - 1) * 1000) / span : undefined,
   };

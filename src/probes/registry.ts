@@ -1,9 +1,11 @@
 // Probe kinds by name: a new kind is a new file plus one entry here.
 import type { ProbeConfig, ProbeOf } from '../config/schema.js';
 import type { ConnKind, ProbeKind } from '../signals.js';
+import { canaryProbe } from './canary.js';
 import { chatProbe } from './chat.js';
 import { healthProbe } from './health.js';
 import { serverinfoProbe } from './serverinfo.js';
+import { structuredProbe } from './structured.js';
 import { toolcallProbe } from './toolcall.js';
 import type { ProbeContext, ProbeFn, ProbeOutcome } from './types.js';
 
@@ -12,6 +14,9 @@ export const PROBES: { [K in ProbeKind]: { run: ProbeFn<ProbeOf<K>>; defaultConn
   toolcall: { run: toolcallProbe, defaultConn: ['fresh', 'keepalive'] },
   health: { run: healthProbe, defaultConn: ['fresh'] },
   serverinfo: { run: serverinfoProbe, defaultConn: ['fresh'] },
+  // Answer checks judge the engine's output, not the connection path: one connection kind is enough.
+  canary: { run: canaryProbe, defaultConn: ['fresh'] },
+  structured: { run: structuredProbe, defaultConn: ['fresh'] },
 };
 
 /** Runs a probe of any kind with its own kind's function (TypeScript cannot correlate `PROBES[kind]` with `probe`). */

@@ -3,7 +3,7 @@
 import type { ProbeConfig } from '../config/schema.js';
 import type { ProbeMetrics } from '../metrics.js';
 import { redactor } from '../redact.js';
-import type { ConnKind, ProbeResultSignal } from '../signals.js';
+import type { ConnKind, ProbeDetail, ProbeResultSignal } from '../signals.js';
 import type { EndpointDispatchers, Lease } from './http.js';
 import { runKind } from './registry.js';
 import { Progress, ProbeFailure, type ProbeOutcome } from './types.js';
@@ -92,6 +92,7 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
   opts.cancel?.addEventListener('abort', onCancel, { once: true });
 
   let lease: Lease | undefined;
+  const extras: Lease[] = [];
   let unsubscribe = (): void => {};
   let outcome: ProbeOutcome;
   let phase: ProbeResultSignal['phase'];
@@ -114,6 +115,11 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
       basePath: opts.hop.basePath,
       headers: opts.headers,
       lease,
+      extraLease: () => {
+        const l = opts.hop.lease('fresh');
+        extras.push(l);
+        return l;
+      },
       signal: ac.signal,
       progress,
     });
@@ -128,7 +134,7 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
       };
     } else if (err instanceof ProbeFailure) {
       result = err.result;
-      outcome = { result: err.result, status: err.status, error: err.message };
+      outcome = { result: err.result, status: err.status, error: err.message, detail: err.detail };
     } else if (progress.headersMs === undefined && !connectionMade(err, progress, lease)) {
       result = 'connect_error';
       outcome = { result: 'connect_error', error: describe(err) };
@@ -149,6 +155,7 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
     unsubscribe();
     opts.cancel?.removeEventListener('abort', onCancel);
     await lease?.release();
+    await Promise.all(extras.map((l) => l.release()));
   }
   const durationMs = progress.elapsed();
   const cancelled = opts.cancel?.aborted === true && timedOut === undefined && result !== 'ok';
@@ -175,11 +182,30 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
     if (outcome.tokensPerSecond !== undefined) signal.tokensPerSecond = outcome.tokensPerSecond;
   }
   if (outcome.error !== undefined) signal.error = cleanError(outcome.error);
+  if (outcome.detail !== undefined) signal.detail = cleanDetail(outcome.detail);
   if (opts.confirmation) signal.confirmation = true;
   progress.mark(
     `result ${result}${phase ? ` (phase ${phase})` : ''}${signal.error ? `: ${signal.error}` : ''}`,
   );
   return { signal, cancelled, progress };
+}
+
+/** Model output quoted in the history goes through the same redaction as errors. */
+function cleanDetail(d: ProbeDetail): ProbeDetail {
+  const out: ProbeDetail = {};
+  if (d.answers) {
+    out.answers = d.answers.map((a) => ({
+      ...a,
+      actual: cleanError(a.actual).slice(0, 200),
+      ...(a.mixup !== undefined ? { mixup: cleanError(a.mixup) } : {}),
+    }));
+  }
+  if (d.cells) {
+    out.cells = d.cells.map((c) =>
+      c.error === undefined ? { ...c } : { ...c, error: cleanError(c.error).slice(0, 300) },
+    );
+  }
+  return out;
 }
 
 function phaseWhat(phase: NonNullable<ProbeResultSignal['phase']>): string {

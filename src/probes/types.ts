@@ -1,6 +1,6 @@
 // The contract between the runner and the probe kinds: one function per kind, as blackbox_exporter's ProbeFn.
 import type { EndpointConfig, ProbeConfig } from '../config/schema.js';
-import type { ConnKind, ProbeResultClass, TimeoutPhase } from '../signals.js';
+import type { ConnKind, ProbeDetail, ProbeResultClass, TimeoutPhase } from '../signals.js';
 import type { Lease } from './http.js';
 
 /** Where a run is; a timeout reports the phase it interrupted. Also collects the debug timeline. */
@@ -51,6 +51,11 @@ export interface ProbeContext<P extends ProbeConfig = ProbeConfig> {
   /** Resolved request headers for the endpoint, secrets included: never log them. */
   headers: Record<string, string>;
   lease: Lease;
+  /**
+   * A second, fresh connection to the same hop for a request that must run alongside the main one (the
+   * canary's concurrent pair); released when the run ends.
+   */
+  extraLease(): Lease;
   signal: AbortSignal;
   progress: Progress;
 }
@@ -62,6 +67,7 @@ export interface ProbeOutcome {
   error?: string;
   tokens?: number;
   tokensPerSecond?: number;
+  detail?: ProbeDetail;
 }
 
 export type ProbeFn<P extends ProbeConfig = ProbeConfig> = (ctx: ProbeContext<P>) => Promise<ProbeOutcome>;
@@ -72,6 +78,7 @@ export class ProbeFailure extends Error {
     readonly result: ProbeOutcome['result'],
     message: string,
     readonly status?: number,
+    readonly detail?: ProbeDetail,
   ) {
     super(message);
     this.name = 'ProbeFailure';

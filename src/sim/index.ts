@@ -113,6 +113,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
 
   // Services are created below; the fault control and the model refer to them lazily.
   const services = {} as Record<ServiceName | 'control', Service>;
+  const grammarHeld = new Set<() => void>();
   let proxy: Proxy | undefined;
 
   const ctl: FaultControl = {
@@ -125,6 +126,9 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     crashService: (s) => crashService(s),
     restartService: (s) => restartService(s),
     releaseHeld: () => proxy?.releaseHeld(),
+    releaseStructured: () => {
+      for (const release of [...grammarHeld]) release();
+    },
   };
   const faults = new FaultSet(ctl);
 
@@ -174,6 +178,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       modelName,
       logs,
       engineUp: (s) => services[s].up,
+      grammarHeld,
       // The router's pooled connections to the engines; one address per request is close enough.
       routerClientAddr: () =>
         `127.0.0.1:${(routerConnPort = routerConnPort >= 60_000 ? 40_000 : routerConnPort + 1)}`,

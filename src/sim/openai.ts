@@ -1,5 +1,6 @@
 // OpenAI-compatible chat responses shaped as SGLang's serving_chat produces them (§6): a role chunk, content
 // (or tool-call) chunks, a separate finish chunk, an optional usage chunk with `choices: []`, then [DONE].
+import { answerPieces, exampleValue, knownAnswer } from './answers.js';
 import { newCompletionId, newToolCallId } from './ids.js';
 import type { ToolCallPlan } from './faults/types.js';
 
@@ -11,6 +12,9 @@ export interface ChatRequest {
   maxTokens: number | undefined;
   tools: { name: string; parameters?: unknown }[];
   toolChoice: unknown;
+  parallelToolCalls: boolean;
+  /** response_format json_schema / json_object: the schema the output must fit ({} for json_object). */
+  jsonSchema?: unknown;
 }
 
 export class BadRequest extends Error {}
@@ -50,7 +54,30 @@ export function parseChatRequest(text: string): ChatRequest {
     maxTokens: (maxTokens as number | undefined | null) ?? undefined,
     tools,
     toolChoice: b.tool_choice,
+    parallelToolCalls: b.parallel_tool_calls === true,
+    jsonSchema: jsonSchemaOf(b.response_format),
   };
+}
+
+function jsonSchemaOf(rf: unknown): unknown {
+  const f = rf as { type?: unknown; json_schema?: { schema?: unknown } } | null | undefined;
+  if (f?.type === 'json_schema') return f.json_schema?.schema ?? {};
+  if (f?.type === 'json_object') return {};
+  return undefined;
+}
+
+/** The text of the last user message (where the simulated model finds its question). */
+export function lastUserText(req: ChatRequest): string {
+  for (let i = req.messages.length - 1; i >= 0; i--) {
+    const m = req.messages[i]!;
+    if (m.role === 'user' && typeof m.content === 'string') return m.content;
+  }
+  return '';
+}
+
+/** The conversation already carries a tool result: the model answers it in text. */
+function hasToolResult(req: ChatRequest): boolean {
+  return req.messages.some((m) => m.role === 'tool');
 }
 
 /** Rough token count (≈4 characters a token) plus the chat template's overhead. */
@@ -74,39 +101,85 @@ const WORDS = [
   ',',
 ];
 
-/** What the model will emit: text pieces (one a token) or tool calls (a name token, then argument fragments). */
+/** What the model will emit: text pieces (one a token) or tool calls (per call a name token, then arguments). */
 export type Plan =
-  | { kind: 'content'; count: number; piece: (index: number) => string }
-  | { kind: 'tool'; calls: ToolCallPlan[]; fragments: string[] };
+  | { kind: 'content'; count: number; piece: (index: number) => string; finish?: 'stop' | 'length' }
+  | { kind: 'tool'; calls: ToolCallPlan[]; steps: ToolStep[] };
 
-export function planResponse(
-  req: ChatRequest,
-  defaultMaxTokens: number,
-  leak: (c: ToolCallPlan[]) => string | undefined,
-): Plan {
+/** One generated token of a tool-calling answer: a call's name, or a fragment of its arguments. */
+export interface ToolStep {
+  call: number;
+  name?: string;
+  args?: string;
+}
+
+/** How faults bend the model's answer (src/sim/faults): each hook returns undefined to leave it alone. */
+export interface PlanHooks {
+  /** Raw markup for `content` instead of structured tool calls. */
+  leak(calls: ToolCallPlan[], req: ChatRequest): string | undefined;
+  /** tool_choice was ignored: the model writes text until max_tokens. */
+  ignoresToolChoice(req: ChatRequest): boolean;
+  /** A wrong answer in place of the right one. */
+  corrupt(answer: string): string | undefined;
+}
+
+const NO_HOOKS: PlanHooks = {
+  leak: () => undefined,
+  ignoresToolChoice: () => false,
+  corrupt: () => undefined,
+};
+
+function textPlan(text: string, maxTokens: number): Plan {
+  const pieces = answerPieces(text);
+  return {
+    kind: 'content',
+    count: Math.min(pieces.length, maxTokens),
+    piece: (i) => pieces[i] ?? '',
+    finish: pieces.length > maxTokens ? 'length' : 'stop',
+  };
+}
+
+export function planResponse(req: ChatRequest, defaultMaxTokens: number, hooks: PlanHooks = NO_HOOKS): Plan {
   const maxTokens = req.maxTokens ?? defaultMaxTokens;
-  const tool = pickTool(req);
-  if (tool) {
-    const calls = [{ name: tool.name, arguments: JSON.stringify(exampleArgs(tool.parameters)) }];
-    const leaked = leak(calls);
+  const filler: Plan = { kind: 'content', count: maxTokens, piece: (i) => WORDS[i % WORDS.length]! };
+  if (req.jsonSchema !== undefined) {
+    const json = JSON.stringify(exampleValue(req.jsonSchema));
+    return textPlan(hooks.corrupt(json) ?? json, maxTokens);
+  }
+  if (hasToolResult(req)) return textPlan('It is 12:00 UTC.', maxTokens);
+  const tools = pickTools(req);
+  if (tools.length > 0) {
+    if (hooks.ignoresToolChoice(req)) return { ...filler, finish: 'length' };
+    const calls = tools.map((t) => ({ name: t.name, arguments: JSON.stringify(exampleArgs(t.parameters)) }));
+    const leaked = hooks.leak(calls, req);
     if (leaked !== undefined) {
       const pieces = splitPieces(leaked, 12);
       return { kind: 'content', count: pieces.length, piece: (i) => pieces[i] ?? '' };
     }
-    return { kind: 'tool', calls, fragments: splitPieces(calls[0]!.arguments, 3) };
+    const steps = calls.flatMap((c, call): ToolStep[] => [
+      { call, name: c.name },
+      ...splitPieces(c.arguments, 3).map((args) => ({ call, args })),
+    ]);
+    return { kind: 'tool', calls, steps };
   }
+  const known = knownAnswer(lastUserText(req));
+  if (known !== undefined) return textPlan(hooks.corrupt(known) ?? known, maxTokens);
   // Pieces are computed per index so a huge max_tokens costs no memory.
-  return { kind: 'content', count: maxTokens, piece: (i) => WORDS[i % WORDS.length]! };
+  return filler;
 }
 
 export function planTokens(plan: Plan): number {
-  return plan.kind === 'content' ? plan.count : 1 + plan.fragments.length;
+  return plan.kind === 'content' ? plan.count : plan.steps.length;
 }
 
-function pickTool(req: ChatRequest): { name: string; parameters?: unknown } | undefined {
-  if (req.tools.length === 0 || req.toolChoice === 'none') return undefined;
+/** The tools the model calls: none for tool_choice "none", both of two with parallel_tool_calls. */
+function pickTools(req: ChatRequest): { name: string; parameters?: unknown }[] {
+  if (req.tools.length === 0 || req.toolChoice === 'none') return [];
   const forced = (req.toolChoice as { function?: { name?: unknown } } | undefined)?.function?.name;
-  return req.tools.find((t) => t.name === forced) ?? req.tools[0];
+  const named = req.tools.find((t) => t.name === forced);
+  if (named) return [named];
+  if (req.parallelToolCalls && req.tools.length >= 2) return req.tools.slice(0, 2);
+  return [req.tools[0]!];
 }
 
 /** Arguments that satisfy a JSON-schema object's properties (strings get a plausible value). */
@@ -166,25 +239,35 @@ export class ChatRenderer {
   tokenChunks(index: number): string {
     const head = index === 0 ? this.chunk({ role: 'assistant', content: '' }) : '';
     if (this.plan.kind === 'content') return head + this.chunk({ content: this.plan.piece(index) });
-    if (index === 0) {
-      const c = this.plan.calls[0]!;
+    const step = this.plan.steps[index];
+    if (step === undefined) return head;
+    if (step.name !== undefined) {
       return (
         head +
         this.chunk({
           tool_calls: [
-            { id: this.callIds[0], index: 0, type: 'function', function: { name: c.name, arguments: '' } },
+            {
+              id: this.callIds[step.call],
+              index: step.call,
+              type: 'function',
+              function: { name: step.name, arguments: '' },
+            },
           ],
         })
       );
     }
-    const frag = this.plan.fragments[index - 1] ?? '';
-    return this.chunk({
-      tool_calls: [{ id: null, index: 0, type: null, function: { name: null, arguments: frag } }],
-    });
+    return (
+      head +
+      this.chunk({
+        tool_calls: [
+          { id: null, index: step.call, type: null, function: { name: null, arguments: step.args } },
+        ],
+      })
+    );
   }
 
   get finishReason(): string {
-    return this.plan.kind === 'tool' ? 'tool_calls' : 'stop';
+    return this.plan.kind === 'tool' ? 'tool_calls' : (this.plan.finish ?? 'stop');
   }
 
   usage(completionTokens: number) {

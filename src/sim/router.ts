@@ -5,13 +5,16 @@ import type { FaultSet } from './faults/set.js';
 import type { LogFile } from './logfile.js';
 import * as fmt from './logfmt.js';
 import { pathOf, readBody, sendJson, type Handler } from './http.js';
+import { knownAnswer } from './answers.js';
 import {
   BadRequest,
   ChatRenderer,
   countPromptTokens,
+  lastUserText,
   parseChatRequest,
   planResponse,
   planTokens,
+  type ChatRequest,
 } from './openai.js';
 import type { PdModel, SimRequest } from './pd.js';
 
@@ -24,9 +27,15 @@ export interface RouterDeps {
   engineUp(service: 'prefill' | 'decode'): boolean;
   /** The router's fake outbound address, for the engines' uvicorn access lines. */
   routerClientAddr(): string;
+  /** Structured-output requests held by grammar_stall: released (to run) when the fault is disabled. */
+  grammarHeld: Set<() => void>;
 }
 
+/** Answers of recent requests (the "KV pool" a kv_corruption mix-up hands to the wrong request). */
+const RECENT_ANSWERS = 16;
+
 export function routerHandler(deps: RouterDeps): Handler {
+  const recent: string[] = [];
   return (req, res) => {
     const path = pathOf(req);
     const started = Date.now();
@@ -52,7 +61,7 @@ export function routerHandler(deps: RouterDeps): Handler {
       return;
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
-      void chat(deps, req, res);
+      void chat(deps, req, res, recent);
       return;
     }
     sendJson(res, 404, {
@@ -74,8 +83,13 @@ function logRequest(log: LogFile, req: IncomingMessage, status: number, started:
   );
 }
 
-async function chat(deps: RouterDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  let chatReq;
+async function chat(
+  deps: RouterDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  recent: string[],
+): Promise<void> {
+  let chatReq: ChatRequest;
   try {
     chatReq = parseChatRequest(await readBody(req));
   } catch (err) {
@@ -83,9 +97,28 @@ async function chat(deps: RouterDeps, req: IncomingMessage, res: ServerResponse)
     sendJson(res, 400, { object: 'error', message, type: 'BadRequestError', param: null, code: 400 });
     return;
   }
-  const plan = planResponse(chatReq, deps.pd.model.defaultMaxTokens, (calls) =>
-    deps.faults.leakToolCalls(calls),
-  );
+  if (chatReq.jsonSchema !== undefined && deps.faults.stallsStructured()) {
+    // Waits for the grammar backend before the scheduler sees it: no tokens, no abort, until released.
+    await new Promise<void>((resolve) => {
+      const release = () => {
+        deps.grammarHeld.delete(release);
+        resolve();
+      };
+      deps.grammarHeld.add(release);
+      res.on('close', release);
+    });
+    if (res.destroyed) return;
+  }
+  const known = knownAnswer(lastUserText(chatReq));
+  const plan = planResponse(chatReq, deps.pd.model.defaultMaxTokens, {
+    leak: (calls, r) => deps.faults.leakToolCalls(calls, r.toolChoice),
+    ignoresToolChoice: (r) => deps.faults.ignoresToolChoice(r.toolChoice),
+    corrupt: (answer) => deps.faults.corruptAnswer(answer, recent),
+  });
+  if (known !== undefined) {
+    recent.push(known);
+    if (recent.length > RECENT_ANSWERS) recent.shift();
+  }
   const promptTokens = countPromptTokens(chatReq);
   const renderer = new ChatRenderer(plan, chatReq.model ?? deps.modelName, promptTokens);
   let generated = 0;

@@ -164,9 +164,11 @@ describe('simulator API', () => {
     expect(list.available.map((f: { name: string }) => f.name).sort()).toEqual([
       'crash',
       'decode_stall',
+      'grammar_stall',
       'health_503',
       'health_fail',
       'keepalive_stall',
+      'kv_corruption',
       'nixl_abort_unhandled',
       'slow',
       'toolcall_leak',

@@ -2,8 +2,10 @@
 import { crash } from './crash.js';
 import { decodeStall } from './decode_stall.js';
 import { health503 } from './health_503.js';
+import { grammarStall } from './grammar_stall.js';
 import { healthFail } from './health_fail.js';
 import { keepaliveStall } from './keepalive_stall.js';
+import { kvCorruption } from './kv_corruption.js';
 import { nixlAbortUnhandled } from './nixl_abort_unhandled.js';
 import { slow } from './slow.js';
 import { toolcallLeak } from './toolcall_leak.js';
@@ -18,6 +20,8 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   crash,
   health_fail: healthFail,
   health_503: health503,
+  kv_corruption: kvCorruption,
+  grammar_stall: grammarStall,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

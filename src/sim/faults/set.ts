@@ -92,11 +92,29 @@ export class FaultSet {
     return false;
   }
 
-  leakToolCalls(calls: ToolCallPlan[]): string | undefined {
+  leakToolCalls(calls: ToolCallPlan[], toolChoice?: unknown): string | undefined {
     for (const [def, p] of this.active()) {
-      const text = def.leakToolCalls?.(calls, p);
+      const text = def.leakToolCalls?.(calls, p, toolChoice);
       if (text !== undefined) return text;
     }
     return undefined;
+  }
+
+  ignoresToolChoice(toolChoice: unknown): boolean {
+    for (const [def, p] of this.active()) if (def.ignoresToolChoice?.(toolChoice, p)) return true;
+    return false;
+  }
+
+  corruptAnswer(answer: string, recent: readonly string[]): string | undefined {
+    for (const [def, p] of this.active()) {
+      const wrong = def.corruptAnswer?.(answer, recent, p);
+      if (wrong !== undefined) return wrong;
+    }
+    return undefined;
+  }
+
+  stallsStructured(): boolean {
+    for (const [def, p] of this.active()) if (def.stallsStructured?.(p)) return true;
+    return false;
   }
 }

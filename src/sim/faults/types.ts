@@ -9,7 +9,9 @@ export type FaultName =
   | 'slow'
   | 'crash'
   | 'health_fail'
-  | 'health_503';
+  | 'health_503'
+  | 'kv_corruption'
+  | 'grammar_stall';
 
 export type FaultParams = Record<string, number | string>;
 export type ServiceName = 'prefill' | 'decode' | 'router' | 'proxy';
@@ -28,8 +30,10 @@ export interface FaultControl {
   setDecodeStalled(stalled: boolean): void;
   crashService(service: ServiceName): Promise<void>;
   restartService(service: ServiceName): Promise<void>;
-  /** Releases requests a fault was holding (keepalive_stall). */
+  /** Releases requests the proxy was holding (keepalive_stall). */
   releaseHeld(): void;
+  /** Releases structured-output requests waiting on the grammar backend (grammar_stall). */
+  releaseStructured(): void;
 }
 
 /** One parameter a fault takes: `sim --help`, the control API and the README's fault list are made from these. */
@@ -60,7 +64,16 @@ export interface FaultDef {
   /** The proxy hop holds responses to the 2nd+ request on one connection. */
   stallsReusedConnection?(params: FaultParams): boolean;
   /** Renders tool calls as raw model markup for `content` instead of structured tool_calls. */
-  leakToolCalls?(calls: ToolCallPlan[], params: FaultParams): string;
+  leakToolCalls?(calls: ToolCallPlan[], params: FaultParams, toolChoice: unknown): string | undefined;
+  /** The request's tool_choice is ignored: text until max_tokens, no tool call. */
+  ignoresToolChoice?(toolChoice: unknown, params: FaultParams): boolean;
+  /**
+   * Decode produces wrong tokens: a wrong answer in place of `answer`. `recent` holds other requests' recent
+   * answers (newest last), for a KV mix-up that hands one request another's blocks.
+   */
+  corruptAnswer?(answer: string, recent: readonly string[], params: FaultParams): string | undefined;
+  /** Structured-output (response_format) requests wait on the grammar backend and never start. */
+  stallsStructured?(params: FaultParams): boolean;
 }
 
 export function serviceParam(params: FaultParams, allowed: readonly ServiceName[]): string | undefined {
