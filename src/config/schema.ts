@@ -304,8 +304,13 @@ export const logSourceSchema = z
 
 export const engineScrapeSchema = z.strictObject({
   service: name('service'),
-  /** The engine's Prometheus endpoint (sglang:*, vllm:*, or the router's smg_*). */
+  /**
+   * The engine's Prometheus endpoint (sglang:*, vllm:*, llamacpp:*, tgi_*, dynamo_frontend_*, the router's
+   * smg_*), or Ollama's /api/ps with `format: ollama`.
+   */
   metrics: httpUrl,
+  /** What `metrics` answers: Prometheus text, or Ollama's /api/ps JSON (Ollama has no /metrics). */
+  format: z.enum(['prometheus', 'ollama']).default('prometheus'),
   every: durationOr('5s'),
   timeout: durationOr('3s'),
 });

@@ -7,6 +7,7 @@ import { setEngineGauges } from './gauges.js';
 import type { EngineMetrics } from '../metrics.js';
 import type { EngineSignal } from '../signals.js';
 import { mapEngineMetrics } from './map.js';
+import { mapOllamaPs } from './ollama.js';
 import { parsePrometheusText } from './promtext.js';
 
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -72,7 +73,10 @@ export class EngineScraper {
     let signal: EngineSignal;
     try {
       const text = await this.fetchText();
-      const fields = mapEngineMetrics(parsePrometheusText(text).samples);
+      const fields =
+        engine.format === 'ollama'
+          ? mapOllamaPs(JSON.parse(text) as unknown).fields
+          : mapEngineMetrics(parsePrometheusText(text).samples);
       signal = {
         kind: 'engine',
         target,
@@ -105,7 +109,9 @@ export class EngineScraper {
     const res = await request(this.opts.engine.metrics, {
       dispatcher: this.agent,
       signal,
-      headers: { accept: 'text/plain;version=0.0.4' },
+      headers: {
+        accept: this.opts.engine.format === 'ollama' ? 'application/json' : 'text/plain;version=0.0.4',
+      },
     });
     if (res.statusCode !== 200) {
       await res.body.dump();

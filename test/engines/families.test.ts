@@ -1,0 +1,103 @@
+// Each engine family's /metrics fixture (test/fixtures/engines, in the exposition each engine's code prints)
+// through the mapping the scraper uses: running, queued, progress counters and KV usage.
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import client from 'prom-client';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { engineScrapeSchema } from '../../src/config/schema.js';
+import { mapEngineMetrics } from '../../src/engines/map.js';
+import { mapOllamaPs, OllamaShapeError } from '../../src/engines/ollama.js';
+import { parsePrometheusText } from '../../src/engines/promtext.js';
+import { EngineScraper } from '../../src/engines/scrape.js';
+import { createEngineMetrics } from '../../src/metrics.js';
+import type { EngineSignal } from '../../src/signals.js';
+
+const fixture = (name: string) =>
+  readFileSync(new URL(`../fixtures/engines/${name}`, import.meta.url), 'utf8');
+const mapped = (name: string) => {
+  const p = parsePrometheusText(fixture(name));
+  expect(p.bad).toBe(0);
+  return mapEngineMetrics(p.samples);
+};
+
+describe('engine family mappings', () => {
+  it('llama.cpp: requests_processing, requests_deferred, tokens_predicted_total, kv_cache_usage_ratio', () => {
+    expect(mapped('llamacpp.prom')).toMatchObject({
+      running: 3,
+      queued: 2,
+      generatedTokensTotal: 39080,
+      tokenUsage: 0.125,
+    });
+    expect(mapped('llamacpp.prom').finishedTotal).toBeUndefined();
+  });
+
+  it('TGI: batch size, queue size, request_success, generated tokens histogram sum', () => {
+    expect(mapped('tgi.prom')).toMatchObject({
+      running: 6,
+      queued: 4,
+      finishedTotal: 127,
+      generatedTokensTotal: 16384,
+    });
+  });
+
+  it('Dynamo: running is in flight minus queued; only successful requests are progress; KV blocks ratio', () => {
+    expect(mapped('dynamo.prom')).toMatchObject({
+      running: 5,
+      queued: 2,
+      finishedTotal: 300,
+      generatedTokensTotal: 51200,
+      tokenUsage: 0.25,
+    });
+  });
+
+  it('SGLang router (mappings/router.ts): active requests on workers, answered (2xx) requests', () => {
+    expect(mapped('sglang-router.prom')).toMatchObject({ running: 5, finishedTotal: 880 });
+  });
+
+  it('Ollama /api/ps: the shape is checked, the loaded models listed, no load reported', () => {
+    const ps = mapOllamaPs(JSON.parse(fixture('ollama-ps.json')));
+    expect(ps).toEqual({ fields: {}, models: ['llama3.2:3b'] });
+    expect(() => mapOllamaPs({ error: 'x' })).toThrow(OllamaShapeError);
+    expect(() => mapOllamaPs([])).toThrow(OllamaShapeError);
+  });
+});
+
+let server: Server | undefined;
+afterEach(async () => {
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  server = undefined;
+});
+
+describe('scraping Ollama', () => {
+  it('format ollama reads /api/ps as JSON; an answer of the wrong shape is a failed scrape', async () => {
+    let body = fixture('ollama-ps.json');
+    server = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(req.url === '/api/ps' ? body : '{}');
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const seen: EngineSignal[] = [];
+    const scraper = new EngineScraper({
+      target: 't',
+      engine: engineScrapeSchema.parse({
+        service: 'ollama',
+        metrics: `http://127.0.0.1:${port}/api/ps`,
+        format: 'ollama',
+      }),
+      metrics: createEngineMetrics(new client.Registry()),
+      logger: pino({ level: 'silent' }),
+      onEngine: (e) => seen.push(e),
+    });
+    try {
+      await scraper.scrapeOnce();
+      body = '{"models": null}';
+      await scraper.scrapeOnce();
+    } finally {
+      await scraper.stop();
+    }
+    expect(seen.map((s) => s.scrapeOk)).toEqual([true, false]);
+  });
+});
