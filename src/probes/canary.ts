@@ -63,7 +63,10 @@ export async function runCanary(ctx: Ctx, rng: Rng = cryptoRng): Promise<ProbeOu
     // No answer within max_tokens is a setting problem (a thinking model needs more), not a wrong answer.
     if (check.reason === 'unfinished_thinking' || (s.answer.trim() === '' && s.finishReason === 'length')) {
       unfinished ??= { q, s };
-    } else wrong ??= { a, status: s.status };
+    } else if (wrong === undefined || (a.mixup !== undefined && wrong.a.mixup === undefined)) {
+      // A mix-up names its cause; it is the one worth quoting.
+      wrong = { a, status: s.status };
+    }
   }
   const detail = { answers };
   if (wrong) {

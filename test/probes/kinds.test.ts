@@ -12,6 +12,9 @@ import {
 } from './hostile.js';
 import { hop, probe, runOnce } from './fixtures.js';
 
+/** The one-request matrix these single-answer servers can pass (the full matrix is in toolcall-matrix.test.ts). */
+const AUTO_ONLY = { probe: { cells: ['auto'] } };
+
 let servers: TestServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.map((s) => s.close()));
@@ -67,7 +70,7 @@ describe('probe kinds against a healthy server', () => {
 
   it('toolcall passes with structured tool_calls and valid JSON arguments', async () => {
     const s = await serve(healthyHandler);
-    const { signal } = await runOnce(s.url, 'toolcall');
+    const { signal } = await runOnce(s.url, 'toolcall', AUTO_ONLY);
     expect(signal.result).toBe('ok');
     const req = JSON.parse(s.requests[0]!.body);
     expect(req.tools).toHaveLength(1);
@@ -90,7 +93,7 @@ describe('probe kinds against a healthy server', () => {
       'data: [DONE]\n\n',
     ];
     const s = await serve((_q, res) => sendSse(res, parts));
-    const { signal } = await runOnce(s.url, 'toolcall');
+    const { signal } = await runOnce(s.url, 'toolcall', AUTO_ONLY);
     expect(JSON.parse(s.requests[0]!.body).max_tokens).toBe(64);
     expect(signal.error).toBeUndefined();
     expect(signal.result).toBe('ok');
@@ -98,11 +101,11 @@ describe('probe kinds against a healthy server', () => {
 
   it('toolcall: invalid JSON arguments and a missing call are bad_response', async () => {
     const bad = await serve((_q, res) => sendSse(res, toolStream('{"timezone": ')));
-    expect((await runOnce(bad.url, 'toolcall')).signal).toMatchObject({ result: 'bad_response' });
+    expect((await runOnce(bad.url, 'toolcall', AUTO_ONLY)).signal).toMatchObject({ result: 'bad_response' });
     const none = await serve((_q, res) =>
       sendSse(res, [chunk({ content: 'It is noon.' }), chunk({}, 'stop'), usageChunk(4), 'data: [DONE]\n\n']),
     );
-    const r = (await runOnce(none.url, 'toolcall')).signal;
+    const r = (await runOnce(none.url, 'toolcall', AUTO_ONLY)).signal;
     expect(r.result).toBe('bad_response');
     expect(r.error).toMatch(/no tool_calls/);
   });
@@ -129,7 +132,7 @@ describe('probe kinds against a healthy server', () => {
         'data: [DONE]\n\n',
       ]),
     );
-    const r = (await runOnce(s.url, 'toolcall')).signal;
+    const r = (await runOnce(s.url, 'toolcall', AUTO_ONLY)).signal;
     expect(r.result).toBe('toolcall_leak');
   });
 

@@ -1,0 +1,60 @@
+// The runtime against the simulator with the answer-checking probes: wrong answers degrade the target within
+// one canary interval; a stalled grammar backend is told apart from a stalled engine.
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from './sim-harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+const EVERY_MS = 2000;
+const TIMEOUT_MS = 1000;
+const probe = (name: string, kind: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  kind,
+  every: `${EVERY_MS}ms`,
+  timeout: `${TIMEOUT_MS}ms`,
+  jitter: 0,
+  endpoints: ['router'],
+  ...extra,
+});
+const PROBES = {
+  probes: [
+    probe('chat', 'chat', { maxTokens: 2, conn: ['fresh', 'keepalive'] }),
+    probe('canary', 'canary'),
+    probe('json', 'structured'),
+    { ...probe('health', 'health'), path: '/health' },
+  ],
+};
+
+describe('answer faults against the simulator', () => {
+  it('kv_corruption → degraded/wrong_output within one canary interval, quoting the answer; off → ok', async () => {
+    h = await startHarness({}, PROBES);
+    await h.waitState('ok');
+    const at = Date.now();
+    h.sim.enableFault('kv_corruption');
+    await h.waitState('degraded', { diagnosis: 'wrong_output', timeoutMs: 10_000 });
+    // The next canary run after the fault (at most one interval away) fails, and that is enough.
+    expect(Date.now() - at).toBeLessThan(EVERY_MS + TIMEOUT_MS);
+    expect(h.wd.state.cause).toMatch(
+      /canary on router\/fresh: wrong answer to ".+": expected ".+", got ".+"/,
+    );
+    const metrics = await h.metrics.registry.metrics();
+    expect(metrics).toContain('wedgewatch_target_diagnosis{target="sim",diagnosis="wrong_output"} 1');
+    h.sim.disableFault('kv_corruption');
+    await h.waitState('ok', { timeoutMs: 15_000 });
+  });
+
+  it('grammar_stall → degraded/structured_output_stalled while chat and canary pass; off → ok', async () => {
+    h = await startHarness({}, PROBES);
+    await h.waitState('ok');
+    h.sim.enableFault('grammar_stall');
+    await h.waitState('degraded', { diagnosis: 'structured_output_stalled', timeoutMs: 15_000 });
+    expect(h.wd.state.cause).toContain('json on router/fresh: timeout');
+    expect(h.transitions.some((t) => t.to === 'wedged')).toBe(false);
+    h.sim.disableFault('grammar_stall');
+    await h.waitState('ok', { timeoutMs: 15_000 });
+  });
+});
