@@ -75,9 +75,9 @@ export function lastUserText(req: ChatRequest): string {
   return '';
 }
 
-/** The conversation already carries a tool result: the model answers it in text. */
-function hasToolResult(req: ChatRequest): boolean {
-  return req.messages.some((m) => m.role === 'tool');
+/** The last message is a tool result: the model answers it in text (a new user question asks anew). */
+function answersToolResult(req: ChatRequest): boolean {
+  return req.messages[req.messages.length - 1]?.role === 'tool';
 }
 
 /** Rough token count (≈4 characters a token) plus the chat template's overhead. */
@@ -146,7 +146,7 @@ export function planResponse(req: ChatRequest, defaultMaxTokens: number, hooks: 
     const json = JSON.stringify(exampleValue(req.jsonSchema));
     return textPlan(hooks.corrupt(json) ?? json, maxTokens);
   }
-  if (hasToolResult(req)) return textPlan('It is 12:00 UTC.', maxTokens);
+  if (answersToolResult(req)) return textPlan('It is 12:00 UTC.', maxTokens);
   const tools = pickTools(req);
   if (tools.length > 0) {
     if (hooks.ignoresToolChoice(req)) return { ...filler, finish: 'length' };
