@@ -254,7 +254,9 @@ export class LineMatcher {
       }
       if (rule.incident !== undefined && closed?.has(rule.incident)) continue;
       const fields = groupsOf(m, {});
-      if (rule.incident !== undefined) {
+      // Single lines (and records whose header alone is the event) of a recent incident are part of it. A thread
+      // death's record always opens: a second thread dying is a second incident, however close.
+      if (rule.incident !== undefined && (!rule.follows || rule.emitUnclosed)) {
         const last = this.incidents.get(rule.incident);
         if (last !== undefined && lineNo - last <= INCIDENT_LINES) continue;
       }

@@ -82,6 +82,14 @@ describe('built-in packs', () => {
     const py = scanWith(['python', 'sglang'], `${RULE_FIXTURES.nixl_bootstrap_thread_dead![0]}\n`);
     expect(py.map((x) => x.rule.name)).toEqual(['python_thread_exception']);
     expect(py[0]!.fields).toMatchObject({ target: 'bootstrap_thread', exception: 'AssertionError' });
+    // A second thread death right after is a second incident (another rank, or the restarted process).
+    const twice = scan(
+      `${RULE_FIXTURES.nixl_bootstrap_thread_dead![0]}\n${RULE_FIXTURES.nixl_bootstrap_thread_dead![0]}\n`,
+    );
+    expect(twice.map((x) => x.rule.name)).toEqual([
+      'nixl_bootstrap_thread_dead',
+      'nixl_bootstrap_thread_dead',
+    ]);
     // The header on another stream: the assertion alone still fires, once.
     const alone = scan(`${RULE_FIXTURES.nixl_guard_assertion![0]}\n`);
     expect(alone.map((x) => x.rule.name)).toEqual(['nixl_guard_assertion']);
