@@ -10,6 +10,7 @@ import { Writable } from 'node:stream';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import type { Daemon } from '../daemon.js';
 import { detectorTimeline } from '../detect/demo-timeline.js';
+import { incidentTimeline } from '../incidents/demo-timeline.js';
 import type { LogLevel } from '../logger.js';
 import { abortCascade } from '../sim/abort-cascade.js';
 import { parseDurationArg } from '../sim/cli-args.js';
@@ -33,7 +34,7 @@ export interface DemoContext {
 export type DemoExtension = (ctx: DemoContext) => void | (() => void);
 
 /** Extensions every demo run applies; features register here (one line each). */
-export const demoExtensions: DemoExtension[] = [detectorTimeline];
+export const demoExtensions: DemoExtension[] = [detectorTimeline, incidentTimeline];
 
 export interface DemoOptions {
   listenAddress: string;

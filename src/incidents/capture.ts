@@ -477,7 +477,14 @@ function probeTimelines(
     }
     out.push('');
   }
-  return out.length === 0 ? 'No probe was failing.\n' : out.join('\n');
+  // A hang confirms a wedge before any run has failed: the runs still in flight are the evidence then.
+  if (inflight.length > 0) out.push('In flight at capture:');
+  for (const i of inflight) {
+    out.push(
+      `  ${i.probe} on ${i.endpoint}/${i.conn} since ${iso(i.startedAt)} (${Math.round((now - i.startedAt) / 1000)} s)`,
+    );
+  }
+  return out.length === 0 ? 'No probe was failing or hung.\n' : out.join('\n') + '\n';
 }
 
 function mb(n: number): string {

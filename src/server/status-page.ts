@@ -205,6 +205,9 @@ function card(v: StatusView, o: Required<Pick<RenderOptions, 'now' | 'maxEvents'
         : html`<p class="since muted">no verdict yet</p>`
     }
     ${v.diagnosis ? html`<p class="diagnosis">diagnosis: <code>${v.diagnosis}</code>${v.cause ? html` — ${v.cause}` : ''}</p>` : ''}
+    <p class="incidents">
+      <a href="${urlWithQuery('/api/incidents', { target: v.target })}">incident bundles</a>
+    </p>
     <h3>Last probe results</h3>
     ${grid(v)}
     <h3>Recent events</h3>
