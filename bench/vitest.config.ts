@@ -2,5 +2,10 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  test: { include: ['bench/page-latency.ts'], environment: 'node', pool: 'forks', testTimeout: 900_000 },
+  test: {
+    include: ['bench/page-latency.ts', 'bench/alerts-e2e.ts'],
+    environment: 'node',
+    pool: 'forks',
+    testTimeout: 900_000,
+  },
 });

@@ -1,7 +1,7 @@
 // A simulated SGLang prefill/decode-disaggregated deployment with fault injection: loopback router, prefill
 // and decode services (plus an optional proxy hop and a control API), SGLang-format log files, sglang:* metrics.
 // Used by `wedgewatch sim`, `wedgewatch demo` and the integration tests.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,6 +84,8 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     router: join(logDir, 'router.log'),
   };
   const pidFiles = { prefill: join(logDir, 'prefill.pid'), decode: join(logDir, 'decode.pid') };
+  // A logDir given by the caller may not exist yet (the log files create theirs, the pid files do not).
+  mkdirSync(logDir, { recursive: true });
   for (const f of Object.values(pidFiles)) writeFileSync(f, `${process.pid}\n`);
   const logs = {
     prefill: new LogFile(logFiles.prefill),

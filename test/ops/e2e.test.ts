@@ -4,7 +4,7 @@
 // re-fired the bootstrap page then). Every dashboard query has data in that Prometheus afterwards.
 // Alertmanager's group_wait/group_interval are cut to seconds here; bench/alerts-e2e.ts runs the same story
 // with the shipped timings, 5 s scrapes and the 5-minute degraded and keep-alive alerts.
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, renameSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
 import {
@@ -73,8 +73,30 @@ describe('alerting pipeline end to end', { timeout: 180_000 }, () => {
     expect(page.alert.annotations.status_page).toBe(`http://${p.daemon.address()}/`);
     expect(page.alert.annotations.runbook_url).toBe(`${RUNBOOKS}#wedgewatchtargetwedged`);
 
+    // What the on-call does (docs/runbooks.md): pause remediation, stop prefill, edit and reload, start prefill,
+    // resume. Each step moves a dashboard panel.
+    const wd = p.daemon.runtime!.watchdog!;
+    expect(wd.pause(TARGET)).toBe(true);
+    p.sim.enableFault('crash', { service: 'prefill' });
+    await waitFor(
+      async () =>
+        (await promQuery(p.promUrl, 'wedgewatch_engine_scrape_success{service="prefill"} == 0')).length === 1,
+      {
+        timeoutMs: 30_000,
+        intervalMs: 250,
+        what: 'the stopped prefill fails its engine scrape in Prometheus',
+      },
+    );
     appendFileSync(p.watchedFile, '# changed during the incident\n');
+    // A log rotated away without `create`: the configured path is missing until the router reopens it.
+    renameSync(p.sim.logFiles.router, `${p.sim.logFiles.router}.1`);
+    expect((await p.daemon.reload()).ok).toBe(true);
     await p.sim.restart('prefill');
+    await waitFor(
+      async () => (await promQuery(p.promUrl, 'wedgewatch_remediation_paused == 1')).length === 1,
+      { timeoutMs: 30_000, intervalMs: 250, what: 'the pause seen by Prometheus' },
+    );
+    p.daemon.runtime!.watchdog!.resume(TARGET);
     const resolved = await waitFor(
       () => findAlert(p.notifications, 'pager', 'WedgewatchTargetWedged', 'resolved'),
       { timeoutMs: 90_000, intervalMs: 250, what: 'resolved notification for the wedge' },
@@ -145,13 +167,36 @@ describe('alerting pipeline end to end', { timeout: 180_000 }, () => {
     p.sim.disableFault('toolcall_leak');
   });
 
-  it('every dashboard query returns data from that Prometheus', async () => {
-    const empty: string[] = [];
-    for (const q of dashboardQueries()) {
-      const expr = substituteGrafanaVariables(q.expr, TARGET);
-      const result = await promQueryRange(p.promUrl, expr, p.readyAt - 60_000, Date.now());
-      if (result.length === 0) empty.push(`${q.where}: ${expr}`);
+  // The panel test: every panel's query has data that moves during the incident. A flat line (a counter born
+  // at its first value, a last-result gauge, a panel nothing feeds) is a failure.
+  it('every dashboard query returns data that moves during the incident', async () => {
+    const flat: string[] = [];
+    const byPanel = new Map<string, string[]>();
+    for (const q of dashboardQueries()) byPanel.set(q.where, [...(byPanel.get(q.where) ?? []), q.expr]);
+    for (const [where, exprs] of byPanel) {
+      const why: string[] = [];
+      for (const e of exprs) {
+        const expr = substituteGrafanaVariables(e, TARGET);
+        const result = (await promQueryRange(p.promUrl, expr, p.readyAt - 60_000, Date.now())) as {
+          values: [number, string][];
+        }[];
+        if (result.length === 0) {
+          why.push(`no data: ${expr}`);
+          continue;
+        }
+        const steps = Math.max(...result.map((r) => r.values.length));
+        const moves = result.some(
+          (r) => new Set(r.values.map((v) => v[1])).size > 1 || r.values.length < steps,
+        );
+        // An annotation query is a list of events: having some during the incident is what it must do.
+        if (moves || where.startsWith('annotation')) {
+          why.length = 0;
+          break;
+        }
+        why.push(`constant ${result[0]!.values[0]![1]}: ${expr}`);
+      }
+      if (why.length > 0) flat.push(`${where}: ${why.join('; ')}`);
     }
-    expect(empty).toEqual([]);
+    expect(flat, flat.join('\n')).toEqual([]);
   });
 });

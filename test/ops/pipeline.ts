@@ -228,8 +228,12 @@ export async function startPipeline(opts: PipelineOptions = {}): Promise<Pipelin
             logs: [
               { service: 'prefill', path: sim.logFiles.prefill, from: 'start' },
               { service: 'decode', path: sim.logFiles.decode, from: 'start' },
+              { service: 'router', path: sim.logFiles.router, from: 'start', packs: [] },
             ],
-            engines: [{ service: 'decode', metrics: `${sim.urls.decode}/metrics`, every: '1s' }],
+            engines: [
+              { service: 'decode', metrics: `${sim.urls.decode}/metrics`, every: '1s' },
+              { service: 'prefill', metrics: `${sim.urls.prefill}/metrics`, every: '1s' },
+            ],
             detect: { wedgeAfter: 2, recoverAfter: 2, confirmInterval: '1s' },
             remediate: { command: ['/bin/true'], dryRun: true, after: '1s', cooldown: '1s', maxPerHour: 100 },
             watch: [watchedFile],

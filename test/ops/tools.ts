@@ -88,5 +88,7 @@ export function substituteGrafanaVariables(expr: string, target = '.*'): string 
     .replaceAll('$__rate_interval', '1m')
     .replaceAll('$__interval', '15s')
     .replaceAll('$__range', '1h')
-    .replaceAll('$target', target);
+    .replaceAll('$target', target)
+    .replaceAll('$instance', '.*')
+    .replaceAll('$endpoint', '.*');
 }
