@@ -6,7 +6,7 @@
 // nodejs_eventloop_lag_p99_seconds. Then the same with 50 such targets. Prints figures; asserts nothing.
 //   npm run bench:steady        WARMUP_S=20 SAMPLE_S=60 TARGETS=1,50   WEDGEWATCH_ROOT=<another build to compare>
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -102,7 +102,8 @@ async function freePort() {
 
 async function scrape(base) {
   const t = performance.now();
-  const res = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  // Generous: 50 targets starting on a loaded 2-core machine can hold the first scrape for seconds.
+  const res = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(60_000) });
   const text = await res.text();
   const ms = performance.now() - t;
   const lag = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(text)?.[1]) * 1000;
@@ -115,6 +116,7 @@ const max = (xs) => Math.max(...xs);
 
 async function scenario(n) {
   const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-steady-'));
+  mkdirSync(join(dir, 'sim'));
   const sim = start(['sim', '--proxy', '--log-dir', join(dir, 'sim')], 'sim');
   const urls = await until('the simulator', () => {
     const u = (k) => new RegExp(`^\\s+${k}\\s+(http://\\S+)$`, 'm').exec(sim.out.stdout)?.[1];

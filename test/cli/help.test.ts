@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { FAULTS } from '../../src/sim/faults/registry.js';
 import { runCli } from '../helpers/cli.js';
 
-const COMMANDS = ['run', 'check', 'replay', 'sim', 'demo', 'verify'];
+const COMMANDS = ['run', 'check', 'replay', 'sim', 'demo', 'verify', 'incidents'];
 
 describe('--help', () => {
   it('the top level lists every command and has an example', async () => {
@@ -18,7 +18,7 @@ describe('--help', () => {
     const r = await runCli([c, '--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^Usage: wedgewatch ${c} `, 'm'));
-    expect(r.stdout).toMatch(new RegExp(`^Example:\\n {2}wedgewatch ${c} \\S`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^Examples?:\\n {2}wedgewatch ${c} \\S`, 'm'));
   });
 
   it('`help sim` lists every registered fault with its parameters', async () => {
