@@ -34,7 +34,8 @@ export function simDetectionConfig(sim: Sim, stateDir: string, extra: Record<str
             name: 'tools',
             kind: 'toolcall',
             every: '2s',
-            timeout: '1s',
+            // The default matrix is seven requests in a row, and the timeout bounds the whole run.
+            timeout: '5s',
             jitter: 0,
             endpoints: ['router'],
             conn: ['fresh'],

@@ -32,7 +32,7 @@ const PROBES = {
 describe('answer faults against the simulator', () => {
   it('kv_corruption → degraded/wrong_output within one canary interval, quoting the answer; off → ok', async () => {
     h = await startHarness({}, PROBES);
-    await h.waitState('ok');
+    await h.waitHealthy();
     const at = Date.now();
     h.sim.enableFault('kv_corruption');
     await h.waitState('degraded', { diagnosis: 'wrong_output', timeoutMs: 10_000 });
@@ -49,7 +49,7 @@ describe('answer faults against the simulator', () => {
 
   it('grammar_stall → degraded/structured_output_stalled while chat and canary pass; off → ok', async () => {
     h = await startHarness({}, PROBES);
-    await h.waitState('ok');
+    await h.waitHealthy();
     h.sim.enableFault('grammar_stall');
     await h.waitState('degraded', { diagnosis: 'structured_output_stalled', timeoutMs: 15_000 });
     expect(h.wd.state.cause).toContain('json on router/fresh: timeout');

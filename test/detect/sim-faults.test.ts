@@ -17,7 +17,7 @@ const SETTLE = { timeoutMs: 20_000 };
 describe('detection against the simulator', () => {
   it('nixl_abort_unhandled → wedged/kv_bootstrap_thread_dead within 3 s of the traceback; prefill restart → ok', async () => {
     h = await startHarness({ proxy: true });
-    await h.waitState('ok', SETTLE);
+    await h.waitHealthy();
     h.sim.enableFault('nixl_abort_unhandled');
     // One client disconnect sends the ABORT frame that kills prefill's bootstrap thread.
     const cascade = abortCascade(h.sim.urls.router, { requests: 1, cutAfterMs: 500 });
@@ -86,7 +86,7 @@ describe('detection against the simulator', () => {
 
   it('health_503 → wedged/health_generate_failing (a live server with a failing /health is not down); decode restart → ok', async () => {
     h = await startHarness({ healthGenerateTimeoutMs: 500 });
-    await h.waitState('ok', SETTLE);
+    await h.waitHealthy();
     h.sim.enableFault('health_503');
     await h.waitState('wedged', { diagnosis: 'health_generate_failing', timeoutMs: 20_000 });
     expect(h.transitions.map((t) => t.to)).not.toContain('down');
@@ -101,7 +101,7 @@ describe('detection against the simulator', () => {
 
   it('decode_stall → wedged/engine_stalled; decode restart → ok', async () => {
     h = await startHarness();
-    await h.waitState('ok', SETTLE);
+    await h.waitHealthy();
     h.sim.enableFault('decode_stall');
     await h.waitState('wedged', { diagnosis: 'engine_stalled', timeoutMs: 15_000 });
     await h.sim.restart('decode');
@@ -110,7 +110,7 @@ describe('detection against the simulator', () => {
 
   it('keepalive_stall → degraded/keepalive_only', async () => {
     h = await startHarness({ proxy: true });
-    await h.waitState('ok', SETTLE);
+    await h.waitHealthy();
     h.sim.enableFault('keepalive_stall');
     await h.waitState('degraded', { diagnosis: 'keepalive_only', timeoutMs: 15_000 });
     expect(h.wd.state.cause).toContain('chat on proxy/keepalive');
@@ -120,7 +120,7 @@ describe('detection against the simulator', () => {
 
   it('a failing proxy hop → degraded/hop:proxy', async () => {
     h = await startHarness({ proxy: true });
-    await h.waitState('ok', SETTLE);
+    await h.waitHealthy();
     h.sim.enableFault('crash', { service: 'proxy' });
     await h.waitState('degraded', { diagnosis: 'hop:proxy', timeoutMs: 15_000 });
     await h.sim.restart('proxy');
@@ -129,7 +129,7 @@ describe('detection against the simulator', () => {
 
   it('crash → down; restart → ok', async () => {
     h = await startHarness();
-    await h.waitState('ok', SETTLE);
+    await h.waitHealthy();
     h.sim.enableFault('crash', { service: 'prefill' });
     await h.waitState('down', { timeoutMs: 15_000 });
     expect(h.wd.state.diagnosis).toBe('health_failing');
@@ -140,7 +140,7 @@ describe('detection against the simulator', () => {
 
   it('slow → degraded/slow', async () => {
     h = await startHarness();
-    await h.waitState('ok', SETTLE);
+    await h.waitHealthy();
     h.sim.enableFault('slow', { factor: 12 });
     await h.waitState('degraded', { diagnosis: 'slow', timeoutMs: 15_000 });
     h.sim.disableFault('slow');
@@ -149,7 +149,7 @@ describe('detection against the simulator', () => {
 
   it('toolcall_leak → degraded/toolcall_leak', async () => {
     h = await startHarness();
-    await h.waitState('ok', SETTLE);
+    await h.waitHealthy();
     h.sim.enableFault('toolcall_leak');
     await h.waitState('degraded', { diagnosis: 'toolcall_leak', timeoutMs: 15_000 });
     h.sim.disableFault('toolcall_leak');

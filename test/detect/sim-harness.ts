@@ -21,6 +21,8 @@ export interface Harness {
   /** `state/diagnosis` of every transition so far, with its time. */
   transitions: Array<{ at: number; to: TargetStateName; diagnosis: string | null }>;
   waitState(state: TargetStateName, opts?: { diagnosis?: string; timeoutMs?: number }): Promise<number>;
+  /** Every configured probe slot has run and passed (and the target is ok): the healthy baseline. */
+  waitHealthy(opts?: { timeoutMs?: number }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -32,8 +34,9 @@ export async function startHarness(
   const dir = mkdtempSync(join(tmpdir(), 'ww-detect-sim-'));
   const metrics = createMetrics({ defaults: false });
   let runtime: Runtime;
+  let loaded: ReturnType<typeof parseConfigText>;
   try {
-    const loaded = parseConfigText(
+    loaded = parseConfigText(
       simDetectionConfig(sim, join(dir, 'state'), extra),
       join(dir, 'wedgewatch.yaml'),
       {},
@@ -45,6 +48,9 @@ export async function startHarness(
     throw err;
   }
   const wd = runtime.watchdog!.targets.get('sim')!;
+  const slotKeys = loaded.config.targets[0]!.probes.flatMap((p) =>
+    (p.endpoints ?? []).flatMap((e) => (p.conn ?? ['fresh']).map((c) => `${p.name}|${e}|${c}`)),
+  );
   const transitions: Harness['transitions'] = [];
   let seen = 0;
   const collect = () => {
@@ -81,6 +87,21 @@ export async function startHarness(
         },
       );
       return Date.now();
+    },
+    async waitHealthy(opts = {}) {
+      await waitFor(
+        () =>
+          wd.state.state === 'ok' && slotKeys.every((k) => wd.state.slots[k]?.last?.result === 'ok'),
+        {
+          timeoutMs: opts.timeoutMs ?? 20_000,
+          intervalMs: 5,
+          what: () =>
+            `every probe slot passing (${slotKeys
+              .filter((k) => wd.state.slots[k]?.last?.result !== 'ok')
+              .map((k) => `${k}: ${wd.state.slots[k]?.last?.result ?? 'no run'}`)
+              .join(', ')})`,
+        },
+      );
     },
     async stop() {
       clearInterval(timer);

@@ -2,7 +2,7 @@
 
 export async function waitFor<T>(
   check: () => T | undefined | false | null | Promise<T | undefined | false | null>,
-  opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+  opts: { timeoutMs?: number; intervalMs?: number; what?: string | (() => string) } = {},
 ): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
   const interval = opts.intervalMs ?? 20;
@@ -17,7 +17,7 @@ export async function waitFor<T>(
     if (Date.now() > deadline) {
       const why = lastErr ? `; last error: ${String(lastErr)}` : '';
       throw new Error(
-        `timed out after ${opts.timeoutMs ?? 10_000} ms waiting for ${opts.what ?? 'condition'}${why}`,
+        `timed out after ${opts.timeoutMs ?? 10_000} ms waiting for ${(typeof opts.what === 'function' ? opts.what() : opts.what) ?? 'condition'}${why}`,
       );
     }
     await new Promise((r) => setTimeout(r, interval));
