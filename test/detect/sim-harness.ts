@@ -90,8 +90,7 @@ export async function startHarness(
     },
     async waitHealthy(opts = {}) {
       await waitFor(
-        () =>
-          wd.state.state === 'ok' && slotKeys.every((k) => wd.state.slots[k]?.last?.result === 'ok'),
+        () => wd.state.state === 'ok' && slotKeys.every((k) => wd.state.slots[k]?.last?.result === 'ok'),
         {
           timeoutMs: opts.timeoutMs ?? 20_000,
           intervalMs: 5,
