@@ -164,7 +164,10 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
       );
     }
     // Completions are part-way into their own streak: they decide (wedged) within a round, no `down` detour.
-  } else if (health) return verdict('down', 'health_failing', why(health));
+  }
+  // A live server whose completions still pass somewhere is degraded (below), never down: a completion slot
+  // that last ran before the fault must not turn a 503 into `down` for a round.
+  if (health && (!alive || completion.length === 0)) return verdict('down', 'health_failing', why(health));
   const refused = slots.find(
     (m) => m.last!.result === 'connect_error' && m.failStreak >= d.downAfter && !behindPasses(m.endpoint),
   );

@@ -383,15 +383,15 @@ describe('classifier: diagnoses', () => {
     expect(r.s.cause).toContain('500 ms objective');
   });
 
-  it('health_failing: the health probe fails downAfter times → down, and back after passes', () => {
+  it('health_failing: a health check that cannot connect downAfter times → down, and back after passes', () => {
     const r = new Run();
     r.round();
     const health = (result: ProbeResultSignal['result']) =>
       r.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result });
     health('ok');
-    health('http_error');
+    health('connect_error');
     expect(r.s.state).toBe('ok');
-    health('http_error');
+    health('connect_error');
     expect(r.s.state).toBe('down');
     expect(r.s.diagnosis).toBe('health_failing');
     health('ok');
@@ -399,6 +399,20 @@ describe('classifier: diagnoses', () => {
     r.round();
     r.round();
     expect(r.s.state).toBe('ok');
+  });
+
+  it('health_failing: a live server answering 503 while completions pass is degraded, never down', () => {
+    const r = new Run();
+    r.round();
+    const health = () =>
+      r.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result: 'http_error' });
+    health();
+    health();
+    expect(r.s.state).toBe('degraded');
+    expect(r.s.diagnosis).toBe('health_failing');
+    health();
+    r.round();
+    expect(r.s.state).toBe('degraded');
   });
 
   it('connection_refused: a chat probe whose port refuses → down (down outranks wedged)', () => {
@@ -423,8 +437,8 @@ describe('classifier: diagnoses', () => {
     h.probe({ probe: 'health', probeKind: 'health', endpoint: 'proxy', result: 'http_error' });
     expect(h.s.state).toBe('degraded');
     expect(h.s.diagnosis).toBe('hop:proxy');
-    h.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result: 'http_error' });
-    h.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result: 'http_error' });
+    h.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result: 'connect_error' });
+    h.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result: 'connect_error' });
     expect(h.s.state).toBe('down');
   });
 
