@@ -219,6 +219,8 @@ export async function startPipeline(opts: PipelineOptions = {}): Promise<Pipelin
                       kind: 'toolcall',
                       every,
                       timeout: '5s',
+                      // Two cells fit the fast cadence; the full seven-request matrix would overlap itself.
+                      cells: ['auto', 'auto/nonstream'],
                       endpoints: ['router'],
                       conn: ['fresh'],
                     },
