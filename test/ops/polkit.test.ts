@@ -5,7 +5,10 @@ import { runInNewContext } from 'node:vm';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 
-type Rule = (action: { id: string; lookup(k: string): string | undefined }, subject: { user: string }) => unknown;
+type Rule = (
+  action: { id: string; lookup(k: string): string | undefined },
+  subject: { user: string },
+) => unknown;
 const RESULT = { YES: 'yes', NO: 'no', NOT_HANDLED: null, AUTH_ADMIN: 'auth_admin' };
 
 function loadRule(): Rule {
