@@ -64,6 +64,11 @@ export interface ProbeResultSignal {
   headersMs?: number;
   /** True when the run went over an already open keep-alive connection. */
   reusedConnection?: boolean;
+  /**
+   * keep-alive runs: the connection was closed since the last run (the hop's idle timeout is shorter than the
+   * probe interval), so a cheap request opened it first and the run went second on it.
+   */
+  primedConnection?: boolean;
   tokens?: number;
   tokensPerSecond?: number;
   /** Human-readable reason for a failure; never contains secrets. */

@@ -259,7 +259,8 @@ export function reduce(
         signal.result === 'ok' &&
         slot.failStreak > 0 &&
         slot.reusedFailed === true &&
-        (signal.reusedConnection === false || prevFailed) &&
+        // A primed run went second on a connection it opened itself: a reuse whatever came before.
+        (signal.reusedConnection === false || (prevFailed && signal.primedConnection !== true)) &&
         (slot.inconclusive ?? 0) < cfg.detect.recoverAfter;
       if (inconclusive) slot.inconclusive = (slot.inconclusive ?? 0) + 1;
       else slot.inconclusive = 0;

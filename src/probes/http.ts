@@ -40,7 +40,8 @@ function newClient(origin: string, connect: ConnectOptions): Client {
 }
 
 function subscribe(client: Client, cb: () => void): () => void {
-  client.once('connect', cb);
+  // Every connect, not only the first: a keep-alive run that primed its connection must see a second one.
+  client.on('connect', cb);
   return () => client.off('connect', cb);
 }
 

@@ -77,6 +77,25 @@ export function cleanError(text: string): string {
   return redactor.redact(text).slice(0, 500);
 }
 
+/**
+ * Opens a keep-alive connection with a request any OpenAI-compatible hop answers cheaply. Whatever the
+ * status (401, 404 included), the connection is what matters; the body is drained so it can be reused.
+ */
+async function primeConnection(
+  lease: Lease,
+  basePath: string,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<void> {
+  const res = await lease.client.request({
+    method: 'GET',
+    path: `${basePath}/v1/models`,
+    headers,
+    signal,
+  });
+  await res.body.dump({ limit: 64 * 1024 });
+}
+
 export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
   const now = opts.now ?? Date.now;
   const start = now();
@@ -92,6 +111,8 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
   opts.cancel?.addEventListener('abort', onCancel, { once: true });
 
   let lease: Lease | undefined;
+  let reused = false;
+  let primed = false;
   const extras: Lease[] = [];
   let unsubscribe = (): void => {};
   let outcome: ProbeOutcome;
@@ -101,12 +122,24 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
     // Inside the try: lease() throws once the dispatchers are closed, and the timer and cancel listener
     // above must still be cleaned up.
     lease = opts.hop.lease(opts.conn, opts.probe.name);
-    if (lease.reused) progress.phase = 'headers';
+    reused = lease.reused;
+    if (reused) progress.phase = 'headers';
     unsubscribe = lease.onConnect(() => {
-      progress.connectMs = progress.elapsed();
+      // A connect after priming: the hop closed the primed connection, so this run is not a reuse after all.
+      if (primed) reused = false;
+      progress.connectMs ??= progress.elapsed();
       progress.mark('connected');
       if (progress.phase === 'connect') progress.phase = 'headers';
     });
+    if (lease.conn === 'keepalive' && !reused) {
+      // uvicorn (SGLang, vLLM) closes idle connections after 5 s, Node after 5 s, many proxies after 60-75 s:
+      // at a 15 s cadence the keep-alive slot would never reuse anything and a hop that stalls reused
+      // connections would go unseen. A cheap request opens the connection, and the run goes second on it.
+      await primeConnection(lease, opts.hop.basePath, opts.headers, ac.signal);
+      progress.mark('connection primed with GET /v1/models');
+      primed = true;
+      reused = true;
+    }
     outcome = await runKind({
       model: opts.model,
       probe: opts.probe,
@@ -176,7 +209,8 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
   if (progress.ttftMs !== undefined) signal.ttftMs = progress.ttftMs;
   if (progress.connectMs !== undefined) signal.connectMs = progress.connectMs;
   if (progress.headersMs !== undefined) signal.headersMs = progress.headersMs;
-  signal.reusedConnection = lease?.reused ?? false;
+  signal.reusedConnection = reused;
+  if (primed) signal.primedConnection = true;
   if (result === 'ok') {
     if (outcome.tokens !== undefined) signal.tokens = outcome.tokens;
     if (outcome.tokensPerSecond !== undefined) signal.tokensPerSecond = outcome.tokensPerSecond;

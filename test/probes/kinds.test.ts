@@ -178,6 +178,7 @@ describe('connection kinds', () => {
       }
       expect(s.connections).toBe(4);
       const reused: boolean[] = [];
+      const primed: boolean[] = [];
       for (let i = 0; i < 4; i++) {
         const { signal } = await runProbe({
           target: 't',
@@ -189,9 +190,66 @@ describe('connection kinds', () => {
         });
         expect(signal.result).toBe('ok');
         reused.push(signal.reusedConnection!);
+        primed.push(signal.primedConnection === true);
       }
       expect(s.connections).toBe(5);
-      expect(reused).toEqual([false, true, true, true]);
+      // The first run opens the connection with a cheap request and goes second on it: every run is a reuse.
+      expect(reused).toEqual([true, true, true, true]);
+      expect(primed).toEqual([true, false, false, false]);
+      expect(s.requests.filter((r) => r.path === '/v1/models')).toHaveLength(1);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('keepalive still reuses a connection when the hop closes idle ones before the next run', async () => {
+    const s = await serve(healthyHandler);
+    const h = hop(s.url);
+    const p = probe('chat');
+    // Close every connection between runs, as uvicorn's 5 s idle timeout does at a 15 s cadence.
+    const closeIdle = () => h.close();
+    try {
+      for (let i = 0; i < 3; i++) {
+        const run = hop(s.url);
+        const { signal } = await runProbe({
+          target: 't',
+          model: 'm',
+          probe: p,
+          hop: run,
+          conn: 'keepalive',
+          headers: {},
+        });
+        await run.close();
+        expect(signal).toMatchObject({ result: 'ok', reusedConnection: true, primedConnection: true });
+      }
+      expect(s.connections).toBe(3);
+      const paths = s.requests.map((r) => r.path);
+      expect(paths).toEqual(Array(3).fill(['/v1/models', '/v1/chat/completions']).flat());
+    } finally {
+      await closeIdle();
+    }
+  });
+
+  it('keepalive is not a reuse when the hop closes the primed connection', async () => {
+    const s = await serve((req, res, body) => {
+      if (req.url === '/v1/models') {
+        res.setHeader('connection', 'close');
+        return void res.end('{"data":[]}');
+      }
+      healthyHandler(req, res, body);
+    });
+    const h = hop(s.url);
+    try {
+      const { signal } = await runProbe({
+        target: 't',
+        model: 'm',
+        probe: probe('chat'),
+        hop: h,
+        conn: 'keepalive',
+        headers: {},
+      });
+      expect(signal).toMatchObject({ result: 'ok', reusedConnection: false, primedConnection: true });
+      expect(s.connections).toBe(2);
     } finally {
       await h.close();
     }
