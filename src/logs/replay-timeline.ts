@@ -5,7 +5,7 @@
 import { detectSchema, type DetectConfig } from '../config/schema.js';
 import {
   initialState,
-  reduce,
+  reduceInPlace,
   type ClassifierConfig,
   type DetectEvent,
   type TargetState,
@@ -50,7 +50,7 @@ export function replayTimeline(signals: TimedSignal[], detect?: Partial<DetectCo
   let storm = false;
   let now = ordered[0]![0].time;
   const step = (sig: TimedSignal | { kind: 'tick' }, at: number) => {
-    const r = reduce(state, sig, at, cfg);
+    const r = reduceInPlace(state, sig, at, cfg);
     state = r.state;
     for (const e of r.events) entries.push(...describe(e, gen));
     const inStorm = state.aborts.length >= cfg.detect.abortStormCount;
