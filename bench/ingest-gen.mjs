@@ -104,8 +104,12 @@ export function makeLineSource({ seed = 42, faults = false } = {}) {
 }
 
 /** Writes `n` lines to `file`; resolves with the byte size. */
-export async function writeLog(file, n, opts = {}) {
-  const next = makeLineSource(opts);
+export function writeLog(file, n, opts = {}) {
+  return writeLines(file, n, makeLineSource(opts));
+}
+
+/** Writes lines `next(0)`…`next(n - 1)` to `file` in batches; resolves with the byte size. */
+export async function writeLines(file, n, next) {
   const out = createWriteStream(file);
   let bytes = 0;
   let batch = [];

@@ -9,9 +9,7 @@
 //   - uvicorn access lines (IPv4 and IPv6 clients, every route and status) and router lines;
 //   - long tracebacks that are not thread deaths (an ASGI application error: 40-60 frames, chained exceptions);
 //   - rare real failure signatures, as in bench/ingest-gen.mjs.
-import { Buffer } from 'node:buffer';
-import { createWriteStream } from 'node:fs';
-import { mulberry32 } from './ingest-gen.mjs';
+import { mulberry32, writeLines } from './ingest-gen.mjs';
 
 const pad = (n, w = 2) => String(n).padStart(w, '0');
 function stamp(ms) {
@@ -286,22 +284,8 @@ export function makeVariedSource({ seed = 7, faults = true } = {}) {
 }
 
 /** Writes `n` lines to `file`; resolves with the byte size. */
-export async function writeVariedLog(file, n, opts = {}) {
-  const next = makeVariedSource(opts);
-  const out = createWriteStream(file);
-  let bytes = 0;
-  let batch = [];
-  for (let i = 0; i < n; i++) {
-    batch.push(next(i));
-    if (batch.length === 4096 || i === n - 1) {
-      const t = batch.join('\n') + '\n';
-      bytes += Buffer.byteLength(t);
-      if (!out.write(t)) await new Promise((r) => out.once('drain', r));
-      batch = [];
-    }
-  }
-  await new Promise((r, j) => out.end((e) => (e ? j(e) : r())));
-  return bytes;
+export function writeVariedLog(file, n, opts = {}) {
+  return writeLines(file, n, makeVariedSource(opts));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

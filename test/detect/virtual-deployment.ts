@@ -16,6 +16,7 @@ import {
 } from '../../src/detect/state.js';
 import { probeConns } from '../../src/probes/schedule.js';
 import type { ConnKind, ProbeResultClass, Signal } from '../../src/signals.js';
+import { mulberry32 } from '../../bench/ingest-gen.mjs';
 
 export const EXAMPLE = new URL('../../examples/wedgewatch.yaml', import.meta.url).pathname;
 
@@ -26,16 +27,7 @@ export function exampleTarget(): TargetConfig {
 }
 
 /** Deterministic PRNG (mulberry32), so a failing seed can be replayed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng: (seed: number) => () => number = mulberry32;
 
 /** How one run goes: finishes after `ms` with `result` (and `ttftMs`), or hangs until its timeout. */
 export type Outcome = { ms: number; result?: ProbeResultClass; ttftMs?: number } | 'hang';

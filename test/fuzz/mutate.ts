@@ -1,16 +1,7 @@
 // Deterministic config mutations for the fuzz test: a seeded PRNG and a handful of structural and textual
 // mutation operators. Nothing here produces a host other than 127.0.0.1 on purpose; the test still checks.
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 } from '../../bench/ingest-gen.mjs';
 
 type Rng = () => number;
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
