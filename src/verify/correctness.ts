@@ -29,6 +29,8 @@ export const CORRECTNESS_DEFAULTS: CorrectnessKnobs = {
   timeoutMs: 60_000,
 };
 
+const MIXUP_NOTE = ' (the answer of another request running at the same time: cross-request mix-up)';
+
 /** The most quoted wrong answers and failed cells in the details (the counts cover the rest). */
 const MAX_QUOTES = 8;
 
@@ -82,7 +84,7 @@ export function judgeBatch(
       if (mixup) count.mixups++;
       quotes.push(
         `${level}: wrong answer to ${JSON.stringify(a.question)}: expected ${JSON.stringify(a.expected)}, got ${JSON.stringify(a.actual)}` +
-          (mixup ? ' (the answer of another request running at the same time: cross-request mix-up)' : ''),
+          (mixup ? MIXUP_NOTE : ''),
       );
     }
   }
@@ -161,7 +163,8 @@ export const correctnessStep = defineStep<CorrectnessKnobs>({
         ...cN.quotes,
         ...failedCells.map((c) => `tool matrix ${c.cell}: ${c.result}${c.error ? ` (${c.error})` : ''}`),
       ];
-      const first = quotes[0];
+      // A mix-up names its cause: it is the one worth quoting first (as the canary does).
+      const first = quotes.find((q) => q.endsWith(MIXUP_NOTE)) ?? quotes[0];
       const summary =
         `wrong=${wrong} of ${counts.reduce((n, c) => n + c.asked, 0)} questions` +
         (mixups > 0 ? ` (${mixups} cross-request mix-up${mixups > 1 ? 's' : ''})` : '') +

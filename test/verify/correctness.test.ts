@@ -80,6 +80,8 @@ describe('verify correctness against the simulator', () => {
     expect(c32.wrong).toBeGreaterThan(0);
     expect(c32.mixups).toBeGreaterThan(0);
     expect(step.details.some((d) => /^C=32: wrong answer to .*cross-request mix-up\)$/.test(d))).toBe(true);
+    // The summary quotes a mix-up before any other wrong answer: it names its cause.
+    expect(step.summary).toMatch(/; C=32: wrong answer to .*cross-request mix-up\)$/);
   });
 
   it('toolcall_leak mode=required_ignored fails the required cell only, quoting why', async () => {
