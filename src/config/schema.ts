@@ -195,8 +195,8 @@ export const serverinfoExpectSchema = z
     }
   });
 
-// serverinfo GETs any JSON endpoint that goes through the scheduler (SGLang /get_server_info, llama.cpp
-// /slots, vLLM /load): an object or an array, with optional expectations on its fields.
+// serverinfo GETs a JSON endpoint of the engine, an object or an array, with optional expectations on its fields:
+// SGLang /get_server_info and llama.cpp /slots (scheduler round trips that hang with it), vLLM /load.
 const serverinfoProbeSchema = kindObject('serverinfo', {
   ...httpGetFields,
   expect: z.array(serverinfoExpectSchema).max(32).default([]),
