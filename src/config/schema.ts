@@ -4,6 +4,7 @@ import cron from 'node-cron';
 import { z } from 'zod';
 import { isIP } from 'node:net';
 import { duration, durationOr } from './duration.js';
+import { parseJsonPath } from '../probes/serverinfo-path.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
 function listenAddressProblem(addr: string): string | undefined {
@@ -158,7 +159,48 @@ const structuredProbeSchema = kindObject('structured', {
   maxTokens: z.number().int().min(1).max(4096).default(32),
 });
 const healthProbeSchema = kindObject('health', httpGetFields);
-const serverinfoProbeSchema = kindObject('serverinfo', httpGetFields);
+
+/**
+ * One check on the serverinfo probe's JSON: `path` (a JSON-path subset, src/probes/serverinfo-path.ts) selects
+ * values, and every selected value must pass each test given. `exists: false` passes when nothing is selected.
+ */
+export const serverinfoExpectSchema = z
+  .strictObject({
+    path: z.string().superRefine((p, ctx) => {
+      try {
+        parseJsonPath(p);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    }),
+    exists: z.boolean().optional(),
+    equals: z.union([z.string(), z.number(), z.boolean(), z.null()]).optional(),
+    lt: z.number().optional(),
+    gt: z.number().optional(),
+  })
+  .superRefine((e, ctx) => {
+    const tests = (['equals', 'lt', 'gt'] as const).filter((k) => e[k] !== undefined);
+    if (tests.length === 0 && e.exists === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['path'], message: 'give a test: exists, equals, lt or gt' });
+    }
+    if (e.exists === false && tests.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['exists'],
+        message: `exists: false cannot be combined with ${tests.join(', ')}`,
+      });
+    }
+    if (e.equals !== undefined && (e.lt !== undefined || e.gt !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['equals'], message: 'give either equals or lt/gt, not both' });
+    }
+  });
+
+// serverinfo GETs a JSON endpoint of the engine, an object or an array, with optional expectations on its fields:
+// SGLang /get_server_info and llama.cpp /slots (scheduler round trips that hang with it), vLLM /load.
+const serverinfoProbeSchema = kindObject('serverinfo', {
+  ...httpGetFields,
+  expect: z.array(serverinfoExpectSchema).max(32).default([]),
+});
 
 /** Every probe kind's schema; a new kind is one entry here (and one in src/probes/registry.ts). */
 const PROBE_KIND_SCHEMAS = [
@@ -607,6 +649,7 @@ export type Config = z.output<typeof configSchema>;
 export type TargetConfig = z.output<typeof targetSchema>;
 export type EndpointConfig = z.output<typeof endpointSchema>;
 export type ProbeConfig = z.output<typeof probeSchema>;
+export type ServerinfoExpect = z.output<typeof serverinfoExpectSchema>;
 /** The config of one probe kind. */
 export type ProbeOf<K extends ProbeConfig['kind']> = Extract<ProbeConfig, { kind: K }>;
 /** The config of a kind that runs a completion. */

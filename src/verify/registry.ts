@@ -1,6 +1,7 @@
 // The verify steps in the order they run by default. A new step is a new file plus one entry here.
 import { abortCascadeStep } from './abort-cascade.js';
 import { batchingStep } from './batching.js';
+import { correctnessStep } from './correctness.js';
 import { livenessStep } from './liveness.js';
 import { throughputStep } from './throughput.js';
 import { toolcallStep } from './toolcall.js';
@@ -10,6 +11,8 @@ export const STEPS: readonly AnyStep[] = [
   livenessStep,
   throughputStep,
   batchingStep,
+  // Before abort-cascade, which may leave a broken deployment behind it.
+  correctnessStep,
   abortCascadeStep,
   toolcallStep,
 ];

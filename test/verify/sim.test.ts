@@ -36,6 +36,7 @@ const KNOBS = {
     livenessTimeoutMs: 2_500,
   },
   toolcall: { concurrency: 6, rounds: 2, timeoutMs: 5_000 },
+  correctness: { n: 2, concurrency: 32, timeoutMs: 10_000 },
 };
 
 let sim: Sim | undefined;
@@ -68,6 +69,7 @@ describe('verify against the simulator', () => {
       'liveness',
       'throughput',
       'batching',
+      'correctness',
       'abort-cascade',
       'toolcall',
     ]);
