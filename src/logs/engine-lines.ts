@@ -66,7 +66,8 @@ export function sglangRank(line: string): string {
   if (close < 0 || dp < 0 || dp > close) return '0';
   let n = 0;
   let i = dp + 3;
-  for (; i < close && line.charCodeAt(i) >= 48 && line.charCodeAt(i) <= 57; i++) n = n * 10 + line.charCodeAt(i) - 48;
+  for (; i < close && line.charCodeAt(i) >= 48 && line.charCodeAt(i) <= 57; i++)
+    n = n * 10 + line.charCodeAt(i) - 48;
   return i > dp + 3 ? String(n) : '0';
 }
 
@@ -82,7 +83,7 @@ export function parseSglangLine(line: string): EngineLine | undefined {
   // `key: value, ` pairs, split by hand: the PAIR regex made a match array per field, a dozen per line, and
   // the verdict timeline parses a batch line per rank and second of a log.
   const len = line.length;
-  for (let pos = m.index + m[0].length; pos < len; ) {
+  for (let pos = m.index + m[0].length; pos < len;) {
     const colon = line.indexOf(': ', pos);
     if (colon < 0) break;
     let end = line.indexOf(', ', colon + 2);

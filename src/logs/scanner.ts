@@ -316,7 +316,7 @@ function everyLineOf(
   found: [number, EngineLineKind][],
 ): void {
   const seconds = kind === 'sglang_batch' ? new SecondRanks(found, base) : undefined;
-  for (let a = s.indexOf(marker); a >= 0; ) {
+  for (let a = s.indexOf(marker); a >= 0;) {
     const from = s.lastIndexOf('\n', a) + 1;
     if (seconds && sglangStampAt(s, from)) seconds.add(s, from, a - 1);
     else found.push([base + a, kind]);
@@ -380,7 +380,8 @@ function sglangRankAt(s: string, from: number, end: number): number {
     if (c === 93 /* ] */) break;
     if (c === 32 && s.charCodeAt(i + 1) === 68 /* D */ && s.charCodeAt(i + 2) === 80 /* P */) {
       let n = 0;
-      for (let j = i + 3; s.charCodeAt(j) >= 48 && s.charCodeAt(j) <= 57; j++) n = n * 10 + s.charCodeAt(j) - 48;
+      for (let j = i + 3; s.charCodeAt(j) >= 48 && s.charCodeAt(j) <= 57; j++)
+        n = n * 10 + s.charCodeAt(j) - 48;
       return n;
     }
   }
