@@ -30,6 +30,14 @@ export function simCommand(): Command {
       '--port-base <n>',
       'router N, prefill N+1, decode N+2, proxy N+3, control N+4 (default: ephemeral)',
     )
+    .addOption(
+      new Option(
+        '--sglang-format <dialect>',
+        'SGLang build whose log lines and metric names the engines print: current (main 2026-08) or legacy (mid-2025)',
+      )
+        .choices(['current', 'legacy'])
+        .default('current'),
+    )
     .option('--waiting-timeout <duration>', 'SGLANG_DISAGGREGATION_WAITING_TIMEOUT analogue', '300s')
     .option('--bootstrap-timeout <duration>', 'SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT analogue', '300s')
     .addHelpText(
@@ -64,6 +72,7 @@ export function simCommand(): Command {
           ports,
           waitingTimeoutMs,
           bootstrapTimeoutMs,
+          sglangFormat: opts.sglangFormat as 'current' | 'legacy',
         });
       } catch (err) {
         // Bad fault params, a port in use: one line, no stack trace.

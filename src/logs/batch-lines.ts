@@ -51,8 +51,13 @@ export function literalAvoidsBatchLines(literal: string, curated: boolean): bool
 
 /** Whether s[p, end) is an SGLang batch line: `[…] Prefill batch` or `[…] Decode batch`. */
 export function isBatchLine(s: string, p: number, end: number): boolean {
-  if (s.charCodeAt(p) !== 91 /* [ */) return false;
+  return batchLineClose(s, p, end) >= 0;
+}
+
+/** The `]` that ends an SGLang batch line's prefix in s[p, end), or -1 when it is no batch line. */
+export function batchLineClose(s: string, p: number, end: number): number {
+  if (s.charCodeAt(p) !== 91 /* [ */) return -1;
   const close = s.indexOf(']', p);
-  if (close < 0 || close >= end || close - p > 96) return false;
-  return s.startsWith(' Decode batch', close + 1) || s.startsWith(' Prefill batch', close + 1);
+  if (close < 0 || close >= end || close - p > 96) return -1;
+  return s.startsWith(' Decode batch', close + 1) || s.startsWith(' Prefill batch', close + 1) ? close : -1;
 }

@@ -21,7 +21,11 @@ export interface EngineLine {
 
 /** A log line's own timestamp: SGLang `YYYY-MM-DD HH:MM:SS`, vLLM `MM-DD HH:MM:SS`. */
 export const LINE_STAMP = /\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d:\d\d/;
-const stampOf = (line: string) => LINE_STAMP.exec(line.slice(0, 160))?.[0];
+/** SGLang's `[YYYY-MM-DD HH:MM:SS…` read by position (most engine lines), else the regex over the prefix. */
+const stampOf = (line: string): string | undefined =>
+  line.charCodeAt(0) === 91 /* [ */ && line.charCodeAt(5) === 45 /* - */ && line.charCodeAt(11) === 32
+    ? line.slice(1, 20)
+    : LINE_STAMP.exec(line.slice(0, 160))?.[0];
 
 /** The literal that finds each kind of line in a chunk (searched backwards: only the last one counts). */
 export const ENGINE_LINE_MARKERS: Record<EngineLineKind, string[]> = {
@@ -29,8 +33,6 @@ export const ENGINE_LINE_MARKERS: Record<EngineLineKind, string[]> = {
   vllm_stats: ['Avg prompt throughput:'],
 };
 
-// `key: value` pairs after `batch`: keys like `#running-req`, `token usage`, `gen throughput (token/s)`.
-const PAIR = /(#?[a-z][a-z -]*(?: \(token\/s\))?): ([\d.]+|True|False)/g;
 const BATCH = /(?:Prefill|Decode) batch(?: \[\d+\])?[.,] /;
 
 // managers/scheduler_metrics_mixin.py log_prefill_stats / log_decode_stats, SGLang 2025-05 → main 2026-08.
@@ -49,6 +51,9 @@ const SGLANG_KEYS: Record<string, EngineGauge> = {
   'token usage': 'tokenUsage',
   'gen throughput (token/s)': 'genThroughput',
 };
+const SGLANG_KEY_MAP = new Map(Object.entries(SGLANG_KEYS));
+/** A field's value as SGLang prints a number (`12`, `0.67`; a trailing `\r` or space allowed). */
+const NUMBER = /^\d+(?:\.\d+)?\s*$/;
 // Usage when `token usage` is absent: hybrid SWA/GDN builds print `full token usage`, newer builds `gpu token
 // usage`, page-based ones `page usage`.
 const USAGE_FALLBACKS = ['full token usage', 'gpu token usage', 'page usage'];
@@ -57,8 +62,13 @@ const USAGE_FALLBACKS = ['full token usage', 'gpu token usage', 'page usage'];
 export function sglangRank(line: string): string {
   if (line.charCodeAt(0) !== 91 /* [ */) return '0';
   const close = line.indexOf(']');
-  const m = close > 0 ? / DP(\d+)/.exec(line.slice(0, close)) : null;
-  return m ? String(Number(m[1])) : '0';
+  const dp = line.indexOf(' DP', 1);
+  if (close < 0 || dp < 0 || dp > close) return '0';
+  let n = 0;
+  let i = dp + 3;
+  for (; i < close && line.charCodeAt(i) >= 48 && line.charCodeAt(i) <= 57; i++)
+    n = n * 10 + line.charCodeAt(i) - 48;
+  return i > dp + 3 ? String(n) : '0';
 }
 
 export function parseSglangBatch(line: string): EngineValues | undefined {
@@ -70,14 +80,26 @@ export function parseSglangLine(line: string): EngineLine | undefined {
   if (!m) return undefined;
   const out: EngineValues = {};
   const fallback: Record<string, number> = {};
-  PAIR.lastIndex = m.index + m[0].length;
-  for (let p = PAIR.exec(line); p; p = PAIR.exec(line)) {
-    const key = p[1]!;
-    const value = Number(p[2]);
-    if (!Number.isFinite(value)) continue;
-    if (USAGE_FALLBACKS.includes(key)) fallback[key] = value;
-    const g = SGLANG_KEYS[key];
-    if (g !== undefined) out[g] = value;
+  // `key: value, ` pairs, split by hand: the PAIR regex made a match array per field, a dozen per line, and
+  // the verdict timeline parses a batch line per rank and second of a log.
+  const len = line.length;
+  for (let pos = m.index + m[0].length; pos < len;) {
+    const colon = line.indexOf(': ', pos);
+    if (colon < 0) break;
+    let end = line.indexOf(', ', colon + 2);
+    if (end < 0) end = len;
+    const key = line.slice(pos, colon);
+    const g = SGLANG_KEY_MAP.get(key);
+    const isFallback = g === undefined && USAGE_FALLBACKS.includes(key);
+    if (g !== undefined || isFallback) {
+      const text = line.slice(colon + 2, end);
+      const value = NUMBER.test(text) ? Number(text.trimEnd()) : NaN;
+      if (Number.isFinite(value)) {
+        if (g !== undefined) out[g] = value;
+        else fallback[key] = value;
+      }
+    }
+    pos = end + 2;
   }
   if (out.tokenUsage === undefined) {
     const k = USAGE_FALLBACKS.find((f) => fallback[f] !== undefined);

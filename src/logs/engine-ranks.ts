@@ -11,6 +11,8 @@ const SUMMED = ['running', 'queued', 'transferQueue', 'preallocQueue', 'genThrou
 
 export class EngineRanks {
   private readonly ranks = new Map<string, EngineValues>();
+  /** The totals after the last apply. */
+  total: EngineValues = {};
 
   /** Records one rank's line; returns the engine totals over every rank seen. */
   apply(line: EngineLine): EngineValues {
@@ -21,7 +23,13 @@ export class EngineRanks {
       for (const k of SUMMED) if (v[k] !== undefined) total[k] = (total[k] ?? 0) + v[k];
       if (v.tokenUsage !== undefined) total.tokenUsage = Math.max(total.tokenUsage ?? 0, v.tokenUsage);
     }
+    this.total = total;
     return total;
+  }
+
+  /** Every rank's last values (rank → values). */
+  perRank(): ReadonlyMap<string, EngineValues> {
+    return this.ranks;
   }
 
   get size(): number {
@@ -37,22 +45,50 @@ export function applyEngineLine(
   line: EngineLine,
   nowMs: number,
 ): EngineSignal {
-  const rl = { ...labels, rank: line.rank };
-  const v = line.values;
+  setRankGauges(metrics, labels, line.rank, line.values);
+  const total = ranks.apply(line);
+  setEngineGauges(metrics, labels, total);
+  metrics.engineLastBatch.set(labels, nowMs / 1000);
+  return engineSignal(labels, total, line.progress, nowMs);
+}
+
+/**
+ * Writes every rank's gauges and the totals from what `ranks` holds: replay applies its lines to `ranks` only
+ * and writes the gauges once per file (a prom-client set hashes its labels, and nothing reads the gauges
+ * before the end; per line it was most of the per-rank pass's cost on a batch-line-heavy log).
+ */
+export function writeEngineGauges(
+  metrics: EngineMetrics,
+  labels: { target: string; service: string },
+  ranks: EngineRanks,
+  lastBatchMs: number,
+): void {
+  for (const [rank, v] of ranks.perRank()) setRankGauges(metrics, labels, rank, v);
+  setEngineGauges(metrics, labels, ranks.total);
+  metrics.engineLastBatch.set(labels, lastBatchMs / 1000);
+}
+
+function setRankGauges(
+  metrics: EngineMetrics,
+  labels: { target: string; service: string },
+  rank: string,
+  v: EngineValues,
+): void {
+  const rl = { ...labels, rank };
   if (v.running !== undefined) metrics.engineRankRunning.set(rl, v.running);
   if (v.queued !== undefined) metrics.engineRankQueued.set(rl, v.queued);
   if (v.tokenUsage !== undefined) metrics.engineRankTokenUsage.set(rl, v.tokenUsage);
   if (v.genThroughput !== undefined) metrics.engineRankGenThroughput.set(rl, v.genThroughput);
-  const total = ranks.apply(line);
-  setEngineGauges(metrics, labels, total);
-  metrics.engineLastBatch.set(labels, nowMs / 1000);
-  const sig: EngineSignal = {
-    kind: 'engine',
-    source: 'log',
-    time: nowMs,
-    ...labels,
-    progress: line.progress,
-  };
+}
+
+/** The detector's signal for one engine line, from the engine totals. */
+export function engineSignal(
+  labels: { target: string; service: string },
+  total: EngineValues,
+  progress: boolean,
+  nowMs: number,
+): EngineSignal {
+  const sig: EngineSignal = { kind: 'engine', source: 'log', time: nowMs, ...labels, progress };
   if (total.running !== undefined) sig.running = total.running;
   if (total.queued !== undefined) sig.queued = total.queued;
   if (total.transferQueue !== undefined) sig.transferQueue = total.transferQueue;

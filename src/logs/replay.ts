@@ -8,7 +8,7 @@ import type { DetectConfig, LogFormat, LogPack, RuleConfig } from '../config/sch
 import { createEngineMetrics, createLogMetrics } from '../metrics.js';
 import type { Severity } from '../signals.js';
 import { applyEngineValues, LINE_STAMP } from './engine-lines.js';
-import { applyEngineLine, EngineRanks } from './engine-ranks.js';
+import { EngineRanks, engineSignal, writeEngineGauges } from './engine-ranks.js';
 import { replayTimeline, stampMs, type Timeline, type TimedSignal } from './replay-timeline.js';
 import { compileRuleSet } from './rules.js';
 import { ChunkScanner } from './scanner.js';
@@ -67,6 +67,9 @@ export interface ReplayResult {
   timeline?: Timeline;
 }
 
+/** Engine signals that all report progress are merged over at most this span (see the engine sink). */
+const PROGRESS_MERGE_MS = 5_000;
+
 export function replayFiles(o: ReplayOptions): ReplayResult {
   const registry = new client.Registry();
   const metrics = { ...createLogMetrics(registry), ...createEngineMetrics(registry) };
@@ -78,6 +81,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
   let bytes = 0;
   const buf = Buffer.allocUnsafe(1 << 16);
   const signals: TimedSignal[] = [];
+  let mergeStart = 0;
   let year = 1970;
   const timeOf = (stamp: string | undefined, fallback: number): number => {
     if (stamp === undefined) return fallback;
@@ -91,6 +95,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     const labels = { target: 'replay', service };
     const set = compileRuleSet(o.packs, o.userRules ?? [], service);
     const ranks = new EngineRanks();
+    let lastBatchMs: number | undefined;
     const fd = openSync(file, 'r');
     // vLLM stamps have no year: the file's own year stands in for it.
     year = new Date(fstatSync(fd).mtimeMs).getUTCFullYear();
@@ -160,8 +165,33 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             lastStamp = line.stamp;
             lastTime = timeOf(line.stamp, lastTime);
           }
-          const sig = applyEngineLine(metrics, labels, ranks, line, Number.isFinite(lastTime) ? lastTime : 0);
-          if (o.timeline && Number.isFinite(lastTime)) signals.push(sig);
+          // Gauges are written once, after the file (writeEngineGauges): nothing reads them before.
+          const total = ranks.apply(line);
+          lastBatchMs = Number.isFinite(lastTime) ? lastTime : 0;
+          if (o.timeline && Number.isFinite(lastTime)) {
+            const sig = engineSignal(labels, total, line.progress, lastTime);
+            // Engine lines in a row that the detector cannot tell apart become one signal (each reduce
+            // copies the detector state; a busy log has lines every second for hours): lines with the same
+            // stamp (one-second resolution; the last one's totals cover every rank), and lines that all report
+            // progress within PROGRESS_MERGE_MS (the last one sets the progress clock exactly as the run would;
+            // only the gauges in between, which no verdict reads while work is progressing, are skipped).
+            const prev = signals.at(-1);
+            const sameRun = prev?.kind === 'engine' && prev.service === sig.service;
+            if (sameRun && prev.time === sig.time) {
+              sig.progress = sig.progress === true || prev.progress === true;
+              signals[signals.length - 1] = sig;
+            } else if (
+              sameRun &&
+              prev.progress === true &&
+              sig.progress === true &&
+              sig.time - mergeStart < PROGRESS_MERGE_MS
+            ) {
+              signals[signals.length - 1] = sig;
+            } else {
+              mergeStart = sig.time;
+              signals.push(sig);
+            }
+          }
         },
         truncated: () => metrics.logLinesTruncated.inc(labels),
       },
@@ -202,6 +232,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     } finally {
       closeSync(fd);
     }
+    if (lastBatchMs !== undefined) writeEngineGauges(metrics, labels, ranks, lastBatchMs);
     lines += scanner.lines;
     metrics.logLines.inc(labels, scanner.lines);
   }

@@ -2,7 +2,7 @@
 // per byte: cheap, and string offsets are byte offsets); newline splitting happens on bytes, so a UTF-8
 // character split across two reads is whole again before any line is decoded as UTF-8. Only lines the
 // prefilter flags (and lines inside an open multi-line rule) are decoded and matched.
-import { isBatchLine } from './batch-lines.js';
+import { batchLineClose, isBatchLine } from './batch-lines.js';
 import {
   ENGINE_LINE_MARKERS,
   ENGINE_LINE_PARSERS,
@@ -83,8 +83,13 @@ export class ChunkScanner {
     const last = n > start ? buf.lastIndexOf(10, n - 1) : -1;
     if (last >= start) {
       const s = buf.toString('latin1', start, last + 1);
-      this.scan(s, s.length - 1, this.carryStart);
-      if (this.markers.length > 0) this.engineLines(buf, start, last);
+      if (this.everyEngineLine && this.set.skipBatchLines && this.markers.length > 0) {
+        // One walk over the lines does both (the timeline needs nearly every batch line's position).
+        this.scanWithEngineLines(s, s.length - 1, this.carryStart);
+      } else {
+        this.scan(s, s.length - 1, this.carryStart);
+        if (this.markers.length > 0) this.engineLines(buf, start, last, s);
+      }
       this.carryStart += last + 1 - start;
       start = last + 1;
     }
@@ -185,6 +190,53 @@ export class ChunkScanner {
     }
   }
 
+  /**
+   * scanSkippingBatchLines plus the engine lines the verdict timeline needs (see everyLineOf): a batch line is
+   * known by its prefix on the walk the rules make anyway, so its stamp and rank are read there; other lines
+   * are searched for the markers, each marker's next occurrence remembered so no search runs past it twice.
+   */
+  private scanWithEngineLines(s: string, last: number, base: number): void {
+    const max = this.maxLineBytes;
+    const pre = this.set.linePrefilter!;
+    const markers = this.markers;
+    const next = markers.map(([m]) => s.indexOf(m));
+    const found: [number, EngineLineKind][] = [];
+    const batch = new SecondRanks(found);
+    let p = 0;
+    while (p <= last) {
+      const nl = s.indexOf('\n', p);
+      this.lines++;
+      let end = nl;
+      if (nl - p > max) {
+        this.sink.truncated();
+        end = p + max;
+      }
+      const close = batchLineClose(s, p, end);
+      if (close >= 0) {
+        if (sglangStampAt(s, p)) batch.add(s, p, close);
+        else found.push([close + 1, 'sglang_batch']);
+      } else {
+        for (let k = 0; k < markers.length; k++) {
+          if (next[k]! >= 0 && next[k]! < p) next[k] = s.indexOf(markers[k]![0], p);
+          if (next[k]! >= 0 && next[k]! < nl) found.push([next[k]!, markers[k]![1]]);
+        }
+      }
+      if (this.matcher.hasPending || (close < 0 && pre.test(s.slice(p, end)))) {
+        this.emitLine(s.slice(p, end), base + p);
+      }
+      p = nl + 1;
+    }
+    batch.flush();
+    found.sort((a, b) => a[0] - b[0]);
+    for (const [at, kind] of found) {
+      const from = s.lastIndexOf('\n', at) + 1;
+      const end = s.indexOf('\n', at);
+      if (end - from > this.maxLineBytes) continue;
+      const v = ENGINE_LINE_PARSERS[kind](s.slice(from, end));
+      if (v) this.sink.engine(v);
+    }
+  }
+
   /** Counts the lines in s[from, to) (to is a line start), noting over-long ones; returns `to`. */
   private count(s: string, from: number, to: number): number {
     const max = this.maxLineBytes;
@@ -200,20 +252,15 @@ export class ChunkScanner {
     return to;
   }
 
-  private engineLines(buf: Buffer, start: number, last: number): void {
+  /** `s` is buf[start, last] as latin1 (what scan() read). */
+  private engineLines(buf: Buffer, start: number, last: number, s: string): void {
     // Gauges keep only the last value, so only the last line of each kind and rank in the chunk matters;
     // lines are applied in file order so a later line's fields win. Searched backwards on the Buffer (V8's
     // String#lastIndexOf is a naive scan, Buffer#lastIndexOf is not), reading only each line's prefix for its
     // rank, until every rank seen so far has been found (or MAX_RANK_WALK lines were looked at).
     const found: [number, EngineLineKind][] = [];
     if (this.everyEngineLine) {
-      for (const [marker, kind] of this.markers) {
-        for (let at = buf.indexOf(marker, start, 'latin1'); at >= 0 && at <= last;) {
-          found.push([at, kind]);
-          const nl = buf.indexOf(10, at);
-          at = nl < 0 ? -1 : buf.indexOf(marker, nl, 'latin1');
-        }
-      }
+      for (const [marker, kind] of this.markers) everyLineOf(s, start, marker, kind, found);
       return this.emitEngineLines(buf, start, found);
     }
     for (const [marker, kind] of this.markers) {
@@ -250,6 +297,95 @@ export class ChunkScanner {
       if (v) this.sink.engine(v);
     }
   }
+}
+
+/**
+ * Every line of one kind in the chunk text `s` (which starts at buffer offset `base`), for the verdict timeline,
+ * less the SGLang batch lines a later line of the same rank and the same second supersedes: the timeline runs
+ * on the lines' own stamps, which have one-second resolution, and a batch line always reports progress, so the
+ * last line of a rank in a second says all the others do. Decided by position (stamp and rank) before any line
+ * is parsed: a busy engine prints tens of batch lines a second, and parsing and reducing each one made replay
+ * twenty times slower. vLLM prints its stats line every 10 s and its progress differs line by line: all kept.
+ * Searched on the string: one Buffer#indexOf per line costs more than the line's whole handling here.
+ */
+function everyLineOf(
+  s: string,
+  base: number,
+  marker: string,
+  kind: EngineLineKind,
+  found: [number, EngineLineKind][],
+): void {
+  const seconds = kind === 'sglang_batch' ? new SecondRanks(found, base) : undefined;
+  for (let a = s.indexOf(marker); a >= 0;) {
+    const from = s.lastIndexOf('\n', a) + 1;
+    if (seconds && sglangStampAt(s, from)) seconds.add(s, from, a - 1);
+    else found.push([base + a, kind]);
+    const nl = s.indexOf('\n', a);
+    a = nl < 0 ? -1 : s.indexOf(marker, nl);
+  }
+  seconds?.flush();
+}
+
+/**
+ * The last SGLang batch line of each rank and kind (Prefill or Decode) within each second, for lines fed in file
+ * order; `close` is the `]` that ends the line's prefix (the kind's name follows it).
+ */
+class SecondRanks {
+  // The current second's line start (-1: none yet) and the last line of each rank and kind in it.
+  private second = -1;
+  private readonly pending = new Map<number, number>();
+
+  constructor(
+    private readonly found: [number, EngineLineKind][],
+    private readonly base = 0,
+  ) {}
+
+  add(s: string, from: number, close: number): void {
+    if (this.second < 0 || !sameSecond(s, this.second, from)) {
+      this.flush();
+      this.second = from;
+    }
+    // `Decode` or `Prefill` after `] `: one letter tells them apart.
+    const key = sglangRankAt(s, from, close + 1) * 2 + (s.charCodeAt(close + 2) === 68 /* D */ ? 0 : 1);
+    this.pending.set(key, this.base + close + 2);
+  }
+
+  flush(): void {
+    for (const at of this.pending.values()) this.found.push([at, 'sglang_batch']);
+    this.pending.clear();
+  }
+}
+
+/** Whether s[from] starts SGLang's `[YYYY-MM-DD HH:MM:SS` prefix (the second is s[from+1, from+20)). */
+function sglangStampAt(s: string, from: number): boolean {
+  return (
+    s.charCodeAt(from) === 91 /* [ */ &&
+    s.charCodeAt(from + 5) === 45 /* - */ &&
+    s.charCodeAt(from + 8) === 45 &&
+    s.charCodeAt(from + 11) === 32 &&
+    s.charCodeAt(from + 14) === 58 /* : */ &&
+    s.charCodeAt(from + 17) === 58
+  );
+}
+
+function sameSecond(s: string, a: number, b: number): boolean {
+  for (let i = 19; i >= 1; i--) if (s.charCodeAt(a + i) !== s.charCodeAt(b + i)) return false;
+  return true;
+}
+
+/** The DP rank in the `[time DP1 TP1 EP1]` prefix at s[from], before `end`; 0 without one. */
+function sglangRankAt(s: string, from: number, end: number): number {
+  for (let i = from + 20; i < end - 3; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 93 /* ] */) break;
+    if (c === 32 && s.charCodeAt(i + 1) === 68 /* D */ && s.charCodeAt(i + 2) === 80 /* P */) {
+      let n = 0;
+      for (let j = i + 3; s.charCodeAt(j) >= 48 && s.charCodeAt(j) <= 57; j++)
+        n = n * 10 + s.charCodeAt(j) - 48;
+      return n;
+    }
+  }
+  return 0;
 }
 
 /** Distinct ranks remembered per marker (DP sizes stay far below this). */

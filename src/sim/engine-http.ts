@@ -12,6 +12,7 @@ import type { PdModel } from './pd.js';
 export interface EngineDeps {
   role: 'prefill' | 'decode';
   pd: PdModel;
+  sglangFormat: fmt.SglangFormat;
   faults: FaultSet;
   modelName: string;
   log: LogFile;
@@ -72,7 +73,13 @@ export function engineHandler(deps: EngineDeps): Handler {
         });
         return;
       case '/metrics': {
-        const text = engineMetricsText(deps.role, deps.modelName, side.published, side.counters);
+        const text = engineMetricsText(
+          deps.role,
+          deps.modelName,
+          side.published,
+          side.counters,
+          deps.sglangFormat,
+        );
         res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
         res.end(text);
         return;

@@ -19,13 +19,15 @@ import {
 import { Service } from './http.js';
 import { LogFile } from './logfile.js';
 import * as fmt from './logfmt.js';
-import { DEFAULT_MODEL, PdModel, type ModelParams, type SimEvent } from './pd.js';
+import { DEFAULT_MODEL, LEGACY_DIALECT, PdModel, type ModelParams, type SimEvent } from './pd.js';
 import { Proxy } from './proxy.js';
 import { routerHandler } from './router.js';
 
 export type { FaultName, FaultParams, ServiceName } from './faults/types.js';
 export type { ModelParams, SimEvent } from './pd.js';
 export { DEFAULT_MODEL } from './pd.js';
+export type { SglangFormat } from './logfmt.js';
+export { SGLANG_FORMATS } from './logfmt.js';
 export { FAULT_NAMES, isFaultName } from './faults/registry.js';
 
 export interface SimOptions {
@@ -42,6 +44,12 @@ export interface SimOptions {
   /** SGLANG_HEALTH_CHECK_TIMEOUT analogue for /health_generate (ms, default 20 s). */
   healthGenerateTimeoutMs?: number;
   ports?: Partial<Record<'router' | 'prefill' | 'decode' | 'proxy' | 'control', number>>;
+  /** Which SGLang build's log lines and metric names (default `current`: SGLang main 2026-08). */
+  sglangFormat?: fmt.SglangFormat;
+  /** TP ranks per engine in the current dialect (each prints its per-request failure lines; default 2). */
+  tpRanks?: number;
+  /** SGLANG_DISAGGREGATION_HEARTBEAT_INTERVAL analogue (ms, current dialect; default 5 s as upstream). */
+  heartbeatIntervalMs?: number;
 }
 
 export interface SimState {
@@ -95,6 +103,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
   const initialFaults = (opts.faults ?? []).map((f) => (typeof f === 'string' ? { name: f, params: {} } : f));
   const withProxy = opts.proxy === true || initialFaults.some((f) => f.name === 'keepalive_stall');
   const modelName = opts.modelName ?? 'sim-model';
+  const sglangFormat = opts.sglangFormat ?? 'current';
   const ports = opts.ports ?? {};
 
   const ring: SimEvent[] = [];
@@ -147,6 +156,14 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       emit,
       bootstrapAddr: () => `127.0.0.1:${services.prefill.port}`,
     },
+    sglangFormat === 'legacy'
+      ? LEGACY_DIALECT
+      : {
+          format: 'current',
+          tpRanks: opts.tpRanks ?? 2,
+          heartbeatMs: opts.heartbeatIntervalMs ?? 5_000,
+          heartbeatFailures: 2,
+        },
   );
 
   const whenSchedulerFree = (role: 'prefill' | 'decode', res: ServerResponse, respond: () => void) => {
@@ -163,6 +180,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
         pd,
         faults,
         modelName,
+        sglangFormat,
         log: logs[role],
         port: () => services[role].port,
         healthGenerateTimeoutMs: opts.healthGenerateTimeoutMs ?? DEFAULT_HEALTH_GENERATE_TIMEOUT_MS,

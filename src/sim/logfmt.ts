@@ -1,6 +1,12 @@
-// SGLang's log line formats (engine-signals.md §0, §1, §2). Every literal here is quoted from the reference;
-// values are the simulator's. Kept free of I/O so a fixture test can compare them with the reference strings.
+// SGLang's log line formats (engine-signals.md §0, §1, §2). Every literal here is quoted from the reference or
+// from upstream source (named next to it); values are the simulator's. Two dialects: `current` (SGLang main,
+// 2026-08) and `legacy` (mid-2025, @01bb3c8), so both stay tested. Kept free of I/O so a fixture test can
+// compare them with the reference strings.
 import { STATUS_CODES } from 'node:http';
+
+/** Which SGLang build's log lines the simulator prints. */
+export type SglangFormat = 'current' | 'legacy';
+export const SGLANG_FORMATS: readonly SglangFormat[] = ['current', 'legacy'];
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
@@ -39,11 +45,25 @@ export interface PrefillBatchFields {
   inputThroughput: number;
 }
 
-/** log_prefill_stats @01bb3c8 with disaggregation_mode == PREFILL (note the trailing ", "). */
-export function prefillBatchMessage(f: PrefillBatchFields): string {
-  return (
+/**
+ * log_prefill_stats with disaggregation_mode == PREFILL. legacy: @01bb3c8 (note the trailing ", "). current
+ * (2026, engine-signals.md §2 "2026 variant"; PR sgl-project/sglang#30951 added `#optimistic-req`):
+ * `#pending-token` after `#queue-req`, `#bootstrap-req` in place of `#prealloc-req`, `#optimistic-req`, the
+ * graph flag, and no trailing comma.
+ */
+export function prefillBatchMessage(f: PrefillBatchFields, format: SglangFormat = 'legacy'): string {
+  const head =
     `Prefill batch, #new-seq: ${f.newSeq}, #new-token: ${f.newToken}, #cached-token: ${f.cachedToken}, ` +
-    `token usage: ${f.tokenUsage.toFixed(2)}, #running-req: ${f.runningReq}, #queue-req: ${f.queueReq}, ` +
+    `token usage: ${f.tokenUsage.toFixed(2)}, #running-req: ${f.runningReq}, #queue-req: ${f.queueReq}, `;
+  if (format === 'current') {
+    return (
+      head +
+      `#pending-token: 0, #bootstrap-req: ${f.preallocReq}, #inflight-req: ${f.inflightReq}, #optimistic-req: 0, ` +
+      `cuda graph: False, input throughput (token/s): ${f.inputThroughput.toFixed(2)}`
+    );
+  }
+  return (
+    head +
     `#prealloc-req: ${f.preallocReq}, #inflight-req: ${f.inflightReq}, ` +
     `input throughput (token/s): ${f.inputThroughput.toFixed(2)}, `
   );
@@ -61,14 +81,18 @@ export interface DecodeBatchFields {
   queueReq: number;
 }
 
-/** log_decode_stats @01bb3c8 with disaggregation_mode == DECODE on a CUDA device. */
-export function decodeBatchMessage(f: DecodeBatchFields): string {
-  return (
+/**
+ * log_decode_stats with disaggregation_mode == DECODE on a CUDA device (scheduler_metrics_mixin.py). legacy:
+ * @01bb3c8 with its trailing ", "; current (2026 variant, engine-signals.md §2): the same fields, no trailing
+ * comma.
+ */
+export function decodeBatchMessage(f: DecodeBatchFields, format: SglangFormat = 'legacy'): string {
+  const msg =
     `Decode batch, #running-req: ${f.runningReq}, #token: ${f.tokens}, token usage: ${f.tokenUsage.toFixed(2)}, ` +
     `pre-allocated usage: ${f.preallocatedUsage.toFixed(2)}, #prealloc-req: ${f.preallocReq}, ` +
     `#transfer-req: ${f.transferReq}, #retracted-req: ${f.retractedReq}, cuda graph: True, ` +
-    `gen throughput (token/s): ${f.genThroughput.toFixed(2)}, #queue-req: ${f.queueReq}, `
-  );
+    `gen throughput (token/s): ${f.genThroughput.toFixed(2)}, #queue-req: ${f.queueReq}`;
+  return format === 'current' ? msg : `${msg}, `;
 }
 
 /** KVTransferError.__str__: f"KVTransferError(bootstrap_room={room}): {reason}". */
@@ -86,6 +110,26 @@ export function prefillBootstrapFailed(rid: string, room: number, reason: string
 export function decodeTransferFailed(rid: string, room: number, reason: string, tpRank = 0): string {
   return (
     `Decode transfer failed for request rank=${tpRank} decode_req.req.rid='${rid}' ` +
+    `decode_req.req.bootstrap_room=${room} with exception ${kvTransferError(room, reason)}`
+  );
+}
+
+/** disaggregation/prefill.py process_disagg_prefill_inflight_queue: a request already past bootstrap. */
+export function prefillTransferFailed(rid: string, room: number, reason: string, tpRank = 0): string {
+  return (
+    `Prefill transfer failed for request rank=${tpRank} req.rid='${rid}' req.bootstrap_room=${room} ` +
+    `with exception ${kvTransferError(room, reason)}`
+  );
+}
+
+/**
+ * disaggregation/decode.py DecodePreallocQueue._update_handshake_waiters (2025-09 → 2026-08): a request still
+ * in the handshake (prealloc) stage: `Decode handshake failed for request rank={tp_rank} {decode_req.req.rid=}
+ * {decode_req.req.bootstrap_room=} with exception {e}`.
+ */
+export function decodeHandshakeFailed(rid: string, room: number, reason: string, tpRank = 0): string {
+  return (
+    `Decode handshake failed for request rank=${tpRank} decode_req.req.rid='${rid}' ` +
     `decode_req.req.bootstrap_room=${room} with exception ${kvTransferError(room, reason)}`
   );
 }
@@ -120,12 +164,32 @@ export const DECODE_WAITING_TIMEOUT_WARNING =
   "acceptable, you can 'export SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600' (10 minutes) to relax the timeout " +
   'condition. ';
 
+/** nixl/conn.py NixlKVReceiver.poll (≤ 2026-05; removed upstream): legacy dialect only. */
 export function waitingTimeoutError(room: number): string {
   return `Request ${room} waiting_timeout`;
 }
 
-export function lostPrefillConnection(bootstrapAddr: string, affected: number): string {
-  return `Lost connection with prefill instance (bootstrap_addr: ${bootstrapAddr}), ${affected} transfers affected`;
+/**
+ * disaggregation/common/conn.py CommonKVManager._handle_node_failure (current: `requests affected`, logged once
+ * the heartbeat missed SGLANG_DISAGGREGATION_HEARTBEAT_MAX_FAILURE times) and nixl/conn.py (legacy: `transfers
+ * affected`, at once).
+ */
+export function lostPrefillConnection(
+  bootstrapAddr: string,
+  affected: number,
+  format: SglangFormat = 'legacy',
+): string {
+  return `${lostPrefillReason(bootstrapAddr)}, ${affected} ${format === 'current' ? 'requests' : 'transfers'} affected`;
+}
+
+/** The failure reason _handle_node_failure records for each affected room (common/conn.py record_failure). */
+export function lostPrefillReason(bootstrapAddr: string): string {
+  return `Lost connection with prefill instance (bootstrap_addr: ${bootstrapAddr})`;
+}
+
+/** common/conn.py heartbeat_checker, on each failed GET {bootstrap_addr}/health (logger.info). */
+export function attemptingReconnect(bootstrapAddr: string): string {
+  return `Attempting to reconnect to ${bootstrapAddr}...`;
 }
 
 /**

@@ -1,5 +1,6 @@
 // An engine's /metrics in Prometheus text format with SGLang's sglang:* names (§4). Scheduler gauges show
 // what the scheduler last published (frozen while it is stuck); counters move when requests finish.
+import type { SglangFormat } from './logfmt.js';
 import type { Published, EngineCounters } from './pd.js';
 
 interface Family {
@@ -15,6 +16,7 @@ export function engineMetricsText(
   modelName: string,
   pub: Published,
   counters: EngineCounters,
+  format: SglangFormat = 'legacy',
 ): string {
   const sched = `model_name="${modelName}",engine_type="${engineType}",tp_rank="0",pp_rank="0"`;
   const tok = `model_name="${modelName}"`;
@@ -25,11 +27,19 @@ export function engineMetricsText(
     g('sglang:token_usage', 'The token usage.', pub.tokenUsage),
     g('sglang:gen_throughput', 'The generation throughput (token/s).', pub.genThroughput),
     g('sglang:cache_hit_rate', 'The prefix cache hit rate.', 0),
-    g(
-      'sglang:num_prefill_prealloc_queue_reqs',
-      'The number of requests in the prefill prealloc queue.',
-      engineType === 'prefill' ? pub.prealloc : 0,
-    ),
+    // metrics/collector.py: `num_prefill_bootstrap_queue_reqs` replaced `num_prefill_prealloc_queue_reqs`
+    // (2025-10; the mapping in src/engines/mappings/sglang.ts reads both).
+    format === 'current'
+      ? g(
+          'sglang:num_prefill_bootstrap_queue_reqs',
+          'The number of requests in the prefill bootstrap queue.',
+          engineType === 'prefill' ? pub.prealloc : 0,
+        )
+      : g(
+          'sglang:num_prefill_prealloc_queue_reqs',
+          'The number of requests in the prefill prealloc queue.',
+          engineType === 'prefill' ? pub.prealloc : 0,
+        ),
     g(
       'sglang:num_prefill_inflight_queue_reqs',
       'The number of requests in the prefill inflight queue.',

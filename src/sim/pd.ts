@@ -70,6 +70,25 @@ export interface SimEvent {
   message: string;
 }
 
+/** Which SGLang build the deployment imitates (log dialect) and its shape. */
+export interface PdDialect {
+  format: fmt.SglangFormat;
+  /** TP ranks per engine: each rank's scheduler prints the per-request failure lines (batch lines: TP0 only). */
+  tpRanks: number;
+  /** SGLANG_DISAGGREGATION_HEARTBEAT_INTERVAL (current dialect; upstream default 5 s, at least 2 s). */
+  heartbeatMs: number;
+  /** SGLANG_DISAGGREGATION_HEARTBEAT_MAX_FAILURE (upstream default 2). */
+  heartbeatFailures: number;
+}
+
+/** The mid-2025 dialect the simulator always spoke before: one TP rank, prefill loss noticed at once. */
+export const LEGACY_DIALECT: PdDialect = {
+  format: 'legacy',
+  tpRanks: 1,
+  heartbeatMs: 5_000,
+  heartbeatFailures: 2,
+};
+
 export interface PdHooks {
   stepFactor(): number;
   /** Prefill's bootstrap socket received an ABORT frame. */
@@ -163,13 +182,26 @@ export class PdModel {
   failedTotal = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
+  /** Decode's heartbeat to a prefill that went away (current dialect): failures so far and the next check. */
+  private heartbeat: { failures: number; timer?: NodeJS.Timeout } | undefined;
 
   constructor(
     readonly model: ModelParams,
     private readonly timeouts: { waitingMs: number; bootstrapMs: number },
     private readonly logs: { prefill: LogFile; decode: LogFile },
     private readonly hooks: PdHooks,
+    private readonly dialect: PdDialect = LEGACY_DIALECT,
   ) {}
+
+  private get current(): boolean {
+    return this.dialect.format === 'current';
+  }
+
+  /** One scheduler line per TP rank (current dialect) or TP0's only (legacy). */
+  private perRank(at: Date, message: (rank: number) => string): string[] {
+    const n = this.current ? Math.max(1, this.dialect.tpRanks) : 1;
+    return Array.from({ length: n }, (_, r) => fmt.schedulerLine(at, message(r), r));
+  }
 
   // ---- requests ------------------------------------------------------------------------------------------
 
@@ -208,16 +240,22 @@ export class PdModel {
       return;
     }
     const now = new Date();
+    const why = fmt.ABORTED_BY_ABORTREQ;
     if (this.prefill.up) {
-      this.logs.prefill.write(
-        fmt.schedulerLine(now, fmt.prefillBootstrapFailed(req.rid, req.room, fmt.ABORTED_BY_ABORTREQ)),
-      );
+      // Current builds print the line of the queue the request is in, on every TP rank: the inflight queue
+      // (prefill.py process_disagg_prefill_inflight_queue) or else the bootstrap queue's (pop_bootstrapped).
+      // A request past both keeps the bootstrap line, as the simulator always printed (see decisions.md).
+      const line =
+        this.current && req.stage === 'inflight' ? fmt.prefillTransferFailed : fmt.prefillBootstrapFailed;
+      this.logs.prefill.write(this.perRank(now, (r) => line(req.rid, req.room, why, r)));
       this.prefill.counters.bootstrapFailed++;
     }
     if (this.decode.up) {
-      this.logs.decode.write(
-        fmt.schedulerLine(now, fmt.decodeTransferFailed(req.rid, req.room, fmt.ABORTED_BY_ABORTREQ)),
-      );
+      // Decode: the handshake (prealloc) queue before prefill has the request (decode.py
+      // _update_handshake_waiters), the transfer queue's line otherwise (pop_transferred).
+      const line =
+        this.current && req.stage === 'bootstrap' ? fmt.decodeHandshakeFailed : fmt.decodeTransferFailed;
+      this.logs.decode.write(this.perRank(now, (r) => line(req.rid, req.room, why, r)));
       this.decode.counters.aborted++;
       this.decode.counters.transferFailed++;
     }
@@ -289,17 +327,20 @@ export class PdModel {
     this.logs.prefill.write(
       fmt.schedulerLine(
         new Date(now),
-        fmt.prefillBatchMessage({
-          newSeq: batch.length,
-          newToken: newTokens,
-          cachedToken: 0,
-          tokenUsage: p.published.tokenUsage,
-          runningReq: 0,
-          queueReq: p.waiting.length,
-          preallocReq: p.bootstrapQueue.size,
-          inflightReq: p.inflight.size,
-          inputThroughput: p.published.inputThroughput,
-        }),
+        fmt.prefillBatchMessage(
+          {
+            newSeq: batch.length,
+            newToken: newTokens,
+            cachedToken: 0,
+            tokenUsage: p.published.tokenUsage,
+            runningReq: 0,
+            queueReq: p.waiting.length,
+            preallocReq: p.bootstrapQueue.size,
+            inflightReq: p.inflight.size,
+            inputThroughput: p.published.inputThroughput,
+          },
+          this.dialect.format,
+        ),
       ),
     );
     p.busy = true;
@@ -331,7 +372,7 @@ export class PdModel {
       lines.push(fmt.schedulerLine(now, fmt.PREFILL_BOOTSTRAP_TIMEOUT_WARNING));
     }
     const reason = fmt.timedOutReason(req.room, Date.now() - req.createdAt, 'Bootstrapping');
-    lines.push(fmt.schedulerLine(now, fmt.prefillBootstrapFailed(req.rid, req.room, reason)));
+    lines.push(...this.perRank(now, (r) => fmt.prefillBootstrapFailed(req.rid, req.room, reason, r)));
     this.logs.prefill.write(lines);
     this.prefill.bootstrapQueue.delete(req);
     this.prefill.counters.bootstrapFailed++;
@@ -390,8 +431,9 @@ export class PdModel {
       lines.push(fmt.schedulerLine(now, fmt.DECODE_WAITING_TIMEOUT_WARNING));
     }
     const reason = fmt.timedOutReason(req.room, Date.now() - req.createdAt, 'WaitingForInput');
-    lines.push(fmt.schedulerLine(now, fmt.waitingTimeoutError(req.room)));
-    lines.push(fmt.schedulerLine(now, fmt.decodeTransferFailed(req.rid, req.room, reason)));
+    // `Request N waiting_timeout` was removed upstream in 2026-05: legacy only.
+    if (!this.current) lines.push(fmt.schedulerLine(now, fmt.waitingTimeoutError(req.room)));
+    lines.push(...this.perRank(now, (r) => fmt.decodeTransferFailed(req.rid, req.room, reason, r)));
     this.logs.decode.write(lines);
     this.decode.counters.transferFailed++;
     this.decode.transferQueue.delete(req);
@@ -478,17 +520,20 @@ export class PdModel {
     this.logs.decode.write(
       fmt.schedulerLine(
         new Date(now),
-        fmt.decodeBatchMessage({
-          runningReq: d.published.running,
-          tokens: used,
-          tokenUsage: d.published.tokenUsage,
-          preallocatedUsage: pre / MAX_TOTAL_TOKENS,
-          preallocReq: 0,
-          transferReq: d.transferQueue.size,
-          retractedReq: 0,
-          genThroughput: d.published.genThroughput,
-          queueReq: d.waiting.length,
-        }),
+        fmt.decodeBatchMessage(
+          {
+            runningReq: d.published.running,
+            tokens: used,
+            tokenUsage: d.published.tokenUsage,
+            preallocatedUsage: pre / MAX_TOTAL_TOKENS,
+            preallocReq: 0,
+            transferReq: d.transferQueue.size,
+            retractedReq: 0,
+            genThroughput: d.published.genThroughput,
+            queueReq: d.waiting.length,
+          },
+          this.dialect.format,
+        ),
       ),
     );
   }
@@ -537,9 +582,13 @@ export class PdModel {
 
   /** The prefill process goes away: decode loses the requests whose KV it was waiting for. */
   prefillDown(): void {
-    const affected = this.prefillSideRequests();
     this.prefill.up = false;
     this.prefill.busy = false;
+    if (this.current) {
+      this.startHeartbeat();
+      return;
+    }
+    const affected = this.prefillSideRequests();
     if (affected.length > 0 && this.decode.up) {
       this.logs.decode.write(
         fmt.schedulerLine(new Date(), fmt.lostPrefillConnection(this.hooks.bootstrapAddr(), affected.length)),
@@ -549,8 +598,55 @@ export class PdModel {
       this.fail(r, `prefill instance lost (bootstrap_addr: ${this.hooks.bootstrapAddr()})`);
   }
 
+  /**
+   * Current builds: decode's heartbeat thread (common/conn.py heartbeat_checker) GETs the prefill's /health every
+   * interval; each failure prints `Attempting to reconnect to …`, and the max-th declares the node failed:
+   * `Lost connection … N requests affected`, and every request bound to it fails on every TP rank.
+   */
+  private startHeartbeat(): void {
+    if (this.heartbeat) return;
+    const hb: { failures: number; timer?: NodeJS.Timeout } = { failures: 0 };
+    this.heartbeat = hb;
+    const check = () => {
+      if (this.heartbeat !== hb) return;
+      if (!this.decode.up) {
+        this.heartbeat = undefined;
+        return;
+      }
+      const addr = this.hooks.bootstrapAddr();
+      const now = new Date();
+      hb.failures++;
+      this.logs.decode.write(this.perRank(now, () => fmt.attemptingReconnect(addr)));
+      if (hb.failures < this.dialect.heartbeatFailures) {
+        hb.timer = this.after(this.dialect.heartbeatMs, check);
+        return;
+      }
+      this.heartbeat = undefined;
+      const affected = this.prefillSideRequests();
+      const reason = fmt.lostPrefillReason(addr);
+      const lines = this.perRank(now, () => fmt.lostPrefillConnection(addr, affected.length, 'current'));
+      for (const r of affected)
+        lines.push(...this.perRank(now, (rank) => fmt.decodeTransferFailed(r.rid, r.room, reason, rank)));
+      this.logs.decode.write(lines);
+      this.decode.counters.transferFailed += affected.length;
+      this.hooks.emit({
+        service: 'decode',
+        kind: 'prefill_lost',
+        message: `heartbeat to ${addr} failed ${hb.failures} times: ${affected.length} requests failed`,
+      });
+      for (const r of affected) this.fail(r, fmt.kvTransferError(r.room, reason));
+    };
+    hb.timer = this.after(this.dialect.heartbeatMs, check);
+  }
+
   /** A fresh prefill process: a live bootstrap thread, per-process state reset. */
   prefillUp(): void {
+    if (this.heartbeat) {
+      // Back before the heartbeat gave up: the new process knows none of the old requests.
+      this.cancel(this.heartbeat.timer);
+      this.heartbeat = undefined;
+      for (const r of this.prefillSideRequests()) this.fail(r, 'prefill instance restarted');
+    }
     const p = this.prefill;
     p.up = true;
     p.threadAlive = true;

@@ -193,3 +193,51 @@ describe('batch-line skipping', () => {
     expect(withRule.found.filter(([, r]) => r === 'busy')).toHaveLength(40);
   });
 });
+
+describe('engine lines for the verdict timeline', () => {
+  // Per second, rank and kind only the last batch line is handed on (the timeline has one-second resolution);
+  // found on the rules' own walk, and the same with or without a rule set that lets batch lines be skipped.
+  const d = (sec: number, prefix: string, running: number) =>
+    `[2026-08-10 14:00:0${sec}${prefix}] Decode batch, #running-req: ${running}, #token: 1, token usage: 0.10, cuda graph: True, gen throughput (token/s): 5.00, #queue-req: 0`;
+  const p = (sec: number, prefix: string, running: number) =>
+    `[2026-08-10 14:00:0${sec}${prefix}] Prefill batch, #new-seq: 1, #new-token: 1, #cached-token: 0, token usage: 0.00, #running-req: ${running}, #queue-req: 0, `;
+  const text =
+    [
+      d(1, ' DP0 TP0', 1),
+      d(1, ' DP1 TP1', 2),
+      p(1, ' DP0 TP0', 3),
+      d(1, ' DP0 TP0', 4),
+      'an unrelated line',
+      d(1, ' DP1 TP1', 5),
+      d(2, ' DP0 TP0', 6),
+      'web-1  | [2026-08-10 14:00:02 TP0] Decode batch, #running-req: 7, #token: 1, token usage: 0.10, gen throughput (token/s): 1.00, #queue-req: 0',
+      d(2, ' DP0 TP0', 8),
+    ].join('\n') + '\n';
+  for (const userRule of [false, true]) {
+    it(`keeps the last line of each rank, kind and second${userRule ? ' (user rule that may match batch lines)' : ''}`, () => {
+      const set = compileRuleSet(
+        ['sglang'],
+        userRule ? [{ name: 'u', severity: 'warning' as const, match: 'batch' }] : [],
+      );
+      expect(set.skipBatchLines).toBe(!userRule);
+      const seen: Array<[string, number | undefined]> = [];
+      const s = new ChunkScanner(
+        set,
+        65_536,
+        { match: () => {}, engine: (l) => seen.push([l.rank, l.values.running]), truncated: () => {} },
+        0,
+        true,
+      );
+      const buf = Buffer.from(text);
+      s.feed(buf, buf.length);
+      s.flush();
+      expect(seen).toEqual([
+        ['0', 3],
+        ['0', 4],
+        ['1', 5],
+        ['0', 7],
+        ['0', 8],
+      ]);
+    });
+  }
+});

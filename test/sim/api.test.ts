@@ -137,7 +137,7 @@ describe('simulator API', () => {
       value(after, 'sglang:generation_tokens_total') - value(before, 'sglang:generation_tokens_total'),
     ).toBe(7);
     expect((await get(`${sim.urls.prefill}/metrics`)).text).toContain(
-      'sglang:num_prefill_prealloc_queue_reqs{',
+      'sglang:num_prefill_bootstrap_queue_reqs{',
     );
   });
 

@@ -46,7 +46,9 @@ describe('log formats', () => {
   let sim: Sim;
   const lines: Record<string, string[]> = {};
   beforeAll(async () => {
+    // The reference formats are the mid-2025 ones (@01bb3c8): the legacy dialect.
     sim = await startSim({
+      sglangFormat: 'legacy',
       faults: ['nixl_abort_unhandled'],
       waitingTimeoutMs: 400,
       bootstrapTimeoutMs: 300,
