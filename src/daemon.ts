@@ -172,10 +172,29 @@ export class Daemon {
     return { ok: true, errors: [] };
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops everything; idempotent (a second call joins the first) and never rejects: each part's failure is logged,
+   * so a signal handler's shutdown cannot end in an unhandled rejection. `remediationGraceMs`: how long a
+   * remediation command in flight is waited for before its process group is cut.
+   */
+  stop(opts: { remediationGraceMs?: number } = {}): Promise<void> {
+    this.stopping ??= this.doStop(opts);
+    return this.stopping;
+  }
+
+  private stopping: Promise<void> | undefined;
+
+  private async doStop(opts: { remediationGraceMs?: number }): Promise<void> {
     this.stopped = true;
+    const log = this.logger.child({ component: 'shutdown' });
+    const logged =
+      (what: string) =>
+      (err: unknown): void =>
+        log.warn({ err: String(err) }, `${what} failed to stop cleanly`);
     // Shutting down: probes still draining from a reload are cut now.
-    await Promise.all([...this.draining].map((r) => r.stop()));
+    await Promise.all(
+      [...this.draining].map((r) => r.stop(opts).catch(logged('a runtime replaced by a reload'))),
+    );
     this.ready = false;
     this.web?.stop();
     const inFlight = this.reloading;
@@ -191,7 +210,7 @@ export class Daemon {
       ]);
       clearTimeout(timer);
     }
-    await this.server?.close();
-    await this.runtime?.stop();
+    await this.server?.close().catch(logged('the HTTP server'));
+    await this.runtime?.stop(opts).catch(logged('the runtime'));
   }
 }

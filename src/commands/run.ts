@@ -38,7 +38,12 @@ export async function runDaemonUntilSignal(
       process.exit(EXIT.failed);
     }, SHUTDOWN_DEADLINE_MS).unref();
     void (async () => {
-      await beforeStop?.();
+      try {
+        await beforeStop?.();
+      } catch (err) {
+        log.warn({ err: String(err) }, 'shutdown: a pre-stop step failed');
+      }
+      // Never rejects (Daemon.stop logs each part's failure); a remediation in flight gets SHUTDOWN_GRACE_MS.
       await daemon.stop();
       onStopped?.();
     })();

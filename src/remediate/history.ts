@@ -11,12 +11,20 @@ export interface PauseRecord {
   until?: number;
 }
 
+/** How the last command ended (`interrupted`: cut by a daemon shutdown). */
+export interface LastRun {
+  at: number;
+  result: string;
+  durationMs?: number;
+}
+
 export interface TargetHistory {
   lastRunAt?: number;
   runs: number[];
   paused?: PauseRecord;
   /** A command in flight: its process group id and when it started (the lock against overlapping runs). */
   running?: { pid: number; startedAt: number };
+  last?: LastRun;
 }
 
 export const HISTORY_FILE = 'remediation.json';

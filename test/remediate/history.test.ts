@@ -115,3 +115,50 @@ it('a corrupt history file and stale temp files do not stop the start', () => {
   expect(h.get('pd')).toEqual({ runs: [] });
   expect(readdirSync(state)).toEqual([HISTORY_FILE]);
 });
+
+it('shutdown waits for the command, then cuts its whole process group and records the run as interrupted', async () => {
+  const pidsFile = join(dir, 'pids.txt');
+  // Ignores TERM (KILL must follow) and leaves a grandchild in its group that must not outlive the daemon.
+  const child = `require('fs').appendFileSync(${JSON.stringify(pidsFile)}, process.pid + '\\n'); setInterval(() => {}, 1000)`;
+  const cmd = [
+    process.execPath,
+    '-e',
+    `const { spawn } = require('child_process');
+     spawn(process.execPath, ['-e', ${JSON.stringify(child)}], { stdio: 'ignore' });
+     require('fs').appendFileSync(${JSON.stringify(pidsFile)}, process.pid + '\\n');
+     process.on('SIGTERM', () => {});
+     setInterval(() => {}, 1000);`,
+  ];
+  const clock = { now: 10_000_000 };
+  const records: RemediationRecord[] = [];
+  const r = remediator(cmd, clock, records);
+  r.consider(wedged);
+  const started = await waitFor(
+    () => {
+      const lines = existsSync(pidsFile) ? readFileSync(pidsFile, 'utf8').trim().split('\n') : [];
+      return lines.length === 2 ? lines.map(Number) : undefined;
+    },
+    { what: 'the command and its grandchild to start' },
+  );
+  pids.push(...started);
+  await r.shutdown(50);
+  // The grandchild is reaped by init once killed: poll rather than expect it gone the same instant.
+  await waitFor(() => started.every((pid) => !alive(pid)), { what: 'the whole group to be gone' });
+  expect(records.map((x) => x.result)).toEqual(['interrupted']);
+  const saved = JSON.parse(readFileSync(join(dir, 'state', HISTORY_FILE), 'utf8')) as {
+    pd: { running?: unknown; last?: { result: string }; runs: number[] };
+  };
+  // The lock is released and the cut run is in the history (it still counts against the cooldown and cap).
+  expect(saved.pd.running).toBeUndefined();
+  expect(saved.pd.last?.result).toBe('interrupted');
+  expect(saved.pd.runs).toEqual([clock.now]);
+});
+
+it('shutdown does not cut a command that finishes within the grace', async () => {
+  const cmd = [process.execPath, '-e', 'setTimeout(() => {}, 200)'];
+  const records: RemediationRecord[] = [];
+  const r = remediator(cmd, { now: 10_000_000 }, records);
+  r.consider(wedged);
+  await r.shutdown(20_000);
+  expect(records.map((x) => x.result)).toEqual(['success']);
+});
