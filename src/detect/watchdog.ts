@@ -402,7 +402,9 @@ export class Watchdog {
     clearInterval(this.timer);
     this.timer = undefined;
     if (!opts.handover)
-      await Promise.all([...this.targets.values()].map((w) => w.shutdownRemediation(opts.remediationGraceMs)));
+      await Promise.all(
+        [...this.targets.values()].map((w) => w.shutdownRemediation(opts.remediationGraceMs)),
+      );
     await this.journal.flush();
   }
 

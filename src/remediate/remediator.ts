@@ -15,15 +15,7 @@ export interface RemediationRecord {
   action: string;
   argv: string[];
   diagnosis: string;
-  result:
-    | 'success'
-    | 'failure'
-    | 'timeout'
-    | 'interrupted'
-    | 'dry_run'
-    | 'cooldown'
-    | 'capped'
-    | 'paused';
+  result: 'success' | 'failure' | 'timeout' | 'interrupted' | 'dry_run' | 'cooldown' | 'capped' | 'paused';
   durationMs?: number;
   output?: string;
   code?: number | null;
