@@ -1,6 +1,7 @@
 // The daemon's lifecycle: load, serve, reload (SIGHUP or /-/reload), stop (SIGTERM/SIGINT).
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { ConfigError, loadConfigFile, type LoadedConfig } from './config/load.js';
+import { restartOnlyChanges } from './config/reload-limits.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { redactor } from './redact.js';
@@ -128,6 +129,14 @@ export class Daemon {
       this.markReload(false);
       return { ok: false, errors };
     }
+    const restartOnly = restartOnlyChanges(this.loaded.config, next.config, {
+      listenFlag: this.opts.listenAddress !== undefined,
+    });
+    if (restartOnly.length > 0) {
+      log.error({ errors: restartOnly }, 'reload refused; keeping the running configuration');
+      this.markReload(false);
+      return { ok: false, errors: restartOnly };
+    }
     if (this.stopped) return STOPPING;
     const factory = this.opts.runtimeFactory ?? createRuntime;
     const previousSecrets = this.loaded.secrets;
@@ -167,6 +176,8 @@ export class Daemon {
       log.error({ err }, 'reload: some log sources failed to start');
     }
     redactor.set(next.secrets);
+    // Applied in place: only new connections are counted against it.
+    if (this.server) this.server.server.maxConnections = next.config.web.maxConnections;
     this.markReload(true);
     log.info({ targets: next.config.targets.map((t) => t.name) }, 'configuration reloaded');
     return { ok: true, errors: [] };
