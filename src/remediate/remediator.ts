@@ -6,7 +6,13 @@ import type { Logger } from '../logger.js';
 import type { TargetMetrics } from '../metrics.js';
 import { remediationAction } from '../known-series.js';
 import { runCommand, type ExecOptions, type ExecResult } from './exec.js';
-import { alive, type LastRun, type RemediationHistory } from './history.js';
+import {
+  lockHeld,
+  procStartTime,
+  type LastRun,
+  type RemediationHistory,
+  type RunningLock,
+} from './history.js';
 import { decide, newLedger, recordRun, type Ledger, type SkipReason } from './policy.js';
 
 export interface RemediationRecord {
@@ -52,6 +58,8 @@ export interface RemediatorCarry {
  */
 export const SHUTDOWN_GRACE_MS = 2500;
 export const SHUTDOWN_KILL_AFTER_MS = 500;
+/** TERM to KILL for a command an earlier process left running past its timeout (as exec.ts does on a timeout). */
+const ORPHAN_KILL_AFTER_MS = 5000;
 
 const SKIPPED: Record<SkipReason, string> = {
   cooldown: 'remediation skipped: still in the cooldown after the last run',
@@ -86,19 +94,43 @@ export class Remediator {
     carry.ledger.lastRunAt = h.lastRunAt;
     carry.ledger.runs = [...h.runs];
     const orphan = h.running;
-    if (orphan !== undefined && alive(orphan.pid)) {
+    if (orphan !== undefined && lockHeld(orphan)) {
       this.opts.logger.warn(
         { target: this.opts.target, pid: orphan.pid },
         'a remediation started before the restart still runs; no new run until it exits',
       );
+      // Its own process (killed with -9) can no longer enforce the timeout: this one does, on the whole group.
+      const signalGroup = (sig: NodeJS.Signals) => {
+        try {
+          process.kill(-orphan.pid, sig);
+        } catch {
+          // gone already
+        }
+      };
+      const overdue = orphan.startedAt + this.opts.config.timeout - this.now();
+      const timers: NodeJS.Timeout[] = [];
+      const cut = setTimeout(
+        () => {
+          this.opts.logger.warn(
+            { target: this.opts.target, pid: orphan.pid },
+            'the remediation left by the earlier process ran past its timeout; stopping its process group',
+          );
+          signalGroup('SIGTERM');
+          timers.push(setTimeout(() => signalGroup('SIGKILL'), ORPHAN_KILL_AFTER_MS).unref());
+        },
+        Math.max(0, overdue),
+      );
+      cut.unref();
+      timers.push(cut);
       carry.running = new Promise<void>((resolve) => {
         const t = setInterval(() => {
-          if (alive(orphan.pid)) return;
+          if (lockHeld(orphan)) return;
           clearInterval(t);
           resolve();
         }, this.opts.orphanPollMs ?? 1000);
         t.unref();
       }).finally(() => {
+        for (const t of timers) clearTimeout(t);
         carry.running = undefined;
         this.save(undefined);
       });
@@ -106,7 +138,7 @@ export class Remediator {
     return carry;
   }
 
-  private save(running: { pid: number; startedAt: number } | undefined): void {
+  private save(running: RunningLock | undefined): void {
     const history = this.opts.history;
     if (history === undefined) return;
     const l = this.shared.ledger;
@@ -194,7 +226,10 @@ export class Remediator {
     shared.running = exec(cfg.command, {
       env: { WEDGEWATCH_TARGET: this.opts.target, WEDGEWATCH_DIAGNOSIS: diagnosis },
       timeoutMs: cfg.timeout,
-      onSpawn: (pid) => this.save({ pid, startedAt: now }),
+      onSpawn: (pid) => {
+        const procStart = procStartTime(pid);
+        this.save({ pid, startedAt: now, ...(procStart !== undefined ? { procStart } : {}) });
+      },
       signal: interrupt.signal,
       interruptKillAfterMs: SHUTDOWN_KILL_AFTER_MS,
     })
