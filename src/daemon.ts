@@ -18,6 +18,8 @@ export interface DaemonOptions {
   logger: Logger;
   /** Overrides web.listenAddress from the config when given (the --web.listen-address flag). */
   listenAddress?: string;
+  /** --web.enable-lifecycle: the lifecycle API is on whatever web.enableLifecycle says (as Prometheus's flag). */
+  enableLifecycle?: boolean;
   metrics?: Metrics;
   runtimeFactory?: RuntimeFactory;
   /** Route plugins that need the daemon (status page, /probe, /api/*). */
@@ -69,7 +71,7 @@ export class Daemon {
       logger: this.logger,
       isReady: () => this.ready,
       unhealthy: () => this.unhealthy(),
-      lifecycleEnabled: () => this.loaded.config.web.enableLifecycle,
+      lifecycleEnabled: () => this.lifecycleEnabled(),
       reload: () => this.reload(),
       maxConnections: this.loaded.config.web.maxConnections,
       plugins: (this.opts.plugins ?? []).map((p) => p(this)),
@@ -97,6 +99,11 @@ export class Daemon {
       }
     }
     return undefined;
+  }
+
+  /** POST /-/reload and the remediation write endpoints: on by the flag or by web.enableLifecycle. */
+  lifecycleEnabled(): boolean {
+    return this.opts.enableLifecycle === true || this.loaded.config.web.enableLifecycle;
   }
 
   address(): string {

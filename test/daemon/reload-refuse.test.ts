@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
+import { startCli } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
 import { capturingLogger } from '../web/helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-reload-refuse-'));
@@ -79,4 +81,28 @@ it('a listen address given by --web.listen-address wins: a change in the file is
   writeFileSync(file, config({ listen: '127.0.0.1:1', target: 'second' }));
   expect((await reload()).status).toBe(200);
   expect([...d.runtime!.probes!.keys()]).toEqual(['second']);
+});
+
+it('--web.enable-lifecycle turns the lifecycle API on, as Prometheus’s flag does, whatever the file says', async () => {
+  const file = join(dir, 'lifecycle.yaml');
+  writeFileSync(file, config().replace('enableLifecycle: true', 'enableLifecycle: false'));
+  for (const [flags, status] of [
+    [[], 404],
+    [['--web.enable-lifecycle'], 200],
+  ] as const) {
+    const { child, out, exited } = startCli(['run', '--config', file, ...flags]);
+    try {
+      const addr = await waitFor(() => /"address":"([^"]+)"/.exec(out.stderr)?.[1], {
+        timeoutMs: 20_000,
+        what: 'the daemon to listen',
+      });
+      const res = await request(`http://${addr}/-/reload`, { method: 'POST' });
+      await res.body.text();
+      expect(res.statusCode, flags.join(' ')).toBe(status);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }
 });
