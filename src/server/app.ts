@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyPluginAsync,
   type onRequestHookHandler,
 } from 'fastify';
+import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { VERSION } from '../version.js';
@@ -32,7 +33,7 @@ export interface ServerDeps {
   /** Open connections beyond this are refused (closed at accept); default 512. */
   maxConnections?: number;
   /** From --web.config.file: serve TLS with this certificate, and check every request (basic auth). */
-  web?: { https?: { cert: Buffer; key: Buffer }; onRequest?: onRequestHookHandler };
+  web?: { https?: HttpsServerOptions; onRequest?: onRequestHookHandler };
 }
 
 const LANDING = `<!doctype html>

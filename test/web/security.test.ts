@@ -140,7 +140,7 @@ describe('web config file', () => {
     writeFileSync(bad, 'tls_server_config:\n  cert_file: nope.crt\n  key_file: a.key\n');
     expect(() => loadWebConfig(bad)).toThrow(/tls_server_config.cert_file: cannot read nope.crt: ENOENT/);
     writeFileSync(bad, `tls_server_config:\n  cert_file: a.crt\n  key_file: b.key\n`);
-    expect(() => loadWebConfig(bad)).toThrow(/do not form a usable pair/);
+    expect(() => loadWebConfig(bad)).toThrow(/do not form a usable context/);
   });
 
   it('stops a daemon start on a bad web config before anything runs', async () => {
