@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { createSecureContext, type SecureVersion, type TLSSocket } from 'node:tls';
 import YAML from 'yaml';
 import { z } from 'zod';
+import { duration } from '../config/duration.js';
 import { ConfigError, formatPath } from '../config/load.js';
 import type { Logger } from '../logger.js';
 
@@ -77,8 +78,12 @@ const headersSchema = z.strictObject({
 const webConfigSchema = z.strictObject({
   tls_server_config: z
     .strictObject({
-      cert_file: z.string().min(1),
-      key_file: z.string().min(1),
+      // Each PEM from a file or inline (exporter-toolkit's cert/key/client_ca), not both.
+      cert_file: z.string().min(1).optional(),
+      key_file: z.string().min(1).optional(),
+      cert: z.string().min(1).optional(),
+      key: z.string().min(1).optional(),
+      client_ca: z.string().min(1).optional(),
       client_auth_type: z.enum(CLIENT_AUTH_TYPES).default('NoClientCert'),
       client_ca_file: z.string().min(1).optional(),
       client_allowed_sans: z.array(z.string().min(1)).min(1).optional(),
@@ -107,6 +112,13 @@ const webConfigSchema = z.strictObject({
       headers: headersSchema.optional(),
     })
     .optional(),
+  /** One token bucket for all requests; interval 0 turns it off (exporter-toolkit). */
+  rate_limit: z
+    .strictObject({
+      interval: duration(),
+      burst: z.number().int().min(0),
+    })
+    .optional(),
   basic_auth_users: z
     .record(
       z
@@ -133,8 +145,9 @@ export interface TlsMaterial {
 }
 
 export interface TlsConfig extends TlsMaterial {
-  certFile: string;
-  keyFile: string;
+  /** The files behind cert, key and CA (absent when given inline): watched for changes. */
+  certFile?: string;
+  keyFile?: string;
   caFile?: string;
   clientAuth: ClientAuthType;
   /** A client certificate must carry one of these SANs (DNS, IP, e-mail or URI), exactly. */
@@ -149,6 +162,7 @@ export interface WebConfig {
   /** http_server_config.headers: added to every response. */
   headers: Record<string, string>;
   http2?: boolean;
+  rateLimit?: { intervalMs: number; burst: number };
 }
 
 /**
@@ -206,37 +220,52 @@ export function loadWebConfig(file: string, opts: { reload?: boolean } = {}): We
     ...(parsed.data.http_server_config?.http2 !== undefined
       ? { http2: parsed.data.http_server_config.http2 }
       : {}),
+    ...(parsed.data.rate_limit !== undefined && parsed.data.rate_limit.interval > 0
+      ? { rateLimit: { intervalMs: parsed.data.rate_limit.interval, burst: parsed.data.rate_limit.burst } }
+      : {}),
   };
   const tlsCfg = parsed.data.tls_server_config;
   if (tlsCfg !== undefined) {
     const problems: string[] = [];
-    const read = (key: 'cert_file' | 'key_file' | 'client_ca_file'): Buffer | undefined => {
-      const f = tlsCfg[key];
-      if (f === undefined) return undefined;
+    /** A PEM from its file or inline; exactly one of the two (exporter-toolkit web/tls_config.go). */
+    const pem = (
+      fileKey: 'cert_file' | 'key_file' | 'client_ca_file',
+      inlineKey: 'cert' | 'key' | 'client_ca',
+      required: boolean,
+    ): Buffer | undefined => {
+      const f = tlsCfg[fileKey];
+      const inline = tlsCfg[inlineKey];
+      if (f !== undefined && inline !== undefined) {
+        problems.push(`tls_server_config: cannot specify both ${fileKey} and ${inlineKey}`);
+        return undefined;
+      }
+      if (inline !== undefined) return Buffer.from(inline);
+      if (f === undefined) {
+        if (required) problems.push(`tls_server_config: missing ${fileKey} or ${inlineKey}`);
+        return undefined;
+      }
       try {
         return readFileSync(resolve(base, f));
       } catch (err) {
         problems.push(
-          `tls_server_config.${key}: cannot read ${f}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+          `tls_server_config.${fileKey}: cannot read ${f}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
         );
         return undefined;
       }
     };
-    const cert = read('cert_file');
-    const key = read('key_file');
-    const ca = read('client_ca_file');
+    const cert = pem('cert_file', 'cert', true);
+    const key = pem('key_file', 'key', true);
+    const ca = pem('client_ca_file', 'client_ca', false);
+    const caGiven = tlsCfg.client_ca_file !== undefined || tlsCfg.client_ca !== undefined;
     const auth = tlsCfg.client_auth_type;
     // exporter-toolkit's own checks (web/tls_config.go), plus one: verifying against the system's public roots
     // (Go's behaviour without client_ca_file) would let any publicly issued certificate in.
-    if (tlsCfg.client_ca_file !== undefined && auth === 'NoClientCert')
+    if (caGiven && auth === 'NoClientCert')
       problems.push(
-        'tls_server_config.client_ca_file: set without a client_auth_type that checks certificates (e.g. RequireAndVerifyClientCert)',
+        'tls_server_config.client_ca_file or client_ca: set without a client_auth_type that checks certificates (e.g. RequireAndVerifyClientCert)',
       );
-    if (
-      tlsCfg.client_ca_file === undefined &&
-      (auth === 'RequireAndVerifyClientCert' || auth === 'VerifyClientCertIfGiven')
-    )
-      problems.push(`tls_server_config.client_ca_file: required with client_auth_type ${auth}`);
+    if (!caGiven && (auth === 'RequireAndVerifyClientCert' || auth === 'VerifyClientCertIfGiven'))
+      problems.push(`tls_server_config.client_ca_file or client_ca: required with client_auth_type ${auth}`);
     if (
       tlsCfg.client_allowed_sans !== undefined &&
       !['RequireAnyClientCert', 'RequireClientCert', 'RequireAndVerifyClientCert'].includes(auth)
@@ -266,7 +295,7 @@ export function loadWebConfig(file: string, opts: { reload?: boolean } = {}): We
               : {}),
           }
         : undefined;
-    if (material !== undefined && (tlsCfg.client_ca_file === undefined || ca !== undefined)) {
+    if (material !== undefined && (!caGiven || ca !== undefined)) {
       try {
         createSecureContext(secureContextOptions(material));
       } catch (err) {
@@ -279,8 +308,8 @@ export function loadWebConfig(file: string, opts: { reload?: boolean } = {}): We
     if (problems.length > 0) throw new ConfigError(file, problems);
     out.tls = {
       ...material!,
-      certFile: resolve(base, tlsCfg.cert_file),
-      keyFile: resolve(base, tlsCfg.key_file),
+      ...(tlsCfg.cert_file !== undefined ? { certFile: resolve(base, tlsCfg.cert_file) } : {}),
+      ...(tlsCfg.key_file !== undefined ? { keyFile: resolve(base, tlsCfg.key_file) } : {}),
       ...(tlsCfg.client_ca_file !== undefined ? { caFile: resolve(base, tlsCfg.client_ca_file) } : {}),
       clientAuth: auth,
       ...(tlsCfg.client_allowed_sans ? { allowedSans: tlsCfg.client_allowed_sans } : {}),
@@ -436,8 +465,8 @@ export class WebConfigWatcher {
 
   private async fingerprint(): Promise<string> {
     const files = [this.current.path];
-    if (this.current.tls) files.push(this.current.tls.certFile, this.current.tls.keyFile);
-    if (this.current.tls?.caFile !== undefined) files.push(this.current.tls.caFile);
+    const t = this.current.tls;
+    for (const f of [t?.certFile, t?.keyFile, t?.caFile]) if (f !== undefined) files.push(f);
     const parts = await Promise.all(
       files.map(async (f) => {
         try {

@@ -7,6 +7,7 @@ import type { TLSSocket } from 'node:tls';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Logger } from '../logger.js';
 import { BasicAuth } from './auth.js';
+import { TokenBucket } from './rate-limit.js';
 import {
   applyTls,
   clientCertProblem,
@@ -27,6 +28,7 @@ export class WebSecurity {
     private readonly logger: Logger,
   ) {
     this.current = initial;
+    this.setRateLimit(initial);
   }
 
   /** Loads and validates the file (ConfigError on a bad one) and prepares the auth hook. */
@@ -44,13 +46,30 @@ export class WebSecurity {
     return tls ? httpsOptions(tls) : undefined;
   }
 
-  /** Adds the configured response headers, then checks basic auth. */
+  /** Adds the configured response headers, applies rate_limit, then checks basic auth. */
   onRequest(): onRequestHookHandler {
     const auth = this.auth.hook();
     return (async (req: FastifyRequest, reply: FastifyReply) => {
       for (const [k, v] of Object.entries(this.current.headers)) reply.header(k, v);
+      if (this.bucket !== undefined && !this.bucket.allow()) {
+        await reply
+          .code(429)
+          .header('Retry-After', String(Math.max(1, Math.ceil(this.bucket.waitMs() / 1000))))
+          .type('text/plain; charset=utf-8')
+          .send('Too Many Requests\n');
+        return;
+      }
       await auth(req, reply);
     }) as onRequestHookHandler;
+  }
+
+  private bucket: TokenBucket | undefined;
+
+  private setRateLimit(next: WebConfig, prev?: WebConfig): void {
+    const a = next.rateLimit;
+    const b = prev?.rateLimit;
+    if (prev !== undefined && a?.intervalMs === b?.intervalMs && a?.burst === b?.burst) return;
+    this.bucket = a === undefined ? undefined : new TokenBucket(a.intervalMs, a.burst);
   }
 
   /** Starts watching the files; new TLS settings go to `server` (when it serves TLS), new users to the hook. */
@@ -75,6 +94,7 @@ export class WebSecurity {
         else if ((next.tls !== undefined) !== servingTls) {
           this.logger.warn('turning TLS on or off needs a restart; the listener keeps its current mode');
         }
+        this.setRateLimit(next, this.current);
         this.current = servingTls || next.tls === undefined ? next : { ...next, tls: undefined };
       },
     });

@@ -202,15 +202,47 @@ describe('web config: versions, ciphers, headers', () => {
     expect(a.headers).toMatch(/^strict-transport-security: max-age=31536000$/im);
   });
 
+  it('takes the certificate, key and client CA inline as well as from files', async () => {
+    const block = (pem: string | Buffer) =>
+      `|\n${String(pem)
+        .trim()
+        .split('\n')
+        .map((l) => `    ${l}`)
+        .join('\n')}\n`;
+    const port = await start(
+      `tls_server_config:\n  cert: ${block(server.cert)}  key: ${block(server.key)}  client_auth_type: RequireAndVerifyClientCert\n  client_ca: ${block(readFileSync(trusted.crt))}`,
+    );
+    expect((await get(port, { cert: scraper.cert, key: scraper.key })).status).toBe(200);
+    expect((await get(port, { cert: stranger.cert, key: stranger.key })).status).toBeUndefined();
+  });
+
+  it('rate_limit: a token bucket for every request, 429 when empty', async () => {
+    const port = await start(`${tlsBase}rate_limit:\n  interval: 1h\n  burst: 2\n`);
+    expect((await get(port)).status).toBe(200);
+    expect((await get(port)).status).toBe(200);
+    const third = await get(port);
+    expect(third.status).toBe(429);
+    expect(third.headers).toMatch(/^retry-after: \d+$/im);
+  });
+
   it('refuses what exporter-toolkit refuses, naming the field', () => {
     const cases: [string, RegExp][] = [
-      [`${tlsBase}  client_ca_file: trusted-ca.crt\n`, /client_ca_file: set without a client_auth_type/],
-      [`${tlsBase}  client_auth_type: RequireAndVerifyClientCert\n`, /client_ca_file: required with/],
+      [
+        `${tlsBase}  client_ca_file: trusted-ca.crt\n`,
+        /client_ca_file or client_ca: set without a client_auth_type/,
+      ],
+      [
+        `${tlsBase}  client_auth_type: RequireAndVerifyClientCert\n`,
+        /client_ca_file or client_ca: required with/,
+      ],
       [`${tlsBase}  client_auth_type: Sometimes\n`, /client_auth_type: /],
       [`${tlsBase}  min_version: TLS13\n  max_version: TLS12\n`, /min_version: TLS13 is above max_version/],
       [`${tlsBase}  cipher_suites: [TLS_FAKE]\n`, /unknown cipher suite "TLS_FAKE"/],
       [`${tlsBase}  client_allowed_sans: [a]\n`, /client_allowed_sans: needs client_auth_type/],
       [`http_server_config:\n  headers:\n    X-Powered-By: me\n`, /X-Powered-By: unknown key/],
+      [`${tlsBase}  cert: inline\n`, /cannot specify both cert_file and cert/],
+      [`tls_server_config:\n  key_file: server.key\n`, /missing cert_file or cert/],
+      [`rate_limit:\n  interval: often\n  burst: 1\n`, /rate_limit\.interval: expected a duration/],
       [`http_server_config:\n  headers:\n    X-Frame-Options: allow\n`, /expected deny or sameorigin/],
     ];
     for (const [text, re] of cases) {
