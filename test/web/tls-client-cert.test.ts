@@ -91,7 +91,7 @@ afterEach(async () => {
   daemons = [];
 });
 
-async function start(web: string) {
+async function start(web: string, onDaemon?: (d: Daemon, webFile: string) => void) {
   const cfg = join(dir, `cfg-${daemons.length}.yaml`);
   writeFileSync(
     cfg,
@@ -102,6 +102,7 @@ async function start(web: string) {
   const d = new Daemon({ configPath: cfg, logger: capturingLogger().logger, webConfigFile: webFile });
   daemons.push(d);
   await d.start();
+  onDaemon?.(d, webFile);
   return Number(d.address().split(':').pop());
 }
 
@@ -159,6 +160,23 @@ describe('web config: client certificates', () => {
     );
     expect((await get(port, { cert: scraper.cert, key: scraper.key })).status).toBe(200);
     expect((await get(port, { cert: wrongSan.cert, key: wrongSan.key })).status).toBeUndefined();
+  });
+
+  it('a changed client_auth_type applies to new connections without a restart', async () => {
+    let daemon: Daemon | undefined;
+    let webFile = '';
+    const port = await start(tlsBase, (d, f) => {
+      daemon = d;
+      webFile = f;
+    });
+    expect((await get(port)).status).toBe(200);
+    writeFileSync(
+      webFile,
+      `${tlsBase}  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: trusted-ca.crt\n`,
+    );
+    await daemon!.web!.recheck();
+    expect((await get(port)).status).toBeUndefined();
+    expect((await get(port, { cert: scraper.cert, key: scraper.key })).status).toBe(200);
   });
 
   it('VerifyClientCertIfGiven: no certificate is fine, an unverifiable one is refused', async () => {
