@@ -2,7 +2,7 @@
 // Entry point. Each subcommand lives in commands/ and is imported only when it is the one being run: `run` and
 // `check` must not pay (in start-up time and resident memory) for the simulator, verify or replay code.
 import { Command } from 'commander';
-import { VERSION } from './version.js';
+import { versionText } from './version.js';
 
 interface CommandEntry {
   /** One line for `wedgewatch --help`; the command's own --help has the full description. */
@@ -50,7 +50,7 @@ function requested(argv: string[]): string | undefined {
 
 const program = new Command('wedgewatch')
   .description('Catches LLM serving deployments that answer /health but no longer complete requests.')
-  .version(VERSION, '-V, --version')
+  .version(versionText(), '-V, --version')
   .showHelpAfterError()
   .exitOverride((err) => {
     // Commander's own exits (help, version) are 0; usage errors are 2 as for every other bad input.

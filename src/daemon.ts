@@ -1,6 +1,7 @@
 // The daemon's lifecycle: load, serve, reload (SIGHUP or /-/reload), stop (SIGTERM/SIGINT).
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { ConfigError, loadConfigFile, type LoadedConfig } from './config/load.js';
+import { restartOnlyChanges } from './config/reload-limits.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { redactor } from './redact.js';
@@ -17,6 +18,8 @@ export interface DaemonOptions {
   logger: Logger;
   /** Overrides web.listenAddress from the config when given (the --web.listen-address flag). */
   listenAddress?: string;
+  /** --web.enable-lifecycle: the lifecycle API is on whatever web.enableLifecycle says (as Prometheus's flag). */
+  enableLifecycle?: boolean;
   metrics?: Metrics;
   runtimeFactory?: RuntimeFactory;
   /** Route plugins that need the daemon (status page, /probe, /api/*). */
@@ -68,7 +71,7 @@ export class Daemon {
       logger: this.logger,
       isReady: () => this.ready,
       unhealthy: () => this.unhealthy(),
-      lifecycleEnabled: () => this.loaded.config.web.enableLifecycle,
+      lifecycleEnabled: () => this.lifecycleEnabled(),
       reload: () => this.reload(),
       maxConnections: this.loaded.config.web.maxConnections,
       plugins: (this.opts.plugins ?? []).map((p) => p(this)),
@@ -96,6 +99,11 @@ export class Daemon {
       }
     }
     return undefined;
+  }
+
+  /** POST /-/reload and the remediation write endpoints: on by the flag or by web.enableLifecycle. */
+  lifecycleEnabled(): boolean {
+    return this.opts.enableLifecycle === true || this.loaded.config.web.enableLifecycle;
   }
 
   address(): string {
@@ -127,6 +135,14 @@ export class Daemon {
       log.error({ errors }, 'reload failed; keeping the running configuration');
       this.markReload(false);
       return { ok: false, errors };
+    }
+    const restartOnly = restartOnlyChanges(this.loaded.config, next.config, {
+      listenFlag: this.opts.listenAddress !== undefined,
+    });
+    if (restartOnly.length > 0) {
+      log.error({ errors: restartOnly }, 'reload refused; keeping the running configuration');
+      this.markReload(false);
+      return { ok: false, errors: restartOnly };
     }
     if (this.stopped) return STOPPING;
     const factory = this.opts.runtimeFactory ?? createRuntime;
@@ -167,15 +183,36 @@ export class Daemon {
       log.error({ err }, 'reload: some log sources failed to start');
     }
     redactor.set(next.secrets);
+    // Applied in place: only new connections are counted against it.
+    if (this.server) this.server.server.maxConnections = next.config.web.maxConnections;
     this.markReload(true);
     log.info({ targets: next.config.targets.map((t) => t.name) }, 'configuration reloaded');
     return { ok: true, errors: [] };
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops everything; idempotent (a second call joins the first) and never rejects: each part's failure is logged,
+   * so a signal handler's shutdown cannot end in an unhandled rejection. `remediationGraceMs`: how long a
+   * remediation command in flight is waited for before its process group is cut.
+   */
+  stop(opts: { remediationGraceMs?: number } = {}): Promise<void> {
+    this.stopping ??= this.doStop(opts);
+    return this.stopping;
+  }
+
+  private stopping: Promise<void> | undefined;
+
+  private async doStop(opts: { remediationGraceMs?: number }): Promise<void> {
     this.stopped = true;
+    const log = this.logger.child({ component: 'shutdown' });
+    const logged =
+      (what: string) =>
+      (err: unknown): void =>
+        log.warn({ err: String(err) }, `${what} failed to stop cleanly`);
     // Shutting down: probes still draining from a reload are cut now.
-    await Promise.all([...this.draining].map((r) => r.stop()));
+    await Promise.all(
+      [...this.draining].map((r) => r.stop(opts).catch(logged('a runtime replaced by a reload'))),
+    );
     this.ready = false;
     this.web?.stop();
     const inFlight = this.reloading;
@@ -191,7 +228,7 @@ export class Daemon {
       ]);
       clearTimeout(timer);
     }
-    await this.server?.close();
-    await this.runtime?.stop();
+    await this.server?.close().catch(logged('the HTTP server'));
+    await this.runtime?.stop(opts).catch(logged('the runtime'));
   }
 }

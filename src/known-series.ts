@@ -26,6 +26,7 @@ export const REMEDIATION_RESULTS = [
   'success',
   'failure',
   'timeout',
+  'interrupted',
   'dry_run',
   'cooldown',
   'capped',

@@ -1,7 +1,7 @@
 // Every metric wedgewatch exports. This file is the contract with dashboards/ and alerts/: a test
 // checks that every name they use is declared here, so nothing else may invent a metric name.
 import client from 'prom-client';
-import { VERSION } from './version.js';
+import { BUILD, VERSION } from './version.js';
 
 export const PREFIX = 'wedgewatch_';
 
@@ -13,6 +13,16 @@ export const TARGET_STATES = ['unknown', 'ok', 'degraded', 'wedged', 'down'] as 
 // `kind` (chat, toolcall, health, …) lets alerts tell completion probes from health checks by label.
 const PROBE_LABELS = ['target', 'probe', 'endpoint', 'conn', 'kind'] as const;
 
+/**
+ * Registers a metric that carries exemplars. prom-client refuses exemplars on a text-format registry at
+ * construction, yet renders them only in OpenMetrics and drops them in the text format: the daemon's registry
+ * stays text (the default scrape format) and /metrics renders it as OpenMetrics on request (server/exposition.ts).
+ */
+function registered<M extends client.Metric>(registry: client.Registry, metric: M): M {
+  registry.registerMetric(metric);
+  return metric;
+}
+
 /** Probe families alone: /probe builds them on a throwaway registry, blackbox_exporter style. */
 export function createProbeMetrics(registry: client.Registry) {
   const registers = [registry];
@@ -23,27 +33,39 @@ export function createProbeMetrics(registry: client.Registry) {
       labelNames: PROBE_LABELS,
       registers,
     }),
-    probeDuration: new client.Histogram({
-      name: `${PREFIX}probe_duration_seconds`,
-      help: 'Wall time of a probe, from connect to the end of the response.',
-      labelNames: PROBE_LABELS,
-      buckets: PROBE_BUCKETS,
-      registers,
-    }),
-    probeFailureDuration: new client.Histogram({
-      name: `${PREFIX}probe_failure_duration_seconds`,
-      help: 'Time from the start of a failed probe run to its failure (timeout, error, bad answer).',
-      labelNames: PROBE_LABELS,
-      buckets: PROBE_BUCKETS,
-      registers,
-    }),
-    probeTtft: new client.Histogram({
-      name: `${PREFIX}probe_ttft_seconds`,
-      help: 'Time from sending a chat probe to its first content token.',
-      labelNames: PROBE_LABELS,
-      buckets: PROBE_BUCKETS,
-      registers,
-    }),
+    probeDuration: registered(
+      registry,
+      new client.Histogram({
+        name: `${PREFIX}probe_duration_seconds`,
+        help: 'Wall time of a probe, from connect to the end of the response.',
+        labelNames: PROBE_LABELS,
+        buckets: PROBE_BUCKETS,
+        enableExemplars: true,
+        registers: [],
+      }),
+    ),
+    probeFailureDuration: registered(
+      registry,
+      new client.Histogram({
+        name: `${PREFIX}probe_failure_duration_seconds`,
+        help: 'Time from the start of a failed probe run to its failure (timeout, error, bad answer).',
+        labelNames: PROBE_LABELS,
+        buckets: PROBE_BUCKETS,
+        enableExemplars: true,
+        registers: [],
+      }),
+    ),
+    probeTtft: registered(
+      registry,
+      new client.Histogram({
+        name: `${PREFIX}probe_ttft_seconds`,
+        help: 'Time from sending a chat probe to its first content token.',
+        labelNames: PROBE_LABELS,
+        buckets: PROBE_BUCKETS,
+        enableExemplars: true,
+        registers: [],
+      }),
+    ),
     probeTokensPerSecond: new client.Gauge({
       name: `${PREFIX}probe_tokens_per_second`,
       help: 'Generated tokens per second of the last successful chat probe, after the first token.',
@@ -295,8 +317,8 @@ export function createDaemonMetrics(registry: client.Registry) {
   return {
     buildInfo: new client.Gauge({
       name: `${PREFIX}build_info`,
-      help: 'Constant 1, labelled with the wedgewatch version and the Node.js version.',
-      labelNames: ['version', 'node_version'],
+      help: 'Constant 1, labelled with the wedgewatch version, git revision and branch, and the Node.js version.',
+      labelNames: ['version', 'revision', 'branch', 'node_version'],
       registers,
     }),
     configReloadSuccessful: new client.Gauge({
@@ -344,7 +366,10 @@ export function createMetrics(options: { defaults?: boolean } = {}): Metrics {
     ...createDaemonMetrics(registry),
     ...createIncidentMetrics(registry),
   };
-  m.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
+  m.buildInfo.set(
+    { version: VERSION, revision: BUILD.revision, branch: BUILD.branch, node_version: process.version },
+    1,
+  );
   return m;
 }
 

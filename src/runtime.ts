@@ -21,6 +21,8 @@ import { Redactor, redactor } from './redact.js';
 export interface StopOptions {
   /** Let in-flight probes finish (a reload) instead of cutting them off (shutdown). */
   drainProbes?: boolean;
+  /** Shutdown: how long a remediation command in flight is waited for before its process group is cut. */
+  remediationGraceMs?: number;
 }
 
 export interface Runtime {
@@ -190,15 +192,30 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
     }
   };
   const runtime: Runtime = { probes, watchdog, incidents, stop: async () => {} };
+  // Sources other than the probes stop once, however often stop() is called (a reload's drain, then shutdown): a
+  // second close of an undici Agent rejects with ClientDestroyedError, and that must never reach the top.
+  let sourcesStopped: Promise<void> | undefined;
+  const stopSources = (): Promise<void> =>
+    (sourcesStopped ??= Promise.allSettled(
+      started.filter((s) => !(s instanceof ProbeScheduler)).map((s) => s.stop()),
+    ).then((results) => {
+      for (const r of results)
+        if (r.status === 'rejected') log.warn({ err: String(r.reason) }, 'a source failed to stop cleanly');
+    }));
   const stopAll = async (opts: StopOptions = {}) => {
     stopped = true;
     const schedulers = started.filter((s): s is ProbeScheduler => s instanceof ProbeScheduler);
-    const probesDone = Promise.all(schedulers.map((s) => s.stop({ drain: opts.drainProbes })));
-    await Promise.all(started.filter((s) => !(s instanceof ProbeScheduler)).map((s) => s.stop()));
-    await watchdog.stop();
+    const probesDone = Promise.allSettled(schedulers.map((s) => s.stop({ drain: opts.drainProbes }))).then(
+      () => {},
+    );
+    await stopSources();
+    // A reload hands a remediation in flight to the next runtime; a shutdown waits for it, then cuts it.
+    await watchdog
+      .stop({ handover: opts.drainProbes, remediationGraceMs: opts.remediationGraceMs })
+      .catch((err: unknown) => log.warn({ err: String(err) }, 'the detector failed to stop cleanly'));
     // A capture in flight ends by its own deadline; a reload hands it to the next runtime instead.
-    if (!opts.drainProbes) await Promise.all([...incidents.values()].map((i) => i.idle()));
-    if (opts.drainProbes) runtime.drained = probesDone.then(() => {});
+    if (!opts.drainProbes) await Promise.allSettled([...incidents.values()].map((i) => i.idle()));
+    if (opts.drainProbes) runtime.drained = probesDone;
     else await probesDone;
   };
   try {

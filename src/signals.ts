@@ -56,6 +56,8 @@ export interface ProbeResultSignal {
   status?: number;
   /** Unix ms when the run started. */
   start: number;
+  /** A random id per run: the exemplar on the probe histograms (OpenMetrics) and in /api/probes, to find the run. */
+  runId?: string;
   durationMs: number;
   ttftMs?: number;
   /** Time to open a new connection (absent when an open keep-alive connection was reused). */

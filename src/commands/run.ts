@@ -38,7 +38,12 @@ export async function runDaemonUntilSignal(
       process.exit(EXIT.failed);
     }, SHUTDOWN_DEADLINE_MS).unref();
     void (async () => {
-      await beforeStop?.();
+      try {
+        await beforeStop?.();
+      } catch (err) {
+        log.warn({ err: String(err) }, 'shutdown: a pre-stop step failed');
+      }
+      // Never rejects (Daemon.stop logs each part's failure); a remediation in flight gets SHUTDOWN_GRACE_MS.
       await daemon.stop();
       onStopped?.();
     })();
@@ -96,6 +101,10 @@ export function runCommand(): Command {
         new Option('--web.listen-address <addr>', 'address for /metrics and the web UI').default(':9787'),
       )
       .option(
+        '--web.enable-lifecycle',
+        'enable POST /-/reload and the remediation pause/resume endpoints (as web.enableLifecycle: true)',
+      )
+      .option(
         '--web.config.file <file>',
         'web config: TLS certificate/key and basic auth users (exporter-toolkit format)',
       ),
@@ -107,6 +116,7 @@ export function runCommand(): Command {
       // The flag wins when given; otherwise the config's web.listenAddress (whose default is also :9787).
       listenAddress: explicit ? (opts['web.listenAddress'] as string) : undefined,
       webConfigFile: opts['web.config.file'] as string | undefined,
+      enableLifecycle: opts['web.enableLifecycle'] === true,
     });
   });
 }

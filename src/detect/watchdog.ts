@@ -189,6 +189,11 @@ export class TargetWatchdog {
     await this.remediator?.idle();
   }
 
+  /** Shutdown: waits up to graceMs for a remediation command in flight, then cuts it (Remediator.shutdown). */
+  async shutdownRemediation(graceMs?: number): Promise<void> {
+    await this.remediator?.shutdown(graceMs);
+  }
+
   status(): TargetStatus {
     const j = this.opts.journal;
     const okSince = this.s.lastOkAt ?? 0;
@@ -389,10 +394,17 @@ export class Watchdog {
     }, this.tickMs);
   }
 
-  async stop(): Promise<void> {
+  /**
+   * `handover` (a reload): a remediation in flight belongs to the next runtime's remediator (it shares the run),
+   * so it is not waited for. Otherwise (shutdown) it gets remediationGraceMs, then its process group is cut.
+   */
+  async stop(opts: { handover?: boolean; remediationGraceMs?: number } = {}): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
-    await Promise.all([...this.targets.values()].map((w) => w.idle()));
+    if (!opts.handover)
+      await Promise.all(
+        [...this.targets.values()].map((w) => w.shutdownRemediation(opts.remediationGraceMs)),
+      );
     await this.journal.flush();
   }
 

@@ -29,6 +29,7 @@ export class EngineScraper {
   private readonly stopping = new AbortController();
   private readonly log: Logger;
   private lastOk: boolean | undefined;
+  private stopped: Promise<void> | undefined;
 
   constructor(private readonly opts: EngineScraperOptions) {
     this.now = opts.now ?? Date.now;
@@ -45,12 +46,19 @@ export class EngineScraper {
     this.timer = setInterval(() => void this.scrapeOnce(), this.opts.engine.every);
   }
 
-  async stop(): Promise<void> {
+  /** Idempotent: a second call joins the first (a second Agent.close() would reject with ClientDestroyedError). */
+  stop(): Promise<void> {
+    this.stopped ??= this.doStop();
+    return this.stopped;
+  }
+
+  private async doStop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
     this.stopping.abort();
     await this.inflight;
-    await this.agent.close();
+    // destroy, not close: close waits for requests in flight, and the one in flight was just aborted.
+    await this.agent.destroy().catch(() => {});
     this.opts.metrics.engineScrapeSuccess.remove({
       target: this.opts.target,
       service: this.opts.engine.service,

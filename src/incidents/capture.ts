@@ -390,7 +390,8 @@ async function runCapture(
       name: cmd.name,
       argv,
       ...(pid === undefined ? {} : { pid }),
-      result: r.result,
+      // Captures pass no interrupt signal to runCommand, so `interrupted` cannot happen here.
+      result: r.result === 'interrupted' ? 'timeout' : r.result,
       code: r.code,
       durationMs: Math.round(r.durationMs),
     };

@@ -1,5 +1,6 @@
 // Runs one probe once against one hop over one connection kind: owns the deadline, the phase a timeout
 // interrupted, and the mapping of every failure to a result class. Errors leave here redacted.
+import { randomBytes } from 'node:crypto';
 import type { ProbeConfig } from '../config/schema.js';
 import type { ProbeMetrics } from '../metrics.js';
 import { redactor } from '../redact.js';
@@ -201,6 +202,7 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
     conn: opts.conn,
     result,
     start,
+    runId: randomBytes(8).toString('hex'),
     durationMs,
   };
   if (phase !== undefined) signal.phase = phase;
@@ -267,10 +269,16 @@ export function recordResult(m: ProbeMetrics, r: ProbeResultSignal, now: number)
   m.probesTotal.inc({ ...labels, result: r.result });
   if (r.result === 'skipped_overlap') return;
   m.probeSuccess.set(labels, r.result === 'ok' ? 1 : 0);
-  m.probeDuration.observe(labels, r.durationMs / 1000);
+  // The run id as the exemplar (shown in OpenMetrics only): from a latency bucket to the run in /api/probes.
+  // prom-client types exemplarLabels with the metric's own label names; OpenMetrics exemplar labels are free-form.
+  const exemplarLabels = (r.runId !== undefined ? { run_id: r.runId } : {}) as Partial<
+    Record<keyof typeof labels, string>
+  >;
+  m.probeDuration.observe({ labels, value: r.durationMs / 1000, exemplarLabels });
   // A failed run records no TTFT: without this its time would vanish from every latency panel.
-  if (r.result !== 'ok') m.probeFailureDuration.observe(labels, r.durationMs / 1000);
-  if (r.ttftMs !== undefined) m.probeTtft.observe(labels, r.ttftMs / 1000);
+  if (r.result !== 'ok')
+    m.probeFailureDuration.observe({ labels, value: r.durationMs / 1000, exemplarLabels });
+  if (r.ttftMs !== undefined) m.probeTtft.observe({ labels, value: r.ttftMs / 1000, exemplarLabels });
   if (r.result === 'ok' && r.tokensPerSecond !== undefined)
     m.probeTokensPerSecond.set(labels, r.tokensPerSecond);
   m.probeLastRun.set(labels, now / 1000);

@@ -4,7 +4,8 @@
 import { spawn } from 'node:child_process';
 
 export interface ExecResult {
-  result: 'success' | 'failure' | 'timeout';
+  /** interrupted: the daemon stopped (SIGTERM) and the command was still running past the shutdown grace. */
+  result: 'success' | 'failure' | 'timeout' | 'interrupted';
   code: number | null;
   signal: string | null;
   /** stdout and stderr interleaved, at most maxOutputBytes (the rest counted in `droppedBytes`). */
@@ -22,6 +23,10 @@ export interface ExecOptions {
   killAfterMs?: number;
   /** Told the process group id once the command started (persisted as the lock against overlapping runs). */
   onSpawn?: (pid: number) => void;
+  /** Aborted on shutdown: TERM to the group now, KILL after interruptKillAfterMs. */
+  signal?: AbortSignal;
+  /** Time between TERM and KILL when `signal` aborts (a shutdown has a deadline); default killAfterMs. */
+  interruptKillAfterMs?: number;
 }
 
 const EXIT_GRACE_MS = 200;
@@ -34,6 +39,7 @@ export function runCommand(argv: string[], opts: ExecOptions): Promise<ExecResul
     let kept = 0;
     let dropped = 0;
     let timedOut = false;
+    let interrupted = false;
     let spawnError: string | undefined;
     const child = spawn(argv[0]!, argv.slice(1), {
       shell: false,
@@ -59,11 +65,22 @@ export function runCommand(argv: string[], opts: ExecOptions): Promise<ExecResul
     child.stdout.on('data', collect);
     child.stderr.on('data', collect);
     let killTimer: NodeJS.Timeout | undefined;
+    const terminate = (killAfterMs: number) => {
+      signalGroup('SIGTERM');
+      clearTimeout(killTimer);
+      killTimer = setTimeout(() => signalGroup('SIGKILL'), killAfterMs);
+    };
     const timer = setTimeout(() => {
       timedOut = true;
-      signalGroup('SIGTERM');
-      killTimer = setTimeout(() => signalGroup('SIGKILL'), opts.killAfterMs ?? 5000);
+      terminate(opts.killAfterMs ?? 5000);
     }, opts.timeoutMs);
+    const onAbort = () => {
+      interrupted = true;
+      clearTimeout(timer);
+      terminate(opts.interruptKillAfterMs ?? opts.killAfterMs ?? 5000);
+    };
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener('abort', onAbort, { once: true });
     let graceTimer: NodeJS.Timeout | undefined;
     let settled = false;
     const finish = (code: number | null, signal: string | null) => {
@@ -72,12 +89,20 @@ export function runCommand(argv: string[], opts: ExecOptions): Promise<ExecResul
       clearTimeout(timer);
       clearTimeout(killTimer);
       clearTimeout(graceTimer);
+      opts.signal?.removeEventListener('abort', onAbort);
       // A background grandchild may hold the pipes open: stop reading, do not wait for it.
       child.stdout.destroy();
       child.stderr.destroy();
-      if (timedOut) signalGroup('SIGKILL');
+      // The leader is gone; what it left behind in its group must not outlive a cut run.
+      if (timedOut || interrupted) signalGroup('SIGKILL');
       resolve({
-        result: timedOut ? 'timeout' : code === 0 && spawnError === undefined ? 'success' : 'failure',
+        result: interrupted
+          ? 'interrupted'
+          : timedOut
+            ? 'timeout'
+            : code === 0 && spawnError === undefined
+              ? 'success'
+              : 'failure',
         code,
         signal,
         output: Buffer.concat(chunks).toString('utf8'),

@@ -11,12 +11,28 @@ export interface PauseRecord {
   until?: number;
 }
 
+/** A command in flight: the lock against overlapping runs, across restarts. */
+export interface RunningLock {
+  pid: number;
+  startedAt: number;
+  /** The process's start time (/proc/PID/stat field 22): a pid reused by another process after a reboot is no lock. */
+  procStart?: string;
+}
+
+/** How the last command ended (`interrupted`: cut by a daemon shutdown). */
+export interface LastRun {
+  at: number;
+  result: string;
+  durationMs?: number;
+}
+
 export interface TargetHistory {
   lastRunAt?: number;
   runs: number[];
   paused?: PauseRecord;
   /** A command in flight: its process group id and when it started (the lock against overlapping runs). */
-  running?: { pid: number; startedAt: number };
+  running?: RunningLock;
+  last?: LastRun;
 }
 
 export const HISTORY_FILE = 'remediation.json';
@@ -66,4 +82,23 @@ export function alive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** A process's start time in clock ticks since boot (Linux /proc), or undefined where there is no /proc. */
+export function procStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count fields after its closing one.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a recorded command still runs: its pid is alive and, where known, is the same process. */
+export function lockHeld(lock: RunningLock): boolean {
+  if (!alive(lock.pid)) return false;
+  if (lock.procStart === undefined) return true;
+  const now = procStartTime(lock.pid);
+  return now === undefined || now === lock.procStart;
 }

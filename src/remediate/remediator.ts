@@ -6,7 +6,13 @@ import type { Logger } from '../logger.js';
 import type { TargetMetrics } from '../metrics.js';
 import { remediationAction } from '../known-series.js';
 import { runCommand, type ExecOptions, type ExecResult } from './exec.js';
-import { alive, type RemediationHistory } from './history.js';
+import {
+  lockHeld,
+  procStartTime,
+  type LastRun,
+  type RemediationHistory,
+  type RunningLock,
+} from './history.js';
 import { decide, newLedger, recordRun, type Ledger, type SkipReason } from './policy.js';
 
 export interface RemediationRecord {
@@ -15,7 +21,7 @@ export interface RemediationRecord {
   action: string;
   argv: string[];
   diagnosis: string;
-  result: 'success' | 'failure' | 'timeout' | 'dry_run' | 'cooldown' | 'capped' | 'paused';
+  result: 'success' | 'failure' | 'timeout' | 'interrupted' | 'dry_run' | 'cooldown' | 'capped' | 'paused';
   durationMs?: number;
   output?: string;
   code?: number | null;
@@ -42,7 +48,18 @@ export interface RemediatorOptions {
 export interface RemediatorCarry {
   ledger: Ledger;
   running: Promise<void> | undefined;
+  /** Cuts this process's own command in flight (shutdown); absent for a command an earlier process left. */
+  interrupt?: AbortController;
 }
+
+/**
+ * How long a shutdown waits for a remediation command in flight before it cuts the command's process group (TERM,
+ * then KILL after SHUTDOWN_KILL_AFTER_MS). Both fit within the CLI's shutdown deadline (src/commands/run.ts).
+ */
+export const SHUTDOWN_GRACE_MS = 2500;
+export const SHUTDOWN_KILL_AFTER_MS = 500;
+/** TERM to KILL for a command an earlier process left running past its timeout (as exec.ts does on a timeout). */
+const ORPHAN_KILL_AFTER_MS = 5000;
 
 const SKIPPED: Record<SkipReason, string> = {
   cooldown: 'remediation skipped: still in the cooldown after the last run',
@@ -57,6 +74,8 @@ export class Remediator {
   private readonly shared: RemediatorCarry;
   private readonly now: () => number;
   private paused = false;
+  /** The outcome of the last command this process ran, saved with the history. */
+  private last: LastRun | undefined;
   readonly action: string;
 
   constructor(private readonly opts: RemediatorOptions) {
@@ -75,19 +94,43 @@ export class Remediator {
     carry.ledger.lastRunAt = h.lastRunAt;
     carry.ledger.runs = [...h.runs];
     const orphan = h.running;
-    if (orphan !== undefined && alive(orphan.pid)) {
+    if (orphan !== undefined && lockHeld(orphan)) {
       this.opts.logger.warn(
         { target: this.opts.target, pid: orphan.pid },
         'a remediation started before the restart still runs; no new run until it exits',
       );
+      // Its own process (killed with -9) can no longer enforce the timeout: this one does, on the whole group.
+      const signalGroup = (sig: NodeJS.Signals) => {
+        try {
+          process.kill(-orphan.pid, sig);
+        } catch {
+          // gone already
+        }
+      };
+      const overdue = orphan.startedAt + this.opts.config.timeout - this.now();
+      const timers: NodeJS.Timeout[] = [];
+      const cut = setTimeout(
+        () => {
+          this.opts.logger.warn(
+            { target: this.opts.target, pid: orphan.pid },
+            'the remediation left by the earlier process ran past its timeout; stopping its process group',
+          );
+          signalGroup('SIGTERM');
+          timers.push(setTimeout(() => signalGroup('SIGKILL'), ORPHAN_KILL_AFTER_MS).unref());
+        },
+        Math.max(0, overdue),
+      );
+      cut.unref();
+      timers.push(cut);
       carry.running = new Promise<void>((resolve) => {
         const t = setInterval(() => {
-          if (alive(orphan.pid)) return;
+          if (lockHeld(orphan)) return;
           clearInterval(t);
           resolve();
         }, this.opts.orphanPollMs ?? 1000);
         t.unref();
       }).finally(() => {
+        for (const t of timers) clearTimeout(t);
         carry.running = undefined;
         this.save(undefined);
       });
@@ -95,7 +138,7 @@ export class Remediator {
     return carry;
   }
 
-  private save(running: { pid: number; startedAt: number } | undefined): void {
+  private save(running: RunningLock | undefined): void {
     const history = this.opts.history;
     if (history === undefined) return;
     const l = this.shared.ledger;
@@ -104,6 +147,7 @@ export class Remediator {
       lastRunAt: l.lastRunAt,
       runs: l.runs,
       running,
+      ...(this.last !== undefined ? { last: this.last } : {}),
     });
   }
 
@@ -121,9 +165,33 @@ export class Remediator {
     return this.shared;
   }
 
-  /** Waits for a command in flight (shutdown, tests). */
+  /** Waits for a command in flight (tests). */
   async idle(): Promise<void> {
     await this.shared.running;
+  }
+
+  /**
+   * Shutdown: waits up to graceMs for this process's command in flight, then cuts its process group (TERM, KILL
+   * after SHUTDOWN_KILL_AFTER_MS) and waits for it to go, so no orphan outlives the daemon and the run is recorded
+   * (result `interrupted`) and its lock released. A command an earlier process left running is not ours to wait
+   * for: its lock stays in the history for the next start.
+   */
+  async shutdown(graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
+    const { running, interrupt } = this.shared;
+    if (running === undefined || interrupt === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      running.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs))),
+    ]);
+    clearTimeout(timer);
+    if (waited) return;
+    this.opts.logger.warn(
+      { component: 'remediate', target: this.opts.target, graceMs },
+      'shutting down: the remediation command is still running; stopping its process group',
+    );
+    interrupt.abort();
+    await running;
   }
 
   /** Called on every classifier step and tick with the target's current state. */
@@ -153,24 +221,37 @@ export class Remediator {
     }
     const exec = this.opts.exec ?? runCommand;
     const shared = this.shared;
+    const interrupt = new AbortController();
+    shared.interrupt = interrupt;
     shared.running = exec(cfg.command, {
       env: { WEDGEWATCH_TARGET: this.opts.target, WEDGEWATCH_DIAGNOSIS: diagnosis },
       timeoutMs: cfg.timeout,
-      onSpawn: (pid) => this.save({ pid, startedAt: now }),
+      onSpawn: (pid) => {
+        const procStart = procStartTime(pid);
+        this.save({ pid, startedAt: now, ...(procStart !== undefined ? { procStart } : {}) });
+      },
+      signal: interrupt.signal,
+      interruptKillAfterMs: SHUTDOWN_KILL_AFTER_MS,
     })
       .then(
-        (r) =>
+        (r) => {
+          this.last = { at: now, result: r.result, durationMs: Math.round(r.durationMs) };
           this.record({
             ...base,
             result: r.result,
             durationMs: r.durationMs,
             output: r.output,
             code: r.code,
-          }),
-        (err: unknown) => this.record({ ...base, result: 'failure', output: String(err) }),
+          });
+        },
+        (err: unknown) => {
+          this.last = { at: now, result: 'failure' };
+          this.record({ ...base, result: 'failure', output: String(err) });
+        },
       )
       .finally(() => {
         shared.running = undefined;
+        shared.interrupt = undefined;
         this.save(undefined);
       });
   }

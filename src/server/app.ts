@@ -6,10 +6,12 @@ import Fastify, {
   type FastifyPluginAsync,
   type onRequestHookHandler,
 } from 'fastify';
+import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { VERSION } from '../version.js';
 import { redactor } from '../redact.js';
+import { exposition } from './exposition.js';
 
 export interface ReloadOutcome {
   ok: boolean;
@@ -31,7 +33,7 @@ export interface ServerDeps {
   /** Open connections beyond this are refused (closed at accept); default 512. */
   maxConnections?: number;
   /** From --web.config.file: serve TLS with this certificate, and check every request (basic auth). */
-  web?: { https?: { cert: Buffer; key: Buffer }; onRequest?: onRequestHookHandler };
+  web?: { https?: HttpsServerOptions; onRequest?: onRequestHookHandler };
 }
 
 const LANDING = `<!doctype html>
@@ -70,6 +72,8 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   // Every answer passes the redactor (src/redact.ts): a secret that reached any state (a remediation argv, a
   // log line quoting a token, an error message) never leaves over HTTP, whichever route serialised it.
   app.addHook('onSend', async (_req, reply, payload) => {
+    // A compressed body was redacted before compression (exposition.ts); its bytes are not text.
+    if (reply.getHeader('content-encoding') !== undefined) return payload;
     if (typeof payload === 'string') return redactor.redact(payload);
     if (
       Buffer.isBuffer(payload) &&
@@ -79,9 +83,11 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     return payload;
   });
 
-  app.get('/metrics', async (_req, reply) => {
-    const body = await deps.metrics.registry.metrics();
-    return reply.type(deps.metrics.registry.contentType).send(body);
+  app.get('/metrics', async (req, reply) => {
+    const out = await exposition(deps.metrics.registry, req.headers, (t) => redactor.redact(t));
+    reply.header('Vary', 'Accept, Accept-Encoding');
+    if (out.encoding) reply.header('Content-Encoding', out.encoding);
+    return reply.type(out.contentType).send(out.body);
   });
   // Not mere liveness: a daemon whose scheduler stopped is healthy-but-wedged itself, and its supervisor
   // (systemd watchdog script, Kubernetes liveness probe) should restart it.
@@ -98,7 +104,10 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   );
   app.post('/-/reload', async (_req, reply) => {
     if (!deps.lifecycleEnabled()) {
-      return reply.code(404).type('text/plain').send('Lifecycle API is not enabled (web.enableLifecycle).\n');
+      return reply
+        .code(404)
+        .type('text/plain')
+        .send('Lifecycle API is not enabled (--web.enable-lifecycle or web.enableLifecycle).\n');
     }
     const out = await deps.reload();
     return out.ok

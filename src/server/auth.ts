@@ -1,18 +1,31 @@
 // Basic auth for every endpoint (/metrics, the status page, /api/*, /probe, write endpoints) when the web config
 // names users. Timing must not tell an attacker whether a user exists, so every attempt runs exactly one bcrypt
 // compare: against the user's hash, or against a dummy hash of the same cost for an unknown user
-// (exporter-toolkit web/handler.go does the same).
+// (exporter-toolkit web/handler.go does the same). Compares run on a worker thread, at most
+// MAX_CONCURRENT_COMPARES queued; verified credentials are cached briefly by a keyed hash; a client that keeps
+// failing is told to back off (429 + Retry-After) before any compare runs.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { commonCost } from './web-config.js';
 
+import { bcryptWorker, type Compare } from './bcrypt-pool.js';
+
 const CACHE_LIMIT = 100;
+/** Verified credentials are trusted this long without another compare (a scraper every 15 s pays once a minute). */
+export const CACHE_TTL_MS = 60_000;
 /**
- * bcrypt compares in flight at once. Each costs tens of milliseconds of CPU: a flood of bad passwords must not
- * take the core that runs the probes and the log followers (DESIGN.md principle 4). Over the limit: 429.
+ * bcrypt compares queued or running at once (they run one at a time on the worker, src/server/bcrypt-pool.ts).
+ * Over the limit: 429 at once, so a flood cannot queue work without bound.
  */
 export const MAX_CONCURRENT_COMPARES = 4;
+/** Failed attempts a client may make before it is told to back off. */
+export const FREE_FAILURES = 5;
+/** The longest back-off: doubles from 1 s with each failure past FREE_FAILURES. */
+export const MAX_BACKOFF_MS = 60_000;
+/** A client's failure count is forgotten this long after its last failure. */
+const FAILURE_MEMORY_MS = 10 * 60_000;
+const FAILURE_CLIENTS_LIMIT = 10_000;
 
 export interface Credentials {
   user: string;
@@ -30,12 +43,37 @@ export function parseBasicAuth(header: string | undefined): Credentials | undefi
   return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+export interface BasicAuthOptions {
+  /** Runs one bcrypt compare; default on the worker thread. */
+  compare?: Compare;
+  now?: () => number;
+}
+
+interface Failures {
+  count: number;
+  last: number;
+  /** No attempt is verified before this time (Unix ms). */
+  until: number;
+}
+
 export class BasicAuth {
   private users = new Map<string, string>();
   private dummyHash = '';
-  /** Successful (user, password, hash) digests, so a scraper every few seconds does not pay bcrypt each time. */
-  private readonly okCache = new Map<string, true>();
+  /**
+   * Digests of (user, password, hash) that passed, with their expiry: a keyed hash, so the plaintext is never kept,
+   * and a scraper every few seconds does not pay bcrypt each time.
+   */
+  private readonly okCache = new Map<string, number>();
   private readonly cacheKey = randomBytes(32);
+  /** Failed attempts per client address: past FREE_FAILURES, 429 until a back-off has passed. */
+  private readonly failures = new Map<string, Failures>();
+  private readonly compare: Compare;
+  private readonly now: () => number;
+
+  constructor(opts: BasicAuthOptions = {}) {
+    this.compare = opts.compare ?? bcryptWorker.compare;
+    this.now = opts.now ?? Date.now;
+  }
 
   /** Replaces the users (on start and on every web config change). */
   async setUsers(users: Map<string, string>): Promise<void> {
@@ -44,6 +82,12 @@ export class BasicAuth {
     this.users = new Map(users);
     this.dummyHash = dummy;
     this.okCache.clear();
+    this.resetFailures();
+  }
+
+  /** Forgets every client's failures (new users; tests that are about the 401 itself). */
+  resetFailures(): void {
+    this.failures.clear();
   }
 
   enabled(): boolean {
@@ -59,30 +103,60 @@ export class BasicAuth {
       .digest('base64');
   }
 
-  /** Credentials that passed before (the cache scrapers hit): no bcrypt needed. */
+  /** Credentials that passed within CACHE_TTL_MS (the cache scrapers hit): no bcrypt needed. */
   private cached(creds: Credentials | undefined): boolean {
     if (creds === undefined) return false;
     const known = this.users.get(creds.user);
-    return known !== undefined && this.okCache.has(this.digest(creds, known));
+    if (known === undefined) return false;
+    const digest = this.digest(creds, known);
+    const expires = this.okCache.get(digest);
+    if (expires === undefined) return false;
+    if (expires > this.now()) return true;
+    this.okCache.delete(digest);
+    return false;
   }
 
   /** True when the credentials match a configured user. Always one bcrypt compare on a cache miss. */
   async verify(creds: Credentials | undefined): Promise<boolean> {
     if (!this.enabled()) return true;
     if (creds === undefined) return false;
+    if (this.cached(creds)) return true;
     const known = this.users.get(creds.user);
     const hash = known ?? this.dummyHash;
-    const digest = this.digest(creds, hash);
-    if (known !== undefined && this.okCache.has(digest)) return true;
     // A malformed stored hash fails closed (it was validated at load, so this is belt and braces).
-    const ok = await bcrypt.compare(creds.password, hash).catch(() => false);
+    const { ok } = await this.compare(creds.password, hash).catch(() => ({ ok: false }));
     // Both branches above ran the same bcrypt work; the user check below is a constant-time byte compare.
     const matched = ok && known !== undefined && timingSafeEqual(Buffer.from(hash), Buffer.from(known));
     if (matched) {
-      this.okCache.set(digest, true);
+      this.okCache.delete(this.digest(creds, hash));
+      this.okCache.set(this.digest(creds, hash), this.now() + CACHE_TTL_MS);
       if (this.okCache.size > CACHE_LIMIT) this.okCache.delete(this.okCache.keys().next().value!);
     }
     return matched;
+  }
+
+  /** Milliseconds the client must still wait before another attempt is verified; 0 when it may try now. */
+  backoffMs(client: string): number {
+    const f = this.failures.get(client);
+    if (f === undefined) return 0;
+    const now = this.now();
+    if (now - f.last > FAILURE_MEMORY_MS) {
+      this.failures.delete(client);
+      return 0;
+    }
+    return Math.max(0, f.until - now);
+  }
+
+  private failed(client: string): void {
+    const now = this.now();
+    const prev = this.failures.get(client);
+    const count = prev === undefined || now - prev.last > FAILURE_MEMORY_MS ? 1 : prev.count + 1;
+    const over = count - FREE_FAILURES;
+    const until = over > 0 ? now + Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (over - 1)) : now;
+    this.failures.delete(client);
+    this.failures.set(client, { count, last: now, until });
+    // Bounded: the oldest client is forgotten first (a Map keeps insertion order; each update re-inserts).
+    if (this.failures.size > FAILURE_CLIENTS_LIMIT) this.failures.delete(this.failures.keys().next().value!);
   }
 
   /** A fastify onRequest hook: 401 with a Basic challenge unless the request carries valid credentials. */
@@ -90,15 +164,22 @@ export class BasicAuth {
     return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
       if (!this.enabled()) return;
       const creds = parseBasicAuth(req.headers.authorization);
+      // Valid credentials seen lately pass first: a flood from the same address must not lock a scraper out.
       if (this.cached(creds)) return;
-      if (creds !== undefined && this.comparing >= MAX_CONCURRENT_COMPARES) {
-        // Decided before the user is looked up, so it says nothing about who exists.
+      const client = req.ip ?? req.socket?.remoteAddress ?? 'unknown';
+      const tooMany = async (retryMs: number, text: string) => {
         await reply
           .code(429)
-          .header('Retry-After', '1')
+          .header('Retry-After', String(Math.max(1, Math.ceil(retryMs / 1000))))
           .type('text/plain; charset=utf-8')
-          .send('Too many authentication attempts in progress; retry shortly.\n');
-        return;
+          .send(text);
+      };
+      if (creds !== undefined) {
+        // Both decided before the user is looked up, so neither says anything about who exists.
+        const wait = this.backoffMs(client);
+        if (wait > 0) return tooMany(wait, 'Too many failed authentication attempts; retry later.\n');
+        if (this.comparing >= MAX_CONCURRENT_COMPARES)
+          return tooMany(1000, 'Too many authentication attempts in progress; retry shortly.\n');
       }
       this.comparing++;
       let ok: boolean;
@@ -107,7 +188,11 @@ export class BasicAuth {
       } finally {
         this.comparing--;
       }
-      if (ok) return;
+      if (ok) {
+        this.failures.delete(client);
+        return;
+      }
+      if (creds !== undefined) this.failed(client);
       await reply
         .code(401)
         .header('WWW-Authenticate', 'Basic realm="wedgewatch", charset="UTF-8"')

@@ -33,7 +33,7 @@ export function remediationRoutes(deps: RemediationRouteDeps): FastifyPluginAsyn
             return reply
               .code(404)
               .type('text/plain')
-              .send('Lifecycle API is not enabled (web.enableLifecycle).\n');
+              .send('Lifecycle API is not enabled (--web.enable-lifecycle or web.enableLifecycle).\n');
           }
           const name = req.params.name;
           if (!deps.targets().includes(name)) {
@@ -75,7 +75,7 @@ export function remediationRoutes(deps: RemediationRouteDeps): FastifyPluginAsyn
 /** The plugin wired to a daemon: the watchdog is looked up on the current runtime at request time. */
 export function daemonRemediationRoutes(daemon: Daemon): FastifyPluginAsync {
   return remediationRoutes({
-    lifecycleEnabled: () => daemon.loaded.config.web.enableLifecycle,
+    lifecycleEnabled: () => daemon.lifecycleEnabled(),
     targets: () => daemon.loaded.config.targets.map((t) => t.name),
     control: () => daemon.runtime?.watchdog,
   });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,10 @@ targets:
       - { name: chat, kind: chat, every: 15s, timeout: 30s }
       - { name: health, kind: health, every: 10s, timeout: 5s, path: /health }
 `;
+
+// A FIFO blocks a reader's open() until a writer comes (issue 16 item 9: a reload hung forever on one).
+const FIFO = join(dir, 'serve.fifo');
+execFileSync('mkfifo', [FIFO]);
 
 function write(name: string, text: string): string {
   const p = join(dir, name);
@@ -216,6 +221,11 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
     name: 'a watched path that never ends',
     yaml: GOOD + `    watch: [/dev/zero]\n`,
     expect: /targets\[0\]\.watch\[0\]: \/dev\/zero is not a regular file/,
+  },
+  {
+    name: 'a watched FIFO',
+    yaml: GOOD + `    watch: [${FIFO}]\n`,
+    expect: /targets\[0\]\.watch\[0\]: .*serve\.fifo is not a regular file/,
   },
   {
     name: 'a watched directory',

@@ -61,7 +61,7 @@ describe('daemon', () => {
     const metrics = await get(base, '/metrics');
     expect(metrics.status).toBe(200);
     expect(metrics.body).toMatch(
-      /^wedgewatch_build_info\{version="\d+\.\d+\.\d+",node_version="v20\.[^"]+"\} 1$/m,
+      /^wedgewatch_build_info\{version="\d+\.\d+\.\d+",revision="[^"]+",branch="[^"]+",node_version="v20\.[^"]+"\} 1$/m,
     );
     expect(metrics.body).toMatch(/^wedgewatch_config_last_reload_successful 1$/m);
     expect(metrics.body).toMatch(/^nodejs_eventloop_lag_seconds /m);

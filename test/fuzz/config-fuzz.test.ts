@@ -7,6 +7,7 @@ import { request } from 'undici';
 import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfigText, type LoadedConfig } from '../../src/config/load.js';
+import { restartOnlyChanges } from '../../src/config/reload-limits.js';
 import { Daemon } from '../../src/daemon.js';
 import { routePlugins } from '../../src/server/plugins.js';
 import { capturingLogger, tempDir } from '../web/helpers.js';
@@ -175,6 +176,7 @@ describe('config fuzz', () => {
     let applied = 0;
     let rejected = 0;
     let skipped = 0;
+    let refused = 0;
     try {
       for (const [i, c] of cases.entries()) {
         const expected = check(c.text, file);
@@ -185,7 +187,13 @@ describe('config fuzz', () => {
         writeFileSync(file, c.text);
         const before = d.loaded;
         const out = await d.reload();
-        if (expected.ok) {
+        // A valid file that moves the listener or the state directory is refused whole (restart-only changes).
+        const restartOnly = expected.ok ? restartOnlyChanges(before.config, expected.loaded.config) : [];
+        if (expected.ok && restartOnly.length > 0) {
+          expect(out, `case ${i}`).toEqual({ ok: false, errors: restartOnly });
+          expect(d.loaded, `case ${i}: a restart-only change must keep the running config`).toBe(before);
+          refused++;
+        } else if (expected.ok) {
           expect(out, `case ${i} (${c.ops.join(', ')}) passed check but failed reload:\n${c.text}`).toEqual({
             ok: true,
             errors: [],
@@ -208,7 +216,7 @@ describe('config fuzz', () => {
       await d.stop();
     }
     console.log(
-      `config fuzz (reload): ${applied} applied, ${rejected} rejected (running config kept), ${skipped} skipped (non-loopback)`,
+      `config fuzz (reload): ${applied} applied, ${rejected} rejected (running config kept), ${refused} refused as restart-only (listenAddress/stateDir), ${skipped} skipped (non-loopback)`,
     );
     expect(skipped).toBeLessThan(CASES * 0.02);
     expect(lines.filter((l) => l.includes(env.WW_FUZZ_SET))).toEqual([]);

@@ -1,7 +1,12 @@
+// Issue 16 item 6: a flood of wrong passwords must not take the main thread. Behaviour, not speed (the figures are
+// bench/auth-flood.mjs): compares run on a worker thread, at most MAX_CONCURRENT_COMPARES queued, a failing client
+// backs off with 429 + Retry-After before any compare runs, and verified credentials are cached by a keyed hash.
 import bcrypt from 'bcryptjs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { afterEach, expect, it, vi } from 'vitest';
-import { BasicAuth, MAX_CONCURRENT_COMPARES } from '../../src/server/auth.js';
+import { threadId } from 'node:worker_threads';
+import { expect, it } from 'vitest';
+import { BasicAuth, CACHE_TTL_MS, FREE_FAILURES, MAX_CONCURRENT_COMPARES } from '../../src/server/auth.js';
+import { BcryptWorker, type Compare } from '../../src/server/bcrypt-pool.js';
 
 const basic = (user: string, password: string) =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -27,27 +32,53 @@ function fakeReply() {
   return { r, reply: reply as unknown as FastifyReply };
 }
 
-afterEach(() => vi.restoreAllMocks());
+const req = (authorization: string, ip = '10.0.0.1') =>
+  ({ headers: { authorization }, ip }) as FastifyRequest;
 
-it('caps bcrypt compares in flight: a flood of bad passwords gets 429, not the CPU', async () => {
-  const auth = new BasicAuth();
-  await auth.setUsers(new Map([['alice', await bcrypt.hash('right', 4)]]));
-  // Compares that do not finish until the test says so: the flood is "in progress".
+/** A compare that checks for real but records each call (hashes are made at cost 4 to keep the test cheap). */
+function countingCompare() {
+  const calls: string[] = [];
+  const compare: Compare = async (password, hash) => {
+    calls.push(password);
+    return { ok: await bcrypt.compare(password, hash), threadId };
+  };
+  return { calls, compare };
+}
+
+it('runs bcrypt compares on a worker thread, not the main one', async () => {
+  const worker = new BcryptWorker();
+  try {
+    const hash = await bcrypt.hash('right', 4);
+    const good = await worker.compare('right', hash);
+    const bad = await worker.compare('wrong', hash);
+    expect(good.ok).toBe(true);
+    expect(bad.ok).toBe(false);
+    expect(good.threadId).not.toBe(threadId);
+    // A malformed hash fails closed rather than killing the worker.
+    expect((await worker.compare('x', 'not-a-hash')).ok).toBe(false);
+    expect((await worker.compare('right', hash)).ok).toBe(true);
+  } finally {
+    await worker.close();
+  }
+});
+
+it('caps compares in flight: beyond the cap, 429 with Retry-After and no compare', async () => {
   const release: (() => void)[] = [];
-  vi.spyOn(bcrypt, 'compare').mockImplementation(
-    () => new Promise<boolean>((resolve) => release.push(() => resolve(false))),
-  );
+  // Compares that do not finish until the test says so: the flood is "in progress".
+  const compare: Compare = () =>
+    new Promise((resolve) => release.push(() => resolve({ ok: false, threadId: -1 })));
+  const auth = new BasicAuth({ compare });
+  await auth.setUsers(new Map([['alice', await bcrypt.hash('right', 4)]]));
   const hook = auth.hook();
+  // Each from its own address, so the per-client back-off is not what answers.
   const pending = Array.from({ length: MAX_CONCURRENT_COMPARES }, (_, i) => {
     const { r, reply } = fakeReply();
     const user = i % 2 === 0 ? 'alice' : 'mallory';
-    const done = hook({ headers: { authorization: basic(user, `bad-${i}`) } } as FastifyRequest, reply);
-    return { r, done };
+    return { r, done: hook(req(basic(user, `bad-${i}`), `10.0.1.${i}`), reply) };
   });
-  // One more, for a known and for an unknown user alike: refused at once with 429 and Retry-After.
   for (const user of ['alice', 'nobody']) {
     const { r, reply } = fakeReply();
-    await hook({ headers: { authorization: basic(user, 'x') } } as FastifyRequest, reply);
+    await hook(req(basic(user, 'x'), '10.0.2.1'), reply);
     expect(r.status).toBe(429);
     expect(r.headers['Retry-After']).toBe('1');
   }
@@ -57,9 +88,53 @@ it('caps bcrypt compares in flight: a flood of bad passwords gets 429, not the C
     await p.done;
     expect(p.r.status).toBe(401);
   }
-  // The slots are free again.
-  vi.restoreAllMocks();
-  const { r, reply } = fakeReply();
-  await hook({ headers: { authorization: basic('alice', 'right') } } as FastifyRequest, reply);
-  expect(r.status).toBe(200);
+});
+
+it('a client that keeps failing backs off (429, growing Retry-After) before any compare; others and cached credentials pass', async () => {
+  const clock = { now: 1_000_000 };
+  const { calls, compare } = countingCompare();
+  const auth = new BasicAuth({ compare, now: () => clock.now });
+  await auth.setUsers(new Map([['alice', await bcrypt.hash('right', 4)]]));
+  const hook = auth.hook();
+  const attempt = async (authorization: string, ip = '10.0.0.1') => {
+    const { r, reply } = fakeReply();
+    await hook(req(authorization, ip), reply);
+    return r;
+  };
+  // A scraper from the attacker's address verified once: its cached credentials keep passing through the flood.
+  expect((await attempt(basic('alice', 'right'))).status).toBe(200);
+  for (let i = 0; i < FREE_FAILURES; i++)
+    expect((await attempt(basic('alice', `bad-${i}`))).status).toBe(401);
+  expect(calls).toHaveLength(1 + FREE_FAILURES);
+  // The next failure sets a 1 s back-off; until it passes, answers are 429 and no compare runs.
+  expect((await attempt(basic('alice', 'bad-x'))).status).toBe(401);
+  const blocked = await attempt(basic('nobody', 'bad-y'));
+  expect(blocked.status).toBe(429);
+  expect(blocked.headers['Retry-After']).toBe('1');
+  expect(calls).toHaveLength(2 + FREE_FAILURES);
+  expect((await attempt(basic('alice', 'right'))).status).toBe(200);
+  // Another address is not affected.
+  expect((await attempt(basic('alice', 'bad-z'), '10.0.0.2')).status).toBe(401);
+  // After the back-off another failure doubles it.
+  clock.now += 1000;
+  expect((await attempt(basic('alice', 'bad-2'))).status).toBe(401);
+  expect((await attempt(basic('alice', 'bad-3'))).headers['Retry-After']).toBe('2');
+  // The cache is short: past CACHE_TTL_MS the right password is compared again — and, the back-off having
+  // passed, it succeeds and clears the client's failures.
+  clock.now += CACHE_TTL_MS;
+  const before = calls.length;
+  expect((await attempt(basic('alice', 'right'))).status).toBe(200);
+  expect(calls.length).toBe(before + 1);
+  expect((await attempt(basic('alice', 'bad-4'))).status).toBe(401);
+});
+
+it('caches verified credentials by a keyed hash: a second request costs no compare and the password is not kept', async () => {
+  const { calls, compare } = countingCompare();
+  const auth = new BasicAuth({ compare });
+  await auth.setUsers(new Map([['alice', await bcrypt.hash('s3cret-pass', 4)]]));
+  expect(await auth.verify({ user: 'alice', password: 's3cret-pass' })).toBe(true);
+  expect(await auth.verify({ user: 'alice', password: 's3cret-pass' })).toBe(true);
+  expect(calls).toHaveLength(1);
+  const cache = (auth as unknown as { okCache: Map<string, number> }).okCache;
+  expect([...cache.keys()].join()).not.toContain('s3cret-pass');
 });
