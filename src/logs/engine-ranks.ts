@@ -59,5 +59,9 @@ export function applyEngineLine(
   if (total.preallocQueue !== undefined) sig.preallocQueue = total.preallocQueue;
   if (total.genThroughput !== undefined) sig.genThroughput = total.genThroughput;
   if (total.tokenUsage !== undefined) sig.tokenUsage = total.tokenUsage;
+  // Per-rank stall evidence only from lines every rank prints on its own cadence (engine-lines.ts `periodic`).
+  if (line.periodic === true) {
+    sig.ranks = { [line.rank]: { running: v.running, progress: line.progress } };
+  }
   return sig;
 }

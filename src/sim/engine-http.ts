@@ -72,7 +72,11 @@ export function engineHandler(deps: EngineDeps): Handler {
         });
         return;
       case '/metrics': {
-        const text = engineMetricsText(deps.role, deps.modelName, side.published, side.counters);
+        // queue_leak: leaked entries show in the bootstrap queue gauge, nothing runs them.
+        const leaked = deps.faults.leakedQueue(deps.role);
+        const published =
+          leaked > 0 ? { ...side.published, prealloc: side.published.prealloc + leaked } : side.published;
+        const text = engineMetricsText(deps.role, deps.modelName, published, side.counters);
         res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
         res.end(text);
         return;
