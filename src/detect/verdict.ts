@@ -289,6 +289,9 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
         return verdict('degraded', `hop:${probed[i]}`, `${why(f)}; ${probed[i + 1]} behind it passes`);
       }
     }
+    // Some slot fails outright while others fail now and then (a tool-call matrix of 7 requests hits a hang in
+    // three every run): the hangs are intermittent, the failing slot is their most visible symptom.
+    if (flaky) return verdict('degraded', 'intermittent', `${flaky.text}; ${why(failing[0]!)}`);
     return verdict('degraded', 'completions_failing', why(failing[0]!));
   }
   const healthFailed = healthFailing.find((h) => behindPasses(h.endpoint) || anyPassing);
@@ -349,16 +352,17 @@ function intermittence(
 ): { wedged: boolean; text: string } | undefined {
   const d = cfg.detect;
   const fails = (m: SlotMemory) => (m.recent ?? []).reduce((a, b) => a + b, 0);
-  const windowed = completion.filter((m) => (m.recent?.length ?? 0) > 0);
-  const worst = windowed.reduce<SlotMemory | undefined>(
-    (a, m) => (a === undefined || fails(m) > fails(a) ? m : a),
-    undefined,
-  );
-  if (worst === undefined || fails(worst) < d.intermittentFailures) return undefined;
+  // Passes after the first failure in the window: failures that come and go, not one solid streak (a streak is
+  // judged as failing, and names its own diagnosis).
   const interleaved = (m: SlotMemory) => {
     const r = m.recent ?? [];
     return r.indexOf(1) >= 0 && r.indexOf(1) < r.lastIndexOf(0);
   };
+  const windowed = completion.filter((m) => (m.recent?.length ?? 0) > 0);
+  const worst = windowed
+    .filter(interleaved)
+    .reduce<SlotMemory | undefined>((a, m) => (a === undefined || fails(m) > fails(a) ? m : a), undefined);
+  if (worst === undefined || fails(worst) < d.intermittentFailures) return undefined;
   const wedged =
     windowed.length === completion.length &&
     windowed.every((m) => fails(m) * 2 > d.intermittentWindow) &&

@@ -154,6 +154,20 @@ describe('intermittent failures (issue 13 item 4)', () => {
     expect(after.every((t) => t.startsWith('wedged/'))).toBe(true);
   });
 
+  it('a slot failing outright beside slots failing now and then is named intermittent; a solid streak alone is not', () => {
+    const r = new Run();
+    r.round();
+    // router/keepalive (say a 7-request tool-call matrix) fails every run; router/fresh one run in three.
+    for (let i = 1; i <= 9; i++) r.round((e, c) => e === 'router' && (c === 'keepalive' || i % 3 === 0));
+    expect(r.s.state).toBe('degraded');
+    expect(r.s.diagnosis).toBe('intermittent');
+    expect(r.s.cause).toContain('chat on router/fresh: 3 of its last 10 runs failed');
+    const solid = new Run();
+    solid.round();
+    for (let i = 0; i < 6; i++) solid.round((e) => e === 'router');
+    expect(solid.s.diagnosis).toBe('completions_failing');
+  });
+
   it('the window is configurable (detect.intermittentFailures / intermittentWindow)', () => {
     const r = new Run(config({ intermittentFailures: 2, intermittentWindow: 4 }));
     r.round();
