@@ -75,6 +75,13 @@ const PLANS = {
     inject: (sim) => (sim.enableFault('crash', { service: 'prefill' }), Date.now()),
     restore: (sim) => sim.restart('prefill'),
   },
+  // One chat request in three hangs until its 30 s timeout (issue 13): no two failures in a row on a slot, so
+  // only the window (3 of the last 10 runs) sees it; the tool-call matrix (7 requests a run) hangs too.
+  intermittent_hang: {
+    expect: [['degraded', 'wedged'], ['intermittent']],
+    inject: (sim) => (sim.enableFault('intermittent_hang', { every: 3 }), Date.now()),
+    restore: (sim) => sim.disableFault('intermittent_hang'),
+  },
   toolcall_leak: {
     expect: ['degraded', ['toolcall_leak']],
     inject: (sim) => (sim.enableFault('toolcall_leak'), Date.now()),
@@ -110,11 +117,11 @@ async function bench(name, plan) {
   const wd = runtime.watchdog.targets.get(target.name);
   const [state, diagnoses] = plan.expect;
   const matches = () =>
-    wd.state.state === state && (diagnoses === null || diagnoses.includes(wd.state.diagnosis));
+    [state].flat().includes(wd.state.state) && (diagnoses === null || diagnoses.includes(wd.state.diagnosis));
   let verdict;
   const off = runtime.watchdog.journal.subscribe((e) => {
     if ((e.type === 'transition' || e.type === 'diagnosis') && matches())
-      verdict ??= { at: e.time, diagnosis: wd.state.diagnosis };
+      verdict ??= { at: e.time, state: wd.state.state, diagnosis: wd.state.diagnosis };
   });
   const trials = [];
   try {
@@ -140,7 +147,7 @@ async function bench(name, plan) {
           `${err.message} (now ${wd.state.state}/${wd.state.diagnosis}: ${wd.state.cause}; ${slots.join(', ')}; sim ${sims})`,
         );
       });
-      trials.push({ ms: verdict.at - t0, diagnosis: verdict.diagnosis });
+      trials.push({ ms: verdict.at - t0, state: verdict.state, diagnosis: verdict.diagnosis });
       await plan.restore(sim);
     }
   } finally {
@@ -176,7 +183,7 @@ for (const name of selected) {
   const t = await bench(name, plan);
   const l = t.map((x) => x.ms);
   const fmt = (ms) => `${(ms / 1000).toFixed(1)} s`.padStart(8);
-  const seen = [...new Set(t.map((x) => `${plan.expect[0]}/${x.diagnosis}`))].join(', ');
+  const seen = [...new Set(t.map((x) => `${x.state}/${x.diagnosis}`))].join(', ');
   console.log(
     `${name.padEnd(22)} ${seen.padEnd(40)} ${fmt(median(l))} ${fmt(Math.max(...l))}  ${l.map((x) => (x / 1000).toFixed(1)).join(' ')}`,
   );

@@ -79,6 +79,11 @@ export interface ProbeResultSignal {
   confirmation?: boolean;
   /** What the run checked, for the probe history: canary questions and answers, tool-call matrix cells. */
   detail?: ProbeDetail;
+  /**
+   * Request ids the run sent (body `rid`, header `X-Request-Id`): the engine logs them on an abort, and the
+   * detector discounts the aborts its own timed-out or cut probes caused.
+   */
+  requestIds?: string[];
 }
 
 /** One known-answer check of a canary run (texts capped and redacted). */
@@ -114,6 +119,21 @@ export interface InflightRun {
   startedAt: number;
   /** Time to the first token, once it arrived (completion kinds). */
   firstTokenMs?: number;
+  /** Request ids the run has sent so far (see ProbeResultSignal.requestIds). */
+  requestIds?: string[];
+}
+
+/**
+ * One data-parallel rank of an engine, from a source that reports every rank on its own cadence whether or not it
+ * works (vLLM's per-engine stats line, SGLang/vLLM metrics with a dp_rank/engine label): a rank that holds work
+ * and makes none while its siblings progress is stalled on its own.
+ */
+export interface RankSample {
+  running?: number;
+  /** Monotonic generated-token counter of the rank (metrics). */
+  generatedTokensTotal?: number;
+  /** The sample itself says whether tokens were produced (a stats line); absent: judged on the counter. */
+  progress?: boolean;
 }
 
 /** Engine load and progress, from a scraped /metrics or from Prefill/Decode batch log lines. */
@@ -144,10 +164,18 @@ export interface EngineSignal {
   workersHealthy?: number;
   workersUnhealthy?: number;
   circuitOpen?: number;
+  /**
+   * Router: HTTP requests in flight (smg_http_inflight_request_age_count summed over its age buckets). Set only by
+   * the router mapping, so the detector knows this service is a router.
+   */
+  routerInflight?: number;
+  /** Per data-parallel rank, keyed by rank (see RankSample); only the ranks this signal reports. */
+  ranks?: Record<string, RankSample>;
   scrapeOk?: boolean;
   /**
    * Log signals only: whether the line reports work done. SGLang batch lines do (printed only when a batch
-   * ran); vLLM's stats line is printed every interval and says 0 tokens/s when nothing ran. Absent: true.
+   * ran); vLLM's stats line is printed every interval and says 0 tokens/s when nothing ran. Absent: false (a
+   * rule's `extract` of a gauge, say, is no evidence that tokens came out).
    */
   progress?: boolean;
 }

@@ -112,6 +112,12 @@ const completionFields = {
    * cron probe). Each run is engine work: a caller looping on /probe must not out-run the schedule.
    */
   onDemandInterval: duration().optional(),
+  /**
+   * The request id each completion request carries, so the engine logs it and the detector can tell the aborts
+   * our own timed-out probes cause from users' (issue 13): `rid` sends SGLang's body field `rid` and the
+   * `X-Request-Id` header; `header` only the header (vLLM warns about unknown body fields); `off` neither.
+   */
+  requestId: z.enum(['rid', 'header', 'off']).default('rid'),
 };
 
 /** Fields of the kinds that GET a path and check its status (health, serverinfo). */
@@ -357,28 +363,45 @@ export const engineScrapeSchema = z.strictObject({
   timeout: durationOr('3s'),
 });
 
-export const detectSchema = z.strictObject({
-  /** Consecutive failed chat probes on a hop before the target is wedged. */
-  wedgeAfter: z.number().int().min(1).default(2),
-  /** Consecutive passing rounds before a degraded/wedged/down target is ok again. */
-  recoverAfter: z.number().int().min(1).default(2),
-  /** Consecutive failed health probes before the target is down. */
-  downAfter: z.number().int().min(1).default(2),
-  /** Running or queued requests with no progress for this long is a stall. */
-  stallAfter: durationOr('60s'),
-  /** Abort lines in `abortStormWindow` that make a storm (degraded). */
-  abortStormCount: z.number().int().min(1).default(20),
-  abortStormWindow: durationOr('60s'),
-  /** Minimum time between two log-triggered confirmation rounds. */
-  confirmInterval: durationOr('10s'),
-  /** A completion probe still in flight this long after a critical log line confirms it (the probe runs on). */
-  confirmAfter: durationOr('5s'),
-  /**
-   * A completion probe in flight this long is hung before its timeout fires: when nothing has finished since it
-   * started, the target is wedged (completions_hung); on its own slot it counts as a failure.
-   */
-  hangAfter: durationOr('20s'),
-});
+export const detectSchema = z
+  .strictObject({
+    /** Consecutive failed chat probes on a hop before the target is wedged. */
+    wedgeAfter: z.number().int().min(1).default(2),
+    /** Consecutive passing rounds before a degraded/wedged/down target is ok again. */
+    recoverAfter: z.number().int().min(1).default(2),
+    /** Consecutive failed health probes before the target is down. */
+    downAfter: z.number().int().min(1).default(2),
+    /** Running or queued requests with no progress for this long is a stall. */
+    stallAfter: durationOr('60s'),
+    /** Abort lines in `abortStormWindow` that make a storm (degraded). */
+    abortStormCount: z.number().int().min(1).default(20),
+    abortStormWindow: durationOr('60s'),
+    /** Minimum time between two log-triggered confirmation rounds. */
+    confirmInterval: durationOr('10s'),
+    /** A completion probe still in flight this long after a critical log line confirms it (the probe runs on). */
+    confirmAfter: durationOr('5s'),
+    /**
+     * A completion probe in flight this long is hung before its timeout fires: when nothing has finished since it
+     * started, the target is wedged (completions_hung); on its own slot it counts as a failure.
+     */
+    hangAfter: durationOr('20s'),
+    /**
+     * Intermittent failures: `intermittentFailures` failed runs among a completion slot's last `intermittentWindow`
+     * runs is degraded (`intermittent`) even when no two fail in a row; a window that is mostly failures on every
+     * completion slot is wedged.
+     */
+    intermittentFailures: z.number().int().min(1).default(3),
+    intermittentWindow: z.number().int().min(2).max(100).default(10),
+    /**
+     * PD bootstrap/prealloc/transfer queues above zero this long while the engine runs nothing and completions pass
+     * are leaked slots (degraded, `queue_leak`): the pool runs dry hours later.
+     */
+    leakAfter: durationOr('10m'),
+  })
+  .refine((d) => d.intermittentFailures <= d.intermittentWindow, {
+    message: 'intermittentFailures must not exceed intermittentWindow',
+    path: ['intermittentFailures'],
+  });
 
 export const remediateSchema = z.strictObject({
   /** argv, run without a shell; WEDGEWATCH_TARGET and WEDGEWATCH_DIAGNOSIS are set in its environment. */

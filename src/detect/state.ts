@@ -2,7 +2,7 @@
 // no clock of its own: the watchdog feeds it signals and ticks, and acts on the actions it returns.
 import type { DetectConfig, TargetConfig } from '../config/schema.js';
 import type { TARGET_STATES } from '../metrics.js';
-import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass, Signal } from '../signals.js';
+import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass, RankSample, Signal } from '../signals.js';
 
 export type { InflightRun } from '../signals.js';
 import { isCompletion } from './kinds.js';
@@ -70,6 +70,25 @@ export interface SlotMemory {
   reusedFailed?: boolean;
   /** keep-alive slots: passes in a row that could not test a reused connection. */
   inconclusive?: number;
+  /**
+   * The last `intermittentWindow` finished runs, oldest first: 1 failed, 0 passed (a wrong answer or leaked markup
+   * is its own diagnosis and counts as 0). One hang in three never makes two failures in a row; this does.
+   */
+  recent?: number[];
+  /** The window holds a streak that reached the failure threshold (cleared with it once the slot recovers). */
+  wedgedStreak?: boolean;
+}
+
+/** One data-parallel rank of an engine (see RankSample in signals.ts). */
+export interface RankMemory {
+  running: number;
+  generatedTokensTotal?: number;
+  lastSignalAt: number;
+  /** The rank produced tokens or had nothing to run: its stall clock. */
+  lastProgressAt: number;
+  /** The rank produced tokens (an idle rank is no evidence that the engine's loop turns). */
+  lastTokensAt?: number;
+  stalled: boolean;
 }
 
 export interface EngineMemory {
@@ -87,6 +106,17 @@ export interface EngineMemory {
   lastSource?: 'metrics' | 'log';
   /** The last scrape failed: running/queued are stale, so the engine's busy state is unknown. */
   unknown?: boolean;
+  /** Per data-parallel rank, from sources that report every rank whether or not it works. */
+  ranks?: Record<string, RankMemory>;
+  /** Since when the PD bootstrap/prealloc/transfer queues have held entries without a break. */
+  queuedSince?: number;
+  /** Last time those queues held entries while the engine ran and queued nothing. */
+  queuedIdleAt?: number;
+  /** Since when the engine has run, queued and held nothing (router_stuck needs every engine idle). */
+  idleSince?: number;
+  /** Routers only: HTTP requests in flight, and since when that has been above zero. */
+  routerInflight?: number;
+  routerBusySince?: number;
 }
 
 export interface CriticalMemory {
@@ -120,6 +150,14 @@ export interface TargetState {
   lastConfirmAt?: number;
   /** Unix ms the target was last seen ok (now while it is ok). */
   lastOkAt?: number;
+  /**
+   * Request ids our own probes sent, newest last, each with how many more abort lines it may discount (an engine
+   * logs one abort per TP rank and per PD side). Only ids we generated; bounded, so a line that repeats one can
+   * hide at most that many aborts, and only while the id is recent.
+   */
+  ownIds?: Array<{ id: string; left: number }>;
+  /** Abort lines discounted as our own probes' (timed out or cut by the watchdog itself). */
+  ownAborts?: number;
   counters: {
     signals: number;
     transitions: number;
@@ -173,7 +211,15 @@ export type DetectEvent =
       preallocQueue: number;
       sinceMs: number;
     }
-  | { type: 'engine_progress'; at: number; service: string };
+  | { type: 'engine_progress'; at: number; service: string }
+  | {
+      type: 'rank_stalled';
+      at: number;
+      service: string;
+      rank: string;
+      running: number;
+      sinceMs: number;
+    };
 
 export interface Step {
   state: TargetState;
@@ -184,6 +230,10 @@ export interface Step {
 
 const CRITICAL_KEEP = 10;
 const LINE_KEEP = 500;
+/** Request ids of our own probes remembered (a toolcall matrix sends 7 a run, a canary a few). */
+const OWN_IDS_KEEP = 256;
+/** Abort lines one of our ids may discount: one per TP rank on each PD side of a large deployment. */
+const OWN_ID_ABORTS = 16;
 
 export function initialState(target: string, now: number): TargetState {
   return {
@@ -240,6 +290,7 @@ export function reduceInPlace(
   switch (signal.kind) {
     case 'probe': {
       if (signal.result === 'skipped_overlap') break;
+      rememberOwnIds(s, signal.requestIds);
       // The run has finished: its result replaces what its time in flight suggested.
       s.inflight = s.inflight?.filter(
         (i) => !(i.probe === signal.probe && i.endpoint === signal.endpoint && i.conn === signal.conn),
@@ -326,6 +377,18 @@ export function reduceInPlace(
         error: signal.error,
         reusedConnection: signal.reusedConnection,
       };
+      if (isCompletion(kind)) {
+        const failed = signal.result !== 'ok' && !answeredWrong(signal.result);
+        slot.recent = [...(slot.recent ?? []), failed ? 1 : 0].slice(-cfg.detect.intermittentWindow);
+        // A streak that made the slot fail was a wedge, judged as one: once the slot has recovered from it
+        // (recoverAfter passes in a row) its failures are not intermittence. Streaks that come and go between
+        // single passes stay in the window.
+        if (slot.failStreak >= threshold) slot.wedgedStreak = true;
+        else if (slot.wedgedStreak === true && slot.okStreak >= cfg.detect.recoverAfter) {
+          slot.recent = [];
+          slot.wedgedStreak = false;
+        }
+      }
       const label = `${signal.probe} on ${signal.endpoint}/${signal.conn}`;
       if (slot.failStreak === threshold && signal.result !== 'ok') {
         events.push({
@@ -402,6 +465,14 @@ export function reduceInPlace(
           actions.push({ kind: 'confirm', reason: `${signal.rule} on ${signal.service}` });
         }
       } else if (cls.kind === 'abort') {
+        // Our own probe's abort (it timed out or was cut): the engine logged the id we sent. Not a storm.
+        const own =
+          signal.fields.rid !== undefined ? s.ownIds?.find((o) => o.id === signal.fields.rid) : undefined;
+        if (own !== undefined && own.left > 0) {
+          own.left--;
+          s.ownAborts = (s.ownAborts ?? 0) + 1;
+          break;
+        }
         s.aborts.push(signal.time);
         if (s.aborts.length > cfg.detect.abortStormCount) s.aborts.shift();
       }
@@ -429,12 +500,14 @@ export function reduceInPlace(
       e.lastSource = signal.source;
       let progress: boolean;
       if (signal.source === 'log') {
-        // A batch line is printed only when the scheduler ran a batch: the loop is alive. A periodic stats
-        // line that reports nothing computed (vLLM `0.0 tokens/s`) says the opposite (issue 12).
-        progress = signal.progress ?? true;
+        // Progress means tokens: a batch line that ran a batch says so (engine-lines.ts), a stats line with
+        // `0.0 tokens/s` or a batch with no generated tokens does not, and any other line (a rule's extracted
+        // gauge) is no evidence at all. Before issue 13 every such line restarted the stall clock.
+        progress = signal.progress === true;
       } else {
+        // Counters that went up: a drop is a restart (its counters start over), not work done.
         const moved = (a: number | undefined, b: number | undefined) =>
-          a !== undefined && b !== undefined && a !== b;
+          a !== undefined && b !== undefined && a > b;
         progress =
           moved(signal.finishedTotal, e.finishedTotal) ||
           moved(signal.generatedTokensTotal, e.generatedTokensTotal);
@@ -447,10 +520,17 @@ export function reduceInPlace(
       if (signal.preallocQueue !== undefined) e.preallocQueue = signal.preallocQueue;
       e.lastSignalAt = now;
       if (progress) e.lastProgressAt = now;
+      if (signal.routerInflight !== undefined) {
+        e.routerInflight = signal.routerInflight;
+        e.routerBusySince = signal.routerInflight > 0 ? (e.routerBusySince ?? now) : undefined;
+      }
+      trackQueues(e, now);
+      for (const [id, r] of Object.entries(signal.ranks ?? {})) trackRank(e, id, r, now);
       break;
     }
     case 'tick':
       s.inflight = signal.inflight ?? [];
+      for (const run of s.inflight) rememberOwnIds(s, run.requestIds);
       break;
     case 'file_change':
       break;
@@ -458,6 +538,7 @@ export function reduceInPlace(
 
   confirmByHang(s, now, cfg, events);
   judgeEngines(s, now, cfg, events);
+  judgeRanks(s, now, cfg, events);
   pruneAborts(s, now, cfg);
   const step = applyVerdict(s, evaluate(s, now, cfg), now, cfg, events);
   return { state: s, actions, events, transition: step };
@@ -517,6 +598,82 @@ function judgeEngines(s: TargetState, now: number, cfg: ClassifierConfig, events
       events.push({ type: 'engine_progress', at: now, service: e.service });
     }
     e.stalled = stalled;
+  }
+}
+
+/** Adds ids our probes sent to the bounded recent set (an id already there keeps its count). */
+function rememberOwnIds(s: TargetState, ids: readonly string[] | undefined): void {
+  if (ids === undefined || ids.length === 0) return;
+  const own = (s.ownIds ??= []);
+  for (const id of ids) {
+    if (own.some((o) => o.id === id)) continue;
+    own.push({ id, left: OWN_ID_ABORTS });
+  }
+  if (own.length > OWN_IDS_KEEP) own.splice(0, own.length - OWN_IDS_KEEP);
+}
+
+/** The leak and idle clocks: how long the PD queues have held entries, and how long the engine has been idle. */
+function trackQueues(e: EngineMemory, now: number): void {
+  const work = e.running + e.queued;
+  const pd = e.transferQueue + e.preallocQueue;
+  if (pd > 0) {
+    e.queuedSince ??= now;
+    if (work === 0) e.queuedIdleAt = now;
+  } else {
+    e.queuedSince = undefined;
+    e.queuedIdleAt = undefined;
+  }
+  e.idleSince = work + pd === 0 ? (e.idleSince ?? now) : undefined;
+}
+
+function trackRank(e: EngineMemory, id: string, r: RankSample, now: number): void {
+  const m = ((e.ranks ??= {})[id] ??= { running: 0, lastSignalAt: now, lastProgressAt: now, stalled: false });
+  const tokens =
+    r.progress ??
+    (r.generatedTokensTotal !== undefined &&
+      m.generatedTokensTotal !== undefined &&
+      r.generatedTokensTotal > m.generatedTokensTotal);
+  if (r.generatedTokensTotal !== undefined) m.generatedTokensTotal = r.generatedTokensTotal;
+  if (r.running !== undefined) m.running = r.running;
+  m.lastSignalAt = now;
+  if (tokens) m.lastTokensAt = now;
+  // An idle rank is not stalled: its clock starts when it gets work.
+  if (tokens || m.running === 0) m.lastProgressAt = now;
+}
+
+/**
+ * One rank holding work with no tokens for stallAfter while a sibling produced tokens within it: that rank is
+ * stuck on its own (the engine as a whole progresses, so the engine stall never fires). A rank that stopped
+ * reporting is unknown, not stalled: the engine-level judgement covers silence.
+ */
+function judgeRanks(s: TargetState, now: number, cfg: ClassifierConfig, events: DetectEvent[]): void {
+  const after = cfg.detect.stallAfter;
+  for (const e of Object.values(s.engines)) {
+    const ranks = Object.entries(e.ranks ?? {});
+    if (ranks.length < 2) continue;
+    for (const [id, r] of ranks) {
+      const reporting = now - r.lastSignalAt < after;
+      const siblingWorks = ranks.some(
+        ([other, o]) => other !== id && o.lastTokensAt !== undefined && now - o.lastTokensAt < after,
+      );
+      const stalled =
+        reporting &&
+        !busyUnknown(e, now, cfg) &&
+        r.running > 0 &&
+        now - r.lastProgressAt >= after &&
+        siblingWorks;
+      if (stalled && !r.stalled) {
+        events.push({
+          type: 'rank_stalled',
+          at: now,
+          service: e.service,
+          rank: id,
+          running: r.running,
+          sinceMs: now - r.lastProgressAt,
+        });
+      }
+      r.stalled = stalled;
+    }
   }
 }
 

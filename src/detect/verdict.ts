@@ -19,6 +19,8 @@ export const WEDGE_CAUSES = [
   'completions_failing',
   'completions_hung',
   'health_generate_failing',
+  'intermittent',
+  'router_stuck',
 ] as const;
 
 export interface Verdict {
@@ -178,6 +180,8 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   const serverinfoHang = slots.find(
     (m) => m.probeKind === 'serverinfo' && m.failStreak >= 1 && m.last!.result === 'timeout',
   );
+  const stuckRouter = routerStuck(s, now, cfg);
+  const flaky = intermittence(completion, cfg);
 
   // wedged: a confirmed critical signature, completions failing on every hop, or an engine with no progress.
   // A confirmed signature holds until completions pass again everywhere (the engine was restarted).
@@ -208,6 +212,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
       const text = `${r.probe} on ${r.endpoint}/${r.conn} in flight for ${Math.round(newest.ageMs / 1000)} s and no completion has finished since it started`;
       const critical = mostSpecific(s.criticalSinceOk);
       if (critical) return verdict('wedged', critical.diagnosis, `${text}; after ${critical.rule}`);
+      if (stuckRouter) return verdict('wedged', 'router_stuck', `${text}; ${stuckRouter}`);
       if (stalledEngine)
         return verdict('wedged', 'engine_stalled', `${text}; ${stallText(stalledEngine, now)}`);
       return verdict('wedged', 'completions_hung', text);
@@ -216,6 +221,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   if (failing.length > 0 && passing.length === 0) {
     const critical = mostSpecific(s.criticalSinceOk);
     if (critical) return verdict('wedged', critical.diagnosis, `${why(failing[0]!)}; after ${critical.rule}`);
+    if (stuckRouter) return verdict('wedged', 'router_stuck', `${why(failing[0]!)}; ${stuckRouter}`);
     if (stalledEngine) {
       return verdict('wedged', 'engine_stalled', `${why(failing[0]!)}; ${stallText(stalledEngine, now)}`);
     }
@@ -226,8 +232,13 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
         `${why(failing[0]!)}; scheduler round trip hangs: ${why(serverinfoHang)}`,
       );
     }
+    if (flaky?.wedged) return verdict('wedged', 'intermittent', flaky.text);
     return verdict('wedged', 'completions_failing', why(failing[0]!));
   }
+  // Most runs fail on every completion slot, with passes in between: the streaks come and go, the wedge stays.
+  if (flaky?.wedged) return verdict('wedged', 'intermittent', flaky.text);
+  // The router holds requests no engine is working on: nothing passes through it.
+  if (stuckRouter && passing.length === 0) return verdict('wedged', 'router_stuck', stuckRouter);
   // A stall alone is a wedge only while no completion probe passes: gauges can freeze on an idle engine.
   if (stalledEngine && passing.length === 0)
     return verdict('wedged', 'engine_stalled', stallText(stalledEngine, now));
@@ -278,6 +289,9 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
         return verdict('degraded', `hop:${probed[i]}`, `${why(f)}; ${probed[i + 1]} behind it passes`);
       }
     }
+    // Some slot fails outright while others fail now and then (a tool-call matrix of 7 requests hits a hang in
+    // three every run): the hangs are intermittent, the failing slot is their most visible symptom.
+    if (flaky) return verdict('degraded', 'intermittent', `${flaky.text}; ${why(failing[0]!)}`);
     return verdict('degraded', 'completions_failing', why(failing[0]!));
   }
   const healthFailed = healthFailing.find((h) => behindPasses(h.endpoint) || anyPassing);
@@ -287,6 +301,9 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     return verdict('degraded', `hop:${h.endpoint}`, `${why(h)}; completions through the hops behind it pass`);
   }
   if (stalledEngine) return verdict('degraded', 'engine_stalled', stallText(stalledEngine, now));
+  const rank = stalledRank(s, now);
+  if (rank) return verdict('degraded', 'rank_stalled', rank);
+  if (flaky) return verdict('degraded', 'intermittent', flaky.text);
   const leak = completion.find((m) => m.leakStreak >= 1);
   if (leak)
     return verdict('degraded', 'toolcall_leak', `${label(leak)}: tool call markup leaked into content`);
@@ -302,6 +319,8 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
         : `${label(slow)}: time to first token ${Math.round(slow.last!.ttftMs ?? 0)} ms over its ${objective} ms objective, ${slow.slowStreak} in a row`,
     );
   }
+  const leaked = queueLeak(s, now, cfg);
+  if (leaked) return verdict('degraded', 'queue_leak', leaked);
   if (s.aborts.length >= d.abortStormCount) {
     return verdict(
       'degraded',
@@ -320,6 +339,86 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     .filter((m) => m.probeKind !== 'serverinfo')
     .every((m) => m.failStreak === 0 && m.leakStreak === 0 && !m.wrongStreak);
   return { state: 'ok', diagnosis: null, cause: 'completions finish on every probed hop', clean };
+}
+
+/**
+ * Failures that never line up into a streak: `intermittentFailures` of a completion slot's last
+ * `intermittentWindow` runs failed (degraded). `wedged` when every completion slot's window is mostly failures and
+ * passes come in between them (a solid run of failures after passes is a plain wedge, named by the streak).
+ */
+function intermittence(
+  completion: SlotMemory[],
+  cfg: ClassifierConfig,
+): { wedged: boolean; text: string } | undefined {
+  const d = cfg.detect;
+  const fails = (m: SlotMemory) => (m.recent ?? []).reduce((a, b) => a + b, 0);
+  // Passes after the first failure in the window: failures that come and go, not one solid streak (a streak is
+  // judged as failing, and names its own diagnosis).
+  const interleaved = (m: SlotMemory) => {
+    const r = m.recent ?? [];
+    return r.indexOf(1) >= 0 && r.indexOf(1) < r.lastIndexOf(0);
+  };
+  const windowed = completion.filter((m) => (m.recent?.length ?? 0) > 0);
+  const worst = windowed
+    .filter(interleaved)
+    .reduce<SlotMemory | undefined>((a, m) => (a === undefined || fails(m) > fails(a) ? m : a), undefined);
+  if (worst === undefined || fails(worst) < d.intermittentFailures) return undefined;
+  const wedged =
+    windowed.length === completion.length &&
+    windowed.every((m) => fails(m) * 2 > d.intermittentWindow) &&
+    windowed.some(interleaved);
+  const text = `${label(worst)}: ${fails(worst)} of its last ${worst.recent!.length} runs failed${
+    worst.last && worst.last.result !== 'ok'
+      ? ` (last: ${worst.last.result}${worst.last.error ? `, ${worst.last.error}` : ''})`
+      : ''
+  }${wedged ? '; most runs fail on every completion slot' : ', with passes in between'}`;
+  return { wedged, text };
+}
+
+/** A data-parallel rank stalled while its siblings produce tokens (state.ts judgeRanks). */
+function stalledRank(s: TargetState, now: number): string | undefined {
+  for (const e of Object.values(s.engines)) {
+    for (const [id, r] of Object.entries(e.ranks ?? {})) {
+      if (!r.stalled) continue;
+      const working = Object.entries(e.ranks ?? {})
+        .filter(([other, o]) => other !== id && !o.stalled)
+        .map(([other]) => other);
+      return `${e.service} rank ${id} holds ${r.running} running requests with no tokens for ${Math.round((now - r.lastProgressAt) / 1000)} s while rank${working.length > 1 ? 's' : ''} ${working.join(', ')} progress`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * PD queues that have held entries for leakAfter while the engine was seen running and queueing nothing in the
+ * last stallAfter: the entries are not work waiting, they are leaked slots. Only reached while completions pass.
+ */
+function queueLeak(s: TargetState, now: number, cfg: ClassifierConfig): string | undefined {
+  const d = cfg.detect;
+  for (const e of Object.values(s.engines)) {
+    if (e.unknown === true || e.queuedSince === undefined || e.queuedIdleAt === undefined) continue;
+    if (now - e.queuedSince < d.leakAfter || now - e.queuedIdleAt >= d.stallAfter) continue;
+    return `${e.service} holds ${e.preallocQueue} bootstrapping and ${e.transferQueue} in-transfer requests for ${Math.round((now - e.queuedSince) / 60_000)} min while it runs nothing and completions pass`;
+  }
+  return undefined;
+}
+
+/**
+ * A router with requests in flight for stallAfter while every engine behind it has run, queued and held nothing
+ * for as long: the requests are stuck in the router itself.
+ */
+function routerStuck(s: TargetState, now: number, cfg: ClassifierConfig): string | undefined {
+  const engines = Object.values(s.engines).filter((e) => e.routerInflight === undefined);
+  if (engines.length === 0) return undefined;
+  if (engines.some((e) => e.unknown === true || e.idleSince === undefined)) return undefined;
+  const idleFor = now - Math.max(...engines.map((e) => e.idleSince!));
+  for (const r of Object.values(s.engines)) {
+    if (r.routerInflight === undefined || r.routerBusySince === undefined || r.unknown === true) continue;
+    const since = Math.min(now - r.routerBusySince, idleFor);
+    if (since < cfg.detect.stallAfter) continue;
+    return `${r.service} holds ${r.routerInflight} requests in flight while ${engines.map((e) => e.service).join(', ')} run and queue nothing, for ${Math.round(since / 1000)} s`;
+  }
+  return undefined;
 }
 
 function stallText(e: EngineMemory, now: number) {

@@ -330,6 +330,13 @@ export class TargetWatchdog {
       case 'engine_progress':
         this.journal('engine_progress', `${e.service}: progress again`, { service: e.service });
         return;
+      case 'rank_stalled':
+        this.journal(
+          'rank_stalled',
+          `${e.service} rank ${e.rank}: ${e.running} running, no tokens for ${Math.round(e.sinceMs / 1000)} s while its siblings progress`,
+          { service: e.service, rank: e.rank, running: e.running },
+        );
+        return;
     }
   }
 

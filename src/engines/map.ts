@@ -15,7 +15,13 @@ export function mapEngineMetrics(samples: Sample[]): EngineFields {
   // The router's load counts only when no engine reports its own (it would count the same requests twice).
   const mappings = engines.length > 0 ? engines : ENGINE_MAPPINGS.filter((m) => m.detect(samples));
   for (const m of mappings) {
-    for (const [k, v] of Object.entries(m.map(samples)) as [keyof EngineFields, number | undefined][]) {
+    const { ranks, ...numbers } = m.map(samples);
+    // Ranks come from one engine's own labels: a second mapping's ranks would be another engine's.
+    if (ranks !== undefined) out.ranks ??= ranks;
+    for (const [k, v] of Object.entries(numbers) as [
+      Exclude<keyof EngineFields, 'ranks'>,
+      number | undefined,
+    ][]) {
       if (v === undefined) continue;
       const prev = out[k];
       out[k] = prev === undefined ? v : MAX_FIELDS.has(k) ? Math.max(prev, v) : prev + v;

@@ -17,6 +17,12 @@ export interface EngineLine {
   progress: boolean;
   /** The line's own timestamp text (`2026-08-10 14:00:01` or vLLM's `08-10 14:00:01`), when it has one. */
   stamp?: string;
+  /**
+   * The engine prints the line every interval whether or not the rank works (vLLM's stats line), so the rank's
+   * own running count and tokens are judged per rank. SGLang prints batch lines only when a batch ran: a rank
+   * that stops printing may be idle or stuck, and its last line is no per-rank evidence.
+   */
+  periodic?: boolean;
 }
 
 /** A log line's own timestamp: SGLang `YYYY-MM-DD HH:MM:SS`, vLLM `MM-DD HH:MM:SS`. */
@@ -82,6 +88,7 @@ export function parseSglangLine(line: string): EngineLine | undefined {
   const fallback: Record<string, number> = {};
   // `key: value, ` pairs, split by hand: the PAIR regex made a match array per field, a dozen per line, and
   // the verdict timeline parses a batch line per rank and second of a log.
+  let newTokens: number | undefined;
   const len = line.length;
   for (let pos = m.index + m[0].length; pos < len;) {
     const colon = line.indexOf(': ', pos);
@@ -90,12 +97,14 @@ export function parseSglangLine(line: string): EngineLine | undefined {
     if (end < 0) end = len;
     const key = line.slice(pos, colon);
     const g = SGLANG_KEY_MAP.get(key);
-    const isFallback = g === undefined && USAGE_FALLBACKS.includes(key);
-    if (g !== undefined || isFallback) {
+    const isNew = key === '#new-token';
+    const isFallback = g === undefined && !isNew && USAGE_FALLBACKS.includes(key);
+    if (g !== undefined || isFallback || isNew) {
       const text = line.slice(colon + 2, end);
       const value = NUMBER.test(text) ? Number(text.trimEnd()) : NaN;
       if (Number.isFinite(value)) {
         if (g !== undefined) out[g] = value;
+        else if (isNew) newTokens = value;
         else fallback[key] = value;
       }
     }
@@ -106,8 +115,12 @@ export function parseSglangLine(line: string): EngineLine | undefined {
     if (k !== undefined) out.tokenUsage = fallback[k];
   }
   if (Object.keys(out).length === 0) return undefined;
-  // A batch line is printed only when the scheduler ran a batch: the loop is alive.
-  return { values: out, rank: sglangRank(line), progress: true, stamp: stampOf(line) };
+  // A batch line is printed only when the scheduler ran a batch, and progress means tokens: a decode batch whose
+  // `gen throughput (token/s)` is 0 or a prefill batch with `#new-token: 0` computed nothing
+  // (scheduler_metrics_mixin.py log_decode_stats / log_prefill_stats print both fields).
+  const decode = m[0].startsWith('Decode');
+  const progress = decode ? out.genThroughput !== 0 : newTokens !== 0;
+  return { values: out, rank: sglangRank(line), progress, stamp: stampOf(line) };
 }
 
 const VLLM_NUM = (label: string) => new RegExp(`${label}: ([\\d.]+)`);
@@ -150,6 +163,7 @@ export function parseVllmLine(line: string): EngineLine | undefined {
     // Printed every interval whether or not anything ran: zero throughput both ways is no progress.
     progress: (gen ?? 0) > 0 || (prompt ?? 0) > 0,
     stamp: stampOf(line),
+    periodic: true,
   };
 }
 

@@ -49,7 +49,7 @@ export function applyEngineLine(
   const total = ranks.apply(line);
   setEngineGauges(metrics, labels, total);
   metrics.engineLastBatch.set(labels, nowMs / 1000);
-  return engineSignal(labels, total, line.progress, nowMs);
+  return engineSignal(labels, total, line, nowMs);
 }
 
 /**
@@ -85,15 +85,25 @@ function setRankGauges(
 export function engineSignal(
   labels: { target: string; service: string },
   total: EngineValues,
-  progress: boolean,
+  line: EngineLine,
   nowMs: number,
 ): EngineSignal {
-  const sig: EngineSignal = { kind: 'engine', source: 'log', time: nowMs, ...labels, progress };
+  const sig: EngineSignal = {
+    kind: 'engine',
+    source: 'log',
+    time: nowMs,
+    ...labels,
+    progress: line.progress,
+  };
   if (total.running !== undefined) sig.running = total.running;
   if (total.queued !== undefined) sig.queued = total.queued;
   if (total.transferQueue !== undefined) sig.transferQueue = total.transferQueue;
   if (total.preallocQueue !== undefined) sig.preallocQueue = total.preallocQueue;
   if (total.genThroughput !== undefined) sig.genThroughput = total.genThroughput;
   if (total.tokenUsage !== undefined) sig.tokenUsage = total.tokenUsage;
+  // Per-rank stall evidence only from lines every rank prints on its own cadence (engine-lines.ts `periodic`).
+  if (line.periodic === true) {
+    sig.ranks = { [line.rank]: { running: line.values.running, progress: line.progress } };
+  }
   return sig;
 }

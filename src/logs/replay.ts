@@ -169,7 +169,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           const total = ranks.apply(line);
           lastBatchMs = Number.isFinite(lastTime) ? lastTime : 0;
           if (o.timeline && Number.isFinite(lastTime)) {
-            const sig = engineSignal(labels, total, line.progress, lastTime);
+            const sig = engineSignal(labels, total, line, lastTime);
             // Engine lines in a row that the detector cannot tell apart become one signal (each reduce
             // copies the detector state; a busy log has lines every second for hours): lines with the same
             // stamp (one-second resolution; the last one's totals cover every rank), and lines that all report
@@ -177,6 +177,8 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             // only the gauges in between, which no verdict reads while work is progressing, are skipped).
             const prev = signals.at(-1);
             const sameRun = prev?.kind === 'engine' && prev.service === sig.service;
+            // Per-rank evidence of the merged lines is kept: a rank's stall must survive its siblings' lines.
+            if (sameRun && prev.ranks !== undefined) sig.ranks = { ...prev.ranks, ...sig.ranks };
             if (sameRun && prev.time === sig.time) {
               sig.progress = sig.progress === true || prev.progress === true;
               signals[signals.length - 1] = sig;

@@ -1,5 +1,6 @@
 // One HTTP exchange for a probe: sends over the lease, moves the phase along (connect → headers → body),
 // and reads bodies with a hard byte cap so a 50 MB answer is never buffered.
+import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { ProbeFailure, type ProbeContext } from './types.js';
 import type { TimeoutPhase } from '../signals.js';
@@ -18,7 +19,19 @@ export async function send(
   const headers: Record<string, string> = { 'user-agent': 'wedgewatch-probe', ...ctx.headers };
   let body: string | undefined;
   if (req.json !== undefined) {
-    body = JSON.stringify(req.json);
+    const mode = 'requestId' in ctx.probe ? ctx.probe.requestId : 'off';
+    let json = req.json;
+    if (mode !== 'off' && typeof json === 'object' && json !== null && !Array.isArray(json)) {
+      // Random, never derived from anything a user controls: the detector discounts abort lines carrying it.
+      // SGLang takes the body's `rid` as the request id (entrypoints/openai/serving_base.py
+      // _generate_request_id: `if rid := getattr(request, "rid", None): return rid`) and logs it on a PD abort;
+      // vLLM takes `X-Request-Id` (entrypoints/openai serving _base_request_id).
+      const id = `wedgewatch-${randomBytes(12).toString('hex')}`;
+      ctx.progress.requestIds.push(id);
+      headers['x-request-id'] = id;
+      if (mode === 'rid') json = { ...(json as Record<string, unknown>), rid: id };
+    }
+    body = JSON.stringify(json);
     headers['content-type'] = 'application/json';
     headers.accept = 'text/event-stream, application/json';
   }

@@ -209,6 +209,7 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
   const status = outcome.status ?? progress.status;
   if (status !== undefined) signal.status = status;
   if (progress.ttftMs !== undefined) signal.ttftMs = progress.ttftMs;
+  if (progress.requestIds.length > 0) signal.requestIds = [...progress.requestIds];
   if (progress.connectMs !== undefined) signal.connectMs = progress.connectMs;
   if (progress.headersMs !== undefined) signal.headersMs = progress.headersMs;
   signal.reusedConnection = reused;

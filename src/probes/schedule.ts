@@ -194,6 +194,9 @@ export class ProbeScheduler {
           conn: s.conn,
           startedAt: s.inflight.startedAt,
           ...(s.inflight.progress.ttftMs !== undefined ? { firstTokenMs: s.inflight.progress.ttftMs } : {}),
+          ...(s.inflight.progress.requestIds.length > 0
+            ? { requestIds: [...s.inflight.progress.requestIds] }
+            : {}),
         });
       }
     }

@@ -12,6 +12,8 @@ export class Progress {
   /** HTTP status once headers arrived (kept on a later timeout). */
   status?: number;
   ttftMs?: number;
+  /** Request ids this run has sent (request.ts), newest last. */
+  readonly requestIds: string[] = [];
   private readonly entries: string[] = [];
   private dropped = 0;
 

@@ -73,10 +73,14 @@ export function engineHandler(deps: EngineDeps): Handler {
         });
         return;
       case '/metrics': {
+        // queue_leak: leaked entries show in the bootstrap queue gauge, nothing runs them.
+        const leaked = deps.faults.leakedQueue(deps.role);
+        const published =
+          leaked > 0 ? { ...side.published, prealloc: side.published.prealloc + leaked } : side.published;
         const text = engineMetricsText(
           deps.role,
           deps.modelName,
-          side.published,
+          published,
           side.counters,
           deps.sglangFormat,
         );

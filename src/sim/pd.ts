@@ -206,13 +206,13 @@ export class PdModel {
   // ---- requests ------------------------------------------------------------------------------------------
 
   /** Admits a request; throws when an engine is down (the router answers 503). */
-  submit(promptTokens: number, outputTokens: number, sink: RequestSink): SimRequest {
+  submit(promptTokens: number, outputTokens: number, rid: string | undefined, sink: RequestSink): SimRequest {
     if (!this.prefill.up)
       throw new Error('No available servers: No available prefill workers (all circuits open or unhealthy)');
     if (!this.decode.up)
       throw new Error('No available servers: No available decode workers (all circuits open or unhealthy)');
     const req: SimRequest = {
-      rid: newRid(),
+      rid: rid ?? newRid(),
       room: newRoom(),
       promptTokens,
       outputTokens: Math.max(1, outputTokens),

@@ -17,6 +17,7 @@ import {
   type ChatRequest,
 } from './openai.js';
 import type { PdModel, SimRequest } from './pd.js';
+import { RouterStats, routerMetricsText } from './router-metrics.js';
 
 export interface RouterDeps {
   pd: PdModel;
@@ -36,10 +37,21 @@ const RECENT_ANSWERS = 16;
 
 export function routerHandler(deps: RouterDeps): Handler {
   const recent: string[] = [];
+  const stats = new RouterStats();
+  let chats = 0;
   return (req, res) => {
     const path = pathOf(req);
     const started = Date.now();
     res.on('finish', () => logRequest(deps.logs.router, req, res.statusCode, started));
+    if (req.method === 'GET' && path === '/metrics') {
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+      res.end(
+        routerMetricsText(stats, { prefill: deps.engineUp('prefill'), decode: deps.engineUp('decode') }),
+      );
+      return;
+    }
+    const tracked = stats.begin();
+    res.on('close', () => stats.end(tracked, path, res.statusCode));
     if (req.method === 'GET' && (path === '/health' || path === '/liveness')) {
       const status = deps.faults.healthStatus('router') ?? 200;
       res.writeHead(status, { 'content-type': 'text/plain' });
@@ -61,7 +73,7 @@ export function routerHandler(deps: RouterDeps): Handler {
       return;
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
-      void chat(deps, req, res, recent);
+      void chat(deps, req, res, recent, deps.faults.holdsRequest(++chats));
       return;
     }
     sendJson(res, 404, {
@@ -88,17 +100,22 @@ async function chat(
   req: IncomingMessage,
   res: ServerResponse,
   recent: string[],
+  held: boolean,
 ): Promise<void> {
   let chatReq: ChatRequest;
+  let rid: string | undefined;
   try {
-    chatReq = parseChatRequest(await readBody(req));
+    const body = await readBody(req);
+    chatReq = parseChatRequest(body);
+    rid = ridOf(body);
   } catch (err) {
     const message = err instanceof BadRequest ? err.message : 'could not read the request body';
     sendJson(res, 400, { object: 'error', message, type: 'BadRequestError', param: null, code: 400 });
     return;
   }
-  if (chatReq.jsonSchema !== undefined && deps.faults.stallsStructured()) {
-    // Waits for the grammar backend before the scheduler sees it: no tokens, no abort, until released.
+  if (held || (chatReq.jsonSchema !== undefined && deps.faults.stallsStructured())) {
+    // Waits for the grammar backend (or a stuck router, intermittent_hang/router_stuck) before the scheduler sees
+    // it: no tokens, no abort, until released.
     await new Promise<void>((resolve) => {
       const release = () => {
         deps.grammarHeld.delete(release);
@@ -131,7 +148,7 @@ async function chat(
         `No available servers: No available ${deps.engineUp('prefill') ? 'decode' : 'prefill'} workers (all circuits open or unhealthy)`,
       );
     }
-    simReq = deps.pd.submit(promptTokens, planTokens(plan), {
+    simReq = deps.pd.submit(promptTokens, planTokens(plan), rid, {
       token(index) {
         generated = index + 1;
         if (stream) res.write(renderer.tokenChunks(index));
@@ -182,4 +199,17 @@ async function chat(
     res.on('close', () => {
       if (!finished) deps.pd.abort(simReq);
     });
+}
+
+/**
+ * The client's own request id: SGLang uses the body's `rid` when one is given (entrypoints/openai/serving_base.py
+ * _generate_request_id), so its abort lines name it. Anything but a short plain id is ignored.
+ */
+function ridOf(body: string): string | undefined {
+  try {
+    const rid = (JSON.parse(body) as { rid?: unknown }).rid;
+    return typeof rid === 'string' && /^[\w.-]{1,128}$/.test(rid) ? rid : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -28,7 +28,7 @@ export interface Harness {
 
 export async function startHarness(
   simOpts: SimOptions = {},
-  extra: Record<string, unknown> = {},
+  extra: Record<string, unknown> | ((sim: Sim) => Record<string, unknown>) = {},
 ): Promise<Harness> {
   const sim = await startSim(simOpts);
   const dir = mkdtempSync(join(tmpdir(), 'ww-detect-sim-'));
@@ -37,7 +37,7 @@ export async function startHarness(
   let loaded: ReturnType<typeof parseConfigText>;
   try {
     loaded = parseConfigText(
-      simDetectionConfig(sim, join(dir, 'state'), extra),
+      simDetectionConfig(sim, join(dir, 'state'), typeof extra === 'function' ? extra(sim) : extra),
       join(dir, 'wedgewatch.yaml'),
       {},
     );

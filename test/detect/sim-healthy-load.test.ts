@@ -48,7 +48,20 @@ const PROBES = [
 ];
 
 it('stays ok through 60 s of C=32 streaming load (no transition, no intermittent, no queue_leak)', async () => {
-  h = await startHarness({ proxy: true }, { probes: PROBES, detect: { stallAfter: '60s' } });
+  // leakAfter far below its 10 m default, so a busy PD queue mistaken for a leak would show within the minute; the
+  // router's own metrics are scraped too, so a busy router mistaken for a stuck one would show.
+  h = await startHarness({ proxy: true }, (sim) => ({
+    probes: PROBES,
+    detect: { stallAfter: '60s', leakAfter: '20s' },
+    engines: [
+      ...(['prefill', 'decode', 'router'] as const).map((service) => ({
+        service,
+        metrics: `${sim.urls[service]}/metrics`,
+        every: '1s',
+        timeout: '1s',
+      })),
+    ],
+  }));
   await h.waitState('ok', { timeoutMs: 20_000 });
   const okAt = h.transitions.length;
   const finishedBefore = h.sim.state().finishedTotal;
@@ -91,6 +104,15 @@ it('stays ok through 60 s of C=32 streaming load (no transition, no intermittent
   // Nor a diagnosis change inside a state (e.g. a degraded detour would show as a transition; this catches any).
   const diagnoses = h.runtime.watchdog!.journal.query({ target: 'sim', type: 'diagnosis' });
   expect(diagnoses).toEqual([]);
+  // Issue 13: no slot's window came near `intermittent` (3 of 10), no PD queue looked leaked, no rank stalled.
+  const windows = Object.values(h.wd.state.slots).map((m) => (m.recent ?? []).reduce((a, b) => a + b, 0));
+  expect(Math.max(...windows)).toBe(0);
+  const journal = h.runtime.watchdog!.journal.query({ target: 'sim', limit: 100_000 });
+  const naming = (d: string) => journal.filter((e) => JSON.stringify(e).includes(d));
+  expect(naming('intermittent')).toEqual([]);
+  expect(naming('queue_leak')).toEqual([]);
+  expect(naming('rank_stalled')).toEqual([]);
+  expect(naming('router_stuck')).toEqual([]);
   // …and the probes kept running through it (4 chat slots every 2 s).
   const runs = (await h.metrics.probesTotal.get()).values.filter((v) => v.labels.probe === 'chat');
   expect(runs.reduce((a, v) => a + v.value, 0)).toBeGreaterThan(100);

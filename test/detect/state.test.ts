@@ -566,6 +566,7 @@ describe('classifier: diagnoses', () => {
           time: r.now,
           running: 2,
           genThroughput: 50,
+          progress: true,
         },
         100,
       );

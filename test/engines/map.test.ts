@@ -88,3 +88,44 @@ describe('engine metric mapping', () => {
     });
   });
 });
+
+describe('engine metric mapping, issue 13', () => {
+  it('SGLang: an aborted request is counted by num_requests_total but is not finished work', () => {
+    const f = map(
+      'sglang:num_requests_total{tp_rank="0"} 500\nsglang:num_aborted_requests_total{tp_rank="0"} 11\n',
+    );
+    expect(f.finishedTotal).toBe(489);
+    expect(map('sglang:num_requests_total{tp_rank="0"} 7\n').finishedTotal).toBe(7);
+  });
+
+  it('router: in-flight requests are the sum of smg_http_inflight_request_age_count buckets', () => {
+    const f = map(
+      [
+        'smg_http_inflight_request_age_count{gt="0",le="30"} 2',
+        'smg_http_inflight_request_age_count{gt="30",le="60"} 1',
+        'smg_http_inflight_request_age_count{gt="60",le="+Inf"} 4',
+        'smg_worker_requests_active{worker="http://d0"} 0',
+      ].join('\n'),
+    );
+    expect(f.routerInflight).toBe(7);
+    expect(f.running).toBe(0);
+    // An engine's scrape has no router in-flight: the detector knows routers by this field.
+    expect(map('sglang:num_running_reqs{tp_rank="0"} 1\n').routerInflight).toBeUndefined();
+  });
+
+  it('vLLM data parallel: running and generated tokens per engine label, for per-rank stalls', () => {
+    const f = map(
+      [
+        'vllm:num_requests_running{engine="0"} 2',
+        'vllm:num_requests_running{engine="1"} 1',
+        'vllm:generation_tokens_total{engine="0"} 900',
+        'vllm:generation_tokens_total{engine="1"} 40',
+      ].join('\n'),
+    );
+    expect(f.ranks).toEqual({
+      '0': { running: 2, generatedTokensTotal: 900 },
+      '1': { running: 1, generatedTokensTotal: 40 },
+    });
+    expect(map('vllm:num_requests_running{engine="0"} 2\n').ranks).toBeUndefined();
+  });
+});

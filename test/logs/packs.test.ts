@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { makeLineSource } from '../../bench/ingest-gen.mjs';
 import { LOG_PACKS } from '../../src/config/schema.js';
-import { parseSglangBatch, parseVllmStats } from '../../src/logs/engine-lines.js';
+import {
+  parseSglangBatch,
+  parseSglangLine,
+  parseVllmLine,
+  parseVllmStats,
+} from '../../src/logs/engine-lines.js';
 import { PACKS } from '../../src/logs/packs/index.js';
 import { compileRuleSet, type RuleMatch } from '../../src/logs/rules.js';
 import { ChunkScanner } from '../../src/logs/scanner.js';
@@ -196,5 +201,27 @@ describe('engine lines', () => {
         'INFO 05-11 18:07:24 metrics.py:341] Avg prompt throughput: 5.0 tokens/s, Avg generation throughput: 20.0 tokens/s, Running: 4 reqs, Swapped: 0 reqs, Pending: 2 reqs, GPU KV cache usage: 50.0%, CPU KV cache usage: 0.0%.',
       ),
     ).toEqual({ genThroughput: 20, running: 4, queued: 2, tokenUsage: 0.5 });
+  });
+});
+
+describe('engine lines: progress means tokens (issue 13 item 5)', () => {
+  it('SGLang: a decode batch with 0 token/s or a prefill batch with no new tokens is no progress', () => {
+    const decode = (tp: string) =>
+      `[2026-08-10 14:00:00 TP0] Decode batch [40]. #running-req: 1, #token: 900, token usage: 0.01, cuda graph: True, gen throughput (token/s): ${tp}, #queue-req: 0, `;
+    expect(parseSglangLine(decode('499.85'))!.progress).toBe(true);
+    expect(parseSglangLine(decode('0.00'))!.progress).toBe(false);
+    const prefill = (n: number) =>
+      `[2026-08-10 14:00:00 TP0] Prefill batch. #new-seq: 1, #new-token: ${n}, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0`;
+    expect(parseSglangLine(prefill(512))!.progress).toBe(true);
+    expect(parseSglangLine(prefill(0))!.progress).toBe(false);
+    // Batch lines are not per-rank evidence: a rank that stops printing may just be idle.
+    expect(parseSglangLine(decode('1.0'))!.periodic).toBeUndefined();
+  });
+
+  it('vLLM: Running: 1 reqs at 0.0 tokens/s is no progress, and the line is per-rank evidence', () => {
+    const l = parseVllmLine(
+      'INFO 08-10 14:00:00 [loggers.py:123] Engine 001: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.3%, Prefix cache hit rate: 0.0%',
+    )!;
+    expect(l).toMatchObject({ rank: '1', progress: false, periodic: true, values: { running: 1 } });
   });
 });

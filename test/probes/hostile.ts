@@ -14,7 +14,13 @@ export interface TestServer {
   /** TCP connections accepted so far. */
   connections: number;
   /** Requests seen so far, with their Authorization header (secret checks). */
-  requests: Array<{ method: string; path: string; authorization?: string; body: string }>;
+  requests: Array<{
+    method: string;
+    path: string;
+    authorization?: string;
+    requestId?: string;
+    body: string;
+  }>;
   close(): Promise<void>;
 }
 
@@ -53,7 +59,14 @@ function withBody(handler: Handler, ts: () => TestServer): http.RequestListener 
     req.on('end', () => {
       const body = Buffer.concat(parts).toString('utf8');
       const auth = req.headers.authorization;
-      ts().requests.push({ method: req.method ?? '', path: req.url ?? '', authorization: auth, body });
+      const requestId = req.headers['x-request-id'] as string | undefined;
+      ts().requests.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        authorization: auth,
+        requestId,
+        body,
+      });
       handler(req, res, body);
     });
   };

@@ -167,9 +167,12 @@ describe('simulator API', () => {
       'grammar_stall',
       'health_503',
       'health_fail',
+      'intermittent_hang',
       'keepalive_stall',
       'kv_corruption',
       'nixl_abort_unhandled',
+      'queue_leak',
+      'router_stuck',
       'slow',
       'toolcall_leak',
     ]);

@@ -26,6 +26,10 @@ export const routerMapping: EngineMapping = {
       workersUnhealthy: workers.length > 0 ? workers.filter((s) => s.value !== 1).length : undefined,
       // smg_worker_cb_state: 0 closed, 1 open, 2 half-open.
       circuitOpen: breakers.length > 0 ? breakers.filter((s) => s.value === 1).length : undefined,
+      // Requests the router holds, whether or not a worker has them: `smg_http_inflight_request_age_count` is
+      // "In-flight HTTP requests per age bucket (gt < age <= le, non-cumulative)" (sgl-model-gateway
+      // src/observability/metrics.rs init_metrics, Layer 1), so the buckets add up to the in-flight total.
+      routerInflight: sumOf(samples, ['smg_http_inflight_request_age_count']),
     };
   },
 };

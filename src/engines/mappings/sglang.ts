@@ -41,7 +41,12 @@ export const sglangMapping: EngineMapping = {
         sum(['sglang:num_prefill_bootstrap_queue_reqs', 'sglang:num_prefill_prealloc_queue_reqs']),
         sum(['sglang:num_decode_prealloc_queue_reqs']),
       ),
-      finishedTotal: sum(['sglang:num_requests_total']),
+      // Finished work only: num_requests_total counts aborted requests too (dashboards compute success as
+      // 1 - num_aborted_requests_total / num_requests_total), and an abort produced nothing.
+      finishedTotal: finishedWork(
+        sum(['sglang:num_requests_total']),
+        sum(['sglang:num_aborted_requests_total']),
+      ),
       generatedTokensTotal: sum(['sglang:generation_tokens_total']),
       genThroughput: sum(['sglang:gen_throughput']),
       // Usage is per scheduler: the engine's is the fullest rank's, never a sum.
@@ -56,3 +61,7 @@ export const sglangMapping: EngineMapping = {
     };
   },
 };
+
+function finishedWork(total: number | undefined, aborted: number | undefined): number | undefined {
+  return total === undefined ? undefined : total - (aborted ?? 0);
+}

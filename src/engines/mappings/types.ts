@@ -21,6 +21,8 @@ export type EngineFields = Pick<
   | 'workersHealthy'
   | 'workersUnhealthy'
   | 'circuitOpen'
+  | 'routerInflight'
+  | 'ranks'
 >;
 
 export interface EngineMapping {

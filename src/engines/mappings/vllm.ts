@@ -1,6 +1,8 @@
 // vLLM V1 metrics (vllm/v1/metrics/loggers.py PrometheusStatLogger and the KV-connector stats of
 // kv_connector/v1/nixl_connector.py / nixl/worker.py; vLLM 0.8 → main 2026-08). Data-parallel engines carry an
 // `engine` label: counts add up across engines, usage does not.
+import type { RankSample } from '../../signals.js';
+import type { Sample } from '../promtext.js';
 import { maxOf, sumOf, type EngineMapping, type EngineFields } from './types.js';
 
 /** finished_reason values that are not work done (vllm/v1/engine FinishReason). */
@@ -31,6 +33,28 @@ export const vllmMapping: EngineMapping = {
       kvTransferFailedTotal: sum(['vllm:nixl_num_failed_transfers_total', 'vllm:nixl_num_failed_transfers']),
       kvExpiredTotal: sum(['vllm:nixl_num_kv_expired_reqs_total', 'vllm:nixl_num_kv_expired_reqs']),
       preemptedTotal: sum(['vllm:num_preemptions_total', 'vllm:num_preemptions']),
+      ranks: engineRanks(samples),
     };
   },
 };
+
+/**
+ * Data-parallel engines, one per `engine` label value (PrometheusStatLogger labels every series with engine_idx):
+ * running requests and generated tokens each. A stuck engine core sends no stats, so its gauge holds and its
+ * counter stops while its siblings' move.
+ */
+function engineRanks(samples: Sample[]): Record<string, RankSample> | undefined {
+  const ranks: Record<string, RankSample> = {};
+  for (const s of samples) {
+    const id = s.labels.engine;
+    if (id === undefined || !Number.isFinite(s.value)) continue;
+    if (s.name === 'vllm:num_requests_running') {
+      const r = (ranks[id] ??= {});
+      r.running = (r.running ?? 0) + s.value;
+    } else if (s.name === 'vllm:generation_tokens_total') {
+      const r = (ranks[id] ??= {});
+      r.generatedTokensTotal = (r.generatedTokensTotal ?? 0) + s.value;
+    }
+  }
+  return Object.keys(ranks).length >= 2 ? ranks : undefined;
+}

@@ -4,6 +4,9 @@ import { decodeStall } from './decode_stall.js';
 import { health503 } from './health_503.js';
 import { grammarStall } from './grammar_stall.js';
 import { healthFail } from './health_fail.js';
+import { intermittentHang } from './intermittent_hang.js';
+import { queueLeak } from './queue_leak.js';
+import { routerStuck } from './router_stuck.js';
 import { keepaliveStall } from './keepalive_stall.js';
 import { kvCorruption } from './kv_corruption.js';
 import { nixlAbortUnhandled } from './nixl_abort_unhandled.js';
@@ -22,6 +25,9 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   health_503: health503,
   kv_corruption: kvCorruption,
   grammar_stall: grammarStall,
+  intermittent_hang: intermittentHang,
+  queue_leak: queueLeak,
+  router_stuck: routerStuck,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

@@ -113,6 +113,17 @@ export class FaultSet {
     return undefined;
   }
 
+  holdsRequest(seq: number): boolean {
+    for (const [def, p] of this.active()) if (def.holdsRequest?.(seq, p)) return true;
+    return false;
+  }
+
+  leakedQueue(service: ServiceName): number {
+    let n = 0;
+    for (const [def, p] of this.active()) n += def.leakedQueue?.(service, p) ?? 0;
+    return n;
+  }
+
   stallsStructured(): boolean {
     for (const [def, p] of this.active()) if (def.stallsStructured?.(p)) return true;
     return false;

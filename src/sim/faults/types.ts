@@ -11,7 +11,10 @@ export type FaultName =
   | 'health_fail'
   | 'health_503'
   | 'kv_corruption'
-  | 'grammar_stall';
+  | 'grammar_stall'
+  | 'intermittent_hang'
+  | 'queue_leak'
+  | 'router_stuck';
 
 export type FaultParams = Record<string, number | string>;
 export type ServiceName = 'prefill' | 'decode' | 'router' | 'proxy';
@@ -74,6 +77,13 @@ export interface FaultDef {
   corruptAnswer?(answer: string, recent: readonly string[], params: FaultParams): string | undefined;
   /** Structured-output (response_format) requests wait on the grammar backend and never start. */
   stallsStructured?(params: FaultParams): boolean;
+  /**
+   * The router holds its `seq`-th chat request (1-based) without forwarding it: no tokens, no abort, until the
+   * client leaves or the fault is disabled (which releases it to run).
+   */
+  holdsRequest?(seq: number, params: FaultParams): boolean;
+  /** Entries leaked into the service's PD bootstrap queue: its gauge shows them, nothing runs them. */
+  leakedQueue?(service: ServiceName, params: FaultParams): number;
 }
 
 export function serviceParam(params: FaultParams, allowed: readonly ServiceName[]): string | undefined {

@@ -1,0 +1,52 @@
+// The router's /metrics with sgl-model-gateway's smg_* names (src/observability/metrics.rs init_metrics):
+// requests in flight per age bucket (`smg_http_inflight_request_age_count`, non-cumulative `gt < age <= le`),
+// answered requests by path and status (`smg_http_responses_total`), worker health (`smg_worker_health`).
+
+/** What the router tracks for its /metrics. */
+export class RouterStats {
+  /** Start time (ms) of each request in flight. */
+  readonly inflight = new Set<{ started: number }>();
+  /** `path status` → count. */
+  readonly responses = new Map<string, number>();
+
+  begin(): { started: number } {
+    const r = { started: Date.now() };
+    this.inflight.add(r);
+    return r;
+  }
+
+  end(r: { started: number }, path: string, status: number): void {
+    if (!this.inflight.delete(r)) return;
+    const key = `${path} ${status}`;
+    this.responses.set(key, (this.responses.get(key) ?? 0) + 1);
+  }
+}
+
+const AGE_BUCKETS = [0, 30, 60, 180, 300, 600, 1200, 3600, Infinity];
+
+export function routerMetricsText(
+  stats: RouterStats,
+  workers: Record<string, boolean>,
+  now = Date.now(),
+): string {
+  const out: string[] = ['# TYPE smg_http_inflight_request_age_count gauge'];
+  const counts = AGE_BUCKETS.slice(1).map(() => 0);
+  for (const r of stats.inflight) {
+    const age = (now - r.started) / 1000;
+    const i = AGE_BUCKETS.findIndex((le, k) => k > 0 && age <= le) - 1;
+    counts[Math.max(0, i)]!++;
+  }
+  for (let k = 1; k < AGE_BUCKETS.length; k++) {
+    const le = AGE_BUCKETS[k] === Infinity ? '+Inf' : String(AGE_BUCKETS[k]);
+    out.push(`smg_http_inflight_request_age_count{gt="${AGE_BUCKETS[k - 1]}",le="${le}"} ${counts[k - 1]}`);
+  }
+  out.push('# TYPE smg_http_responses_total counter');
+  for (const [key, n] of stats.responses) {
+    const [path, status] = key.split(' ');
+    out.push(`smg_http_responses_total{path="${path}",status_code="${status}"} ${n}`);
+  }
+  out.push('# TYPE smg_worker_health gauge');
+  for (const [worker, up] of Object.entries(workers))
+    out.push(`smg_worker_health{worker="${worker}"} ${up ? 1 : 0}`);
+  return out.join('\n') + '\n';
+}
