@@ -107,7 +107,7 @@ export class Journal {
     if (this.file !== undefined) {
       if (this.pending.length >= this.maxPending) this.dropped++;
       else this.pending.push(JSON.stringify(ev) + '\n');
-      this.writing ??= this.drain();
+      this.kick();
     }
     return ev;
   }
@@ -136,6 +136,12 @@ export class Journal {
   /** Resolves once every appended event is on disk. */
   async flush(): Promise<void> {
     while (this.writing) await this.writing;
+  }
+
+  /** Starts the writer when lines wait (with none, drain() would finish before `writing` is even set). */
+  private kick(): void {
+    if (this.writing || this.pending.length === 0 || this.file === undefined) return;
+    this.writing = this.drain();
   }
 
   private async drain(): Promise<void> {
@@ -167,7 +173,7 @@ export class Journal {
       }
       this.retry ??= setTimeout(() => {
         this.retry = undefined;
-        this.writing ??= this.drain();
+        this.kick();
       }, this.opts.retryMs ?? 1000);
       this.retry.unref();
     } finally {
