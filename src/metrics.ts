@@ -130,7 +130,7 @@ export function createLogMetrics(registry: client.Registry) {
     }),
     stateSaveErrors: new client.Counter({
       name: `${PREFIX}state_save_errors_total`,
-      help: 'Failed saves of daemon state in stateDir (log offsets, journal cursors, the events journal), by store; the previous state stays whole.',
+      help: 'Failed saves of daemon state in stateDir (log offsets, journal cursors, the events journal), by store, once per streak of the same error; the previous state stays whole.',
       labelNames: ['store'],
       registers,
     }),

@@ -161,7 +161,10 @@ export class Journal {
       }
     } catch (err) {
       // Kept for the retry, oldest first, within the pending cap.
-      const lines = batch.split('\n').filter((l) => l !== '').map((l) => l + '\n');
+      const lines = batch
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => l + '\n');
       const room = Math.max(0, this.maxPending - this.pending.length);
       this.dropped += Math.max(0, lines.length - room);
       this.pending = [...lines.slice(lines.length - Math.min(room, lines.length)), ...this.pending];
@@ -190,7 +193,7 @@ export class Journal {
     const before = this.size;
     try {
       const buf = Buffer.from(this.torn && before > 0 ? '\n' + batch : batch);
-      for (let off = 0; off < buf.length; ) {
+      for (let off = 0; off < buf.length;) {
         const { bytesWritten } = await fh.write(buf, off, buf.length - off);
         off += bytesWritten;
       }

@@ -21,8 +21,10 @@ export interface FileReader {
   /** The file was truncated in place: start over at offset 0. */
   reset(): void;
   readonly hasPartial: boolean;
-  /** Offset just after the last complete line. */
+  /** Offset a restart resumes at: after the last complete line (held back at a line whose event is not durable yet). */
   readonly committed: number;
+  /** Offset just after the last complete line processed (default `committed`): where a copy of the file resumes. */
+  readonly consumed?: number;
 }
 
 export type RotationKind = 'rename' | 'truncate' | 'recreate';
@@ -82,6 +84,11 @@ interface Handle {
   settled: boolean;
   /** Copies of this file (same head, another inode) waiting for it to be truncated (copytruncate). */
   copies: Handle[];
+  /**
+   * This file is such a copy, not read while its original is followed: the copy may still be growing (the
+   * copier writes it in pieces), and all of it is read through the original until that is truncated.
+   */
+  shadowOf?: Handle;
   /** Retired because it was deleted (no name left): nothing can resume it after a restart. */
   deleted?: boolean;
 }
@@ -305,6 +312,8 @@ export class Follower {
     this.o.onRotation?.(nlink === 0 ? 'recreate' : 'rename', h.path);
     h.deleted = nlink === 0;
     h.lastDataAt = this.now();
+    // Renamed, not truncated: its copies hold nothing it will not read itself.
+    for (const c of h.copies) this.unshadow(c, Number.POSITIVE_INFINITY);
     h.copies = [];
     this.retired.push(h);
   }
@@ -338,21 +347,34 @@ export class Follower {
   /** Truncated in place (copytruncate, `> file`): start over at 0; copies of the old content take up its tail. */
   private truncated(h: Handle): void {
     this.o.onRotation?.('truncate', h.path);
-    const done = h.reader.committed;
-    const old = { ...this.identity(h), offset: done, path: h.path };
+    const done = h.reader.consumed ?? h.reader.committed;
+    const old = { ...this.identity(h), path: h.path };
     this.o.offsets?.remember(old);
     // Copytruncate of a path we follow alone: the copy (not ours to follow) holds the lines we had not read.
     if (h.copies.length === 0 && h.head.length >= FP_MIN_CROSS) this.readRotatedCopy(old);
-    for (const c of h.copies) {
-      // The copy holds what the writer wrote before the copy was made: the part we had not read yet is news.
-      if (done < c.pos) this.restartAt(c, done);
-    }
+    // The copies hold what the writer wrote before they were made: the part we had not read yet is news.
+    for (const c of h.copies) this.unshadow(c, done);
     h.copies = [];
     h.pos = 0;
     h.reader.reset();
     h.head = Buffer.alloc(0);
     h.fp = fingerprint(h.head, 0);
     h.settled = false;
+    // The path's record names the new content now: a copy opened later in this poll must find the old
+    // identity (just remembered, at the offset read) and not this path's record of the last poll.
+    this.o.offsets?.set(h.path, this.identity(h));
+  }
+
+  /** A copy's original was truncated (read the copy from `from`) or renamed (nothing in the copy is news). */
+  private unshadow(c: Handle, from: number): void {
+    c.shadowOf = undefined;
+    let size = c.pos;
+    try {
+      size = this.fs.fstatSync(c.fd).size;
+    } catch {
+      // Resumed where it stood; a read error shows on the next drain.
+    }
+    this.restartAt(c, Math.min(from, size));
   }
 
   private restartAt(h: Handle, offset: number): void {
@@ -373,7 +395,15 @@ export class Follower {
   }
 
   private identity(h: Handle): SavedOffset {
-    return { ino: h.ino, dev: h.dev, offset: h.reader.committed, fp: h.fp, fpLen: h.head.length };
+    const read = h.reader.consumed ?? h.reader.committed;
+    return {
+      ino: h.ino,
+      dev: h.dev,
+      offset: h.reader.committed,
+      ...(read !== h.reader.committed ? { read } : {}),
+      fp: h.fp,
+      fpLen: h.head.length,
+    };
   }
 
   private remember(h: Handle): void {
@@ -422,6 +452,7 @@ export class Follower {
       fp: fingerprint(head, head.length),
       settled: false,
       copies: [],
+      ...(original ? { shadowOf: original } : {}),
     };
     original?.copies.push(h);
     this.current.set(path, h);
@@ -482,15 +513,17 @@ export class Follower {
     const store = this.o.offsets;
     const saved = store?.get(path);
     const inode = (o: SavedOffset) => o.ino === st.ino && o.dev === st.dev;
-    if (saved && inode(saved) && headMatches(saved, head) && saved.offset <= st.size) return bounded(saved.offset);
+    if (saved && inode(saved) && headMatches(saved, head) && saved.offset <= st.size)
+      return bounded(saved.offset);
     // Known under another name (renamed into a glob's reach), or a copy of what we read (copytruncate's copy,
     // same first bytes under another inode): resume where that identity was left, never read it twice.
     for (const o of store?.all() ?? []) {
       if (o.path === path && !o.past) continue;
-      if (o.offset > st.size || !headMatches(o, head)) continue;
+      const at = this.initial ? o.offset : (o.read ?? o.offset);
+      if (at > st.size || !headMatches(o, head)) continue;
       if (!inode(o) && (o.fpLen ?? 0) < FP_MIN_CROSS) continue;
       store!.forget(o);
-      return bounded(o.offset);
+      return bounded(at);
     }
     if (saved && this.initial) {
       // Another inode, or not what we read (shorter, or other first bytes): replaced or truncated while we
@@ -543,7 +576,10 @@ export class Follower {
    * inode renamed, or a copy with its first bytes) and, when it holds more than `o.offset`, reads the rest as
    * a retired file. Returns whether it was found.
    */
-  private readRotatedCopy(o: PastOffset): boolean {
+  private readRotatedCopy(rec: PastOffset): boolean {
+    // Running, a copy resumes where the lines were processed; at start, where the saved offset says (lines
+    // read again past it raise no journaled event twice).
+    const o = { ...rec, offset: this.initial ? rec.offset : (rec.read ?? rec.offset) };
     let names: string[];
     try {
       names = this.fs.readdirSync(this.dir);
@@ -569,7 +605,7 @@ export class Follower {
         this.close({ fd: opened.fd });
         continue;
       }
-      this.o.offsets?.forget(o);
+      this.o.offsets?.forget(rec);
       if (st.size === o.offset) {
         this.close({ fd: opened.fd });
         return true;
@@ -594,6 +630,12 @@ export class Follower {
 
   /** Reads what is there (up to `budget` bytes); returns the bytes read. */
   private drain(h: Handle, budget: number): number {
+    if (h.shadowOf) {
+      // Its original left without a truncate or rename we saw (deleted, stopped): the copy is all read.
+      if (!this.current.has(h.shadowOf.path) || this.current.get(h.shadowOf.path) !== h.shadowOf)
+        this.unshadow(h, Number.POSITIVE_INFINITY);
+      return 0;
+    }
     let total = 0;
     while (budget - total > 0) {
       let n: number;

@@ -10,8 +10,10 @@ import { KeyedStore } from './state-store.js';
 export interface SavedOffset {
   ino: number;
   dev: number;
-  /** Just after the last line read (and, for lines that raised an event, journaled). */
+  /** Just after the last line read (and, for lines that raised an event, journaled): where a restart resumes. */
   offset: number;
+  /** Just after the last line processed, when past `offset` (events not journaled yet): where a copy resumes. */
+  read?: number;
   /** Fingerprint of the file's first `fpLen` bytes (absent in state saved by older versions). */
   fp?: string;
   fpLen?: number;
@@ -38,7 +40,12 @@ const validOffset = (o: unknown): o is SavedOffset => {
 };
 
 const sameOffset = (a: SavedOffset, b: SavedOffset) =>
-  a.ino === b.ino && a.dev === b.dev && a.offset === b.offset && a.fp === b.fp && a.fpLen === b.fpLen;
+  a.ino === b.ino &&
+  a.dev === b.dev &&
+  a.offset === b.offset &&
+  a.read === b.read &&
+  a.fp === b.fp &&
+  a.fpLen === b.fpLen;
 
 export class OffsetStore extends KeyedStore<SavedOffset> {
   private past: PastOffset[] = [];

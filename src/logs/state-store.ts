@@ -24,7 +24,7 @@ export function writeFileAtomic(file: string, text: string): void {
   try {
     fd = openSync(tmp, 'w');
     const buf = Buffer.from(text);
-    for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+    for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off, buf.length - off);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;

@@ -112,8 +112,7 @@ export class LogWatcher {
           },
           onError,
           onSaveError: (message) => this.saveError('log_offsets', message),
-          onGap: (file, message) =>
-            this.log.warn({ service: src.service, file }, `log source: ${message}`),
+          onGap: (file, message) => this.log.warn({ service: src.service, file }, `log source: ${message}`),
           onTick: (now) => this.o.metrics.logFollowerTick.set(labels, now / 1000),
           onSkip: (file, bytes) => {
             // Counted, not only logged: lines nobody read are a gap an alert can see.
@@ -355,6 +354,9 @@ export class LogWatcher {
       },
       get committed() {
         return inflight.length > 0 ? Math.min(feed.committed, ...inflight) : feed.committed;
+      },
+      get consumed() {
+        return feed.committed;
       },
     };
   }

@@ -4,7 +4,6 @@
 import {
   appendFileSync,
   copyFileSync,
-  mkdirSync,
   mkdtempSync,
   readFileSync,
   renameSync,
@@ -189,7 +188,9 @@ describe('a restart after kill -9 (issue 16 item 4)', () => {
         if (e.ref) journaled.push(e.ref);
       },
     });
-    await waitFor(() => readFileSync(join(dir, 'state', 'log-offsets-t1.json'), 'utf8').includes('"offset":0'));
+    await waitFor(() =>
+      readFileSync(join(dir, 'state', 'log-offsets-t1.json'), 'utf8').includes('"offset":0'),
+    );
     const saved = readFileSync(join(dir, 'state', 'log-offsets-t1.json'));
     appendFileSync(f, lines(0, 100));
     await readAll(a, 100, 'first run');

@@ -41,7 +41,13 @@ vi.mock('node:fs', async (orig) => {
     }
     return (fs.writeFileSync as (...a: unknown[]) => void)(p, data, ...rest);
   };
-  return { ...fs, default: { ...fs, openSync, writeSync, writeFileSync }, openSync, writeSync, writeFileSync };
+  return {
+    ...fs,
+    default: { ...fs, openSync, writeSync, writeFileSync },
+    openSync,
+    writeSync,
+    writeFileSync,
+  };
 });
 
 vi.mock('node:fs/promises', async (orig) => {
@@ -181,6 +187,11 @@ describe('events journal on a full disk', () => {
     expect(parsed.map((e) => e.summary).sort()).toEqual(['event 1', 'event 2', 'event 3']);
     expect(errors).toHaveLength(1);
     const again = new Journal({ dir, logger: createLogger({ destination: sink, level: 'fatal' }) });
-    expect(again.query().map((e) => e.summary).sort()).toEqual(['event 1', 'event 2', 'event 3']);
+    expect(
+      again
+        .query()
+        .map((e) => e.summary)
+        .sort(),
+    ).toEqual(['event 1', 'event 2', 'event 3']);
   });
 });
