@@ -123,7 +123,7 @@ export class Follower {
   private started = false;
   private stopped = false;
   private initial = true;
-  private lastSave = 0;
+  private closed = false;
 
   constructor(private readonly o: FollowerOptions) {
     this.fs = o.fs ?? nodeFs;
@@ -148,14 +148,21 @@ export class Follower {
     this.poll.unref();
   }
 
-  /** Stops watching; saves offsets (after the last complete line) and closes every file. */
-  stop(): void {
+  /** Stops watching and reads what is left (the offsets are saved by stop, which may follow later). */
+  halt(): void {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.poll);
     if (this.immediate) clearImmediate(this.immediate);
     this.watcher?.close();
     this.tick(true);
+  }
+
+  /** Stops watching; saves offsets (after the last complete line) and closes every file. */
+  stop(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.halt();
     this.saveOffsets(true);
     for (const h of [...this.current.values(), ...this.retired]) this.close(h);
     this.current.clear();

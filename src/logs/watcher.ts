@@ -53,7 +53,9 @@ export interface LogWatcherOptions {
 }
 
 export class LogWatcher {
-  private followers: { start(): void; stop(): void }[] = [];
+  private followers: { start(): void; stop(): void; halt?(): void }[] = [];
+  /** Offsets of lines whose event is not durable yet, per open file (see reader()). */
+  private readonly holds = new Set<number[]>();
   private cursors: CursorStore;
   private readonly now: () => number;
   private readonly store: OffsetStore;
@@ -88,7 +90,7 @@ export class LogWatcher {
         this.log.warn({ service: src.service, file, reason }, `log source: ${message}`);
       };
       let set: RuleSet;
-      let follower: { start(): void; stop(): void };
+      let follower: { start(): void; stop(): void; halt?(): void };
       try {
         set = compileRuleSet(src.packs, this.o.userRules, src.service);
         if (src.journal !== undefined) {
@@ -133,8 +135,22 @@ export class LogWatcher {
   }
 
   async stop(): Promise<void> {
+    // Read to the end, let the journal write the events of what was read, then save: a clean stop (a reload)
+    // leaves offsets just after the last line, so the next run reads nothing twice.
+    for (const f of this.followers) f.halt?.();
+    if (this.o.durable) {
+      // Bounded: a journal stuck on a dead disk must not hold the shutdown (those lines are read again).
+      let timer: NodeJS.Timeout | undefined;
+      const written = await Promise.race([
+        this.o.durable().then(() => true),
+        new Promise<false>((r) => (timer = setTimeout(() => r(false), DURABLE_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+      if (written) for (const h of this.holds) h.length = 0;
+    }
     for (const f of this.followers) f.stop();
     this.followers = [];
+    this.holds.clear();
   }
 
   /** A state save failed: its own counter, never a read error of the sources (they read on). */
@@ -274,6 +290,7 @@ export class LogWatcher {
     // Offsets of lines whose event is not on disk yet: the saved offset stays before the first of them, so a
     // kill -9 before the journal write reads the line again and raises its event then.
     const inflight: number[] = [];
+    this.holds.add(inflight);
     const durable = this.o.durable;
     const replay: Replay = {
       end: replayEnd,
@@ -363,6 +380,9 @@ export class LogWatcher {
 }
 
 const NL = Buffer.from('\n');
+
+/** How long a stop waits for the journal to write the last events before saving offsets short of them. */
+const DURABLE_WAIT_MS = 1000;
 
 /** Where re-read lines end (offsets below `end` were in the file when it was opened) and the event hook. */
 interface Replay {

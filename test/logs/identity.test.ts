@@ -216,15 +216,20 @@ describe('a restart after kill -9 (issue 16 item 4)', () => {
     writeFileSync(f, '');
     let release!: () => void;
     const notYet = new Promise<void>((r) => (release = r));
-    const a = await watch(f, { follow: { pollMs: 50 }, durable: () => notYet });
-    appendFileSync(f, lines(0, 1) + 'no event here\n');
+    const a = await watch(f, { follow: { pollMs: 20, saveEveryMs: 20 }, durable: () => notYet });
+    const text = lines(0, 1) + 'no event here\n';
+    appendFileSync(f, text);
     await readAll(a, 1, 'the event');
-    await a.stop();
-    const state = JSON.parse(readFileSync(join(dir, 'state', 'log-offsets-t1.json'), 'utf8')) as {
-      files: Record<string, { offset: number }>;
-    };
-    // The line with the event is read again after a crash; its journal write had not landed.
-    expect(state.files[f]!.offset).toBe(0);
+    const saved = () =>
+      (
+        JSON.parse(readFileSync(join(dir, 'state', 'log-offsets-t1.json'), 'utf8')) as {
+          files: Record<string, { offset: number; read?: number }>;
+        }
+      ).files[f];
+    // Both lines processed and saved (`read`), yet a restart resumes at the line whose journal write is pending.
+    await waitFor(() => saved()?.read === text.length, { what: 'a save after both lines' });
+    expect(saved()!.offset).toBe(0);
     release();
+    await waitFor(() => saved()?.offset === text.length, { what: 'the offset once the event is written' });
   });
 });
