@@ -45,6 +45,9 @@ export const LOG_READ_ERROR_REASONS = [
 
 export const LOG_ROTATION_KINDS = ['rename', 'truncate', 'recreate'] as const;
 
+/** The `store` label of wedgewatch_state_save_errors_total. */
+export const STATE_STORES = ['log_offsets', 'journal_cursors', 'events_journal'] as const;
+
 export interface ProbeSlot {
   probe: string;
   kind: ProbeKind;
@@ -70,6 +73,7 @@ export function createKnownSeries(
   slots: ReadonlyMap<string, readonly ProbeSlot[]>,
   now: number,
 ): void {
+  for (const store of STATE_STORES) metrics.stateSaveErrors.inc({ store }, 0);
   for (const target of config.targets) {
     for (const slot of slots.get(target.name) ?? []) {
       const labels = { target: target.name, probe: slot.probe, endpoint: slot.endpoint, conn: slot.conn };

@@ -150,6 +150,12 @@ export function createLogMetrics(registry: client.Registry) {
       labelNames: ['target', 'service'],
       registers,
     }),
+    stateSaveErrors: new client.Counter({
+      name: `${PREFIX}state_save_errors_total`,
+      help: 'Failed saves of daemon state in stateDir (log offsets, journal cursors, the events journal), by store, once per streak of the same error; the previous state stays whole.',
+      labelNames: ['store'],
+      registers,
+    }),
     logFollowerTick: new client.Gauge({
       name: `${PREFIX}log_follower_last_tick_timestamp_seconds`,
       help: 'Unix time the follower of the service log last polled its files (it polls whether or not lines come).',

@@ -65,7 +65,12 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   const { config } = loaded;
   // The journal outlives reloads: one writer for events.jsonl, one history for /api/events.
   const journal =
-    ctx.previous?.watchdog?.journal ?? new Journal({ dir: config.stateDir, logger: ctx.logger });
+    ctx.previous?.watchdog?.journal ??
+    new Journal({
+      dir: config.stateDir,
+      logger: ctx.logger,
+      onWriteError: () => ctx.metrics.stateSaveErrors.inc({ store: 'events_journal' }),
+    });
   const watchdog = new Watchdog(journal);
   const history = new RemediationHistory(config.stateDir);
   const probes = new Map<string, ProbeScheduler>();
@@ -152,6 +157,11 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
             wd.handle(e);
           },
           onEngine: (e) => wd.handle(e),
+          journaled: () =>
+            journal
+              .query({ target: target.name, type: 'critical_log', limit: Number.POSITIVE_INFINITY })
+              .flatMap((e) => (typeof e.data?.ref === 'string' ? [e.data.ref] : [])),
+          durable: () => journal.flush(),
           onRead: (service, file, offset, time) => windows.noteRead(service, file, offset, time),
         }),
       );

@@ -37,8 +37,13 @@ export interface LogEventSignal {
   file: string;
   /** Byte offset of the start of the line in the file. */
   offset: number;
-  /** Unix ms when the line was read (stderr tracebacks carry no timestamp of their own). */
+  /**
+   * Unix ms: the line's own time when it was in the file before we opened it (a restart's catch-up), else
+   * when it was read (stderr tracebacks carry no timestamp of their own).
+   */
   time: number;
+  /** The event's identity across restarts (src/logs/event-ref.ts); journaled with critical lines. */
+  ref?: string;
   /** Named capture groups of the rule (e.g. thread target, exception, reason). */
   fields: Record<string, string>;
 }

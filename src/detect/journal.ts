@@ -1,9 +1,10 @@
 // The events journal: transitions, critical log events, probe failure streaks, remediations and file
 // changes, kept in a ring in memory (for /api/events and the status page) and appended as JSONL to
 // stateDir/events.jsonl, rotated to events.jsonl.1 past a size cap. On start the ring is refilled from the
-// file's tail, so a restart keeps the recent history.
+// file's tail, so a restart keeps the recent history. A failed append (ENOSPC) is cut back to the last whole
+// line and retried later: a torn line never swallows the next event (issue 16 item 11).
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
-import { appendFile, rename, stat } from 'node:fs/promises';
+import { open, rename, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { redactor } from '../redact.js';
@@ -26,6 +27,10 @@ export interface JournalOptions {
   maxFileBytes?: number;
   /** Lines waiting to be written beyond this are dropped (and counted), so a stuck disk cannot grow memory. */
   maxPending?: number;
+  /** A write failed (once per streak of the same error); the lines are kept and retried. */
+  onWriteError?: (message: string) => void;
+  /** How long after a failed write it is tried again. */
+  retryMs?: number;
 }
 
 export const JOURNAL_FILE = 'events.jsonl';
@@ -43,6 +48,8 @@ export class Journal {
   private size = 0;
   /** The file ends in a torn line (a crash mid-write): the next write starts a new line first. */
   private torn = false;
+  private lastError = '';
+  private retry: NodeJS.Timeout | undefined;
   dropped = 0;
 
   constructor(private readonly opts: JournalOptions) {
@@ -100,7 +107,7 @@ export class Journal {
     if (this.file !== undefined) {
       if (this.pending.length >= this.maxPending) this.dropped++;
       else this.pending.push(JSON.stringify(ev) + '\n');
-      this.writing ??= this.drain();
+      this.kick();
     }
     return ev;
   }
@@ -131,22 +138,74 @@ export class Journal {
     while (this.writing) await this.writing;
   }
 
+  /** Starts the writer when lines wait (with none, drain() would finish before `writing` is even set). */
+  private kick(): void {
+    if (this.writing || this.pending.length === 0 || this.file === undefined) return;
+    this.writing = this.drain();
+  }
+
   private async drain(): Promise<void> {
+    let batch = '';
     try {
       while (this.pending.length > 0 && this.file !== undefined) {
-        let batch = this.pending.join('');
+        batch = this.pending.join('');
         this.pending = [];
         if (this.size > 0 && this.size + Buffer.byteLength(batch) > this.maxFileBytes)
           await this.rotate(this.file);
-        if (this.torn && this.size > 0) batch = '\n' + batch;
-        this.torn = false;
-        await appendFile(this.file, batch);
-        this.size += Buffer.byteLength(batch);
+        await this.write(this.file, batch);
+        batch = '';
+        if (this.lastError !== '') {
+          this.lastError = '';
+          this.opts.logger.info({ file: this.file }, 'event journal writable again');
+        }
       }
     } catch (err) {
-      this.opts.logger.error({ err: (err as Error).message, file: this.file }, 'event journal write failed');
+      // Kept for the retry, oldest first, within the pending cap.
+      const lines = batch
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => l + '\n');
+      const room = Math.max(0, this.maxPending - this.pending.length);
+      this.dropped += Math.max(0, lines.length - room);
+      this.pending = [...lines.slice(lines.length - Math.min(room, lines.length)), ...this.pending];
+      const msg = `event journal write failed: ${String((err as NodeJS.ErrnoException).code ?? (err as Error).message)}`;
+      if (msg !== this.lastError) {
+        this.lastError = msg;
+        this.opts.logger.error({ err: (err as Error).message, file: this.file }, msg);
+        this.opts.onWriteError?.(msg);
+      }
+      this.retry ??= setTimeout(() => {
+        this.retry = undefined;
+        this.kick();
+      }, this.opts.retryMs ?? 1000);
+      this.retry.unref();
     } finally {
       this.writing = undefined;
+    }
+  }
+
+  /**
+   * Appends whole lines. A short or failed write (a full disk) is cut back to where the file was, so the file
+   * ends on a line boundary; if even that fails, the next write starts on a new line.
+   */
+  private async write(file: string, batch: string): Promise<void> {
+    const fh = await open(file, 'a');
+    const before = this.size;
+    try {
+      const buf = Buffer.from(this.torn && before > 0 ? '\n' + batch : batch);
+      for (let off = 0; off < buf.length;) {
+        const { bytesWritten } = await fh.write(buf, off, buf.length - off);
+        off += bytesWritten;
+      }
+      this.torn = false;
+      this.size = before + buf.length;
+    } catch (err) {
+      await truncate(file, before).catch(() => {
+        this.torn = true;
+      });
+      throw err;
+    } finally {
+      await fh.close().catch(() => {});
     }
   }
 

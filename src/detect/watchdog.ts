@@ -150,7 +150,10 @@ export class TargetWatchdog {
     const prev = this.s;
     const step = reduce(prev, signal, now, this.cfg);
     this.s = step.state;
-    for (const e of step.events) this.journalDetect(e);
+    // A log event's ref goes with its critical line into the journal: a restart that reads the line again
+    // (src/logs/watcher.ts) knows it is journaled already.
+    const ref = signal.kind === 'log' ? signal.ref : undefined;
+    for (const e of step.events) this.journalDetect(e, ref);
     if (signal.kind === 'file_change') this.journalFileChange(signal);
     if (step.transition || prev.diagnosis !== this.s.diagnosis) {
       this.exportState(prev);
@@ -264,7 +267,7 @@ export class TargetWatchdog {
     this.opts.journal.append({ time: this.now(), target: this.name, type, summary, data });
   }
 
-  private journalDetect(e: DetectEvent): void {
+  private journalDetect(e: DetectEvent, ref?: string): void {
     switch (e.type) {
       case 'transition': {
         const text = `${e.from} → ${e.to}${e.diagnosis ? ` (${e.diagnosis})` : ''}: ${e.cause}`;
@@ -289,6 +292,7 @@ export class TargetWatchdog {
           rule: e.rule,
           diagnosis: e.diagnosis,
           line: e.line,
+          ...(ref !== undefined ? { ref } : {}),
         });
         return;
       case 'critical_confirmed':

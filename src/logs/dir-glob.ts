@@ -76,10 +76,15 @@ export class DirGlobFollower {
     this.timer.unref();
   }
 
-  stop(): void {
-    if (this.stopped) return;
+  /** Stops rescanning and every follower reads what is left; stop() saves and closes. */
+  halt(): void {
     this.stopped = true;
     clearInterval(this.timer);
+    for (const f of this.followers.values()) f.halt();
+  }
+
+  stop(): void {
+    this.halt();
     for (const f of this.followers.values()) f.stop();
     this.followers.clear();
   }

@@ -1,6 +1,6 @@
 // A log source kind: the systemd journal, read through `journalctl --output=json` (an SGLang or vLLM server
 // started by a systemd unit writes there, not to a file). The cursor of the last entry read is saved
-// (journal-cursors.ts) in place of an offset, so a restart resumes right after it: nothing read twice,
+// (CursorStore, state-store.ts) in place of an offset, so a restart resumes right after it: nothing read twice,
 // nothing skipped, except that a backlog over maxCatchUpBytes is cut to its newest part, as for files.
 //
 // One cycle: count the backlog after the cursor (a journalctl run without --follow), then follow from the
@@ -10,7 +10,7 @@
 // an error callback and a new cycle after `retryMs`, never an exception.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { JournalSourceConfig } from '../config/schema.js';
-import type { CursorStore } from './journal-cursors.js';
+import type { CursorStore } from './state-store.js';
 
 /** One journal entry, as the rules see it. */
 export interface JournalEntry {
@@ -34,6 +34,8 @@ export interface JournalFollowerOptions {
   onEntry(e: JournalEntry): void;
   /** Called once per error streak (the same error again is silent until something changes). */
   onError?(reason: JournalErrorReason, message: string): void;
+  /** Saving the cursor failed (once per streak of the same error); reading goes on. */
+  onSaveError?(message: string): void;
   /** The catch-up limit excluded this many entries (of this many message bytes) written while down. */
   onSkip?(entries: number, bytes: number): void;
   /** The journalctl binary (tests point it elsewhere). */
@@ -129,7 +131,6 @@ export class JournalFollower {
   private stopped = false;
   private cursor: string | undefined;
   private lastError = '';
-  private lastSave = 0;
   private readonly now: () => number;
   private readonly bin: string;
   private readonly args: string[];
@@ -265,14 +266,8 @@ export class JournalFollower {
   }
 
   private save(force: boolean): void {
-    const now = this.now();
-    if (!force && now - this.lastSave < (this.o.saveEveryMs ?? 1000)) return;
-    this.lastSave = now;
-    try {
-      this.o.cursors.save();
-    } catch (err) {
-      this.error('io', `saving cursor: ${String((err as NodeJS.ErrnoException).code ?? err)}`);
-    }
+    const res = this.o.cursors.saveThrottled(this.now(), this.o.saveEveryMs ?? 1000, force);
+    if (res.error) this.o.onSaveError?.(res.error);
   }
 
   /**

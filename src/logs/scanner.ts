@@ -102,6 +102,11 @@ export class ChunkScanner {
     this.matcher.finish((m) => this.sink.match(m));
   }
 
+  /** Quiet for a while: raise multi-line matches whose header alone is decisive, keep the partial line. */
+  settle(): void {
+    this.matcher.finish((m) => this.sink.match(m));
+  }
+
   private extendCarry(buf: Buffer, from: number, to: number): void {
     const room = this.maxLineBytes - this.carry.length;
     const before = this.carryLen;

@@ -9,6 +9,8 @@ import type { LineFormat } from './formats/index.js';
 export interface LineFeed {
   feed(buf: Buffer, n: number): void;
   flush(): void;
+  /** Quiet for a while: raise multi-line matches whose header alone is decisive; keep any partial line. */
+  settle(): void;
   reset(offset?: number): void;
   readonly hasPartial: boolean;
   readonly committed: number;
@@ -163,6 +165,10 @@ export class Unwrapper implements LineFeed {
     this.scanner.flush();
   }
 
+  settle(): void {
+    this.scanner.settle();
+  }
+
   reset(offset = 0): void {
     this.pos = offset;
     this.done = offset;
@@ -286,6 +292,10 @@ export class AutoFeed implements LineFeed {
   flush(): void {
     if (!this.inner && this.heldLen > 0) this.start(Buffer.concat(this.held), this.heldLen);
     this.inner?.flush();
+  }
+
+  settle(): void {
+    this.inner?.settle();
   }
 
   reset(offset = 0): void {

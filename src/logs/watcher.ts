@@ -9,7 +9,8 @@ import { applyEngineLine, EngineRanks } from './engine-ranks.js';
 import { Follower, type FileReader, type FollowFs, type ReadErrorReason } from './follow.js';
 import { OffsetStore } from './offsets.js';
 import { DirGlobFollower, hasDirGlob } from './dir-glob.js';
-import { CursorStore } from './journal-cursors.js';
+import { eventRef, lineTime } from './event-ref.js';
+import { CursorStore } from './state-store.js';
 import { JournalFollower } from './journald.js';
 import { compileRuleSet, type RuleSet } from './rules.js';
 import { ChunkScanner, type ScanSink } from './scanner.js';
@@ -28,6 +29,13 @@ export interface LogWatcherOptions {
   onEvent: (e: LogEventSignal) => void;
   /** Gauges parsed from Prefill/Decode batch lines, vLLM `Engine 000:` lines and `extract` rules. */
   onEngine: (e: EngineSignal) => void;
+  /**
+   * `ref` of every log event the journal holds (journaled critical lines): a line read again after a restart
+   * (kill -9 since the last offsets save) raises no event that was already journaled.
+   */
+  journaled?: () => Iterable<string>;
+  /** Resolves once every event raised so far is journaled on disk: offsets are saved no further than that. */
+  durable?: () => Promise<void>;
   /** How far each file has been read, and when (incident bundles cut their log windows by it). */
   onRead?: (service: string, file: string, offset: number, time: number) => void;
   now?: () => number;
@@ -36,6 +44,7 @@ export interface LogWatcherOptions {
     pollMs?: number;
     idleFlushMs?: number;
     retireQuietMs?: number;
+    saveEveryMs?: number;
     fs?: FollowFs;
     rescanMs?: number;
   };
@@ -44,7 +53,9 @@ export interface LogWatcherOptions {
 }
 
 export class LogWatcher {
-  private followers: { start(): void; stop(): void }[] = [];
+  private followers: { start(): void; stop(): void; halt?(): void }[] = [];
+  /** Offsets of lines whose event is not durable yet, per open file (see reader()). */
+  private readonly holds = new Set<number[]>();
   private cursors: CursorStore;
   private readonly now: () => number;
   private readonly store: OffsetStore;
@@ -57,7 +68,11 @@ export class LogWatcher {
     this.log = o.logger.child({ component: 'logs', target: o.target });
   }
 
+  /** Refs of journaled events not met again yet (each suppresses one re-read line). */
+  private journaledRefs = new Set<string>();
+
   async start(): Promise<void> {
+    this.journaledRefs = new Set(this.o.journaled?.() ?? []);
     const loaded = this.store.load();
     if (loaded.error) this.log.warn(loaded.error);
     if (this.o.sources.some((s) => s.journal !== undefined)) {
@@ -75,7 +90,7 @@ export class LogWatcher {
         this.log.warn({ service: src.service, file, reason }, `log source: ${message}`);
       };
       let set: RuleSet;
-      let follower: { start(): void; stop(): void };
+      let follower: { start(): void; stop(): void; halt?(): void };
       try {
         set = compileRuleSet(src.packs, this.o.userRules, src.service);
         if (src.journal !== undefined) {
@@ -92,12 +107,14 @@ export class LogWatcher {
           offsets: this.store,
           now: this.now,
           ...this.o.follow,
-          openReader: (file, start) => this.reader(src, set, file, start, onError),
+          openReader: (file, start, replayEnd) => this.reader(src, set, file, start, replayEnd, onError),
           onRotation: (kind, file) => {
             this.o.metrics.logRotations.inc({ ...labels, kind });
             this.log.info({ service: src.service, file, kind }, 'log rotated');
           },
           onError,
+          onSaveError: (message) => this.saveError('log_offsets', message),
+          onGap: (file, message) => this.log.warn({ service: src.service, file }, `log source: ${message}`),
           onTick: (now) => this.o.metrics.logFollowerTick.set(labels, now / 1000),
           onSkip: (file, bytes) => {
             // Counted, not only logged: lines nobody read are a gap an alert can see.
@@ -118,8 +135,28 @@ export class LogWatcher {
   }
 
   async stop(): Promise<void> {
+    // Read to the end, let the journal write the events of what was read, then save: a clean stop (a reload)
+    // leaves offsets just after the last line, so the next run reads nothing twice.
+    for (const f of this.followers) f.halt?.();
+    if (this.o.durable) {
+      // Bounded: a journal stuck on a dead disk must not hold the shutdown (those lines are read again).
+      let timer: NodeJS.Timeout | undefined;
+      const written = await Promise.race([
+        this.o.durable().then(() => true),
+        new Promise<false>((r) => (timer = setTimeout(() => r(false), DURABLE_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+      if (written) for (const h of this.holds) h.length = 0;
+    }
     for (const f of this.followers) f.stop();
     this.followers = [];
+    this.holds.clear();
+  }
+
+  /** A state save failed: its own counter, never a read error of the sources (they read on). */
+  private saveError(store: 'log_offsets' | 'journal_cursors', message: string): void {
+    this.o.metrics.stateSaveErrors.inc({ store });
+    this.log.warn({ store }, message);
   }
 
   /** A journal source: entries are lines of one stream, so multi-line rules see a traceback whole. */
@@ -129,7 +166,7 @@ export class LogWatcher {
     const units = j.unit === undefined ? [] : Array.isArray(j.unit) ? j.unit : [j.unit];
     const name = `journal:${[...units, ...(j.match ?? [])].join(',')}`;
     const metas = new MetaRing();
-    const sink = this.sink(src, name, (at) => metas.lookup(at));
+    const sink = this.sink(src, name, (at) => metas.lookup(at), NO_REPLAY);
     const scanner = new ChunkScanner(set, src.maxLineBytes, sink, 0);
     let at = 0;
     let counted = 0;
@@ -157,6 +194,7 @@ export class LogWatcher {
         metrics.logReadErrors.inc({ ...labels, reason });
         this.log.warn({ service: src.service, journal: name, reason }, `journal source: ${message}`);
       },
+      onSaveError: (message) => this.saveError('journal_cursors', message),
       onSkip: (entries, bytes) =>
         this.log.warn(
           { service: src.service, journal: name, entries, bytes },
@@ -166,16 +204,32 @@ export class LogWatcher {
   }
 
   /** Where a source's rule matches go: metrics, then the detector as events. */
-  private sink(src: LogSourceConfig, file: string, lookup: (at: number) => LineMeta | undefined): ScanSink {
+  private sink(
+    src: LogSourceConfig,
+    file: string,
+    lookup: (at: number) => LineMeta | undefined,
+    replay: Replay,
+  ): ScanSink {
     const { metrics, target } = this.o;
     const labels = { target, service: src.service };
     let warnedLong = false;
     return {
       match: (m) => {
         const meta = lookup(m.offset);
-        // The runtime's (or journald's) timestamp is when the engine wrote the line; a plain line has none.
+        const offset = meta?.offset ?? m.offset;
+        const old = offset < replay.end;
+        // Read again after a restart (offsets are saved every second; a kill -9 loses up to that much): an
+        // event already journaled is not raised twice. Each journaled ref stands for one line.
+        const ref = eventRef(src.service, offset, m.line);
+        if (old && this.journaledRefs.delete(ref)) return;
+        // The runtime's (or journald's) timestamp is when the engine wrote the line. A line that was in the
+        // file before we opened it carries its own time when it has one (a re-read old traceback must not
+        // look fresh); a line read as it is written is stamped now (its own stamp has a second's precision and
+        // the engine's clock zone).
         const stamped = typeof meta?.time === 'number' ? meta.time : meta?.time ? Date.parse(meta.time) : NaN;
-        const time = Number.isFinite(stamped) ? stamped : this.now();
+        const now = this.now();
+        const own = Number.isFinite(stamped) ? stamped : old ? lineTime(m.line, now) : NaN;
+        const time = Number.isFinite(own) ? Math.min(own, now) : now;
         const rule = { rule: m.rule.name, class: m.rule.class };
         metrics.logEvents.inc({ ...labels, ...rule, severity: m.rule.severity });
         metrics.logLastEvent.set({ ...labels, ...rule }, time / 1000);
@@ -189,10 +243,12 @@ export class LogWatcher {
           severity: m.rule.severity,
           line: m.line,
           file,
-          offset: meta?.offset ?? m.offset,
+          offset,
           time,
+          ref,
           fields: meta?.stream ? { ...m.fields, [src.journal ? 'unit' : 'stream']: meta.stream } : m.fields,
         });
+        replay.raised(offset);
       },
       engine: (line) =>
         this.o.onEngine(applyEngineLine(metrics, labels, this.ranksOf(src), line, this.now())),
@@ -224,13 +280,30 @@ export class LogWatcher {
     set: RuleSet,
     file: string,
     start: number,
+    replayEnd: number,
     onError: (reason: 'binary', file: string, message: string) => void,
   ): FileReader {
     const { metrics, target } = this.o;
     const labels = { target, service: src.service };
     // Set when the file is wrapped by a container runtime: maps scanner offsets to file offsets and times.
     let unwrapper: Unwrapper | undefined;
-    const sink = this.sink(src, file, (at) => unwrapper?.lookup(at));
+    // Offsets of lines whose event is not on disk yet: the saved offset stays before the first of them, so a
+    // kill -9 before the journal write reads the line again and raises its event then.
+    const inflight: number[] = [];
+    this.holds.add(inflight);
+    const durable = this.o.durable;
+    const replay: Replay = {
+      end: replayEnd,
+      raised: (offset) => {
+        if (!durable) return;
+        inflight.push(offset);
+        void durable().then(() => {
+          const i = inflight.indexOf(offset);
+          if (i >= 0) inflight.splice(i, 1);
+        });
+      },
+    };
+    const sink = this.sink(src, file, (at) => unwrapper?.lookup(at), replay);
     const scanner = new ChunkScanner(set, src.maxLineBytes, sink, start);
     let warnedMalformed = false;
     const unwrapped = (format: 'cri' | 'docker'): LineFeed => {
@@ -284,11 +357,22 @@ export class LogWatcher {
         feed.flush();
         account();
       },
-      reset: () => feed.reset(0),
+      settle: () => {
+        feed.settle();
+        account();
+      },
+      reset: () => {
+        inflight.length = 0;
+        replay.end = 0;
+        feed.reset(0);
+      },
       get hasPartial() {
         return feed.hasPartial;
       },
       get committed() {
+        return inflight.length > 0 ? Math.min(feed.committed, ...inflight) : feed.committed;
+      },
+      get consumed() {
         return feed.committed;
       },
     };
@@ -296,3 +380,14 @@ export class LogWatcher {
 }
 
 const NL = Buffer.from('\n');
+
+/** How long a stop waits for the journal to write the last events before saving offsets short of them. */
+const DURABLE_WAIT_MS = 1000;
+
+/** Where re-read lines end (offsets below `end` were in the file when it was opened) and the event hook. */
+interface Replay {
+  end: number;
+  raised(offset: number): void;
+}
+
+const NO_REPLAY: Replay = { end: 0, raised: () => {} };

@@ -136,6 +136,7 @@ describe('Kubernetes pod logs (format: cri, directory glob)', () => {
     const reader = (): FileReader => ({
       feed: (_b, n) => void (fed += n),
       flush: () => void flushed++,
+      settle: () => undefined,
       reset: () => undefined,
       hasPartial: false,
       committed: 0,

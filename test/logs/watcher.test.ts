@@ -259,12 +259,32 @@ describe('LogWatcher', () => {
     expect(await h.value('logLines', { service: 'big' })).toBe(2);
   });
 
-  it('flushes a partial last line after the idle time', async () => {
+  it('holds a partial last line until its newline, however long it stays idle (issue 16 item 4)', async () => {
     const f = join(dir, 'p.log');
     writeFileSync(f, '');
-    const h = await started(harness({ sources: [source({ path: f })], stateDir: dir }));
-    appendFileSync(f, ABORT(1).trimEnd());
-    await waitFor(() => h.events.length === 1, { what: 'idle flush' });
+    let t = 1_000_000;
+    let feeds = 0;
+    const h = await started(
+      harness({
+        sources: [source({ path: f })],
+        userRules: [{ name: 'whole', severity: 'info', match: 'seq=(?<seq>\\d+) (?<tail>\\w+)$' }],
+        stateDir: dir,
+        now: () => t,
+        // Called on every read, a partial line's too.
+        onRead: () => void feeds++,
+      }),
+    );
+    const opened = feeds;
+    appendFileSync(f, 'seq=5 hal');
+    await waitFor(() => feeds > opened, { what: 'the partial line read' });
+    // Ten idle times later (the harness flushes after 300 ms of quiet), as seen by a poll.
+    t += 3000;
+    await waitFor(async () => (await h.value('logFollowerTick')) === t / 1000, { what: 'a poll after idle' });
+    expect(await h.value('logLines')).toBe(0);
+    appendFileSync(f, 'ves\n');
+    await waitFor(() => h.events.length === 1, { what: 'the whole line' });
+    expect(h.events[0]!.fields).toMatchObject({ seq: '5', tail: 'halves' });
+    expect(await h.value('logLines')).toBe(1);
   });
 
   it('follows a rename: lines written to the old inode after the rename are not lost', async () => {

@@ -1,0 +1,162 @@
+// The one way a small piece of daemon state (log offsets, journal cursors) reaches stateDir: a JSON file of
+// keyed records, rewritten whole through a temp file that is fsynced and then renamed over the old one. A full
+// disk (ENOSPC) or a crash mid-write leaves the previous file whole; the temp file is removed on failure, and
+// temp files a crash left behind are removed when the store is loaded (issue 16 item 11).
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/** Writes `text` to `file` atomically and durably: temp file, fsync, rename, fsync of the directory. */
+export function writeFileAtomic(file: string, text: string): void {
+  const dir = dirname(file);
+  mkdirSync(dir, { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  let fd: number | undefined;
+  try {
+    fd = openSync(tmp, 'w');
+    const buf = Buffer.from(text);
+    for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off, buf.length - off);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(tmp, file);
+  } catch (err) {
+    if (fd !== undefined) closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  // The rename is durable only once the directory is; a failure here leaves a whole file either way.
+  try {
+    const d = openSync(dir, 'r');
+    try {
+      fsyncSync(d);
+    } finally {
+      closeSync(d);
+    }
+  } catch {
+    // Some file systems refuse fsync on a directory: the rename has still happened.
+  }
+}
+
+/** Removes `<file>.*.tmp` left by a crash mid-save (the rename never happened, so the real file is whole). */
+export function removeStaleTemps(file: string): void {
+  const name = basename(file);
+  let names: string[];
+  try {
+    names = readdirSync(dirname(file));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    if (n.startsWith(`${name}.`) && n.endsWith('.tmp')) rmSync(join(dirname(file), n), { force: true });
+  }
+}
+
+/** Keyed records in one JSON file (`{version: 1, <section>: {key: record}}`), saved atomically. */
+export class KeyedStore<V> {
+  protected readonly records = new Map<string, V>();
+  protected dirty = false;
+  private lastSave = Number.NEGATIVE_INFINITY;
+  private lastError = '';
+
+  constructor(
+    readonly file: string,
+    private readonly section: string,
+    private readonly valid: (v: unknown) => v is V,
+    private readonly same: (a: V, b: V) => boolean = (a, b) => a === b,
+  ) {}
+
+  /** Loads the saved state; a missing file is an empty state, a corrupt one is reported and ignored. */
+  load(): { error?: string } {
+    removeStaleTemps(this.file);
+    let text: string;
+    try {
+      text = readFileSync(this.file, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      return code === 'ENOENT' ? {} : { error: `cannot read ${this.file}: ${code ?? String(err)}` };
+    }
+    try {
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      const section = (parsed[this.section] ?? {}) as Record<string, unknown>;
+      for (const [k, v] of Object.entries(section)) if (this.valid(v)) this.records.set(k, v);
+      this.loadExtra(parsed);
+      return {};
+    } catch (err) {
+      return { error: `ignoring corrupt ${this.file}: ${(err as Error).message}` };
+    }
+  }
+
+  get(key: string): V | undefined {
+    return this.records.get(key);
+  }
+
+  set(key: string, v: V): void {
+    const prev = this.records.get(key);
+    if (prev !== undefined && this.same(prev, v)) return;
+    this.records.set(key, v);
+    this.dirty = true;
+  }
+
+  delete(key: string): void {
+    if (this.records.delete(key)) this.dirty = true;
+  }
+
+  get isDirty(): boolean {
+    return this.dirty;
+  }
+
+  /** Saves when dirty; throws the write error (the previous file stays whole). */
+  save(): void {
+    if (!this.dirty) return;
+    const state = { version: 1, [this.section]: Object.fromEntries(this.records), ...this.extra() };
+    writeFileAtomic(this.file, JSON.stringify(state));
+    this.dirty = false;
+  }
+
+  /**
+   * Saves at most every `everyMs` (always when `force`). A failure is returned once per streak of the same
+   * error (a full disk is one report, not one per save attempt) and retried on the next call.
+   */
+  saveThrottled(now: number, everyMs: number, force = false): { error?: string } {
+    if (!this.dirty || (!force && now - this.lastSave < everyMs)) return {};
+    this.lastSave = now;
+    try {
+      this.save();
+      this.lastError = '';
+      return {};
+    } catch (err) {
+      const msg = `saving ${this.file}: ${String((err as NodeJS.ErrnoException).code ?? err)}`;
+      if (msg === this.lastError) return {};
+      this.lastError = msg;
+      return { error: msg };
+    }
+  }
+
+  /** More top-level fields to save beside the section. */
+  protected extra(): Record<string, unknown> {
+    return {};
+  }
+
+  protected loadExtra(_parsed: Record<string, unknown>): void {}
+}
+
+/** The cursor of the last journal entry read, per journal source (journald's equivalent of an offset). */
+export class CursorStore extends KeyedStore<string> {
+  constructor(stateDir: string, name: string) {
+    super(
+      join(stateDir, `journal-cursors-${name}.json`),
+      'cursors',
+      (v): v is string => typeof v === 'string' && v !== '',
+    );
+  }
+}
