@@ -3,16 +3,17 @@
 // of prefill or decode, text), GET /state.
 import { FaultError } from './faults/set.js';
 import { FAULTS } from './faults/registry.js';
-import { faultDefaults, type FaultName, type FaultParams, type ServiceName } from './faults/types.js';
+import { faultDefaults, faultEngines, type FaultName, type FaultParams } from './faults/types.js';
 import { pathOf, readBody, sendJson, type Handler } from './http.js';
 
 export interface ControlTarget {
   faultsEnabled(): Record<string, unknown>;
   enableFault(name: FaultName, params?: FaultParams): Promise<void>;
   disableFault(name: FaultName): Promise<void>;
-  restart(service: ServiceName): Promise<void>;
+  /** Called only for a service hasService accepted. */
+  restart(service: string): Promise<void>;
   state(): Record<string, unknown>;
-  hasService(service: string): service is ServiceName;
+  hasService(service: string): boolean;
   dump(service: 'prefill' | 'decode'): string;
 }
 
@@ -28,6 +29,7 @@ export function controlHandler(sim: ControlTarget): Handler {
           const available = Object.values(FAULTS).map((f) => ({
             name: f.name,
             summary: f.summary,
+            engines: faultEngines(f),
             params: f.params,
             defaults: faultDefaults(f),
           }));

@@ -11,7 +11,13 @@ export type FaultName =
   | 'health_fail'
   | 'health_503'
   | 'kv_corruption'
-  | 'grammar_stall';
+  | 'grammar_stall'
+  | 'engine_core_death'
+  | 'shm_broadcast_hang';
+
+/** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
+export type SimEngine = 'sglang' | 'vllm';
+export const SIM_ENGINES: readonly SimEngine[] = ['sglang', 'vllm'];
 
 export type FaultParams = Record<string, number | string>;
 export type ServiceName = 'prefill' | 'decode' | 'router' | 'proxy';
@@ -23,8 +29,20 @@ export interface ToolCallPlan {
   arguments: string;
 }
 
+/** What the vLLM simulator lets its faults do (src/sim/vllm). */
+export interface VllmFaultControl {
+  /** The engine core process dies with a fatal error; requests fail with EngineDeadError from then on. */
+  killEngineCore(apiServerStays: boolean): void;
+  /** A worker stops reading the shared-memory broadcast queue: the engine core's step never returns. */
+  setShmHang(hung: boolean, warningIntervalMs: number): void;
+}
+
 /** What a fault may do to the running simulator. */
 export interface FaultControl {
+  /** The simulator the fault runs in; a fault whose `engines` leave it out is refused. */
+  engine: SimEngine;
+  /** Set by the vLLM simulator only. */
+  vllm?: VllmFaultControl;
   hasProxy: boolean;
   killBootstrapThread(): void;
   setDecodeStalled(stalled: boolean): void;
@@ -45,6 +63,8 @@ export interface FaultParamSpec {
 
 export interface FaultDef {
   name: FaultName;
+  /** The simulators it applies to (default: the SGLang one only). */
+  engines?: readonly SimEngine[];
   /** One line, shown by `wedgewatch sim --help` and GET /faults. */
   summary: string;
   /** Every parameter the fault reads (an unknown one is refused, so a typo cannot go unnoticed). */
@@ -81,6 +101,11 @@ export function serviceParam(params: FaultParams, allowed: readonly ServiceName[
   return allowed.includes(s as ServiceName)
     ? undefined
     : `service must be one of ${allowed.join(', ')} (got ${JSON.stringify(params.service)})`;
+}
+
+/** The simulators a fault applies to. */
+export function faultEngines(def: FaultDef): readonly SimEngine[] {
+  return def.engines ?? ['sglang'];
 }
 
 /** The params a fault runs with when none are given. */
