@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startVllmHarness, type Harness } from './sim-harness.js';
 import type { VllmSim } from '../../src/sim/vllm/index.js';
 import { chatBody, openStream } from '../sim/client.js';
+import { waitFor } from '../helpers/wait.js';
 
 let h: Harness<VllmSim> | undefined;
 afterEach(async () => {
@@ -12,6 +13,13 @@ afterEach(async () => {
 });
 
 const SETTLE = { timeoutMs: 20_000 };
+
+/** The incident bundle a bad transition captures is written before the test stops the runtime under it. */
+async function incidentWritten(x: Harness<VllmSim>): Promise<void> {
+  await waitFor(() => x.runtime.watchdog!.journal.query({ target: 'sim', type: 'incident' }).length > 0, {
+    what: 'the incident bundle',
+  });
+}
 
 describe('detection against the vLLM simulator', () => {
   it('healthy: ok with every probe slot passing, no critical log event', async () => {
@@ -31,6 +39,7 @@ describe('detection against the vLLM simulator', () => {
     expect(h.wd.state.diagnosis).toBe('log:vllm_engine_core_fatal');
     const types = h.runtime.watchdog!.journal.query({ target: 'sim' }).map((e) => e.type);
     expect(types).toContain('critical_log');
+    await incidentWritten(h);
   });
 
   it('engine_core_death, API server exits (upstream default): down', async () => {
@@ -39,6 +48,7 @@ describe('detection against the vLLM simulator', () => {
     h.sim.enableFault('engine_core_death');
     await h.waitState('down', SETTLE);
     expect(h.sim.state().up).toBe(false);
+    await incidentWritten(h);
   });
 
   it('shm_broadcast_hang: wedged (engine stalled or completions hung) while /health stays 200', async () => {
@@ -55,5 +65,6 @@ describe('detection against the vLLM simulator', () => {
     expect(health?.last?.result).toBe('ok');
     expect(long.ended).toBe(false);
     long.cut();
+    await incidentWritten(h);
   });
 });
