@@ -99,9 +99,7 @@ describe('vLLM simulator', () => {
     const raw = logText();
     const fatal = raw.split('\n').filter((l) => l.includes('[core.py:868]'));
     expect(fatal[0]).toMatch(
-      new RegExp(
-        `^\\(EngineCore_DP0 pid=\\d+\\) ERROR ${STAMP}EngineCore encountered a fatal error\\.\\r$`,
-      ),
+      new RegExp(`^\\(EngineCore_DP0 pid=\\d+\\) ERROR ${STAMP}EngineCore encountered a fatal error\\.\\r$`),
     );
     // Every line of the record carries both prefixes; all but the last end in \r (NewLineFormatter).
     expect(fatal.slice(0, -1).every((l) => l.endsWith('\r'))).toBe(true);
