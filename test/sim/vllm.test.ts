@@ -181,9 +181,19 @@ describe('vLLM simulator', () => {
     } finally {
       await sglang.stop();
     }
-    // The control API refuses it too (400).
+    // The control API lists only this simulator's faults and refuses the others (400).
+    const list = JSON.parse((await get(`${sim.urls.control}/faults`)).text) as {
+      available: { name: string }[];
+    };
+    expect(list.available.map((f) => f.name).sort()).toEqual([
+      'engine_core_death',
+      'kv_corruption',
+      'shm_broadcast_hang',
+      'slow',
+    ]);
     const r = await post(`${sim.urls.control}/faults/nixl_abort_unhandled`, {});
     expect(r.status).toBe(400);
+    expect(JSON.parse(r.text).error).toMatch(/nixl_abort_unhandled applies to the SGLang simulator only/);
     const help = faultHelp();
     expect(help).toContain('engine_core_death (vLLM only: --engine vllm)');
     expect(help).toContain('nixl_abort_unhandled (SGLang only)');

@@ -23,10 +23,11 @@ export class FaultSet {
     if (!isFaultName(name)) throw new FaultError(`unknown fault ${JSON.stringify(name)}`);
     const def = FAULTS[name];
     const engines = faultEngines(def);
-    if (!engines.includes(this.ctl.engine)) {
+    const here = this.ctl.engine ?? 'sglang';
+    if (!engines.includes(here)) {
       const flag = (e: string) => (e === 'vllm' ? 'sim --engine vllm' : 'sim');
       throw new FaultError(
-        `${name} applies to the ${engines.map((e) => (e === 'vllm' ? 'vLLM' : 'SGLang')).join(' and ')} simulator only (${engines.map(flag).join(', ')}); this one runs ${this.ctl.engine === 'vllm' ? 'vLLM' : 'SGLang'}`,
+        `${name} applies to the ${engines.map((e) => (e === 'vllm' ? 'vLLM' : 'SGLang')).join(' and ')} simulator only (${engines.map(flag).join(', ')}); this one runs ${here === 'vllm' ? 'vLLM' : 'SGLang'}`,
       );
     }
     const unknown = Object.keys(params).filter((k) => !Object.hasOwn(def.params, k));

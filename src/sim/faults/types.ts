@@ -39,8 +39,8 @@ export interface VllmFaultControl {
 
 /** What a fault may do to the running simulator. */
 export interface FaultControl {
-  /** The simulator the fault runs in; a fault whose `engines` leave it out is refused. */
-  engine: SimEngine;
+  /** The simulator the fault runs in (default sglang); a fault whose `engines` leave it out is refused. */
+  engine?: SimEngine;
   /** Set by the vLLM simulator only. */
   vllm?: VllmFaultControl;
   hasProxy: boolean;

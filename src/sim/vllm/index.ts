@@ -193,6 +193,7 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
   const control = new Service(
     'control',
     controlHandler({
+      engine: 'vllm',
       faultsEnabled: () => faults.snapshot(),
       enableFault: enable,
       disableFault: disable,
