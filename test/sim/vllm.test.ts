@@ -168,6 +168,33 @@ describe('vLLM simulator', () => {
     stuck.cut();
   });
 
+  it('nixl_transfer_failure: the connector logs each failed KV read and counts it; the request still completes', async () => {
+    sim = await startVllmSim({
+      engine: FAST,
+      faults: [{ name: 'nixl_transfer_failure', params: { rate: 1 } }],
+    });
+    const url = sim.urls.server;
+    const r = await post(`${url}/v1/chat/completions`, {
+      ...chatBody({ max_tokens: 20 }),
+      messages: [{ role: 'user', content: 'What is 40 + 2?' }],
+    });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.text).choices[0].message.content).toBe('42');
+    expect(logText()).toMatch(
+      new RegExp(
+        `\\(EngineCore_DP0 pid=\\d+\\) ERROR ${STAMP}NIXL transfer failure: transfer_failed\\. Marking blocks as invalid \\| Context: \\{'failure_type': 'transfer_failed', 'request_id': 'chatcmpl-[0-9a-f]+', .*'xfer_state': 'ERR'\\}$`,
+        'm',
+      ),
+    );
+    const metricsText = (await get(`${url}/metrics`)).text;
+    expect(metricsText).toContain(
+      'vllm:nixl_num_failed_transfers_total{model_name="sim-model",engine="0"} 1.0',
+    );
+    expect(vllmMapping.map(parsePrometheusText(metricsText).samples).kvTransferFailedTotal).toBe(1);
+    // A recomputed prefill is an error the engine recovered from, never a critical event.
+    expect(replay().filter((e) => e.severity === 'critical')).toEqual([]);
+  });
+
   it('faults for one engine are refused on the other, with a clear message; --help says which', async () => {
     sim = await startVllmSim();
     expect(() => sim!.enableFault('decode_stall')).toThrow(
@@ -188,6 +215,7 @@ describe('vLLM simulator', () => {
     expect(list.available.map((f) => f.name).sort()).toEqual([
       'engine_core_death',
       'kv_corruption',
+      'nixl_transfer_failure',
       'shm_broadcast_hang',
       'slow',
     ]);

@@ -8,6 +8,7 @@ import { healthFail } from './health_fail.js';
 import { keepaliveStall } from './keepalive_stall.js';
 import { kvCorruption } from './kv_corruption.js';
 import { nixlAbortUnhandled } from './nixl_abort_unhandled.js';
+import { nixlTransferFailure } from './nixl_transfer_failure.js';
 import { shmBroadcastHang } from './shm_broadcast_hang.js';
 import { slow } from './slow.js';
 import { toolcallLeak } from './toolcall_leak.js';
@@ -26,6 +27,7 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   grammar_stall: grammarStall,
   engine_core_death: engineCoreDeath,
   shm_broadcast_hang: shmBroadcastHang,
+  nixl_transfer_failure: nixlTransferFailure,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

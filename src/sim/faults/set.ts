@@ -126,4 +126,9 @@ export class FaultSet {
     for (const [def, p] of this.active()) if (def.stallsStructured?.(p)) return true;
     return false;
   }
+
+  failsKvLoad(): boolean {
+    for (const [def, p] of this.active()) if (def.failsKvLoad?.(p)) return true;
+    return false;
+  }
 }

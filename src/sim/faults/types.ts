@@ -13,7 +13,8 @@ export type FaultName =
   | 'kv_corruption'
   | 'grammar_stall'
   | 'engine_core_death'
-  | 'shm_broadcast_hang';
+  | 'shm_broadcast_hang'
+  | 'nixl_transfer_failure';
 
 /** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
 export type SimEngine = 'sglang' | 'vllm';
@@ -94,6 +95,8 @@ export interface FaultDef {
   corruptAnswer?(answer: string, recent: readonly string[], params: FaultParams): string | undefined;
   /** Structured-output (response_format) requests wait on the grammar backend and never start. */
   stallsStructured?(params: FaultParams): boolean;
+  /** vLLM: this request's KV load through the NIXL connector fails (the engine recomputes its prefill). */
+  failsKvLoad?(params: FaultParams): boolean;
 }
 
 export function serviceParam(params: FaultParams, allowed: readonly ServiceName[]): string | undefined {

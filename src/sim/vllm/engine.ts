@@ -31,6 +31,7 @@ export interface RequestCallbacks {
 }
 
 export interface EngineRequest {
+  id: string;
   promptTokens: number;
   maxTokens: number;
   generated: number;
@@ -43,11 +44,17 @@ export interface EngineRequest {
 
 export interface EngineHooks {
   stepFactor(): number;
+  /** The NIXL connector's KV read for this request fails (nixl_transfer_failure). */
+  failsKvLoad(): boolean;
   log: LogFile;
   pids: { api: number; core: number };
 }
 
 export class EngineDead extends Error {}
+
+// The decode's and the prefill's NIXL engine ids (uuid4 strings, kv_transfer_config.engine_id).
+const NIXL_ENGINE_ID = '3f1c2a9e-5b7d-4e21-9c0a-6d8e7f1b2c34';
+const NIXL_REMOTE_ENGINE_ID = 'a7e4d2c1-0b9f-4a36-8e5d-2c1b0f9a8e7d';
 
 export class VllmEngine {
   private running: EngineRequest[] = [];
@@ -80,6 +87,7 @@ export class VllmEngine {
   }
 
   submit(
+    id: string,
     promptTokens: number,
     maxTokens: number,
     finishReason: 'stop' | 'length',
@@ -87,6 +95,7 @@ export class VllmEngine {
   ): EngineRequest {
     if (this.dead) throw new EngineDead(fmt.ENGINE_DEAD_MESSAGE);
     const r: EngineRequest = {
+      id,
       promptTokens,
       maxTokens,
       generated: 0,
@@ -126,6 +135,7 @@ export class VllmEngine {
     for (const r of [...this.running]) {
       if (!r.prefilled) {
         r.prefilled = true;
+        if (this.hooks.failsKvLoad()) this.kvLoadFailed(r);
         this.counters.promptTokens += r.promptTokens;
         this.counters.prefixQueries += r.promptTokens;
         this.interval.prompt += r.promptTokens;
@@ -144,6 +154,29 @@ export class VllmEngine {
       }
     }
     this.publish();
+  }
+
+  /**
+   * The request's KV read from the prefill failed: the worker logs it, the connector counts it, and the
+   * scheduler recomputes the prefill locally (the prompt tokens count as processed here).
+   */
+  private kvLoadFailed(r: EngineRequest): void {
+    this.counters.nixlFailedTransfers = (this.counters.nixlFailedTransfers ?? 0) + 1;
+    this.write(
+      fmt.vllmRecord(
+        new Date(),
+        this.site('EngineCore_DP0', 'worker.py', 1489),
+        'ERROR',
+        fmt.nixlTransferFailure({
+          requestId: r.id,
+          engineId: NIXL_ENGINE_ID,
+          remoteEngineId: NIXL_REMOTE_ENGINE_ID,
+          remoteHost: '127.0.0.1',
+          remotePort: 5600,
+          blocks: Math.max(1, Math.ceil(r.promptTokens / 16)),
+        }),
+      ),
+    );
   }
 
   private publish(): void {

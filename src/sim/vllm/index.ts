@@ -96,7 +96,13 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
     },
   };
   const faults = new FaultSet(ctl);
-  const newEngine = () => new VllmEngine(params, { stepFactor: () => faults.stepFactor(), log, pids });
+  const newEngine = () =>
+    new VllmEngine(params, {
+      stepFactor: () => faults.stepFactor(),
+      failsKvLoad: () => faults.failsKvLoad(),
+      log,
+      pids,
+    });
   let engine = newEngine();
 
   const server = new Service(

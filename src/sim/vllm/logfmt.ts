@@ -174,3 +174,29 @@ export function shmBroadcastWait(seconds: number): string {
     'some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).'
   );
 }
+
+export interface NixlFailure {
+  requestId: string;
+  engineId: string;
+  remoteEngineId: string;
+  remoteHost: string;
+  remotePort: number;
+  blocks: number;
+}
+
+/**
+ * vllm/distributed/kv_transfer/kv_connector/v1/nixl/worker.py NixlConnectorWorker._log_failure (main 2026-08):
+ * `logger.error("NIXL transfer failure: %s | Context: %s", failure_type, context)`, failure_type suffixed with
+ * `. {msg}`, context a dict (printed as Python's repr) of failure_type, request_id, engine_id, the remote side
+ * from the request's metadata, and the extra fields (`xfer_state` from _pop_done_transfers).
+ */
+export function nixlTransferFailure(f: NixlFailure): string {
+  const blocks = Array.from({ length: Math.min(f.blocks, 10) }, (_, i) => i + 1).join(', ');
+  return (
+    `NIXL transfer failure: transfer_failed. Marking blocks as invalid | Context: {'failure_type': 'transfer_failed', ` +
+    `'request_id': '${f.requestId}', 'engine_id': '${f.engineId}', 'remote_engine_id': '${f.remoteEngineId}', ` +
+    `'remote_request_id': '${f.requestId}', 'remote_host': '${f.remoteHost}', 'remote_port': ${f.remotePort}, ` +
+    `'num_local_blocks': ${f.blocks}, 'num_remote_blocks': ${f.blocks}, 'local_block_ids_sample': [${blocks}], ` +
+    `'xfer_state': 'ERR'}`
+  );
+}

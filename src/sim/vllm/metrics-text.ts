@@ -18,6 +18,8 @@ export interface VllmCounters {
   prefixHits: number;
   /** vllm:request_success by finished_reason (vllm/v1/engine/__init__.py FINISH_REASON_STRINGS). */
   finished: Record<FinishReason, number>;
+  /** Set once a NIXL connector is in use (the nixl_transfer_failure fault): its failed-transfer counter. */
+  nixlFailedTransfers?: number;
 }
 
 export const FINISH_REASONS = ['stop', 'length', 'abort', 'error'] as const;
@@ -82,6 +84,12 @@ export function vllmMetricsText(modelName: string, g: VllmGauges, c: VllmCounter
     'Count of successfully processed requests.',
     FINISH_REASONS.map((r) => [`${labels},finished_reason="${r}"`, c.finished[r]]),
   );
+  if (c.nixlFailedTransfers !== undefined) {
+    // kv_connector/v1/nixl/stats.py NixlPromMetrics (KVConnectorPrometheus; labels as above).
+    family('vllm:nixl_num_failed_transfers', 'counter', 'Number of failed NIXL KV Cache transfers.', [
+      [labels, c.nixlFailedTransfers],
+    ]);
+  }
   return out.join('\n') + '\n';
 }
 

@@ -129,6 +129,8 @@ async function chat(
     // serving_chat.py create_chat_completion: `if self.engine_client.errored: raise
     // self.engine_client.dead_error`; launcher.py's exception handler answers 500 with no body.
     simReq = engine.submit(
+      // serving_chat.py: request_id = f"chatcmpl-{...}".
+      `chatcmpl-${renderer.id}`,
       countPromptTokens(chatReq),
       planTokens(plan),
       renderer.finishReason === 'length' ? 'length' : 'stop',
