@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { parseDurationArg, parseFaultArg, parsePortBase } from '../sim/cli-args.js';
 import { faultHelp } from '../sim/faults/help.js';
 import { startSim, type FaultName, type FaultParams, type Sim, type SimEvent } from '../sim/index.js';
+import { startVllmSim, type VllmSim } from '../sim/vllm/index.js';
 import { EXIT } from './common.js';
 
 /** One line per simulator event, relative to `t0`. */
@@ -9,7 +10,7 @@ export function formatSimEvent(ev: SimEvent, t0: number): string {
   return `[+${((ev.at - t0) / 1000).toFixed(1).padStart(6)}s] ${ev.service.padEnd(7)} ${ev.message}`;
 }
 
-export function describeSim(sim: Sim): string {
+export function describeSim(sim: Sim | VllmSim): string {
   const rows = Object.entries(sim.urls).map(([k, v]) => `  ${k.padEnd(8)} ${v}`);
   return [...rows, `  ${'logs'.padEnd(8)} ${sim.logDir}`].join('\n');
 }
@@ -17,7 +18,15 @@ export function describeSim(sim: Sim): string {
 export function simCommand(): Command {
   return new Command('sim')
     .description(
-      'run a simulated SGLang prefill/decode deployment with fault injection (and its control API)',
+      'run a simulated SGLang prefill/decode deployment (or, with --engine vllm, a vLLM V1 API server) with fault injection (and its control API)',
+    )
+    .addOption(
+      new Option(
+        '--engine <engine>',
+        'sglang: a PD deployment (router, prefill, decode); vllm: one vLLM V1 OpenAI-compatible API server',
+      )
+        .choices(['sglang', 'vllm'])
+        .default('sglang'),
     )
     .option('--proxy', 'add a keep-alive reverse proxy hop in front of the router', false)
     .addOption(
@@ -28,7 +37,7 @@ export function simCommand(): Command {
     .option('--log-dir <dir>', 'where prefill.log, decode.log and router.log go (default: a fresh temp dir)')
     .option(
       '--port-base <n>',
-      'router N, prefill N+1, decode N+2, proxy N+3, control N+4 (default: ephemeral)',
+      'router (vLLM: server) N, prefill N+1, decode N+2, proxy N+3, control N+4 (default: ephemeral)',
     )
     .addOption(
       new Option(
@@ -43,7 +52,7 @@ export function simCommand(): Command {
     .addHelpText(
       'after',
       () =>
-        `\n${faultHelp()}\n\nExample:\n  wedgewatch sim --proxy --fault slow:factor=4 --log-dir /tmp/sim\n`,
+        `\n${faultHelp()}\n\nExamples:\n  wedgewatch sim --proxy --fault slow:factor=4 --log-dir /tmp/sim\n  wedgewatch sim --engine vllm --fault shm_broadcast_hang:interval=5\n`,
     )
     .action(async (opts: Record<string, unknown>) => {
       let faults: { name: FaultName; params: FaultParams }[];
@@ -63,17 +72,29 @@ export function simCommand(): Command {
         process.exitCode = EXIT.usage;
         return;
       }
-      let sim: Sim;
+      const vllm = opts.engine === 'vllm';
+      if (vllm && opts.proxy === true) {
+        process.stderr.write('wedgewatch sim: --proxy is for the SGLang deployment (not --engine vllm)\n');
+        process.exitCode = EXIT.usage;
+        return;
+      }
+      let sim: Sim | VllmSim;
       try {
-        sim = await startSim({
-          proxy: opts.proxy === true,
-          faults,
-          logDir: opts.logDir as string | undefined,
-          ports,
-          waitingTimeoutMs,
-          bootstrapTimeoutMs,
-          sglangFormat: opts.sglangFormat as 'current' | 'legacy',
-        });
+        sim = vllm
+          ? await startVllmSim({
+              faults,
+              logDir: opts.logDir as string | undefined,
+              ports: ports && { server: ports.router!, control: ports.control! },
+            })
+          : await startSim({
+              proxy: opts.proxy === true,
+              faults,
+              logDir: opts.logDir as string | undefined,
+              ports,
+              waitingTimeoutMs,
+              bootstrapTimeoutMs,
+              sglangFormat: opts.sglangFormat as 'current' | 'legacy',
+            });
       } catch (err) {
         // Bad fault params, a port in use: one line, no stack trace.
         process.stderr.write(`wedgewatch sim: cannot start: ${(err as Error).message}\n`);
@@ -82,7 +103,7 @@ export function simCommand(): Command {
       }
       const t0 = Date.now();
       process.stdout.write(
-        `wedgewatch sim: simulated SGLang PD deployment (Ctrl-C to stop)\n${describeSim(sim)}\n`,
+        `wedgewatch sim: simulated ${vllm ? 'vLLM V1 API server' : 'SGLang PD deployment'} (Ctrl-C to stop)\n${describeSim(sim)}\n`,
       );
       process.stdout.write(
         `  control: GET /faults, POST|DELETE /faults/NAME, POST /services/NAME/restart, GET /state\n`,

@@ -3,16 +3,25 @@
 // of prefill or decode, text), GET /state.
 import { FaultError } from './faults/set.js';
 import { FAULTS } from './faults/registry.js';
-import { faultDefaults, type FaultName, type FaultParams, type ServiceName } from './faults/types.js';
+import {
+  faultDefaults,
+  faultEngines,
+  type FaultName,
+  type FaultParams,
+  type SimEngine,
+} from './faults/types.js';
 import { pathOf, readBody, sendJson, type Handler } from './http.js';
 
 export interface ControlTarget {
+  /** Which simulator this is (default sglang): GET /faults lists the faults that apply to it. */
+  engine?: SimEngine;
   faultsEnabled(): Record<string, unknown>;
   enableFault(name: FaultName, params?: FaultParams): Promise<void>;
   disableFault(name: FaultName): Promise<void>;
-  restart(service: ServiceName): Promise<void>;
+  /** Called only for a service hasService accepted. */
+  restart(service: string): Promise<void>;
   state(): Record<string, unknown>;
-  hasService(service: string): service is ServiceName;
+  hasService(service: string): boolean;
   dump(service: 'prefill' | 'decode'): string;
 }
 
@@ -25,12 +34,15 @@ export function controlHandler(sim: ControlTarget): Handler {
       const dumped = /^\/services\/([a-z]+)\/dump$/.exec(path)?.[1];
       try {
         if (req.method === 'GET' && path === '/faults') {
-          const available = Object.values(FAULTS).map((f) => ({
-            name: f.name,
-            summary: f.summary,
-            params: f.params,
-            defaults: faultDefaults(f),
-          }));
+          const available = Object.values(FAULTS)
+            .filter((f) => faultEngines(f).includes(sim.engine ?? 'sglang'))
+            .map((f) => ({
+              name: f.name,
+              summary: f.summary,
+              engines: faultEngines(f),
+              params: f.params,
+              defaults: faultDefaults(f),
+            }));
           return sendJson(res, 200, { available, enabled: sim.faultsEnabled() });
         }
         if (req.method === 'GET' && path === '/state') return sendJson(res, 200, sim.state());

@@ -128,6 +128,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
   let proxy: Proxy | undefined;
 
   const ctl: FaultControl = {
+    engine: 'sglang',
     hasProxy: withProxy,
     killBootstrapThread: () => pd.killBootstrapThread(),
     setDecodeStalled: (stalled) => {
@@ -335,7 +336,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       faultsEnabled,
       enableFault: enable,
       disableFault: disable,
-      restart: restartService,
+      restart: (s) => restartService(s as ServiceName),
       state,
       hasService,
       dump: (role) => simThreadDump(role, pd, process.pid),

@@ -65,7 +65,8 @@ export interface SimRequest {
 
 export interface SimEvent {
   at: number;
-  service: 'prefill' | 'decode' | 'router' | 'proxy' | 'sim';
+  // `server`: the vLLM simulator's API server (src/sim/vllm).
+  service: 'prefill' | 'decode' | 'router' | 'proxy' | 'server' | 'sim';
   kind: string;
   message: string;
 }

@@ -2,6 +2,7 @@
 // of the registry with its parameters.
 import { describe, expect, it } from 'vitest';
 import { FAULTS } from '../../src/sim/faults/registry.js';
+import { faultEngines } from '../../src/sim/faults/types.js';
 import { runCli } from '../helpers/cli.js';
 
 const COMMANDS = ['run', 'check', 'replay', 'sim', 'demo', 'verify', 'incidents'];
@@ -25,7 +26,11 @@ describe('--help', () => {
     const r = await runCli(['help', 'sim']);
     expect(r.code).toBe(0);
     for (const f of Object.values(FAULTS)) {
-      expect(r.stdout).toMatch(new RegExp(`^  ${f.name}\\n {6}\\S`, 'm'));
+      // A fault for one simulator only says which after its name.
+      const engines = faultEngines(f);
+      const only =
+        engines.length === 1 ? ` \\(${engines[0] === 'vllm' ? 'vLLM' : 'SGLang'} only[^)]*\\)` : '';
+      expect(r.stdout).toMatch(new RegExp(`^  ${f.name}${only}\\n {6}\\S`, 'm'));
       for (const key of Object.keys(f.params))
         expect(r.stdout).toMatch(new RegExp(`^ {6}${key} \\(default `, 'm'));
     }

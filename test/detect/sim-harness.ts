@@ -9,12 +9,13 @@ import type { TargetStateName } from '../../src/detect/state.js';
 import type { TargetWatchdog } from '../../src/detect/watchdog.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
-import { simDetectionConfig } from '../../src/sim/detection-config.js';
+import { simDetectionConfig, vllmDetectionConfig } from '../../src/sim/detection-config.js';
 import { startSim, type Sim, type SimOptions } from '../../src/sim/index.js';
+import { startVllmSim, type VllmSim, type VllmSimOptions } from '../../src/sim/vllm/index.js';
 import { waitFor } from '../helpers/wait.js';
 
-export interface Harness {
-  sim: Sim;
+export interface Harness<S = Sim> {
+  sim: S;
   runtime: Runtime;
   metrics: Metrics;
   wd: TargetWatchdog;
@@ -31,16 +32,30 @@ export async function startHarness(
   extra: Record<string, unknown> | ((sim: Sim) => Record<string, unknown>) = {},
 ): Promise<Harness> {
   const sim = await startSim(simOpts);
+  return harnessFor(sim, (stateDir) =>
+    simDetectionConfig(sim, stateDir, typeof extra === 'function' ? extra(sim) : extra),
+  );
+}
+
+/** The same against the vLLM simulator (`sim --engine vllm`), target `sim`, endpoint `server`. */
+export async function startVllmHarness(
+  simOpts: VllmSimOptions = {},
+  extra: Record<string, unknown> = {},
+): Promise<Harness<VllmSim>> {
+  const sim = await startVllmSim(simOpts);
+  return harnessFor(sim, (stateDir) => vllmDetectionConfig(sim, stateDir, extra));
+}
+
+async function harnessFor<S extends { stop(): Promise<void> }>(
+  sim: S,
+  configText: (stateDir: string) => string,
+): Promise<Harness<S>> {
   const dir = mkdtempSync(join(tmpdir(), 'ww-detect-sim-'));
   const metrics = createMetrics({ defaults: false });
   let runtime: Runtime;
   let loaded: ReturnType<typeof parseConfigText>;
   try {
-    loaded = parseConfigText(
-      simDetectionConfig(sim, join(dir, 'state'), typeof extra === 'function' ? extra(sim) : extra),
-      join(dir, 'wedgewatch.yaml'),
-      {},
-    );
+    loaded = parseConfigText(configText(join(dir, 'state')), join(dir, 'wedgewatch.yaml'), {});
     runtime = await createRuntime(loaded, { metrics, logger: pino({ level: 'silent' }) });
   } catch (err) {
     await sim.stop();
@@ -51,7 +66,7 @@ export async function startHarness(
   const slotKeys = loaded.config.targets[0]!.probes.flatMap((p) =>
     (p.endpoints ?? []).flatMap((e) => (p.conn ?? ['fresh']).map((c) => `${p.name}|${e}|${c}`)),
   );
-  const transitions: Harness['transitions'] = [];
+  const transitions: Harness<S>['transitions'] = [];
   let seen = 0;
   const collect = () => {
     const ev = runtime.watchdog!.journal.query({ target: 'sim', type: 'transition', afterSeq: seen });

@@ -75,6 +75,30 @@ describe('wedgewatch sim', () => {
     expect(await p.exited).toBe(0);
   });
 
+  it('--engine vllm: one API server with vLLM logs; a fault for the other engine is refused in one line', async () => {
+    const p = run(['sim', '--engine', 'vllm', '--fault', 'slow:factor=2']);
+    const urls = await waitFor(
+      () => {
+        const m = (name: string) =>
+          new RegExp(`^\\s+${name}\\s+(http://127\\.0\\.0\\.1:\\d+)$`, 'm').exec(p.out.stdout)?.[1];
+        const logs = /^\s+logs\s+(\S+)$/m.exec(p.out.stdout)?.[1];
+        return m('server') && m('control') && logs
+          ? { server: m('server')!, control: m('control')!, logs }
+          : undefined;
+      },
+      { timeoutMs: 15_000, what: `the printed urls (stdout: ${p.out.stdout}, stderr: ${p.out.stderr})` },
+    );
+    expect(p.out.stdout).toContain('simulated vLLM V1 API server');
+    expect((await get(`${urls.server}/health`)).status).toBe(200);
+    expect(readFileSync(`${urls.logs}/vllm.log`, 'utf8')).toMatch(/^\(APIServer pid=\d+\) INFO /m);
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+
+    const refused = run(['sim', '--engine', 'vllm', '--fault', 'decode_stall']);
+    expect(await refused.exited).toBe(2);
+    expectOneLine(refused.out.stderr, /decode_stall applies to the SGLang simulator only/);
+  });
+
   it('rejects an unknown fault with exit code 2', async () => {
     const p = run(['sim', '--fault', 'nope']);
     expect(await p.exited).toBe(2);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { faultHelp } from '../../src/sim/faults/help.js';
 import { FAULTS } from '../../src/sim/faults/registry.js';
 import { FaultError, FaultSet } from '../../src/sim/faults/set.js';
-import type { FaultControl } from '../../src/sim/faults/types.js';
+import { faultEngines, type FaultControl } from '../../src/sim/faults/types.js';
 
 const ctl: FaultControl = {
   hasProxy: true,
@@ -20,7 +20,11 @@ describe('fault parameters', () => {
     const help = faultHelp();
     for (const f of Object.values(FAULTS)) {
       expect(f.summary.trim(), f.name).not.toBe('');
-      expect(help).toMatch(new RegExp(`^  ${f.name}\\n {6}\\S`, 'm'));
+      // A fault for one simulator only says which after its name.
+      const engines = faultEngines(f);
+      const only =
+        engines.length === 1 ? ` \\(${engines[0] === 'vllm' ? 'vLLM' : 'SGLang'} only[^)]*\\)` : '';
+      expect(help).toMatch(new RegExp(`^  ${f.name}${only}\\n {6}\\S`, 'm'));
       for (const [key, p] of Object.entries(f.params)) {
         expect(p.help.trim(), `${f.name}.${key}`).not.toBe('');
         expect(help).toContain(`${key} (default ${String(p.default)}): ${p.help}`);

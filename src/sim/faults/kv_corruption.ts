@@ -6,6 +6,7 @@ import type { FaultDef } from './types.js';
 
 export const kvCorruption: FaultDef = {
   name: 'kv_corruption',
+  engines: ['sglang', 'vllm'],
   summary:
     "decode returns plausible wrong answers for a `rate` fraction of requests (mode wrong: one character off; mixup: another request's answer)",
   params: {

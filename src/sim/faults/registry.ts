@@ -1,6 +1,7 @@
 // Every fault the simulator can inject. Adding one: a new file in this folder plus one entry here.
 import { crash } from './crash.js';
 import { decodeStall } from './decode_stall.js';
+import { engineCoreDeath } from './engine_core_death.js';
 import { health503 } from './health_503.js';
 import { grammarStall } from './grammar_stall.js';
 import { healthFail } from './health_fail.js';
@@ -10,6 +11,8 @@ import { routerStuck } from './router_stuck.js';
 import { keepaliveStall } from './keepalive_stall.js';
 import { kvCorruption } from './kv_corruption.js';
 import { nixlAbortUnhandled } from './nixl_abort_unhandled.js';
+import { nixlTransferFailure } from './nixl_transfer_failure.js';
+import { shmBroadcastHang } from './shm_broadcast_hang.js';
 import { slow } from './slow.js';
 import { toolcallLeak } from './toolcall_leak.js';
 import type { FaultDef, FaultName } from './types.js';
@@ -28,6 +31,9 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   intermittent_hang: intermittentHang,
   queue_leak: queueLeak,
   router_stuck: routerStuck,
+  engine_core_death: engineCoreDeath,
+  shm_broadcast_hang: shmBroadcastHang,
+  nixl_transfer_failure: nixlTransferFailure,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

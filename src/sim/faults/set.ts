@@ -2,6 +2,7 @@
 import { FAULTS, isFaultName } from './registry.js';
 import {
   faultDefaults,
+  faultEngines,
   type FaultControl,
   type FaultDef,
   type FaultName,
@@ -21,6 +22,14 @@ export class FaultSet {
   enable(name: string, params: FaultParams = {}): Promise<void> {
     if (!isFaultName(name)) throw new FaultError(`unknown fault ${JSON.stringify(name)}`);
     const def = FAULTS[name];
+    const engines = faultEngines(def);
+    const here = this.ctl.engine ?? 'sglang';
+    if (!engines.includes(here)) {
+      const flag = (e: string) => (e === 'vllm' ? 'sim --engine vllm' : 'sim');
+      throw new FaultError(
+        `${name} applies to the ${engines.map((e) => (e === 'vllm' ? 'vLLM' : 'SGLang')).join(' and ')} simulator only (${engines.map(flag).join(', ')}); this one runs ${here === 'vllm' ? 'vLLM' : 'SGLang'}`,
+      );
+    }
     const unknown = Object.keys(params).filter((k) => !Object.hasOwn(def.params, k));
     if (unknown.length > 0) {
       const known = Object.keys(def.params);
@@ -126,6 +135,11 @@ export class FaultSet {
 
   stallsStructured(): boolean {
     for (const [def, p] of this.active()) if (def.stallsStructured?.(p)) return true;
+    return false;
+  }
+
+  failsKvLoad(): boolean {
+    for (const [def, p] of this.active()) if (def.failsKvLoad?.(p)) return true;
     return false;
   }
 }

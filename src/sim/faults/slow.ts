@@ -3,6 +3,7 @@ import type { FaultDef } from './types.js';
 
 export const slow: FaultDef = {
   name: 'slow',
+  engines: ['sglang', 'vllm'],
   summary: 'decode steps and prefill forwards take `factor` times longer',
   params: { factor: { default: 2, help: 'how many times longer each step takes, 1 to 1000' } },
   validate(p) {

@@ -14,7 +14,14 @@ export type FaultName =
   | 'grammar_stall'
   | 'intermittent_hang'
   | 'queue_leak'
-  | 'router_stuck';
+  | 'router_stuck'
+  | 'engine_core_death'
+  | 'shm_broadcast_hang'
+  | 'nixl_transfer_failure';
+
+/** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
+export type SimEngine = 'sglang' | 'vllm';
+export const SIM_ENGINES: readonly SimEngine[] = ['sglang', 'vllm'];
 
 export type FaultParams = Record<string, number | string>;
 export type ServiceName = 'prefill' | 'decode' | 'router' | 'proxy';
@@ -26,8 +33,20 @@ export interface ToolCallPlan {
   arguments: string;
 }
 
+/** What the vLLM simulator lets its faults do (src/sim/vllm). */
+export interface VllmFaultControl {
+  /** The engine core process dies with a fatal error; requests fail with EngineDeadError from then on. */
+  killEngineCore(apiServerStays: boolean): void;
+  /** A worker stops reading the shared-memory broadcast queue: the engine core's step never returns. */
+  setShmHang(hung: boolean, warningIntervalMs: number): void;
+}
+
 /** What a fault may do to the running simulator. */
 export interface FaultControl {
+  /** The simulator the fault runs in (default sglang); a fault whose `engines` leave it out is refused. */
+  engine?: SimEngine;
+  /** Set by the vLLM simulator only. */
+  vllm?: VllmFaultControl;
   hasProxy: boolean;
   killBootstrapThread(): void;
   setDecodeStalled(stalled: boolean): void;
@@ -48,6 +67,8 @@ export interface FaultParamSpec {
 
 export interface FaultDef {
   name: FaultName;
+  /** The simulators it applies to (default: the SGLang one only). */
+  engines?: readonly SimEngine[];
   /** One line, shown by `wedgewatch sim --help` and GET /faults. */
   summary: string;
   /** Every parameter the fault reads (an unknown one is refused, so a typo cannot go unnoticed). */
@@ -84,6 +105,8 @@ export interface FaultDef {
   holdsRequest?(seq: number, params: FaultParams): boolean;
   /** Entries leaked into the service's PD bootstrap queue: its gauge shows them, nothing runs them. */
   leakedQueue?(service: ServiceName, params: FaultParams): number;
+  /** vLLM: this request's KV load through the NIXL connector fails (the engine recomputes its prefill). */
+  failsKvLoad?(params: FaultParams): boolean;
 }
 
 export function serviceParam(params: FaultParams, allowed: readonly ServiceName[]): string | undefined {
@@ -91,6 +114,11 @@ export function serviceParam(params: FaultParams, allowed: readonly ServiceName[
   return allowed.includes(s as ServiceName)
     ? undefined
     : `service must be one of ${allowed.join(', ')} (got ${JSON.stringify(params.service)})`;
+}
+
+/** The simulators a fault applies to. */
+export function faultEngines(def: FaultDef): readonly SimEngine[] {
+  return def.engines ?? ['sglang'];
 }
 
 /** The params a fault runs with when none are given. */
