@@ -109,5 +109,17 @@ export const vllmPack: RulePack = {
       perRequest: 'rid',
       match: String.raw`Potentially invalid KV blocks for unrecognized request (?<rid>\S+)`,
     },
+    // nixl/worker.py NixlConnectorWorker._log_failure (2026-03 → 2026-08; nixl_connector.py before):
+    // `logger.error("NIXL transfer failure: %s | Context: %s", failure_type, context)`. A failed KV read; under the
+    // default kv_load_failure_policy the blocks are recomputed and the request completes: a warning, not a wedge.
+    {
+      name: 'vllm_nixl_transfer_failed',
+      severity: 'warning',
+      class: 'transfer_failure',
+      upstream:
+        'vllm/distributed/kv_transfer/kv_connector/v1/nixl/worker.py _log_failure (2026-03 → 2026-08)',
+      perRequest: 'rid',
+      match: String.raw`NIXL transfer failure: (?<failure>[a-z_]+)[^|]*\| Context: \{.*?'request_id': '(?<rid>[^']+)'`,
+    },
   ],
 };
