@@ -224,7 +224,11 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       .stop({ handover: opts.drainProbes, remediationGraceMs: opts.remediationGraceMs })
       .catch((err: unknown) => log.warn({ err: String(err) }, 'the detector failed to stop cleanly'));
     // A capture in flight ends by its own deadline; a reload hands it to the next runtime instead.
-    if (!opts.drainProbes) await Promise.allSettled([...incidents.values()].map((i) => i.idle()));
+    if (!opts.drainProbes) {
+      await Promise.allSettled([...incidents.values()].map((i) => i.idle()));
+      // A capture that ended just now journaled its `incident` event after the detector's flush.
+      await journal.flush().catch((err: unknown) => log.warn({ err: String(err) }, 'journal flush failed'));
+    }
     if (opts.drainProbes) runtime.drained = probesDone;
     else await probesDone;
   };
