@@ -156,6 +156,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       abortFrame: () => faults.abortFrame(),
       emit,
       bootstrapAddr: () => `127.0.0.1:${services.prefill.port}`,
+      leakedQueue: (service) => faults.leakedQueue(service),
     },
     sglangFormat === 'legacy'
       ? LEGACY_DIALECT

@@ -96,6 +96,8 @@ export interface PdHooks {
   abortFrame(): void;
   emit(ev: Omit<SimEvent, 'at'>): void;
   bootstrapAddr(): string;
+  /** Entries a fault leaked into a service's bootstrap queue: its batch lines count them as /metrics does. */
+  leakedQueue?(service: 'prefill' | 'decode'): number;
 }
 
 /** Gauges as last published by a scheduler log call: they freeze when the scheduler stops logging. */
@@ -336,7 +338,7 @@ export class PdModel {
             tokenUsage: p.published.tokenUsage,
             runningReq: 0,
             queueReq: p.waiting.length,
-            preallocReq: p.bootstrapQueue.size,
+            preallocReq: p.bootstrapQueue.size + (this.hooks.leakedQueue?.('prefill') ?? 0),
             inflightReq: p.inflight.size,
             inputThroughput: p.published.inputThroughput,
           },
