@@ -8,6 +8,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import { renderMetrics } from '../metrics-render.js';
 import { VERSION } from '../version.js';
 import { redactor } from '../redact.js';
 
@@ -79,8 +80,13 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     return payload;
   });
 
+  // Scrapes that arrive while a body is being written (an HA pair of Prometheus servers) share it.
+  let rendering: Promise<Buffer> | undefined;
   app.get('/metrics', async (_req, reply) => {
-    const body = await deps.metrics.registry.metrics();
+    rendering ??= renderMetrics(deps.metrics.registry).finally(() => {
+      rendering = undefined;
+    });
+    const body = await rendering;
     return reply.type(deps.metrics.registry.contentType).send(body);
   });
   // Not mere liveness: a daemon whose scheduler stopped is healthy-but-wedged itself, and its supervisor
