@@ -27,6 +27,7 @@ COPY --from=build /src/dist ./dist
 COPY package.json README.md ./
 USER node
 EXPOSE 9787
-# A 1 MB young generation: V8's default 16 MB semi-spaces are ~20 MB of RSS to a daemon this size (bench:steady).
-ENTRYPOINT ["node", "--max-semi-space-size=1", "/opt/wedgewatch/dist/cli.js"]
+# Small young generation (1 MB semi-spaces) and old-space growth of 30% past the live heap: V8's defaults left
+# 50-target RSS at ~220 MB with ~45 MB live (bench:steady; docs/decisions.md).
+ENTRYPOINT ["node", "--max-semi-space-size=1", "--heap-growing-percent=30", "/opt/wedgewatch/dist/cli.js"]
 CMD ["run", "--config", "/etc/wedgewatch/wedgewatch.yaml"]
