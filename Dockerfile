@@ -27,5 +27,7 @@ COPY --from=build /src/dist ./dist
 COPY package.json README.md ./
 USER node
 EXPOSE 9787
-ENTRYPOINT ["node", "/opt/wedgewatch/dist/cli.js"]
+# Small young generation (1 MB semi-spaces) and old-space growth of 30% past the live heap: V8's defaults left
+# 50-target RSS at ~220 MB with ~45 MB live (bench:steady; docs/decisions.md).
+ENTRYPOINT ["node", "--max-semi-space-size=1", "--heap-growing-percent=30", "/opt/wedgewatch/dist/cli.js"]
 CMD ["run", "--config", "/etc/wedgewatch/wedgewatch.yaml"]

@@ -5,6 +5,8 @@
 // RSS and CPU are sampled from /proc and /metrics is scraped every 15 s (as Prometheus would) for its time and
 // nodejs_eventloop_lag_p99_seconds. Then the same with 50 such targets. Prints figures; asserts nothing.
 //   npm run bench:steady        WARMUP_S=20 SAMPLE_S=60 TARGETS=1,50   WEDGEWATCH_ROOT=<another build to compare>
+//   DAEMON_NODE_ARGS: node flags for the daemon, default the shipped ones; '' for none; add
+//   '--cpu-prof --cpu-prof-dir=/tmp/prof' to profile it (SIGTERM at the end writes the profile)
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,8 +31,13 @@ process.on('exit', () => {
   for (const c of children) c.kill('SIGKILL');
 });
 
-function start(args, name) {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+// The daemon runs as systemd/wedgewatch.service and the Dockerfile run it (test/ops/node-flags.test.ts keeps the
+// three the same): 1 MB semi-spaces and 30% old-space growth instead of V8's defaults (docs/decisions.md).
+const SHIPPED_NODE_ARGS = '--max-semi-space-size=1 --heap-growing-percent=30';
+const DAEMON_NODE_ARGS = (process.env.DAEMON_NODE_ARGS ?? SHIPPED_NODE_ARGS).split(' ').filter(Boolean);
+
+function start(args, name, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   child.on('exit', () => children.delete(child));
   const out = { stdout: '', stderr: '' };
@@ -135,7 +142,7 @@ async function scenario(n) {
   writeFileSync(cfg, config(urls, n, join(dir, 'state'), port));
   const base = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
-  const daemon = start(['run', '-c', cfg, '--log.level', 'warn'], 'daemon');
+  const daemon = start(['run', '-c', cfg, '--log.level', 'warn'], 'daemon', DAEMON_NODE_ARGS);
   await until('the daemon', () =>
     fetch(`${base}/-/ready`).then(
       (r) => r.ok,
@@ -157,7 +164,8 @@ async function scenario(n) {
     await sleep(Math.min(SCRAPE_EVERY_S * 1000, sampleEnd - Date.now()));
     scrapes.push(await scrape(base));
   }
-  const cpuPct = (100 * (proc(pid).cpuS - c0)) / ((performance.now() - w0) / 1000);
+  const cpuS = proc(pid).cpuS - c0;
+  const cpuPct = (100 * cpuS) / ((performance.now() - w0) / 1000);
   clearInterval(sampleRss);
   const probesRun = await fetch(`${base}/metrics`)
     .then((r) => r.text())
@@ -178,7 +186,9 @@ async function scenario(n) {
   console.log(
     `  RSS start ${rssStart.toFixed(0)} MB, max ${max(rss).toFixed(0)} MB${mark(max(rss), goal?.rssMb)}`,
   );
-  console.log(`  CPU ${cpuPct.toFixed(2)}% of a core${mark(cpuPct, goal?.cpuPct)}`);
+  console.log(
+    `  CPU ${cpuPct.toFixed(2)}% of a core (${cpuS.toFixed(2)} CPU s)${mark(cpuPct, goal?.cpuPct)}`,
+  );
   console.log(
     `  event-loop lag p99 ${max(scrapes.map((s) => s.lagMs)).toFixed(1)} ms (worst of ${scrapes.length} scrapes)`,
   );
@@ -192,5 +202,5 @@ async function scenario(n) {
   );
 }
 
-console.log(`bench:steady: ${CLI} on Node ${process.version}`);
+console.log(`bench:steady: node ${DAEMON_NODE_ARGS.join(' ')} ${CLI} on Node ${process.version}`);
 for (const n of TARGET_COUNTS) await scenario(n);

@@ -13,7 +13,7 @@ import type { Journal, JournalEvent } from './journal.js';
 import {
   classifierConfig,
   initialState,
-  reduce,
+  reduceInPlace,
   type ClassifierConfig,
   type DetectEvent,
   type SlotMemory,
@@ -38,7 +38,7 @@ export interface TargetWatchdogOptions {
    * Incident capture (src/incidents/): told of every verdict change; a returned promise holds remediation until
    * it settles (the capture's own deadline bounds it).
    */
-  incidents?: { onVerdict(prev: TargetState, next: TargetState): Promise<void> | undefined };
+  incidents?: { onVerdict(prev: VerdictBefore, next: TargetState): Promise<void> | undefined };
   /** State carried over from the runtime a reload replaces. */
   previous?: { state: TargetState; paused: boolean; remediation?: RemediatorCarry };
   /** Persisted remediation history and pause (stateDir): restored when there is no `previous`. */
@@ -64,6 +64,14 @@ export interface TargetStatus {
 }
 
 const RECENT_EVENTS = 50;
+
+/** What handle() compares across one step of the classifier (the state itself is changed in place). */
+export interface VerdictBefore {
+  state: TargetState['state'];
+  diagnosis: string | null;
+  /** Each engine's stalled flag before the step; an engine absent here is new. */
+  stalled: Map<string, boolean | undefined>;
+}
 
 export class TargetWatchdog {
   readonly name: string;
@@ -147,8 +155,15 @@ export class TargetWatchdog {
   /** Feeds one signal (or a tick) through the classifier and acts on the outcome. */
   handle(signal: Signal | TickSignal): void {
     const now = this.now();
-    const prev = this.s;
-    const step = reduce(prev, signal, now, this.cfg);
+    // The state is this watchdog's alone and is changed in place: a copy of it per signal (a tick a second, a
+    // batch line, a probe, a scrape) was most of the daemon's detector CPU with 50 targets. What the step is
+    // compared against is taken first; whatever keeps the state past this call gets its own copy.
+    const prev: VerdictBefore = {
+      state: this.s.state,
+      diagnosis: this.s.diagnosis,
+      stalled: new Map(Object.values(this.s.engines).map((e) => [e.service, e.stalled])),
+    };
+    const step = reduceInPlace(this.s, signal, now, this.cfg);
     this.s = step.state;
     // A log event's ref goes with its critical line into the journal: a restart that reads the line again
     // (src/logs/watcher.ts) knows it is journaled already.
@@ -157,7 +172,8 @@ export class TargetWatchdog {
     if (signal.kind === 'file_change') this.journalFileChange(signal);
     if (step.transition || prev.diagnosis !== this.s.diagnosis) {
       this.exportState(prev);
-      this.holdRemediation(this.opts.incidents?.onVerdict(prev, this.s));
+      // An incident capture reads the state after awaits: it gets the verdict as it was, not what comes next.
+      this.holdRemediation(this.opts.incidents?.onVerdict(prev, structuredClone(this.s)));
     }
     this.exportEngines(prev);
     for (const a of step.actions) {
@@ -238,7 +254,7 @@ export class TargetWatchdog {
     };
   }
 
-  private exportState(prev?: TargetState): void {
+  private exportState(prev?: Pick<VerdictBefore, 'state' | 'diagnosis'>): void {
     const m = this.opts.metrics;
     const t = { target: this.name };
     for (const st of TARGET_STATES) m.targetState.set({ ...t, state: st }, st === this.s.state ? 1 : 0);
@@ -256,9 +272,9 @@ export class TargetWatchdog {
     }
   }
 
-  private exportEngines(prev: TargetState): void {
+  private exportEngines(prev: VerdictBefore): void {
     for (const e of Object.values(this.s.engines)) {
-      if (prev.engines[e.service]?.stalled === e.stalled && prev.engines[e.service] !== undefined) continue;
+      if (prev.stalled.has(e.service) && prev.stalled.get(e.service) === e.stalled) continue;
       this.opts.metrics.engineStalled.set({ target: this.name, service: e.service }, e.stalled ? 1 : 0);
     }
   }

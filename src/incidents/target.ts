@@ -60,7 +60,7 @@ export class TargetIncidents {
    * Called by the watchdog on every verdict change. Returns the hand-off when a capture started: it settles when
    * the capture finished or captureTimeout passed, whichever is first.
    */
-  onVerdict(prev: TargetState, next: TargetState): Promise<void> | undefined {
+  onVerdict(prev: VerdictView, next: TargetState): Promise<void> | undefined {
     if (next.state === 'ok') {
       this.carried.episodeCaptured = false;
       return undefined;

@@ -9,6 +9,7 @@ import Fastify, {
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import { renderMetrics } from '../metrics-render.js';
 import { VERSION } from '../version.js';
 import { redactor } from '../redact.js';
 import { exposition } from './exposition.js';
@@ -83,8 +84,14 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     return payload;
   });
 
+  // Scrapes that arrive while a text body is being written (an HA pair of Prometheus servers) share it.
+  let rendering: Promise<Buffer> | undefined;
+  const renderText = () =>
+    (rendering ??= renderMetrics(deps.metrics.registry).finally(() => {
+      rendering = undefined;
+    }));
   app.get('/metrics', async (req, reply) => {
-    const out = await exposition(deps.metrics.registry, req.headers, (t) => redactor.redact(t));
+    const out = await exposition(deps.metrics.registry, req.headers, (t) => redactor.redact(t), renderText);
     reply.header('Vary', 'Accept, Accept-Encoding');
     if (out.encoding) reply.header('Content-Encoding', out.encoding);
     return reply.type(out.contentType).send(out.body);

@@ -60,9 +60,10 @@ export async function exposition(
   registry: client.Registry,
   headers: { accept?: string; 'accept-encoding'?: string },
   redact: (text: string) => string,
+  renderText: () => Promise<string | Buffer> = () => registry.metrics(),
 ): Promise<Exposition> {
   const om = wantsOpenMetrics(headers.accept);
-  const text = redact(om ? await openMetrics(registry) : await registry.metrics());
+  const text = redact(om ? await openMetrics(registry) : (await renderText()).toString());
   const contentType = om ? client.Registry.OPENMETRICS_CONTENT_TYPE : registry.contentType;
   if (!acceptsGzip(headers['accept-encoding'])) return { body: text, contentType };
   return { body: await gzip(text), contentType, encoding: 'gzip' };

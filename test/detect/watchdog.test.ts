@@ -12,6 +12,7 @@ import { createMetrics } from '../../src/metrics.js';
 import { createRuntime } from '../../src/runtime.js';
 import type { ProbeFilter } from '../../src/probes/schedule.js';
 import type { ProbeResultSignal } from '../../src/signals.js';
+import type { TargetState } from '../../src/detect/state.js';
 import { statusRoutes } from '../../src/server/status-routes.js';
 
 const logger = pino({ level: 'silent' });
@@ -140,6 +141,86 @@ describe('TargetWatchdog', () => {
     const after = await metrics.registry.metrics();
     expect(after).not.toContain('diagnosis="kv_bootstrap_thread_dead"');
     expect(after).toContain('wedgewatch_target_wedged{target="pd"} 0');
+  });
+
+  it('changes its state in place, but an incident capture keeps the verdict it was handed', () => {
+    const metrics = createMetrics({ defaults: false });
+    const journal = new Journal({ dir, logger });
+    const clock = { now: 1_700_000_000_000 };
+    const target = targetSchema.parse({
+      name: 'pd',
+      endpoints: [{ name: 'router', url: 'http://127.0.0.1:1' }],
+      probes: [{ name: 'chat', kind: 'chat', every: '2s', conn: ['fresh'] }],
+    });
+    const verdicts: { prev: { state: string; diagnosis: string | null }; next: TargetState }[] = [];
+    const wd = new TargetWatchdog({
+      target,
+      metrics,
+      logger,
+      journal,
+      now: () => clock.now,
+      incidents: { onVerdict: (prev, next) => void verdicts.push({ prev, next }) },
+    });
+    const probe = (result: ProbeResultSignal['result']) => {
+      clock.now += 2000;
+      wd.handle({
+        kind: 'probe',
+        target: 'pd',
+        probe: 'chat',
+        probeKind: 'chat',
+        endpoint: 'router',
+        conn: 'fresh',
+        result,
+        start: clock.now - 10,
+        durationMs: 10,
+      });
+    };
+    const own = wd.state;
+    probe('ok');
+    expect(wd.state).toBe(own);
+    expect(verdicts.map((v) => [v.prev.state, v.next.state])).toEqual([['unknown', 'ok']]);
+    const handed = verdicts[0]!.next;
+    expect(handed).not.toBe(own);
+    for (let i = 0; i < 4; i++) probe('timeout');
+    expect(wd.state.state).toBe('wedged');
+    expect(verdicts.map((v) => [v.prev.state, v.next.state])).toEqual([
+      ['unknown', 'ok'],
+      ['ok', 'wedged'],
+    ]);
+    // What the first capture was handed is still the ok verdict with one passing run.
+    expect(handed.state).toBe('ok');
+    expect(Object.values(handed.slots).map((m) => [m.okStreak, m.failStreak])).toEqual([[1, 0]]);
+    expect(Object.values(wd.state.slots).map((m) => m.failStreak)).toEqual([4]);
+  });
+
+  it('exports engine_stalled when an engine with requests makes no progress, and 0 once it does', async () => {
+    const { metrics, clock, wd } = make();
+    const scrape = (finishedTotal: number) =>
+      wd.handle({
+        kind: 'engine',
+        target: 'pd',
+        service: 'decode',
+        source: 'metrics',
+        time: clock.now,
+        scrapeOk: true,
+        running: 2,
+        queued: 0,
+        finishedTotal,
+      });
+    const stalled = async () =>
+      /^wedgewatch_engine_stalled\{target="pd",service="decode"\} (\d)$/m.exec(
+        await metrics.registry.metrics(),
+      )?.[1];
+    scrape(10);
+    expect(await stalled()).toBe('0');
+    for (let i = 0; i < 14; i++) {
+      clock.now += 5000;
+      scrape(10);
+    }
+    expect(await stalled()).toBe('1');
+    clock.now += 5000;
+    scrape(11);
+    expect(await stalled()).toBe('0');
   });
 
   it('WEDGEWATCH_DIAGNOSIS stays kv_bootstrap_thread_dead when a user rule matches a later line (issue 16, item 8)', async () => {
