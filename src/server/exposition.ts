@@ -55,7 +55,7 @@ export interface Exposition {
   encoding?: 'gzip';
 }
 
-/** Renders the registry as the request asks; `redact` runs on the text before it is compressed. */
+/** Renders the registry as the request asks; `redact` runs on a text before it is compressed. */
 export async function exposition(
   registry: client.Registry,
   headers: { accept?: string; 'accept-encoding'?: string },
@@ -63,8 +63,9 @@ export async function exposition(
   renderText: () => Promise<string | Buffer> = () => registry.metrics(),
 ): Promise<Exposition> {
   const om = wantsOpenMetrics(headers.accept);
-  const text = redact(om ? await openMetrics(registry) : (await renderText()).toString());
+  const text = om ? await openMetrics(registry) : (await renderText()).toString();
   const contentType = om ? client.Registry.OPENMETRICS_CONTENT_TYPE : registry.contentType;
+  // An uncompressed body is redacted once, by the server's onSend hook with every other answer.
   if (!acceptsGzip(headers['accept-encoding'])) return { body: text, contentType };
-  return { body: await gzip(text), contentType, encoding: 'gzip' };
+  return { body: await gzip(redact(text)), contentType, encoding: 'gzip' };
 }

@@ -12,10 +12,11 @@ describe('renderMetrics', () => {
   it('writes what prom-client writes for every family of the daemon, defaults included', async () => {
     const m = createMetrics();
     const probe = { target: 'pd', probe: 'chat', endpoint: 'router', conn: 'fresh', kind: 'chat' };
-    m.probeDuration.observe(probe, 0.07);
-    m.probeDuration.observe(probe, 42);
-    m.probeDuration.observe({ ...probe, conn: 'keepalive' }, 500); // above every bucket: only +Inf
-    m.probeTtft.observe(probe, 0.01);
+    // Probe histograms carry exemplars (the run id, OpenMetrics only): observed as the daemon does.
+    m.probeDuration.observe({ labels: probe, value: 0.07, exemplarLabels: { run_id: 'a1' } });
+    m.probeDuration.observe({ labels: probe, value: 42 });
+    m.probeDuration.observe({ labels: { ...probe, conn: 'keepalive' }, value: 500 }); // above every bucket: only +Inf
+    m.probeTtft.observe({ labels: probe, value: 0.01 });
     m.probesTotal.inc({ ...probe, result: 'ok' }, 3);
     m.probesTotal.inc({ ...probe, result: 'timeout' }, 0);
     m.probeSuccess.set(probe, 1);
@@ -39,7 +40,10 @@ describe('renderMetrics', () => {
     const m = createMetrics({ defaults: false });
     m.engineStalled.set({ target: 'pd', service: 'decode' }, 1);
     m.engineStalled.set({ target: 'pd', service: 'prefill' }, 0);
-    m.probeTtft.observe({ target: 'pd', probe: 'c', endpoint: 'e', conn: 'fresh', kind: 'chat' }, 1);
+    m.probeTtft.observe({
+      labels: { target: 'pd', probe: 'c', endpoint: 'e', conn: 'fresh', kind: 'chat' },
+      value: 1,
+    });
     expect((await renderMetrics(m.registry)).toString()).toBe(await m.registry.metrics());
     // Rendered once (its text is kept), then removed: the next body must not have it.
     m.engineStalled.remove({ target: 'pd', service: 'decode' });
