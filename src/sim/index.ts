@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { controlHandler } from './control.js';
 import { simThreadDump } from './dump.js';
 import { engineHandler } from './engine-http.js';
-import { FaultSet } from './faults/set.js';
+import { FaultSet, faultSwitch } from './faults/set.js';
 import {
   SERVICE_NAMES,
   type FaultControl,
@@ -315,19 +315,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
 
   const reportFailure = (what: string) => (err: unknown) =>
     emit({ service: 'sim', kind: 'error', message: `${what}: ${(err as Error).message}` });
-  const enable = async (name: FaultName, params?: FaultParams) => {
-    await faults.enable(name, params);
-    emit({
-      service: 'sim',
-      kind: 'fault_on',
-      message: `fault ${name} enabled ${JSON.stringify(faults.params(name))}`,
-    });
-  };
-  const disable = async (name: FaultName) => {
-    const was = faults.has(name);
-    await faults.disable(name);
-    if (was) emit({ service: 'sim', kind: 'fault_off', message: `fault ${name} disabled` });
-  };
+  const { enable, disable } = faultSwitch(faults, emit);
   const hasService = (s: string): s is ServiceName =>
     (SERVICE_NAMES as readonly string[]).includes(s) && !!services[s as ServiceName];
 

@@ -143,3 +143,28 @@ export class FaultSet {
     return false;
   }
 }
+
+/**
+ * enable/disable for a simulator's API: the fault set's own, each change told as a `fault_on`/`fault_off` event
+ * (the demo timeline and the control API's event list show them).
+ */
+export function faultSwitch(
+  faults: FaultSet,
+  emit: (ev: { service: 'sim'; kind: 'fault_on' | 'fault_off'; message: string }) => void,
+): { enable(name: FaultName, params?: FaultParams): Promise<void>; disable(name: FaultName): Promise<void> } {
+  return {
+    async enable(name, params) {
+      await faults.enable(name, params);
+      emit({
+        service: 'sim',
+        kind: 'fault_on',
+        message: `fault ${name} enabled ${JSON.stringify(faults.params(name))}`,
+      });
+    },
+    async disable(name) {
+      const was = faults.has(name);
+      await faults.disable(name);
+      if (was) emit({ service: 'sim', kind: 'fault_off', message: `fault ${name} disabled` });
+    },
+  };
+}

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { controlHandler } from '../control.js';
-import { FaultSet } from '../faults/set.js';
+import { FaultSet, faultSwitch } from '../faults/set.js';
 import type { FaultControl, FaultName, FaultParams } from '../faults/types.js';
 import { Service } from '../http.js';
 import { LogFile } from '../logfile.js';
@@ -183,19 +183,7 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
     inflight: engine.inflight,
     counters: engine.counters,
   });
-  const enable = async (name: FaultName, p?: FaultParams) => {
-    await faults.enable(name, p);
-    emit({
-      service: 'sim',
-      kind: 'fault_on',
-      message: `fault ${name} enabled ${JSON.stringify(faults.params(name))}`,
-    });
-  };
-  const disable = async (name: FaultName) => {
-    const was = faults.has(name);
-    await faults.disable(name);
-    if (was) emit({ service: 'sim', kind: 'fault_off', message: `fault ${name} disabled` });
-  };
+  const { enable, disable } = faultSwitch(faults, emit);
   const control = new Service(
     'control',
     controlHandler({
