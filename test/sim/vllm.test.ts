@@ -218,6 +218,7 @@ describe('vLLM simulator', () => {
       'engine_core_death',
       'kv_corruption',
       'nixl_transfer_failure',
+      'rank_stall',
       'shm_broadcast_hang',
       'slow',
     ]);

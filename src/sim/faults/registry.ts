@@ -7,6 +7,7 @@ import { grammarStall } from './grammar_stall.js';
 import { healthFail } from './health_fail.js';
 import { intermittentHang } from './intermittent_hang.js';
 import { queueLeak } from './queue_leak.js';
+import { rankStall } from './rank_stall.js';
 import { routerStuck } from './router_stuck.js';
 import { keepaliveStall } from './keepalive_stall.js';
 import { kvCorruption } from './kv_corruption.js';
@@ -34,6 +35,7 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   engine_core_death: engineCoreDeath,
   shm_broadcast_hang: shmBroadcastHang,
   nixl_transfer_failure: nixlTransferFailure,
+  rank_stall: rankStall,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

@@ -127,6 +127,14 @@ export class FaultSet {
     return false;
   }
 
+  stalledEngine(): { engine: string; running: number } | undefined {
+    for (const [def, p] of this.active()) {
+      const e = def.stalledEngine?.(p);
+      if (e !== undefined) return e;
+    }
+    return undefined;
+  }
+
   leakedQueue(service: ServiceName): number {
     let n = 0;
     for (const [def, p] of this.active()) n += def.leakedQueue?.(service, p) ?? 0;

@@ -17,7 +17,8 @@ export type FaultName =
   | 'router_stuck'
   | 'engine_core_death'
   | 'shm_broadcast_hang'
-  | 'nixl_transfer_failure';
+  | 'nixl_transfer_failure'
+  | 'rank_stall';
 
 /** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
 export type SimEngine = 'sglang' | 'vllm';
@@ -105,6 +106,8 @@ export interface FaultDef {
   holdsRequest?(seq: number, params: FaultParams): boolean;
   /** Entries leaked into the service's PD bootstrap queue: its gauge shows them, nothing runs them. */
   leakedQueue?(service: ServiceName, params: FaultParams): number;
+  /** vLLM: a stuck data-parallel engine whose frozen per-engine series /metrics shows beside engine 0's. */
+  stalledEngine?(params: FaultParams): { engine: string; running: number };
   /** vLLM: this request's KV load through the NIXL connector fails (the engine recomputes its prefill). */
   failsKvLoad?(params: FaultParams): boolean;
 }

@@ -36,8 +36,23 @@ export function newCounters(): VllmCounters {
   };
 }
 
-export function vllmMetricsText(modelName: string, g: VllmGauges, c: VllmCounters): string {
+/** A stuck data-parallel engine's frozen series (the rank_stall fault): requests held, tokens not moving. */
+export interface StalledEngine {
+  engine: string;
+  running: number;
+}
+
+/** The generation-token count a stuck engine's series freezes at (any constant: only its movement is read). */
+const STALLED_GENERATION_TOKENS = 4096;
+
+export function vllmMetricsText(
+  modelName: string,
+  g: VllmGauges,
+  c: VllmCounters,
+  stalled?: StalledEngine,
+): string {
   const labels = `model_name="${modelName}",engine="0"`;
+  const other = stalled && `model_name="${modelName}",engine="${stalled.engine}"`;
   const out: string[] = [];
   const family = (name: string, type: 'gauge' | 'counter', help: string, samples: [string, number][]) => {
     out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -45,6 +60,7 @@ export function vllmMetricsText(modelName: string, g: VllmGauges, c: VllmCounter
   };
   family('vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', [
     [labels, g.running],
+    ...(other ? [[other, stalled!.running] as [string, number]] : []),
   ]);
   family('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', [
     [labels, g.waiting],
@@ -77,6 +93,7 @@ export function vllmMetricsText(modelName: string, g: VllmGauges, c: VllmCounter
   family('vllm:prompt_tokens', 'counter', 'Number of prefill tokens processed.', [[labels, c.promptTokens]]);
   family('vllm:generation_tokens', 'counter', 'Number of generation tokens processed.', [
     [labels, c.generationTokens],
+    ...(other ? [[other, STALLED_GENERATION_TOKENS] as [string, number]] : []),
   ]);
   family(
     'vllm:request_success',

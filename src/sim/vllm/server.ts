@@ -80,7 +80,9 @@ export function serverHandler(deps: ServerDeps): Handler {
     }
     if (get && path === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-      res.end(vllmMetricsText(deps.modelName, engine.published, engine.counters));
+      res.end(
+        vllmMetricsText(deps.modelName, engine.published, engine.counters, deps.faults.stalledEngine()),
+      );
       return;
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
