@@ -278,7 +278,7 @@ describe('wedgewatch check', () => {
     expect(config.web.enableLifecycle).toBe(false);
     const [chat, health] = config.targets[0]!.probes;
     expect(chat!.every).toBe(15_000);
-    expect(chat!.maxTokens).toBe(8);
+    expect(chat).toMatchObject({ kind: 'chat', maxTokens: 8 });
     expect(health!.timeout).toBe(5_000);
     expect(config.targets[0]!.detect.stallAfter).toBe(60_000);
   });

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LogEventSignal } from '../../src/signals.js';
 import { exampleTarget, healthy, rng, VirtualDeployment, type RunInfo } from './virtual-deployment.js';
+import type { ProbeOf } from '../../src/config/schema.js';
 
 const THREAD_DEATH = [
   'Exception in thread Thread-7 (bootstrap_thread):',
@@ -34,7 +35,7 @@ const wedgedFrom = (faultAt: () => number, hangs: (r: RunInfo) => boolean = () =
 };
 
 const target = exampleTarget();
-const chat = target.probes.find((p) => p.name === 'chat')!;
+const chat = target.probes.find((p): p is ProbeOf<'chat'> => p.name === 'chat' && p.kind === 'chat')!;
 const d = target.detect;
 const SEEDS = Array.from({ length: 40 }, (_, i) => i + 1);
 

@@ -191,5 +191,8 @@ export function healthy(run: RunInfo): Outcome {
       return { ms: 5 };
     case 'serverinfo':
       return { ms: 10 };
+    // canary and structured: a completion of a few tokens, as chat.
+    default:
+      return { ms: 300, ttftMs: 120 };
   }
 }

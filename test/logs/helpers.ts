@@ -29,7 +29,7 @@ export function harness(opts: Partial<LogWatcherOptions> & { sources: LogSourceC
   const value = async (name: keyof typeof metrics, labels: Record<string, string> = {}) => {
     const m = await metrics[name].get();
     return m.values
-      .filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))
+      .filter((v) => Object.entries(labels).every(([k, x]) => (v.labels as Record<string, unknown>)[k] === x))
       .reduce((n, v) => n + v.value, 0);
   };
   return { watcher, metrics, events, engine, value };

@@ -27,7 +27,7 @@ it('loses no line at rename and delete, at most one batch at copytruncate, dupli
   writeFileSync(file, '');
   const h = harness({
     sources: [source({ path: file, packs: [] })],
-    userRules: [{ name: 'seq', severity: 'info', match: 'seq=(?<seq>\\d+)' }],
+    userRules: [{ name: 'seq', severity: 'info', class: 'custom', match: 'seq=(?<seq>\\d+)' }],
     stateDir: dir,
     follow: { pollMs: 100, retireQuietMs: 2000 },
   });

@@ -50,11 +50,16 @@ describe('user rules', () => {
       expect(p).toMatch(/rules\[2\]\.follows\.match: this pattern cannot run in linear time/);
       expect(p).toMatch(/rules\[3\]\.extract\.w: the pattern has no named group/);
     }
-    expect(() => compileRuleSet([], [{ name: 'a', severity: 'info', match: '(?<=x)y' }])).toThrow(RuleError);
+    expect(() =>
+      compileRuleSet([], [{ name: 'a', severity: 'info', class: 'custom', match: '(?<=x)y' }]),
+    ).toThrow(RuleError);
   });
 
   it('a catastrophic-backtracking pattern finishes on a 50 KB line (linear-time fallback) instead of hanging', () => {
-    const set = compileRuleSet([], [{ name: 'evil', severity: 'critical', match: '(a+)+$' }]);
+    const set = compileRuleSet(
+      [],
+      [{ name: 'evil', severity: 'critical', class: 'custom', match: '(a+)+$' }],
+    );
     const m = new LineMatcher(set);
     const out: RuleMatch[] = [];
     const line = `${'a'.repeat(50_000)}!`;
@@ -69,6 +74,7 @@ describe('user rules', () => {
       {
         name: 'q',
         severity: 'info' as const,
+        class: 'custom',
         match: 'qdepth=(?<d>\\d+)',
         extract: { d: 'queued' as const },
         services: ['decode'],

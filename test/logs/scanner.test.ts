@@ -5,7 +5,9 @@ import type { EngineValues } from '../../src/logs/engine-lines.js';
 
 function make(
   max = 65_536,
-  rules = [{ name: 'hit', severity: 'warning' as const, match: 'ERR(?<code>\\d+) (?<msg>.*)$' }],
+  rules = [
+    { name: 'hit', severity: 'warning' as const, class: 'custom', match: 'ERR(?<code>\\d+) (?<msg>.*)$' },
+  ],
 ) {
   const matches: RuleMatch[] = [];
   const engine: EngineValues[] = [];
@@ -118,7 +120,7 @@ describe('batch-line skipping', () => {
 
   function run(
     skip: boolean | undefined,
-    rules: { name: string; severity: 'warning'; match: string }[] = [],
+    rules: { name: string; severity: 'warning'; class: string; match: string }[] = [],
   ) {
     const set = compileRuleSet(['sglang', 'nixl', 'python'], rules);
     if (skip !== undefined) set.skipBatchLines = skip;
@@ -165,7 +167,10 @@ describe('batch-line skipping', () => {
       '[2026-02-27 15:01:51 TP0] Decode batch, #running-req: 4, out of memory: 1, #queue-req: 0',
     ],
   ])('a user rule on a batch-line field (%s) turns the skip off and sees the line', (match, line) => {
-    const set = compileRuleSet(['sglang', 'nixl', 'python'], [{ name: 'u', severity: 'warning', match }]);
+    const set = compileRuleSet(
+      ['sglang', 'nixl', 'python'],
+      [{ name: 'u', severity: 'warning', class: 'custom', match }],
+    );
     expect(set.skipBatchLines).toBe(false);
     const found: string[] = [];
     const s = new ChunkScanner(set, 65_536, {
@@ -180,14 +185,20 @@ describe('batch-line skipping', () => {
 
   it('keeps the skip for user rules that cannot occur in a batch line', () => {
     for (const match of ['CUDA out of memory', 'Traceback \\(most recent call last\\)', "KeyError: 'x'"]) {
-      expect(compileRuleSet(['sglang'], [{ name: 'u', severity: 'warning', match }]).skipBatchLines).toBe(
-        true,
-      );
+      expect(
+        compileRuleSet(['sglang'], [{ name: 'u', severity: 'warning', class: 'custom', match }])
+          .skipBatchLines,
+      ).toBe(true);
     }
   });
 
   it('is off when a rule could match a batch line, so that rule still sees them', () => {
-    const rule = { name: 'busy', severity: 'warning' as const, match: '#running-req: (?<n>4\\d)' };
+    const rule = {
+      name: 'busy',
+      severity: 'warning' as const,
+      class: 'custom',
+      match: '#running-req: (?<n>4\\d)',
+    };
     const withRule = run(undefined, [rule]);
     expect(withRule.set.skipBatchLines).toBe(false);
     expect(withRule.found.filter(([, r]) => r === 'busy')).toHaveLength(40);
@@ -217,7 +228,7 @@ describe('engine lines for the verdict timeline', () => {
     it(`keeps the last line of each rank, kind and second${userRule ? ' (user rule that may match batch lines)' : ''}`, () => {
       const set = compileRuleSet(
         ['sglang'],
-        userRule ? [{ name: 'u', severity: 'warning' as const, match: 'batch' }] : [],
+        userRule ? [{ name: 'u', severity: 'warning' as const, class: 'custom', match: 'batch' }] : [],
       );
       expect(set.skipBatchLines).toBe(!userRule);
       const seen: Array<[string, number | undefined]> = [];

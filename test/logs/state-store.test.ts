@@ -127,7 +127,7 @@ describe('LogWatcher on a full state directory', () => {
     writeFileSync(b, '');
     const h = harness({
       sources: [source({ path: a, service: 'a', packs: [] }), source({ path: b, service: 'b', packs: [] })],
-      userRules: [{ name: 'seq', severity: 'info', match: 'seq=(?<seq>\\d+)' }],
+      userRules: [{ name: 'seq', severity: 'info', class: 'custom', match: 'seq=(?<seq>\\d+)' }],
       stateDir: state,
       follow: { pollMs: 20, saveEveryMs: 20 },
     });

@@ -267,7 +267,9 @@ describe('LogWatcher', () => {
     const h = await started(
       harness({
         sources: [source({ path: f })],
-        userRules: [{ name: 'whole', severity: 'info', match: 'seq=(?<seq>\\d+) (?<tail>\\w+)$' }],
+        userRules: [
+          { name: 'whole', severity: 'info', class: 'custom', match: 'seq=(?<seq>\\d+) (?<tail>\\w+)$' },
+        ],
         stateDir: dir,
         now: () => t,
         // Called on every read, a partial line's too.

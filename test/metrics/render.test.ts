@@ -13,7 +13,9 @@ describe('renderMetrics', () => {
     const m = createMetrics();
     const probe = { target: 'pd', probe: 'chat', endpoint: 'router', conn: 'fresh', kind: 'chat' };
     // Probe histograms carry exemplars (the run id, OpenMetrics only): observed as the daemon does.
-    m.probeDuration.observe({ labels: probe, value: 0.07, exemplarLabels: { run_id: 'a1' } });
+    // prom-client types exemplar labels with the metric's label names; OpenMetrics exemplar labels are free-form.
+    const exemplarLabels = { run_id: 'a1' } as Partial<Record<keyof typeof probe, string>>;
+    m.probeDuration.observe({ labels: probe, value: 0.07, exemplarLabels });
     m.probeDuration.observe({ labels: probe, value: 42 });
     m.probeDuration.observe({ labels: { ...probe, conn: 'keepalive' }, value: 500 }); // above every bucket: only +Inf
     m.probeTtft.observe({ labels: probe, value: 0.01 });

@@ -12,7 +12,7 @@ import {
   ServiceMonitor,
 } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { parseConfigText } from '../../src/config/load.js';
-// @ts-expect-error: a plain .mjs script (no types): the generator the npm script runs.
+// A plain .mjs script: the generator the npm script runs.
 import { prometheusRule, RULES_FILE, OUT_FILE } from '../../deploy/kubernetes/gen-prometheusrule.mjs';
 
 const DIR = join(import.meta.dirname, '..', '..', 'deploy', 'kubernetes');

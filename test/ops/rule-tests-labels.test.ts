@@ -24,7 +24,7 @@ interface RuleTestGroup {
 }
 
 const packRules = new Map(Object.values(PACKS).flatMap((p) => p.rules.map((r) => [r.name, r] as const)));
-const classes = new Set([...packRules.values()].map((r) => r.class));
+const classes = new Set<string>([...packRules.values()].map((r) => r.class));
 const kinds = new Set(Object.keys(PROBES));
 
 function labelsOf(series: string): { name: string; labels: Record<string, string> } {

@@ -177,10 +177,11 @@ describe('hostile servers', () => {
     const cancel = new AbortController();
     const removed: string[] = [];
     const origRemove = cancel.signal.removeEventListener.bind(cancel.signal);
-    cancel.signal.removeEventListener = (type: string, ...rest: [EventListener, EventListenerOptions?]) => {
+    type Remove = AbortSignal['removeEventListener'];
+    cancel.signal.removeEventListener = ((type: string, ...rest: unknown[]) => {
       removed.push(type);
-      origRemove(type, ...rest);
-    };
+      (origRemove as (...args: unknown[]) => void)(type, ...rest);
+    }) as Remove;
     const cleared = vi.spyOn(globalThis, 'clearTimeout');
     try {
       const { signal } = await runProbe({

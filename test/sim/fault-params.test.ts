@@ -13,6 +13,7 @@ const ctl: FaultControl = {
   crashService: async () => {},
   restartService: async () => {},
   releaseHeld: () => {},
+  releaseStructured: () => {},
 };
 
 describe('fault parameters', () => {
