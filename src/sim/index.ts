@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { controlHandler } from './control.js';
 import { simThreadDump } from './dump.js';
 import { engineHandler } from './engine-http.js';
+import { SimEvents } from './events.js';
 import { FaultSet, faultSwitch } from './faults/set.js';
 import {
   SERVICE_NAMES,
@@ -82,7 +83,6 @@ export interface Sim {
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 const DEFAULT_HEALTH_GENERATE_TIMEOUT_MS = 20_000;
-const EVENT_RING = 500;
 
 export async function startSim(opts: SimOptions = {}): Promise<Sim> {
   const logDir = opts.logDir ?? mkdtempSync(join(tmpdir(), 'wedgewatch-sim-'));
@@ -106,14 +106,8 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
   const sglangFormat = opts.sglangFormat ?? 'current';
   const ports = opts.ports ?? {};
 
-  const ring: SimEvent[] = [];
-  const listeners = new Set<(ev: SimEvent) => void>();
-  const emit = (e: Omit<SimEvent, 'at'>) => {
-    const ev = { at: Date.now(), ...e };
-    ring.push(ev);
-    if (ring.length > EVENT_RING) ring.shift();
-    for (const l of listeners) l(ev);
-  };
+  const simEvents = new SimEvents();
+  const emit = simEvents.emit;
 
   // Requests that need the decode scheduler (get_server_info) wait here while it is stuck.
   const schedulerWaiters = new Map<ServerResponse, () => void>();
@@ -348,13 +342,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     pidFiles,
     enableFault(name, params) {
       // Validation errors throw here; an async effect (crash closing a port) settles later.
-      const p = faults.enable(name, params);
-      emit({
-        service: 'sim',
-        kind: 'fault_on',
-        message: `fault ${name} enabled ${JSON.stringify(faults.params(name))}`,
-      });
-      p.catch(reportFailure(`enabling ${name}`));
+      enable(name, params).catch(reportFailure(`enabling ${name}`));
     },
     disableFault(name) {
       void disable(name).catch(reportFailure(`disabling ${name}`));
@@ -364,11 +352,8 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       return restartService(s);
     },
     state,
-    events: () => [...ring],
-    onEvent(fn) {
-      listeners.add(fn);
-      return () => listeners.delete(fn);
-    },
+    events: () => simEvents.list(),
+    onEvent: (fn) => simEvents.onEvent(fn),
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -378,7 +363,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       schedulerWaiters.clear();
       for (const s of Object.values(services)) await s.close();
       for (const l of Object.values(logs)) l.close();
-      listeners.clear();
+      simEvents.clear();
     },
   };
 

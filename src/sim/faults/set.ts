@@ -154,20 +154,22 @@ export class FaultSet {
 
 /**
  * enable/disable for a simulator's API: the fault set's own, each change told as a `fault_on`/`fault_off` event
- * (the demo timeline and the control API's event list show them).
+ * (the demo timeline and the control API's event list show them). enable validates synchronously (a bad name or
+ * param throws at the call) and tells the event at once; the returned promise settles when the fault is applied.
  */
 export function faultSwitch(
   faults: FaultSet,
   emit: (ev: { service: 'sim'; kind: 'fault_on' | 'fault_off'; message: string }) => void,
 ): { enable(name: FaultName, params?: FaultParams): Promise<void>; disable(name: FaultName): Promise<void> } {
   return {
-    async enable(name, params) {
-      await faults.enable(name, params);
+    enable(name, params) {
+      const applied = faults.enable(name, params);
       emit({
         service: 'sim',
         kind: 'fault_on',
         message: `fault ${name} enabled ${JSON.stringify(faults.params(name))}`,
       });
+      return applied;
     },
     async disable(name) {
       const was = faults.has(name);

@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { controlHandler } from '../control.js';
+import { SimEvents } from '../events.js';
 import { FaultSet, faultSwitch } from '../faults/set.js';
 import type { FaultControl, FaultName, FaultParams } from '../faults/types.js';
 import { Service } from '../http.js';
@@ -41,7 +42,6 @@ export interface VllmSim {
   stop(): Promise<void>;
 }
 
-const EVENT_RING = 500;
 const VERSION = '0.0.0+sim';
 
 export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> {
@@ -54,14 +54,8 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
   const watchdogMs = opts.watchdogMs ?? 5_000;
   const pids = { api: process.pid, core: process.pid + 1 };
 
-  const ring: SimEvent[] = [];
-  const listeners = new Set<(ev: SimEvent) => void>();
-  const emit = (e: Omit<SimEvent, 'at'>) => {
-    const ev = { at: Date.now(), ...e };
-    ring.push(ev);
-    if (ring.length > EVENT_RING) ring.shift();
-    for (const l of listeners) l(ev);
-  };
+  const simEvents = new SimEvents();
+  const emit = simEvents.emit;
 
   const notHere = (what: string) => () => {
     throw new Error(`${what}: not in the vLLM simulator`);
@@ -208,13 +202,7 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
     logFiles,
     enableFault(name, p) {
       // Validation errors (a fault for the other engine, a bad param) throw here, as in the SGLang sim.
-      const applied = faults.enable(name, p);
-      emit({
-        service: 'sim',
-        kind: 'fault_on',
-        message: `fault ${name} enabled ${JSON.stringify(faults.params(name))}`,
-      });
-      applied.catch((err: unknown) => {
+      enable(name, p).catch((err: unknown) => {
         emit({ service: 'sim', kind: 'error', message: `enabling ${name}: ${(err as Error).message}` });
       });
     },
@@ -225,11 +213,8 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
     },
     restart,
     state,
-    events: () => [...ring],
-    onEvent(fn) {
-      listeners.add(fn);
-      return () => listeners.delete(fn);
-    },
+    events: () => simEvents.list(),
+    onEvent: (fn) => simEvents.onEvent(fn),
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -238,7 +223,7 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
       await server.close();
       await control.close();
       log.close();
-      listeners.clear();
+      simEvents.clear();
     },
   };
   try {
