@@ -5,10 +5,11 @@
 // RSS and CPU are sampled from /proc and /metrics is scraped every 15 s (as Prometheus would) for its time and
 // nodejs_eventloop_lag_p99_seconds. Then the same with 50 such targets. Prints figures; asserts nothing.
 //   npm run bench:steady        WARMUP_S=20 SAMPLE_S=60 TARGETS=1,50   WEDGEWATCH_ROOT=<another build to compare>
+//   PARTS=probes,logs,engines: what each target watches (default all three; one at a time tells their costs apart)
 //   DAEMON_NODE_ARGS: node flags for the daemon, default the shipped ones; '' for none; add
 //   '--cpu-prof --cpu-prof-dir=/tmp/prof' to profile it (SIGTERM at the end writes the profile)
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -22,6 +23,7 @@ const WARMUP_S = Number(process.env.WARMUP_S ?? 20);
 const SAMPLE_S = Number(process.env.SAMPLE_S ?? 60);
 const TARGET_COUNTS = (process.env.TARGETS ?? '1,50').split(',').map(Number);
 const SCRAPE_EVERY_S = 15;
+const PARTS = new Set((process.env.PARTS ?? 'probes,logs,engines').split(','));
 const CLK_TCK = 100; // Linux USER_HZ: /proc/PID/stat times are in 1/100 s
 const GOALS = { 1: { rssMb: 70, cpuPct: 0.5 }, 50: { rssMb: 150, cpuPct: 5, scrapeMs: 50 } };
 
@@ -68,6 +70,24 @@ async function until(what, fn, timeoutMs = 60_000) {
   }
 }
 
+/** CPU seconds of the main thread and of all the others (V8's GC helpers, libuv's pool), from /proc. */
+function threads(pid) {
+  let main = 0;
+  let other = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const s = (Number(f[11]) + Number(f[12])) / CLK_TCK;
+      if (Number(tid) === pid) main += s;
+      else other += s;
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return { main, other };
+}
+
 function proc(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -85,16 +105,28 @@ function config(sim, n, stateDir, port) {
     endpoints:
       - { name: proxy, url: '${sim.proxy}' }
       - { name: router, url: '${sim.router}' }
-    probes:
+    probes:${
+      PARTS.has('probes')
+        ? `
       - { name: chat, kind: chat, every: 15s, jitter: 0.1, timeout: 30s, maxTokens: 8, conn: [fresh, keepalive] }
       - { name: tools, kind: toolcall, every: 1m, timeout: 60s, endpoints: [router] }
-      - { name: health, kind: health, every: 10s, timeout: 5s, path: /health }
-    logs:
+      - { name: health, kind: health, every: 10s, timeout: 5s, path: /health }`
+        : ' []'
+    }
+    logs:${
+      PARTS.has('logs')
+        ? `
       - { service: prefill, path: '${sim.logs}/prefill.log', packs: [sglang, nixl, python] }
-      - { service: decode, path: '${sim.logs}/decode.log', packs: [sglang, nixl, python] }
-    engines:
+      - { service: decode, path: '${sim.logs}/decode.log', packs: [sglang, nixl, python] }`
+        : ' []'
+    }
+    engines:${
+      PARTS.has('engines')
+        ? `
       - { service: decode, metrics: '${sim.decode}/metrics', every: 5s, timeout: 3s }
-      - { service: prefill, metrics: '${sim.prefill}/metrics', every: 5s, timeout: 3s }`;
+      - { service: prefill, metrics: '${sim.prefill}/metrics', every: 5s, timeout: 3s }`
+        : ' []'
+    }`;
   return `web: { listenAddress: '127.0.0.1:${port}' }\nstateDir: ${stateDir}\ntargets:${Array.from({ length: n }, (_, i) => target(i)).join('')}\n`;
 }
 
@@ -157,6 +189,7 @@ async function scenario(n) {
   await sleep(WARMUP_S * 1000);
   await scrape(base); // resets the event-loop histogram: lag figures cover the sampled window only
   const c0 = proc(pid).cpuS;
+  const t0s = threads(pid);
   const w0 = performance.now();
   const scrapes = [];
   const sampleEnd = Date.now() + SAMPLE_S * 1000;
@@ -165,6 +198,7 @@ async function scenario(n) {
     scrapes.push(await scrape(base));
   }
   const cpuS = proc(pid).cpuS - c0;
+  const t1s = threads(pid);
   const cpuPct = (100 * cpuS) / ((performance.now() - w0) / 1000);
   clearInterval(sampleRss);
   const probesRun = await fetch(`${base}/metrics`)
@@ -181,13 +215,13 @@ async function scenario(n) {
   const goal = GOALS[n];
   const mark = (v, g) => (g === undefined ? '' : v <= g ? ` (goal ≤ ${g}: met)` : ` (goal ≤ ${g}: MISSED)`);
   console.log(
-    `${n} target(s), ${WARMUP_S} s warm-up, ${SAMPLE_S} s sampled (ready in ${readyS.toFixed(1)} s, ${probesRun} probe runs):`,
+    `${n} target(s)${PARTS.size < 3 ? ` watching ${[...PARTS].join('+')} only` : ''}, ${WARMUP_S} s warm-up, ${SAMPLE_S} s sampled (ready in ${readyS.toFixed(1)} s, ${probesRun} probe runs):`,
   );
   console.log(
     `  RSS start ${rssStart.toFixed(0)} MB, max ${max(rss).toFixed(0)} MB${mark(max(rss), goal?.rssMb)}`,
   );
   console.log(
-    `  CPU ${cpuPct.toFixed(2)}% of a core (${cpuS.toFixed(2)} CPU s)${mark(cpuPct, goal?.cpuPct)}`,
+    `  CPU ${cpuPct.toFixed(2)}% of a core (${cpuS.toFixed(2)} CPU s: main thread ${(t1s.main - t0s.main).toFixed(2)}, others ${(t1s.other - t0s.other).toFixed(2)})${mark(cpuPct, goal?.cpuPct)}`,
   );
   console.log(
     `  event-loop lag p99 ${max(scrapes.map((s) => s.lagMs)).toFixed(1)} ms (worst of ${scrapes.length} scrapes)`,

@@ -1,6 +1,7 @@
 // Every metric wedgewatch exports. This file is the contract with dashboards/ and alerts/: a test
 // checks that every name they use is declared here, so nothing else may invent a metric name.
 import client from 'prom-client';
+import { collectRuntimeMetrics } from './metrics-runtime.js';
 import { BUILD, VERSION } from './version.js';
 
 export const PREFIX = 'wedgewatch_';
@@ -360,7 +361,7 @@ export function createMetrics(options: { defaults?: boolean } = {}): Metrics {
   const registry = new client.Registry();
   if (options.defaults !== false) {
     // Unprefixed, as every Prometheus exporter exposes process_* and runtime metrics.
-    client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+    collectRuntimeMetrics(registry, client.Gauge);
     dropGaugesEndingInTotal(registry);
   }
   const m: Metrics = {

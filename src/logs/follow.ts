@@ -10,6 +10,8 @@ import * as nodeFs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { FP_BYTES, FP_MIN_CROSS, fingerprint, headMatches } from './fingerprint.js';
 import type { OffsetStore, PastOffset, SavedOffset } from './offsets.js';
+import { onPoll } from './poll-clock.js';
+import { SAVE_EVERY_MS } from './state-store.js';
 
 /** What the follower feeds: one per opened file (inode). */
 export interface FileReader {
@@ -59,6 +61,8 @@ export interface FollowerOptions {
   /** A file rotated while the daemon was down was not found: what it held past the saved offset is unread. */
   onGap?(file: string, message: string): void;
   pollMs?: number;
+  /** After a directory event, read within this long (one read for a burst of writes). */
+  watchCoalesceMs?: number;
   idleFlushMs?: number;
   retireQuietMs?: number;
   readBufferBytes?: number;
@@ -98,6 +102,9 @@ const COMPRESSED = /\.(gz|bz2|xz|zst|lz4|z|zip)$/i;
 
 const GLOB_CHARS = /[*?[]/;
 
+/** sizeChecked(): the file was truncated in place. */
+const TRUNCATED = -1;
+
 export function globToRegExp(glob: string): RegExp {
   let re = '';
   for (const c of glob) {
@@ -117,9 +124,13 @@ export class Follower {
   private retired: Handle[] = [];
   private readonly errors = new Map<string, string>();
   private readonly buf: Buffer;
-  private poll?: NodeJS.Timeout;
+  private stopPoll?: () => void;
   private watcher?: nodeFs.FSWatcher;
   private immediate?: NodeJS.Immediate;
+  /** A tick asked for by a directory event, not run yet: a burst of writes is one read. */
+  private watchTick?: NodeJS.Timeout;
+  /** Scratch for the head check before each read (no allocation per poll). */
+  private readonly headScratch = Buffer.allocUnsafe(FP_BYTES);
   private started = false;
   private stopped = false;
   private initial = true;
@@ -144,16 +155,18 @@ export class Follower {
     this.recoverRotated();
     this.tick();
     this.initial = false;
-    this.poll = setInterval(() => this.tick(), this.o.pollMs ?? 100);
-    this.poll.unref();
+    // 250 ms as mtail's --poll_interval: the poll is the safety net (file systems without inotify, events
+    // missed); the directory watch reads new lines within watchCoalesceMs.
+    this.stopPoll = onPoll(this.o.pollMs ?? 250, () => this.tick());
   }
 
   /** Stops watching and reads what is left (the offsets are saved by stop, which may follow later). */
   halt(): void {
     if (this.stopped) return;
     this.stopped = true;
-    clearInterval(this.poll);
+    this.stopPoll?.();
     if (this.immediate) clearImmediate(this.immediate);
+    clearTimeout(this.watchTick);
     this.watcher?.close();
     this.tick(true);
   }
@@ -185,7 +198,7 @@ export class Follower {
   private ensureWatch(): void {
     if (this.watcher || this.stopped) return;
     try {
-      this.watcher = this.fs.watch(this.dir, { persistent: false }, () => this.schedule());
+      this.watcher = this.fs.watch(this.dir, { persistent: false }, (_event, name) => this.onDirEvent(name));
       this.watcher.on('error', () => {
         this.watcher?.close();
         this.watcher = undefined;
@@ -193,6 +206,30 @@ export class Follower {
     } catch {
       // The directory does not exist yet: the poll keeps trying.
     }
+  }
+
+  /**
+   * A change in the directory: a tick soon, if it may concern our files (other files' writes in a shared
+   * directory such as /var/log do not wake us). Coalesced: an engine writing line by line is one tick per
+   * watchCoalesceMs, not one per write.
+   */
+  private onDirEvent(name: string | Buffer | null): void {
+    if (this.watchTick || this.stopped) return;
+    const file = name === null ? null : String(name);
+    if (file !== null && !this.mayConcern(file)) return;
+    this.watchTick = setTimeout(() => {
+      this.watchTick = undefined;
+      this.tick();
+    }, this.o.watchCoalesceMs ?? 50);
+    this.watchTick.unref();
+  }
+
+  /** A directory entry that may be (or have been) one of ours: followed, matched, or a rotated sibling. */
+  private mayConcern(name: string): boolean {
+    const base = this.glob === null ? basename(this.o.path) : null;
+    if (base !== null ? name.startsWith(base) : this.glob!.test(name)) return true;
+    for (const p of this.current.keys()) if (name.startsWith(basename(p))) return true;
+    return this.retired.some((h) => name === basename(h.path));
   }
 
   private error(key: string, reason: ReadErrorReason, message: string): void {
@@ -227,9 +264,10 @@ export class Follower {
     });
     for (const h of this.current.values()) {
       // Before reading on: a file truncated and regrown past our position since the last poll would
-      // otherwise be read from the middle.
-      if (this.truncatedInPlace(h)) this.truncated(h);
-      budget -= this.drain(h, budget);
+      // otherwise be read from the middle. A file that has not grown is not read at all.
+      const size = this.sizeChecked(h);
+      if (size === TRUNCATED) this.truncated(h);
+      if (size !== h.pos || h.shadowOf) budget -= this.drain(h, budget);
     }
     if (final) return;
     this.ensureWatch();
@@ -255,9 +293,6 @@ export class Follower {
         // What the old inode holds was written first: read it before the new file, so events keep file order.
         budget -= this.drain(h, budget);
         this.open(path, st, budget);
-      } else if (h && this.truncatedInPlace(h)) {
-        this.truncated(h);
-        budget -= this.drain(h, budget);
       } else if (!h) {
         this.open(path, st, budget);
       }
@@ -337,17 +372,27 @@ export class Follower {
     return head.subarray(0, got);
   }
 
-  /** Truncated since we read it: shorter than our position, or its first bytes changed (truncated and regrown). */
-  private truncatedInPlace(h: Handle): boolean {
+  /**
+   * The size of a held file, or TRUNCATED when it was truncated since we read it: shorter than our position,
+   * or, when it has grown, its first bytes changed (truncated and regrown). A file that has not grown is not
+   * read, head included: regrown to exactly our position, it is caught before its next line is read.
+   */
+  private sizeChecked(h: Handle): number {
     try {
       const size = this.fs.fstatSync(h.fd).size;
-      if (size < h.pos) return true;
-      if (h.head.length === 0) return false;
-      const now = this.readHead(h.fd, h.head.length);
-      return !now.equals(h.head);
+      if (size < h.pos) return TRUNCATED;
+      if (size === h.pos || h.head.length === 0) return size;
+      const n = h.head.length;
+      let got = 0;
+      while (got < n) {
+        const r = this.fs.readSync(h.fd, this.headScratch, got, n - got, got);
+        if (r <= 0) break;
+        got += r;
+      }
+      return got === n && this.headScratch.compare(h.head, 0, n, 0, n) === 0 ? size : TRUNCATED;
     } catch {
-      // A read error shows on the next drain, which reports it.
-      return false;
+      // A read error shows on the drain, which reports it.
+      return Number.NaN;
     }
   }
 
@@ -665,9 +710,17 @@ export class Follower {
     return total;
   }
 
+  /** When this follower last handed its positions to the store (the store saves at most every saveEveryMs). */
+  private offsetsAt = Number.NEGATIVE_INFINITY;
+
   private saveOffsets(force: boolean): void {
     const store = this.o.offsets;
     if (!store) return;
+    const now = this.now();
+    const every = this.o.saveEveryMs ?? SAVE_EVERY_MS;
+    // Not every poll: building the records is work, and a saved offset only bounds what a restart reads again.
+    if (!force && now - this.offsetsAt < every) return;
+    this.offsetsAt = now;
     for (const h of this.current.values()) store.set(h.path, this.identity(h));
     // A rotated file still being read: a restart finds it among the siblings and resumes it.
     for (const h of this.retired) this.remember(h);
@@ -679,7 +732,7 @@ export class Follower {
         store.delete(p);
       }
     }
-    const res = store.saveThrottled(this.now(), this.o.saveEveryMs ?? 1000, force);
+    const res = store.saveThrottled(now, every, force);
     if (res.error) this.o.onSaveError?.(res.error);
   }
 

@@ -10,7 +10,7 @@
 // an error callback and a new cycle after `retryMs`, never an exception.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { JournalSourceConfig } from '../config/schema.js';
-import type { CursorStore } from './state-store.js';
+import { SAVE_EVERY_MS, type CursorStore } from './state-store.js';
 
 /** One journal entry, as the rules see it. */
 export interface JournalEntry {
@@ -266,7 +266,7 @@ export class JournalFollower {
   }
 
   private save(force: boolean): void {
-    const res = this.o.cursors.saveThrottled(this.now(), this.o.saveEveryMs ?? 1000, force);
+    const res = this.o.cursors.saveThrottled(this.now(), this.o.saveEveryMs ?? SAVE_EVERY_MS, force);
     if (res.error) this.o.onSaveError?.(res.error);
   }
 

@@ -15,6 +15,13 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
+/**
+ * Offsets and cursors reach the disk at most this often (promtail's positions sync_period default, 10 s): each save is a
+ * write, two fsyncs and a rename, per target. After a crash, lines since the last save are read again; their
+ * events are not raised twice (journal refs), only the line counters count them again.
+ */
+export const SAVE_EVERY_MS = 10_000;
+
 /** Writes `text` to `file` atomically and durably: temp file, fsync, rename, fsync of the directory. */
 export function writeFileAtomic(file: string, text: string): void {
   const dir = dirname(file);

@@ -115,7 +115,11 @@ export class LogWatcher {
           onError,
           onSaveError: (message) => this.saveError('log_offsets', message),
           onGap: (file, message) => this.log.warn({ service: src.service, file }, `log source: ${message}`),
-          onTick: (now) => this.o.metrics.logFollowerTick.set(labels, now / 1000),
+          // The labelled child, not set(labels, v): this runs every poll, and a lookup hashes the labels.
+          onTick: (
+            (tick) => (now: number) =>
+              tick.set(now / 1000)
+          )(this.o.metrics.logFollowerTick.labels(labels)),
           onSkip: (file, bytes) => {
             // Counted, not only logged: lines nobody read are a gap an alert can see.
             this.o.metrics.logSkippedBytes.inc(labels, bytes);
