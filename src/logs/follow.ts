@@ -1,5 +1,5 @@
 // A file follower of our own (docs/decisions.md: the npm `tail` package lost ~20% of lines under rotation).
-// It watches the directory and also polls, tracks each file by inode and fingerprint (its first bytes,
+// It polls (every 250 ms, on one timer shared by every follower: poll-clock.ts), tracks each file by inode and fingerprint (its first bytes,
 // fingerprint.ts) and keeps reading a renamed or deleted inode until it has been quiet for a while, so lines
 // the writer adds after a rotation are not lost. A truncate in place (size below our position, or the head
 // changed: truncated and regrown between two polls) restarts at 0; a copy of a followed file (copytruncate
@@ -35,7 +35,7 @@ export type ReadErrorReason = 'missing' | 'permission' | 'unreadable' | 'io';
 /** The fs calls the follower makes; tests inject failures through this. */
 export type FollowFs = Pick<
   typeof nodeFs,
-  'openSync' | 'readSync' | 'fstatSync' | 'statSync' | 'closeSync' | 'readdirSync' | 'watch'
+  'openSync' | 'readSync' | 'fstatSync' | 'statSync' | 'closeSync' | 'readdirSync'
 >;
 
 export interface FollowerOptions {
@@ -61,8 +61,6 @@ export interface FollowerOptions {
   /** A file rotated while the daemon was down was not found: what it held past the saved offset is unread. */
   onGap?(file: string, message: string): void;
   pollMs?: number;
-  /** After a directory event, read within this long (one read for a burst of writes). */
-  watchCoalesceMs?: number;
   idleFlushMs?: number;
   retireQuietMs?: number;
   readBufferBytes?: number;
@@ -125,10 +123,7 @@ export class Follower {
   private readonly errors = new Map<string, string>();
   private readonly buf: Buffer;
   private stopPoll?: () => void;
-  private watcher?: nodeFs.FSWatcher;
   private immediate?: NodeJS.Immediate;
-  /** A tick asked for by a directory event, not run yet: a burst of writes is one read. */
-  private watchTick?: NodeJS.Timeout;
   /** Scratch for the head check before each read (no allocation per poll). */
   private readonly headScratch = Buffer.allocUnsafe(FP_BYTES);
   private started = false;
@@ -155,8 +150,9 @@ export class Follower {
     this.recoverRotated();
     this.tick();
     this.initial = false;
-    // 250 ms as mtail's --poll_interval: the poll is the safety net (file systems without inotify, events
-    // missed); the directory watch reads new lines within watchCoalesceMs.
+    // 250 ms, mtail's --poll_interval. No directory watch (inotify) beside it: with 50 targets following the
+    // same engine logs, each line written woke 100 watchers and their reads (issue 18), and a watch sees
+    // nothing through the symlinks of Kubernetes' /var/log/containers nor on network file systems anyway.
     this.stopPoll = onPoll(this.o.pollMs ?? 250, () => this.tick());
   }
 
@@ -166,8 +162,6 @@ export class Follower {
     this.stopped = true;
     this.stopPoll?.();
     if (this.immediate) clearImmediate(this.immediate);
-    clearTimeout(this.watchTick);
-    this.watcher?.close();
     this.tick(true);
   }
 
@@ -193,43 +187,6 @@ export class Follower {
       this.immediate = undefined;
       this.tick();
     });
-  }
-
-  private ensureWatch(): void {
-    if (this.watcher || this.stopped) return;
-    try {
-      this.watcher = this.fs.watch(this.dir, { persistent: false }, (_event, name) => this.onDirEvent(name));
-      this.watcher.on('error', () => {
-        this.watcher?.close();
-        this.watcher = undefined;
-      });
-    } catch {
-      // The directory does not exist yet: the poll keeps trying.
-    }
-  }
-
-  /**
-   * A change in the directory: a tick soon, if it may concern our files (other files' writes in a shared
-   * directory such as /var/log do not wake us). Coalesced: an engine writing line by line is one tick per
-   * watchCoalesceMs, not one per write.
-   */
-  private onDirEvent(name: string | Buffer | null): void {
-    if (this.watchTick || this.stopped) return;
-    const file = name === null ? null : String(name);
-    if (file !== null && !this.mayConcern(file)) return;
-    this.watchTick = setTimeout(() => {
-      this.watchTick = undefined;
-      this.tick();
-    }, this.o.watchCoalesceMs ?? 50);
-    this.watchTick.unref();
-  }
-
-  /** A directory entry that may be (or have been) one of ours: followed, matched, or a rotated sibling. */
-  private mayConcern(name: string): boolean {
-    const base = this.glob === null ? basename(this.o.path) : null;
-    if (base !== null ? name.startsWith(base) : this.glob!.test(name)) return true;
-    for (const p of this.current.keys()) if (name.startsWith(basename(p))) return true;
-    return this.retired.some((h) => name === basename(h.path));
   }
 
   private error(key: string, reason: ReadErrorReason, message: string): void {
@@ -270,7 +227,6 @@ export class Follower {
       if (size !== h.pos || h.shadowOf) budget -= this.drain(h, budget);
     }
     if (final) return;
-    this.ensureWatch();
     for (const path of this.paths()) {
       const h = this.current.get(path);
       let st: nodeFs.Stats;
@@ -732,8 +688,7 @@ export class Follower {
         store.delete(p);
       }
     }
-    const res = store.saveThrottled(now, every, force);
-    if (res.error) this.o.onSaveError?.(res.error);
+    store.saveThrottled(now, every, force, (message) => this.o.onSaveError?.(message));
   }
 
   private close(h: { fd: number }): void {

@@ -266,8 +266,9 @@ export class JournalFollower {
   }
 
   private save(force: boolean): void {
-    const res = this.o.cursors.saveThrottled(this.now(), this.o.saveEveryMs ?? SAVE_EVERY_MS, force);
-    if (res.error) this.o.onSaveError?.(res.error);
+    this.o.cursors.saveThrottled(this.now(), this.o.saveEveryMs ?? SAVE_EVERY_MS, force, (message) =>
+      this.o.onSaveError?.(message),
+    );
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   rmSync,
   writeSync,
 } from 'node:fs';
+import { mkdir, open, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -54,6 +55,52 @@ export function writeFileAtomic(file: string, text: string): void {
   }
 }
 
+let tmpSeq = 0;
+
+/**
+ * writeFileAtomic with the write and the fsyncs on libuv's pool: an fsync can take tens of milliseconds on a busy
+ * disk, and with 50 targets saving their offsets the event loop (probes, scrapes) waited on them. The rename is
+ * made on the event loop, and only when `mayLand()` says no newer save of the file has landed meanwhile: a
+ * synchronous save (at stop) may overtake this one, and an older state must never replace it.
+ */
+export async function writeFileAtomicAsync(
+  file: string,
+  text: string,
+  mayLand: () => boolean,
+): Promise<void> {
+  const dir = dirname(file);
+  await mkdir(dir, { recursive: true });
+  const tmp = `${file}.${process.pid}.${++tmpSeq}.tmp`;
+  try {
+    const fh = await open(tmp, 'w');
+    try {
+      const buf = Buffer.from(text);
+      for (let off = 0; off < buf.length;) off += (await fh.write(buf, off, buf.length - off)).bytesWritten;
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    if (!mayLand()) {
+      await rm(tmp, { force: true });
+      return;
+    }
+    renameSync(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  try {
+    const d = await open(dir, 'r');
+    try {
+      await d.sync();
+    } finally {
+      await d.close();
+    }
+  } catch {
+    // Some file systems refuse fsync on a directory: the rename has still happened.
+  }
+}
+
 /** Removes `<file>.*.tmp` left by a crash mid-save (the rename never happened, so the real file is whole). */
 export function removeStaleTemps(file: string): void {
   const name = basename(file);
@@ -74,6 +121,10 @@ export class KeyedStore<V> {
   protected dirty = false;
   private lastSave = Number.NEGATIVE_INFINITY;
   private lastError = '';
+  /** Generation of the newest save started, and of the newest one renamed into place. */
+  private started = 0;
+  private landed = 0;
+  private inflight?: Promise<void>;
 
   constructor(
     readonly file: string,
@@ -125,28 +176,66 @@ export class KeyedStore<V> {
   /** Saves when dirty; throws the write error (the previous file stays whole). */
   save(): void {
     if (!this.dirty) return;
-    const state = { version: 1, [this.section]: Object.fromEntries(this.records), ...this.extra() };
-    writeFileAtomic(this.file, JSON.stringify(state));
+    const gen = ++this.started;
+    writeFileAtomic(this.file, this.text());
+    this.landed = gen;
     this.dirty = false;
   }
 
+  /** Resolves when no background save is in flight. */
+  async settled(): Promise<void> {
+    await this.inflight;
+  }
+
+  private text(): string {
+    return JSON.stringify({ version: 1, [this.section]: Object.fromEntries(this.records), ...this.extra() });
+  }
+
   /**
-   * Saves at most every `everyMs` (always when `force`). A failure is returned once per streak of the same
-   * error (a full disk is one report, not one per save attempt) and retried on the next call.
+   * Saves at most every `everyMs`, in the background (writeFileAtomicAsync), one save at a time; `force` (a
+   * stop) saves now, synchronously. A failure is reported once per streak of the same error (a full disk is
+   * one report, not one per save attempt) and retried on the next call.
    */
-  saveThrottled(now: number, everyMs: number, force = false): { error?: string } {
-    if (!this.dirty || (!force && now - this.lastSave < everyMs)) return {};
+  saveThrottled(now: number, everyMs: number, force: boolean, onError: (message: string) => void): void {
+    if (!this.dirty || (!force && now - this.lastSave < everyMs)) return;
+    if (!force && this.inflight) return;
     this.lastSave = now;
-    try {
-      this.save();
-      this.lastError = '';
-      return {};
-    } catch (err) {
+    const failed = (err: unknown) => {
       const msg = `saving ${this.file}: ${String((err as NodeJS.ErrnoException).code ?? err)}`;
-      if (msg === this.lastError) return {};
+      if (msg === this.lastError) return;
       this.lastError = msg;
-      return { error: msg };
+      onError(msg);
+    };
+    if (force) {
+      try {
+        this.save();
+        this.lastError = '';
+      } catch (err) {
+        failed(err);
+      }
+      return;
     }
+    const gen = ++this.started;
+    const text = this.text();
+    this.dirty = false;
+    this.inflight = writeFileAtomicAsync(this.file, text, () => {
+      if (gen < this.landed) return false;
+      this.landed = gen;
+      return true;
+    })
+      .then(
+        () => {
+          this.lastError = '';
+        },
+        (err: unknown) => {
+          // Changed or not since, the records must reach the disk: the next due save retries.
+          this.dirty = true;
+          failed(err);
+        },
+      )
+      .finally(() => {
+        this.inflight = undefined;
+      });
   }
 
   /** More top-level fields to save beside the section. */

@@ -155,6 +155,8 @@ export class LogWatcher {
     for (const f of this.followers) f.stop();
     this.followers = [];
     this.holds.clear();
+    // A background save still in flight lands nothing older than the final one; nothing is left writing.
+    await Promise.all([this.store.settled(), this.cursors.settled()]);
   }
 
   /** A state save failed: its own counter, never a read error of the sources (they read on). */

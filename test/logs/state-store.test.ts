@@ -107,6 +107,48 @@ describe('offsets and cursors stores', () => {
     expect(again.get('/a.log')?.offset).toBe(20);
   });
 
+  it('a background save never lands over a newer synchronous one (a stop), and leaves no temp file', async () => {
+    const s = new OffsetStore(dir, 't1');
+    const errors: string[] = [];
+    s.set('/a.log', { ino: 1, dev: 1, offset: 10 });
+    s.saveThrottled(0, 1000, false, (m) => errors.push(m));
+    // The stop's save, made while the background one is still writing its temp file.
+    s.set('/a.log', { ino: 1, dev: 1, offset: 20 });
+    s.saveThrottled(1, 1000, true, (m) => errors.push(m));
+    await s.settled();
+    const saved = JSON.parse(readFileSync(s.file, 'utf8')) as { files: Record<string, { offset: number }> };
+    expect(saved.files['/a.log']!.offset).toBe(20);
+    expect(readdirSync(dir).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('a background save on a full disk is reported once, retried when due, and lands once there is room', async () => {
+    const s = new OffsetStore(dir, 't1');
+    const errors: string[] = [];
+    const report = (m: string) => errors.push(m);
+    full.match = /log-offsets/;
+    full.on = true;
+    s.set('/a.log', { ino: 1, dev: 1, offset: 10 });
+    s.saveThrottled(0, 10, false, report);
+    await s.settled();
+    s.saveThrottled(5, 10, false, report); // not due yet
+    s.saveThrottled(20, 10, false, report);
+    await s.settled();
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/ENOSPC/);
+    expect(readdirSync(dir)).toEqual([]);
+    full.on = false;
+    s.saveThrottled(40, 10, false, report);
+    await s.settled();
+    expect(new OffsetStore(dir, 't1').load()).toEqual({});
+    expect(
+      (JSON.parse(readFileSync(s.file, 'utf8')) as { files: Record<string, { offset: number }> }).files[
+        '/a.log'
+      ]!.offset,
+    ).toBe(10);
+    expect(readdirSync(dir).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+  });
+
   it('temp files a crash left behind are removed on load', () => {
     writeFileSync(join(dir, 'log-offsets-t1.json.4242.tmp'), '{"version":1,"fi');
     writeFileSync(join(dir, 'journal-cursors-t1.json.4242.tmp'), '{');
