@@ -86,18 +86,23 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
   const signals: TimedSignal[] = [];
   let mergeStart = 0;
   let year = 1970;
-  // The last full stamp (`YYYY-MM-DD HH:MM:SS`) read and its time: a log has tens of lines per second, all with the
-  // same stamp. A full stamp's time depends on nothing else, and it sets `year` to its own year on every read.
-  let knownStamp = '';
+  // The last full stamp (`YYYY-MM-DD HH:MM:SS`) read, its year and its time: a log has tens of lines per second, all
+  // with the same stamp. A full stamp's time depends on nothing else, and reading it sets `year` to its own.
+  let knownStamp: string | undefined;
+  let knownYear = 0;
   let knownTime = NaN;
   const timeOf = (stamp: string | undefined, fallback: number): number => {
     if (stamp === undefined) return fallback;
-    if (stamp === knownStamp) return knownTime;
+    if (stamp === knownStamp) {
+      year = knownYear;
+      return knownTime;
+    }
     const y = /^(\d{4})-/.exec(stamp);
     if (y) year = Number(y[1]);
     const t = stampMs(stamp, year);
     if (y && Number.isFinite(t)) {
       knownStamp = stamp;
+      knownYear = year;
       knownTime = t;
     }
     return Number.isFinite(t) ? t : fallback;
