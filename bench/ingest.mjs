@@ -109,11 +109,16 @@ for (const name of chosen) {
     `${name}: ${file} (${lines} lines, ${(size / 1e6).toFixed(1)} MB, ${(size / lines).toFixed(0)} B/line, ${events} events)`,
   );
   console.log(
-    `  in process:    wall ${runsText(runs)} s, median ${s.toFixed(3)} s, ${rate(lines, s)}; CPU median ${cpu.toFixed(3)} s, ${rate(lines, cpu)}`,
+    `  in process:    wall ${runsText(runs)} s, median ${s.toFixed(3)} s, ${rate(lines, s)}; CPU median ${cpu.toFixed(3)} s, ${rate(lines, cpu)}  (replayFiles: rules and gauges, no verdict timeline)`,
   );
   const whole = timed(process.execPath, [join(ROOT, 'dist/cli.js'), 'replay', file]);
   console.log(
     `  whole process: wall ${runsText(whole.runs)} s, median ${whole.s.toFixed(3)} s, ${rate(lines, whole.s)}; CPU median ${whole.cpu.toFixed(3)} s, ${rate(lines, whole.cpu)}; peak RSS ${whole.rss.toFixed(0)} MB  (node dist/cli.js replay FILE)`,
+  );
+  // The same without the verdict timeline: what the detector run over every engine line costs on this log.
+  const bare = timed(process.execPath, [join(ROOT, 'dist/cli.js'), 'replay', '--no-timeline', file]);
+  console.log(
+    `  whole process, --no-timeline: wall ${runsText(bare.runs)} s, median ${bare.s.toFixed(3)} s, ${rate(lines, bare.s)}; CPU median ${bare.cpu.toFixed(3)} s, ${rate(lines, bare.cpu)}`,
   );
   if (!hasMtail) {
     console.log(

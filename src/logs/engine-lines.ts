@@ -57,12 +57,70 @@ const SGLANG_KEYS: Record<string, EngineGauge> = {
   'token usage': 'tokenUsage',
   'gen throughput (token/s)': 'genThroughput',
 };
-const SGLANG_KEY_MAP = new Map(Object.entries(SGLANG_KEYS));
 /** A field's value as SGLang prints a number (`12`, `0.67`; a trailing `\r` or space allowed). */
 const NUMBER = /^\d+(?:\.\d+)?\s*$/;
 // Usage when `token usage` is absent: hybrid SWA/GDN builds print `full token usage`, newer builds `gpu token
 // usage`, page-based ones `page usage`.
 const USAGE_FALLBACKS = ['full token usage', 'gpu token usage', 'page usage'];
+
+/** What a kept field feeds: a gauge, the `#new-token` count (progress), or a usage fallback (its index). */
+type FieldUse = { gauge: EngineGauge } | { newToken: true } | { fallback: number };
+/**
+ * The fields the parser keeps, by name length: a field's name is compared in place (startsWith) with the few of
+ * its length, so no string is made for the dozen fields a line has that no gauge reads. The verdict timeline
+ * parses a batch line per rank and second of a log: hundreds of thousands in a day's log.
+ */
+const FIELDS_BY_LENGTH: [string, FieldUse][][] = [];
+for (const [name, use] of [
+  ...Object.entries(SGLANG_KEYS).map(([k, gauge]): [string, FieldUse] => [k, { gauge }]),
+  ['#new-token', { newToken: true }] as [string, FieldUse],
+  ...USAGE_FALLBACKS.map((k, fallback): [string, FieldUse] => [k, { fallback }]),
+]) {
+  (FIELDS_BY_LENGTH[name.length] ??= []).push([name, use]);
+}
+
+/** The kept field whose name is line[pos, colon), if any. */
+function fieldAt(line: string, pos: number, colon: number): FieldUse | undefined {
+  const candidates = FIELDS_BY_LENGTH[colon - pos];
+  if (candidates === undefined) return undefined;
+  for (const [name, use] of candidates) if (line.startsWith(name, pos)) return use;
+  return undefined;
+}
+
+/**
+ * The number in line[from, end) as NUMBER reads it (digits, optional fraction, trailing whitespace), NaN when it
+ * is none. Digits are summed in place; a value of at most 15 digits divided by a power of ten is exact to the
+ * last bit (both operands are exact doubles and IEEE division rounds correctly), so it equals Number(text).
+ * Anything else takes the regex and Number().
+ */
+function numberAt(line: string, from: number, end: number): number {
+  let i = from;
+  let mantissa = 0;
+  let digits = 0;
+  let scale = 1;
+  for (; i < end; i++) {
+    const c = line.charCodeAt(i);
+    if (c < 48 || c > 57) break;
+    mantissa = mantissa * 10 + (c - 48);
+    digits++;
+  }
+  if (digits > 0 && i < end && line.charCodeAt(i) === 46 /* . */) {
+    const fracStart = ++i;
+    for (; i < end; i++) {
+      const c = line.charCodeAt(i);
+      if (c < 48 || c > 57) break;
+      mantissa = mantissa * 10 + (c - 48);
+      digits++;
+      scale *= 10;
+    }
+    if (i === fracStart) digits = 0; // `12.` is no number
+  }
+  let tail = i;
+  while (tail < end && (line.charCodeAt(tail) === 32 || line.charCodeAt(tail) === 13)) tail++;
+  if (digits > 0 && digits <= 15 && tail === end) return scale === 1 ? mantissa : mantissa / scale;
+  const text = line.slice(from, end);
+  return NUMBER.test(text) ? Number(text.trimEnd()) : NaN;
+}
 
 /** The DP rank in an SGLang scheduler prefix (`[2026-08-10 14:00:00 DP1 TP1 EP1] `), `0` without one. */
 export function sglangRank(line: string): string {
@@ -85,36 +143,38 @@ export function parseSglangLine(line: string): EngineLine | undefined {
   const m = BATCH.exec(line);
   if (!m) return undefined;
   const out: EngineValues = {};
-  const fallback: Record<string, number> = {};
+  const fallback: (number | undefined)[] = [];
   // `key: value, ` pairs, split by hand: the PAIR regex made a match array per field, a dozen per line, and
   // the verdict timeline parses a batch line per rank and second of a log.
   let newTokens: number | undefined;
+  let any = false;
   const len = line.length;
   for (let pos = m.index + m[0].length; pos < len;) {
     const colon = line.indexOf(': ', pos);
     if (colon < 0) break;
     let end = line.indexOf(', ', colon + 2);
     if (end < 0) end = len;
-    const key = line.slice(pos, colon);
-    const g = SGLANG_KEY_MAP.get(key);
-    const isNew = key === '#new-token';
-    const isFallback = g === undefined && !isNew && USAGE_FALLBACKS.includes(key);
-    if (g !== undefined || isFallback || isNew) {
-      const text = line.slice(colon + 2, end);
-      const value = NUMBER.test(text) ? Number(text.trimEnd()) : NaN;
+    const use = fieldAt(line, pos, colon);
+    if (use !== undefined) {
+      const value = numberAt(line, colon + 2, end);
       if (Number.isFinite(value)) {
-        if (g !== undefined) out[g] = value;
-        else if (isNew) newTokens = value;
-        else fallback[key] = value;
+        if ('gauge' in use) {
+          out[use.gauge] = value;
+          any = true;
+        } else if ('newToken' in use) newTokens = value;
+        else fallback[use.fallback] = value;
       }
     }
     pos = end + 2;
   }
   if (out.tokenUsage === undefined) {
-    const k = USAGE_FALLBACKS.find((f) => fallback[f] !== undefined);
-    if (k !== undefined) out.tokenUsage = fallback[k];
+    const k = USAGE_FALLBACKS.findIndex((_, i) => fallback[i] !== undefined);
+    if (k >= 0) {
+      out.tokenUsage = fallback[k];
+      any = true;
+    }
   }
-  if (Object.keys(out).length === 0) return undefined;
+  if (!any) return undefined;
   // A batch line is printed only when the scheduler ran a batch, and progress means tokens: a decode batch whose
   // `gen throughput (token/s)` is 0 or a prefill batch with `#new-token: 0` computed nothing
   // (scheduler_metrics_mixin.py log_decode_stats / log_prefill_stats print both fields).

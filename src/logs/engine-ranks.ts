@@ -11,19 +11,38 @@ const SUMMED = ['running', 'queued', 'transferQueue', 'preallocQueue', 'genThrou
 
 export class EngineRanks {
   private readonly ranks = new Map<string, EngineValues>();
-  /** The totals after the last apply. */
-  total: EngineValues = {};
+  private totalled = true;
+  private last: EngineValues = {};
 
   /** Records one rank's line; returns the engine totals over every rank seen. */
   apply(line: EngineLine): EngineValues {
+    this.record(line);
+    return this.total;
+  }
+
+  /**
+   * Records one rank's line without totalling: replay merges most engine lines of a second into one signal and
+   * totals only the last (see `total`).
+   */
+  record(line: EngineLine): void {
     const prev = this.ranks.get(line.rank);
-    this.ranks.set(line.rank, { ...prev, ...line.values });
+    // The rank's values are this object's own (copied on first sight): merged in place, keys in the same order
+    // as a spread of the two would give.
+    if (prev === undefined) this.ranks.set(line.rank, { ...line.values });
+    else Object.assign(prev, line.values);
+    this.totalled = false;
+  }
+
+  /** The totals over every rank after the last line recorded. */
+  get total(): EngineValues {
+    if (this.totalled) return this.last;
     const total: EngineValues = {};
     for (const v of this.ranks.values()) {
       for (const k of SUMMED) if (v[k] !== undefined) total[k] = (total[k] ?? 0) + v[k];
       if (v.tokenUsage !== undefined) total.tokenUsage = Math.max(total.tokenUsage ?? 0, v.tokenUsage);
     }
-    this.total = total;
+    this.last = total;
+    this.totalled = true;
     return total;
   }
 
@@ -95,15 +114,20 @@ export function engineSignal(
     ...labels,
     progress: line.progress,
   };
+  addTotals(sig, total);
+  // Per-rank stall evidence only from lines every rank prints on its own cadence (engine-lines.ts `periodic`).
+  if (line.periodic === true) {
+    sig.ranks = { [line.rank]: { running: line.values.running, progress: line.progress } };
+  }
+  return sig;
+}
+
+/** Sets the engine totals on a signal (fields the totals lack stay unset). */
+export function addTotals(sig: EngineSignal, total: EngineValues): void {
   if (total.running !== undefined) sig.running = total.running;
   if (total.queued !== undefined) sig.queued = total.queued;
   if (total.transferQueue !== undefined) sig.transferQueue = total.transferQueue;
   if (total.preallocQueue !== undefined) sig.preallocQueue = total.preallocQueue;
   if (total.genThroughput !== undefined) sig.genThroughput = total.genThroughput;
   if (total.tokenUsage !== undefined) sig.tokenUsage = total.tokenUsage;
-  // Per-rank stall evidence only from lines every rank prints on its own cadence (engine-lines.ts `periodic`).
-  if (line.periodic === true) {
-    sig.ranks = { [line.rank]: { running: line.values.running, progress: line.progress } };
-  }
-  return sig;
 }

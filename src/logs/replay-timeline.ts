@@ -2,7 +2,8 @@
 // gauges), fed in the log's own time order through the detector's pure core (reduce), and what it concluded.
 // No probes ran, so a critical line is reported as a daemon would have acted on it: wedged once a probe fails
 // or hangs. The engine stall and the abort storm come out of the core exactly as the daemon computes them.
-import { detectSchema, type DetectConfig } from '../config/schema.js';
+import { DETECT_DEFAULTS } from '../config/detect-defaults.js';
+import type { DetectConfig } from '../config/schema.js';
 import {
   initialState,
   reduceInPlace,
@@ -37,7 +38,7 @@ const MAX_TICKS_PER_GAP = 2_000;
 
 export function replayTimeline(signals: TimedSignal[], detect?: Partial<DetectConfig>): Timeline {
   const cfg: ClassifierConfig = {
-    detect: { ...detectSchema.parse({}), ...detect },
+    detect: { ...DETECT_DEFAULTS, ...detect },
     hops: [],
     probes: {},
     engines: [...new Set(signals.map((s) => s.service))],

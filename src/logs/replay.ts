@@ -6,9 +6,9 @@ import { basename } from 'node:path';
 import client from 'prom-client';
 import type { DetectConfig, LogFormat, LogPack, RuleConfig } from '../config/schema.js';
 import { createEngineMetrics, createLogMetrics } from '../metrics.js';
-import type { Severity } from '../signals.js';
-import { applyEngineValues, LINE_STAMP } from './engine-lines.js';
-import { EngineRanks, engineSignal, writeEngineGauges } from './engine-ranks.js';
+import type { EngineSignal, Severity } from '../signals.js';
+import { applyEngineValues, LINE_STAMP, type EngineValues } from './engine-lines.js';
+import { addTotals, EngineRanks, engineSignal, writeEngineGauges } from './engine-ranks.js';
 import { replayTimeline, stampMs, type Timeline, type TimedSignal } from './replay-timeline.js';
 import { compileRuleSet } from './rules.js';
 import { ChunkScanner } from './scanner.js';
@@ -67,6 +67,9 @@ export interface ReplayResult {
   timeline?: Timeline;
 }
 
+/** Totals of an engine signal not yet known (see the engine sink's settle). */
+const NO_TOTALS: EngineValues = Object.freeze({});
+
 /** Engine signals that all report progress are merged over at most this span (see the engine sink). */
 const PROGRESS_MERGE_MS = 5_000;
 
@@ -83,11 +86,25 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
   const signals: TimedSignal[] = [];
   let mergeStart = 0;
   let year = 1970;
+  // The last full stamp (`YYYY-MM-DD HH:MM:SS`) read, its year and its time: a log has tens of lines per second, all
+  // with the same stamp. A full stamp's time depends on nothing else, and reading it sets `year` to its own.
+  let knownStamp: string | undefined;
+  let knownYear = 0;
+  let knownTime = NaN;
   const timeOf = (stamp: string | undefined, fallback: number): number => {
     if (stamp === undefined) return fallback;
+    if (stamp === knownStamp) {
+      year = knownYear;
+      return knownTime;
+    }
     const y = /^(\d{4})-/.exec(stamp);
     if (y) year = Number(y[1]);
     const t = stampMs(stamp, year);
+    if (y && Number.isFinite(t)) {
+      knownStamp = stamp;
+      knownYear = year;
+      knownTime = t;
+    }
     return Number.isFinite(t) ? t : fallback;
   };
   for (const [fileIndex, file] of o.files.entries()) {
@@ -96,6 +113,12 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     const set = compileRuleSet(o.packs, o.userRules ?? [], service);
     const ranks = new EngineRanks();
     let lastBatchMs: number | undefined;
+    // The last engine signal, still without its totals (a later line of its second or run may replace it).
+    let unsettled: EngineSignal | undefined;
+    const settle = () => {
+      if (unsettled !== undefined) addTotals(unsettled, ranks.total);
+      unsettled = undefined;
+    };
     const fd = openSync(file, 'r');
     // vLLM stamps have no year: the file's own year stands in for it.
     year = new Date(fstatSync(fd).mtimeMs).getUTCFullYear();
@@ -165,35 +188,41 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             lastStamp = line.stamp;
             lastTime = timeOf(line.stamp, lastTime);
           }
-          // Gauges are written once, after the file (writeEngineGauges): nothing reads them before.
-          const total = ranks.apply(line);
           lastBatchMs = Number.isFinite(lastTime) ? lastTime : 0;
-          if (o.timeline && Number.isFinite(lastTime)) {
-            const sig = engineSignal(labels, total, line, lastTime);
-            // Engine lines in a row that the detector cannot tell apart become one signal (each reduce
-            // copies the detector state; a busy log has lines every second for hours): lines with the same
-            // stamp (one-second resolution; the last one's totals cover every rank), and lines that all report
-            // progress within PROGRESS_MERGE_MS (the last one sets the progress clock exactly as the run would;
-            // only the gauges in between, which no verdict reads while work is progressing, are skipped).
-            const prev = signals.at(-1);
-            const sameRun = prev?.kind === 'engine' && prev.service === sig.service;
-            // Per-rank evidence of the merged lines is kept: a rank's stall must survive its siblings' lines.
-            if (sameRun && prev.ranks !== undefined) sig.ranks = { ...prev.ranks, ...sig.ranks };
-            if (sameRun && prev.time === sig.time) {
-              sig.progress = sig.progress === true || prev.progress === true;
-              signals[signals.length - 1] = sig;
-            } else if (
-              sameRun &&
-              prev.progress === true &&
-              sig.progress === true &&
-              sig.time - mergeStart < PROGRESS_MERGE_MS
-            ) {
-              signals[signals.length - 1] = sig;
-            } else {
-              mergeStart = sig.time;
-              signals.push(sig);
-            }
+          if (!(o.timeline && Number.isFinite(lastTime))) {
+            // Gauges are written once, after the file (writeEngineGauges): nothing reads them before.
+            ranks.record(line);
+            return;
           }
+          // The signal's totals are filled in once no later line can replace it (settle): most are replaced.
+          const sig = engineSignal(labels, NO_TOTALS, line, lastTime);
+          // Engine lines in a row that the detector cannot tell apart become one signal (each reduce
+          // copies the detector state; a busy log has lines every second for hours): lines with the same
+          // stamp (one-second resolution; the last one's totals cover every rank), and lines that all report
+          // progress within PROGRESS_MERGE_MS (the last one sets the progress clock exactly as the run would;
+          // only the gauges in between, which no verdict reads while work is progressing, are skipped).
+          const prev = signals.at(-1);
+          const sameRun = prev?.kind === 'engine' && prev.service === sig.service;
+          // Per-rank evidence of the merged lines is kept: a rank's stall must survive its siblings' lines.
+          if (sameRun && prev.ranks !== undefined) sig.ranks = { ...prev.ranks, ...sig.ranks };
+          if (sameRun && prev.time === sig.time) {
+            sig.progress = sig.progress === true || prev.progress === true;
+            signals[signals.length - 1] = sig;
+          } else if (
+            sameRun &&
+            prev.progress === true &&
+            sig.progress === true &&
+            sig.time - mergeStart < PROGRESS_MERGE_MS
+          ) {
+            signals[signals.length - 1] = sig;
+          } else {
+            // The previous signal is final: its totals are those after its own last line, before this one's.
+            settle();
+            mergeStart = sig.time;
+            signals.push(sig);
+          }
+          ranks.record(line);
+          unsettled = sig;
         },
         truncated: () => metrics.logLinesTruncated.inc(labels),
       },
@@ -234,6 +263,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     } finally {
       closeSync(fd);
     }
+    settle();
     if (lastBatchMs !== undefined) writeEngineGauges(metrics, labels, ranks, lastBatchMs);
     lines += scanner.lines;
     metrics.logLines.inc(labels, scanner.lines);
@@ -247,16 +277,31 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
   return out;
 }
 
-/** The timestamp of the last stamped line within 64 KiB before `offset`, if any. */
+/** Window stampBefore searches first: a traceback is a few KiB, so the stamped line before it is nearly always here. */
+const NEAR_STAMP_BYTES = 4 * 1024;
+/** The window the answer is defined on. */
+const STAMP_WINDOW_BYTES = 64 * 1024;
+
+/**
+ * The timestamp of the last stamped line within 64 KiB before `offset`, if any. The last 4 KiB are read first: its
+ * whole lines (all but the first, cut by the window, unless the window starts the file) are the 64 KiB window's
+ * last lines, decoded alike (UTF-8 resynchronises at a newline), so a stamp found there is the one the 64 KiB
+ * search finds; only when none is there is the 64 KiB window read. Reading and decoding 64 KiB per matched line
+ * was a tenth of replay on a log with a thousand tracebacks.
+ */
 function stampBefore(fd: number, offset: number): string | undefined {
-  const n = Math.min(offset, 64 * 1024);
-  if (n === 0) return undefined;
-  const b = Buffer.allocUnsafe(n);
-  const got = readSync(fd, b, 0, n, offset - n);
-  const lines = b.toString('utf8', 0, got).split('\n');
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const m = LINE_STAMP.exec(lines[i]!.slice(0, 160));
-    if (m) return m[0];
+  for (const span of [NEAR_STAMP_BYTES, STAMP_WINDOW_BYTES]) {
+    const n = Math.min(offset, span);
+    if (n === 0) return undefined;
+    const b = Buffer.allocUnsafe(n);
+    const got = readSync(fd, b, 0, n, offset - n);
+    const lines = b.toString('utf8', 0, got).split('\n');
+    const whole = n === offset || span === STAMP_WINDOW_BYTES;
+    for (let i = lines.length - 1; i >= (whole ? 0 : 1); i--) {
+      const m = LINE_STAMP.exec(lines[i]!.slice(0, 160));
+      if (m) return m[0];
+    }
+    if (whole) return undefined;
   }
   return undefined;
 }

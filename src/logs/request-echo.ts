@@ -26,6 +26,27 @@ export function isRequestEcho(line: string): boolean {
   return false;
 }
 
+/** How far into a line its logger prefix's `] ` is looked for by echoAfterPrefix. */
+const ECHO_PREFIX_SCAN = 160;
+
+/**
+ * Whether the line s[p, end) has a request-echo marker right after the first `] ` of its logger prefix
+ * (`[time DP0 TP0] Receive: obj=…`, `INFO … [logger.py:43] Received request …`): where the engines print it. True
+ * implies isRequestEcho, so the scanner may pass such a line by without decoding it when only built-in rules run
+ * (none of them matches an echo). Reads only the prefix: a request log line is long (the whole prompt), and
+ * searching all of it was most of the scanner's time on logs written with --log-requests.
+ */
+export function echoAfterPrefix(s: string, p: number, end: number): boolean {
+  const stop = Math.min(end - 1, p + ECHO_PREFIX_SCAN);
+  let i = p;
+  while (i < stop && s.charCodeAt(i) !== 93 /* ] */) i++;
+  if (i >= stop || s.charCodeAt(i + 1) !== 32) return false;
+  for (const m of REQUEST_ECHO_MARKERS) {
+    if (i + 2 + m.length <= end && s.startsWith(m, i + 2)) return true;
+  }
+  return false;
+}
+
 // Docker's json-file driver wraps every line as {"log":"…"}: its own quote is not user text.
 const DOCKER_JSON = '{"log":"';
 

@@ -37,6 +37,8 @@ export interface RuleSet {
   everyLine: boolean;
   /** No rule can match an SGLang batch line: the scanner skips them (see batch-lines.ts). */
   skipBatchLines: boolean;
+  /** Only built-in rules: a request-echo line can match none (see request-echo.ts), the scanner may skip it. */
+  skipRequestEchoes: boolean;
   /** The prefilter without the global flag, for testing one line. */
   linePrefilter: RegExp | null;
   engineLines: EngineLineKind[];
@@ -179,6 +181,7 @@ export function compileRuleSet(
     prefilter,
     everyLine,
     skipBatchLines,
+    skipRequestEchoes: rules.every((r) => !r.user),
     linePrefilter: prefilter && new RegExp(prefilter.source),
     engineLines: [...engineLines],
   };

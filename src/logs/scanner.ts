@@ -10,6 +10,7 @@ import {
   type EngineLine,
 } from './engine-lines.js';
 import type { EngineLineKind } from './packs/index.js';
+import { echoAfterPrefix } from './request-echo.js';
 import { LineMatcher, type RuleMatch, type RuleSet } from './rules.js';
 
 export interface ScanSink {
@@ -178,6 +179,7 @@ export class ChunkScanner {
   private scanSkippingBatchLines(s: string, last: number, base: number): void {
     const max = this.maxLineBytes;
     const pre = this.set.linePrefilter!;
+    const echoes = this.set.skipRequestEchoes;
     let p = 0;
     while (p <= last) {
       const nl = s.indexOf('\n', p);
@@ -188,7 +190,10 @@ export class ChunkScanner {
         end = p + max;
       }
       // A multi-line rule in progress must see every line (it counts them against `within`).
-      if (this.matcher.hasPending || (!isBatchLine(s, p, end) && pre.test(s.slice(p, end)))) {
+      if (
+        this.matcher.hasPending ||
+        (!isBatchLine(s, p, end) && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(p, end)))
+      ) {
         this.emitLine(s.slice(p, end), base + p);
       }
       p = nl + 1;
@@ -204,6 +209,7 @@ export class ChunkScanner {
     const max = this.maxLineBytes;
     const pre = this.set.linePrefilter!;
     const markers = this.markers;
+    const echoes = this.set.skipRequestEchoes;
     const next = markers.map(([m]) => s.indexOf(m));
     const found: [number, EngineLineKind][] = [];
     const batch = new SecondRanks(found);
@@ -226,7 +232,10 @@ export class ChunkScanner {
           if (next[k]! >= 0 && next[k]! < nl) found.push([next[k]!, markers[k]![1]]);
         }
       }
-      if (this.matcher.hasPending || (close < 0 && pre.test(s.slice(p, end)))) {
+      if (
+        this.matcher.hasPending ||
+        (close < 0 && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(p, end)))
+      ) {
         this.emitLine(s.slice(p, end), base + p);
       }
       p = nl + 1;

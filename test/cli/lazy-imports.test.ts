@@ -63,6 +63,13 @@ describe('lazy command loading', () => {
     expect(via.has(join(SRC, 'logs', 'rules.ts'))).toBe(true);
   });
 
+  it('replay loads no config schema (zod) at all: its timeline takes the detect defaults from a plain module', () => {
+    const via = staticGraph(join(SRC, 'commands', 'replay.ts'));
+    const heavy = [...via.keys()].filter((f) => /^config\/schema\.ts$/.test(relative(SRC, f)));
+    expect(heavy.map((f) => chain(via, f))).toEqual([]);
+    expect(via.has(join(SRC, 'logs', 'replay-timeline.ts'))).toBe(true);
+  });
+
   it('the pack registry lists the packs in LOG_PACKS order (rule order is taken from it); replay knows every log format', () => {
     expect(Object.keys(PACKS)).toEqual([...LOG_PACKS]);
     expect([...FORMAT_NAMES]).toEqual([...LOG_FORMATS]);

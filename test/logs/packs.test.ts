@@ -190,6 +190,42 @@ describe('engine lines', () => {
       ),
     ).toEqual({ tokenUsage: 0, running: 0, queued: 0 });
   });
+  it('reads each value exactly as Number() does, and no value that is not a plain number', () => {
+    // The parser sums digits in place for speed: it must agree with Number() to the last bit.
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const digits = (n: number) => Array.from({ length: n }, () => String(rnd(10))).join('');
+    const texts = [
+      '0',
+      '0.00',
+      '0.1',
+      '0.67',
+      '499.85',
+      '29334.17',
+      '007.50',
+      '123456789012345',
+      '0.000000000000001',
+    ];
+    for (let i = 0; i < 2000; i++) {
+      texts.push(rnd(2) === 0 ? digits(1 + rnd(18)) : `${digits(1 + rnd(9))}.${digits(1 + rnd(12))}`);
+    }
+    const line = (v: string) =>
+      `[2026-07-10 12:00:05 TP0] Decode batch, #running-req: ${v}, token usage: ${v}\r`;
+    for (const t of texts) {
+      expect(parseSglangBatch(line(t)), t).toEqual({ running: Number(t), tokenUsage: Number(t) });
+    }
+    for (const bad of ['', '12.', '.5', '1e3', '-1', '0x10', '1.2.3', '4 reqs', 'NaN']) {
+      expect(parseSglangBatch(line(bad)), bad).toBeUndefined();
+    }
+    // Trailing whitespace NUMBER allows (a tab, a no-break space in latin1 text) still reads the number.
+    expect(parseSglangBatch('Decode batch, #running-req: 12\t, #queue-req: 3\u00a0')).toEqual({
+      running: 12,
+      queued: 3,
+    });
+  });
   it('parses vLLM V1 and V0 stats lines', () => {
     expect(
       parseVllmStats(

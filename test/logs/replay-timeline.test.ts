@@ -135,6 +135,32 @@ describe('replay forensics', () => {
     });
   });
 
+  it.each([
+    [2_000, '2026-08-10 14:01:30'],
+    [10_000, '2026-08-10 14:01:30'],
+    [70_000, ''],
+  ])(
+    'a matched line without a stamp takes the last stamp within 64 KiB before it (%i bytes between)',
+    (gap, stamp) => {
+      // Unstamped lines (multi-byte text, so a window may start inside a character) between the stamped line and
+      // the traceback: 4 KiB are searched first, then the whole 64 KiB window.
+      const filler = '    frame «données» ' + 'x'.repeat(80);
+      const fillerLines = Math.ceil(gap / (Buffer.byteLength(filler) + 1));
+      const file = join(dir, `gap-${gap}.log`);
+      writeFileSync(
+        file,
+        [
+          '[2026-08-10 14:01:29 TP0] Load weight begin.',
+          '[2026-08-10 14:01:30 TP0] Load weight end.',
+          ...Array.from({ length: fillerLines }, () => filler),
+          RULE_FIXTURES.nixl_bootstrap_thread_dead![0],
+        ].join('\n') + '\n',
+      );
+      const r = replayFiles({ files: [file], packs: ['nixl'], timeline: true });
+      expect(r.events.map((e) => [e.rule, e.stamp])).toEqual([['nixl_bootstrap_thread_dead', stamp]]);
+    },
+  );
+
   it('the text output cites file:line and prints the timeline with its yes/no', async () => {
     const file = join(dir, 'vllm2.log');
     writeFileSync(file, stuckVllmLog());

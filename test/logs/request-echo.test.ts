@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
 import { PACKS } from '../../src/logs/packs/index.js';
+import { echoAfterPrefix, isRequestEcho } from '../../src/logs/request-echo.js';
 import { compileRuleSet, type RuleMatch } from '../../src/logs/rules.js';
 import { ChunkScanner } from '../../src/logs/scanner.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
@@ -106,5 +107,57 @@ describe('request echoes never raise an event', () => {
     ].join('\n');
     // The real assertion line fires on its own; the echo opened nothing that could claim it.
     expect(scan(`${text}\n`).map((m) => m.rule.name)).toEqual(['nixl_guard_assertion']);
+  });
+});
+
+describe('the scanner passes request echoes by (built-in rules only)', () => {
+  const echoes = ECHO_FORMATS.filter(([name]) => name !== 'quoted in some other line').map(([, f]) =>
+    f('Exception in thread Thread-1 (bootstrap_thread):'),
+  );
+
+  it('recognises each engine echo by its prefix, and only lines isRequestEcho calls echoes', () => {
+    for (const line of echoes) expect(echoAfterPrefix(line, 0, line.length), line).toBe(true);
+    const others = [
+      "[2026-08-10 14:00:01 TP0] Prefill bootstrap failed for request rank=0 req.rid='a'",
+      '[2026-08-10 14:00:01] INFO:     127.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK',
+      '[2026-08-10 14:00:01] request body {"prompt": "Receive: obj="}',
+      '    raise exc',
+      ']',
+      '',
+    ];
+    for (const line of [...echoes, ...others]) {
+      if (echoAfterPrefix(line, 0, line.length)) expect(isRequestEcho(line), line).toBe(true);
+    }
+    for (const line of others) expect(echoAfterPrefix(line, 0, line.length), line).toBe(false);
+  });
+
+  it('an echo inside an open record still counts against its `within` and can close nothing', () => {
+    // nixl_bootstrap_thread_dead: the header, then the assertion within a few lines. An echo between them is a
+    // line of the record (counted), and an echo quoting the closing line does not close it.
+    const header = 'Exception in thread Thread-1 (bootstrap_thread):';
+    const close = "AssertionError: First message should be b'NixlMsgGuard'. Foreign traffic?";
+    const echo = ECHO_FORMATS[0]![1](close);
+    const withEcho = scan([header, echo, close, ''].join('\n')).map((m) => [m.rule.name, m.line]);
+    expect(withEcho.map(([name]) => name)).toEqual(['nixl_bootstrap_thread_dead']);
+    expect(withEcho).toEqual(scan([header, '    x', close, ''].join('\n')).map((m) => [m.rule.name, m.line]));
+    expect(scan([header, echo, ''].join('\n')).map((m) => m.line)).not.toContain(`${header}\n${echo}`);
+  });
+
+  it('is off as soon as a user rule runs: a user rule may be meant for echo lines', () => {
+    expect(compileRuleSet([...LOG_PACKS], []).skipRequestEchoes).toBe(true);
+    const set = compileRuleSet(
+      [...LOG_PACKS],
+      [{ name: 'asked', severity: 'warning', class: 'custom', match: 'Receive: obj=GenerateReqInput' }],
+    );
+    expect(set.skipRequestEchoes).toBe(false);
+    const out: string[] = [];
+    const s = new ChunkScanner(set, 65_536, {
+      match: (m) => out.push(m.rule.name),
+      engine: () => {},
+      truncated: () => {},
+    });
+    const buf = Buffer.from(`${echoes[0]}\n`);
+    s.feed(buf, buf.length);
+    expect(out).toEqual(['asked']);
   });
 });
