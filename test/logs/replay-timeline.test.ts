@@ -42,7 +42,35 @@ function stuckVllmLog(): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** One server printing both kinds each second (not PD): prefill makes progress, decode reports 0 tokens/s. */
+function mixedLog(): string {
+  const lines: string[] = [];
+  for (let s = 0; s < 240; s++) {
+    lines.push(
+      `[${hms(T0, s)} TP0] Prefill batch, #new-seq: 1, #new-token: 128, #cached-token: 0, token usage: 0.10, #running-req: 1, #queue-req: 0, `,
+      `[${hms(T0, s)} TP0] Decode batch, #running-req: 1, #token: 500, token usage: 0.10, cuda graph: True, gen throughput (token/s): 0.00, #queue-req: 0, `,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 describe('replay forensics', () => {
+  it('Prefill and Decode lines of one rank in one second both reach the timeline, with or without user rules', () => {
+    const file = join(dir, 'mixed.log');
+    writeFileSync(file, mixedLog());
+    const plain = replayFiles({ files: [file], packs: ['sglang'], timeline: true });
+    // A user rule without a literal makes the scanner read every batch line (the other code path).
+    const ruled = replayFiles({
+      files: [file],
+      packs: ['sglang'],
+      userRules: [{ name: 'digits', severity: 'info', class: 'custom', match: '\\d{14}' }],
+      timeline: true,
+    });
+    // Prefill lines with new tokens are progress every second: no stall either way.
+    expect(plain.timeline!.entries.filter((e) => e.kind === 'engine_stalled')).toEqual([]);
+    expect(ruled.timeline).toEqual(plain.timeline);
+  });
+
   it('a DP-attention decode log gives per-rank gauges and engine totals (sums; usage the max over ranks)', async () => {
     const file = join(dir, 'decode.log');
     writeFileSync(file, dpDecodeLog());
