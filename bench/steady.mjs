@@ -75,6 +75,9 @@ function proc(pid) {
   return {
     cpuS: (Number(f[11]) + Number(f[12])) / CLK_TCK,
     rssMb: Number(/^VmRSS:\s+(\d+)/m.exec(status)[1]) / 1024,
+    anonMb: Number(/^RssAnon:\s+(\d+)/m.exec(status)[1]) / 1024,
+    fileMb: Number(/^RssFile:\s+(\d+)/m.exec(status)[1]) / 1024,
+    hwmMb: Number(/^VmHWM:\s+(\d+)/m.exec(status)[1]) / 1024, // the kernel's peak RSS, between our samples too
   };
 }
 
@@ -164,17 +167,16 @@ async function scenario(n) {
     await sleep(Math.min(SCRAPE_EVERY_S * 1000, sampleEnd - Date.now()));
     scrapes.push(await scrape(base));
   }
-  const cpuS = proc(pid).cpuS - c0;
+  const end = proc(pid);
+  const cpuS = end.cpuS - c0;
   const cpuPct = (100 * cpuS) / ((performance.now() - w0) / 1000);
   clearInterval(sampleRss);
-  const probesRun = await fetch(`${base}/metrics`)
-    .then((r) => r.text())
-    .then((t) =>
-      [...t.matchAll(/^wedgewatch_probe_duration_seconds_count\{[^}]*\} (\d+)$/gm)].reduce(
-        (s, m) => s + Number(m[1]),
-        0,
-      ),
-    );
+  const last = await fetch(`${base}/metrics`).then((r) => r.text());
+  const probesRun = [...last.matchAll(/^wedgewatch_probe_duration_seconds_count\{[^}]*\} (\d+)$/gm)].reduce(
+    (s, m) => s + Number(m[1]),
+    0,
+  );
+  const heapUsedMb = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(last)?.[1]) / 2 ** 20;
   await stop(daemon.child);
   await stop(sim.child);
   rmSync(dir, { recursive: true, force: true });
@@ -184,7 +186,10 @@ async function scenario(n) {
     `${n} target(s), ${WARMUP_S} s warm-up, ${SAMPLE_S} s sampled (ready in ${readyS.toFixed(1)} s, ${probesRun} probe runs):`,
   );
   console.log(
-    `  RSS start ${rssStart.toFixed(0)} MB, max ${max(rss).toFixed(0)} MB${mark(max(rss), goal?.rssMb)}`,
+    `  RSS start ${rssStart.toFixed(0)} MB, max ${max(rss).toFixed(0)} MB${mark(max(rss), goal?.rssMb)}, peak (VmHWM) ${end.hwmMb.toFixed(0)} MB`,
+  );
+  console.log(
+    `  at the end: RSS ${end.rssMb.toFixed(0)} MB = RssAnon ${end.anonMb.toFixed(0)} MB + RssFile ${end.fileMb.toFixed(0)} MB, V8 heap used ${heapUsedMb.toFixed(1)} MB`,
   );
   console.log(
     `  CPU ${cpuPct.toFixed(2)}% of a core (${cpuS.toFixed(2)} CPU s)${mark(cpuPct, goal?.cpuPct)}`,
