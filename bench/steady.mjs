@@ -32,8 +32,9 @@ process.on('exit', () => {
 });
 
 // The daemon runs as systemd/wedgewatch.service and the Dockerfile run it (test/ops/node-flags.test.ts keeps the
-// three the same): 1 MB semi-spaces and 30% old-space growth instead of V8's defaults (docs/decisions.md).
-const SHIPPED_NODE_ARGS = '--max-semi-space-size=1 --heap-growing-percent=30';
+// three the same): 1 MB semi-spaces and 30% old-space growth instead of V8's defaults, and WebAssembly (undici's
+// llhttp) on the baseline compiler only (docs/decisions.md).
+const SHIPPED_NODE_ARGS = '--max-semi-space-size=1 --heap-growing-percent=30 --liftoff-only';
 const DAEMON_NODE_ARGS = (process.env.DAEMON_NODE_ARGS ?? SHIPPED_NODE_ARGS).split(' ').filter(Boolean);
 
 function start(args, name, nodeArgs = []) {
