@@ -2,16 +2,18 @@
 # wedgewatch container image: docker build -t wedgewatch:0.1.0 .
 # Node's major matches package.json "engines" (test/ops/dockerfile.test.ts checks it, and the rest below).
 
-# 1. Compile TypeScript with every dependency.
+# 1. Compile TypeScript and bundle the CLI (dist/cli.js and its chunks, scripts/bundle.mjs) with every dependency.
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
+COPY scripts ./scripts
 COPY src ./src
-RUN npx tsc -p .
+RUN npm run build
 
-# 2. Production dependencies only (no TypeScript, test or lint tooling in the image).
+# 2. Production dependencies only (no TypeScript, test or lint tooling in the image). The bundle needs none of
+#    them to `run`; pino-pretty (--log.format pretty) and bcryptjs (the web auth worker) load from node_modules.
 FROM node:20-bookworm-slim AS deps
 WORKDIR /src
 COPY package.json package-lock.json ./
