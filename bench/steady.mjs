@@ -3,7 +3,8 @@
 // every 15 s over fresh and keep-alive connections, toolcall every 60 s, health every 10 s, through two hops
 // (proxy, router); prefill and decode logs followed; both engines scraped every 5 s. After a warm-up, the daemon's
 // RSS and CPU are sampled from /proc and /metrics is scraped every 15 s (as Prometheus would) for its time and
-// nodejs_eventloop_lag_p99_seconds. Then the same with 50 such targets. Prints figures; asserts nothing.
+// nodejs_eventloop_lag_p99_seconds; at the end, the kernel's peak RSS (VmHWM), RssAnon/RssFile and V8 heap used.
+// Then the same with 50 such targets. Prints figures; asserts nothing.
 //   npm run bench:steady        WARMUP_S=20 SAMPLE_S=60 TARGETS=1,50   WEDGEWATCH_ROOT=<another build to compare>
 //   DAEMON_NODE_ARGS: node flags for the daemon, default the shipped ones; '' for none; add
 //   '--cpu-prof --cpu-prof-dir=/tmp/prof' to profile it (SIGTERM at the end writes the profile)
