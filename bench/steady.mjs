@@ -3,7 +3,8 @@
 // every 15 s over fresh and keep-alive connections, toolcall every 60 s, health every 10 s, through two hops
 // (proxy, router); prefill and decode logs followed; both engines scraped every 5 s. After a warm-up, the daemon's
 // RSS and CPU are sampled from /proc and /metrics is scraped every 15 s (as Prometheus would) for its time and
-// nodejs_eventloop_lag_p99_seconds. Then the same with 50 such targets. Prints figures; asserts nothing.
+// nodejs_eventloop_lag_p99_seconds; at the end, the kernel's peak RSS (VmHWM), RssAnon/RssFile and V8 heap used.
+// Then the same with 50 such targets. Prints figures; asserts nothing.
 //   npm run bench:steady        WARMUP_S=20 SAMPLE_S=60 TARGETS=1,50   WEDGEWATCH_ROOT=<another build to compare>
 //   PARTS=probes,logs,engines: what each target watches (default all three; one at a time tells their costs apart)
 //   DAEMON_NODE_ARGS: node flags for the daemon, default the shipped ones; '' for none; add
@@ -34,8 +35,9 @@ process.on('exit', () => {
 });
 
 // The daemon runs as systemd/wedgewatch.service and the Dockerfile run it (test/ops/node-flags.test.ts keeps the
-// three the same): 1 MB semi-spaces and 30% old-space growth instead of V8's defaults (docs/decisions.md).
-const SHIPPED_NODE_ARGS = '--max-semi-space-size=1 --heap-growing-percent=30';
+// three the same): 1 MB semi-spaces and 30% old-space growth instead of V8's defaults, and WebAssembly (undici's
+// llhttp) on the baseline compiler only (docs/decisions.md).
+const SHIPPED_NODE_ARGS = '--max-semi-space-size=1 --heap-growing-percent=30 --liftoff-only';
 const DAEMON_NODE_ARGS = (process.env.DAEMON_NODE_ARGS ?? SHIPPED_NODE_ARGS).split(' ').filter(Boolean);
 
 function start(args, name, nodeArgs = []) {
@@ -95,6 +97,9 @@ function proc(pid) {
   return {
     cpuS: (Number(f[11]) + Number(f[12])) / CLK_TCK,
     rssMb: Number(/^VmRSS:\s+(\d+)/m.exec(status)[1]) / 1024,
+    anonMb: Number(/^RssAnon:\s+(\d+)/m.exec(status)[1]) / 1024,
+    fileMb: Number(/^RssFile:\s+(\d+)/m.exec(status)[1]) / 1024,
+    hwmMb: Number(/^VmHWM:\s+(\d+)/m.exec(status)[1]) / 1024, // the kernel's peak RSS, between our samples too
   };
 }
 
@@ -197,18 +202,17 @@ async function scenario(n) {
     await sleep(Math.min(SCRAPE_EVERY_S * 1000, sampleEnd - Date.now()));
     scrapes.push(await scrape(base));
   }
-  const cpuS = proc(pid).cpuS - c0;
+  const end = proc(pid);
+  const cpuS = end.cpuS - c0;
   const t1s = threads(pid);
   const cpuPct = (100 * cpuS) / ((performance.now() - w0) / 1000);
   clearInterval(sampleRss);
-  const probesRun = await fetch(`${base}/metrics`)
-    .then((r) => r.text())
-    .then((t) =>
-      [...t.matchAll(/^wedgewatch_probe_duration_seconds_count\{[^}]*\} (\d+)$/gm)].reduce(
-        (s, m) => s + Number(m[1]),
-        0,
-      ),
-    );
+  const last = await fetch(`${base}/metrics`).then((r) => r.text());
+  const probesRun = [...last.matchAll(/^wedgewatch_probe_duration_seconds_count\{[^}]*\} (\d+)$/gm)].reduce(
+    (s, m) => s + Number(m[1]),
+    0,
+  );
+  const heapUsedMb = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(last)?.[1]) / 2 ** 20;
   await stop(daemon.child);
   await stop(sim.child);
   rmSync(dir, { recursive: true, force: true });
@@ -218,7 +222,10 @@ async function scenario(n) {
     `${n} target(s)${PARTS.size < 3 ? ` watching ${[...PARTS].join('+')} only` : ''}, ${WARMUP_S} s warm-up, ${SAMPLE_S} s sampled (ready in ${readyS.toFixed(1)} s, ${probesRun} probe runs):`,
   );
   console.log(
-    `  RSS start ${rssStart.toFixed(0)} MB, max ${max(rss).toFixed(0)} MB${mark(max(rss), goal?.rssMb)}`,
+    `  RSS start ${rssStart.toFixed(0)} MB, max ${max(rss).toFixed(0)} MB${mark(max(rss), goal?.rssMb)}, peak (VmHWM) ${end.hwmMb.toFixed(0)} MB`,
+  );
+  console.log(
+    `  at the end: RSS ${end.rssMb.toFixed(0)} MB = RssAnon ${end.anonMb.toFixed(0)} MB + RssFile ${end.fileMb.toFixed(0)} MB, V8 heap used ${heapUsedMb.toFixed(1)} MB`,
   );
   console.log(
     `  CPU ${cpuPct.toFixed(2)}% of a core (${cpuS.toFixed(2)} CPU s: main thread ${(t1s.main - t0s.main).toFixed(2)}, others ${(t1s.other - t0s.other).toFixed(2)})${mark(cpuPct, goal?.cpuPct)}`,

@@ -1,6 +1,6 @@
 // Reads an engine's /metrics on an interval and hands an EngineSignal to the detector. Each scrape has a
 // timeout and a body cap; at most one is in flight, so a hung engine cannot pile up requests.
-import { Agent, request } from 'undici';
+import { Agent, request } from '../http/undici.js';
 import type { EngineScrapeConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import { setEngineGauges } from './gauges.js';

@@ -3,7 +3,7 @@
 // then is recorded as such in the manifest, which is written last. Nothing here decides anything: the caller
 // (TargetIncidents) says when, and hands over the detector's state at that moment.
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
+import { Agent, request } from '../http/undici.js';
 import type { CaptureCommandConfig, IncidentsConfig, TargetConfig } from '../config/schema.js';
 import type { Journal, JournalEvent } from '../detect/journal.js';
 import type { TargetState } from '../detect/state.js';

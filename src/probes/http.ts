@@ -3,7 +3,7 @@
 // Comparing the two is what tells a stalling proxy from a stalling engine (DESIGN.md principle 2).
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Client } from 'undici';
+import { Client } from '../http/undici.js';
 import type { EndpointConfig } from '../config/schema.js';
 import type { ConnKind } from '../signals.js';
 

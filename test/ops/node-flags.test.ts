@@ -1,5 +1,6 @@
 // The daemon's node flags: the systemd unit, the container image and bench:steady run it the same way, so the
 // figures in README's performance table are those of what ships.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -21,8 +22,18 @@ describe('node flags of the daemon', () => {
   const entry = JSON.parse(/^ENTRYPOINT\s+(\[.*\])$/m.exec(read('Dockerfile'))![1]!) as string[];
   const bench = /^const SHIPPED_NODE_ARGS = '([^']*)';$/m.exec(read('bench/steady.mjs'))![1]!.split(' ');
 
-  it('keep the heap close to what is live (1 MB semi-spaces, old space grown by 30%)', () => {
-    expect(flagsBefore(unit)).toEqual(['--max-semi-space-size=1', '--heap-growing-percent=30']);
+  it('keep the heap close to what is live (1 MB semi-spaces, old space grown by 30%) and wasm unoptimized', () => {
+    expect(flagsBefore(unit)).toEqual([
+      '--max-semi-space-size=1',
+      '--heap-growing-percent=30',
+      '--liftoff-only',
+    ]);
+  });
+
+  it('are flags this node accepts (an unknown V8 flag is a start-up error)', () => {
+    const r = spawnSync(process.execPath, [...flagsBefore(unit), '-e', '0'], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
   });
 
   it('are the same in the systemd unit, the container image and bench:steady', () => {

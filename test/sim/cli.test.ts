@@ -18,6 +18,8 @@ beforeAll(() => {
   } catch {
     /* type errors elsewhere do not stop the emit */
   }
+  // tsc wrote its own dist/cli.js over the bundle; the shipped one is the bundle (scripts/bundle.mjs).
+  execFileSync(process.execPath, [`${root}scripts/bundle.mjs`], { stdio: 'pipe' });
   if (!existsSync(`${root}dist/commands/sim.js`))
     throw new Error('the build did not produce dist/commands/sim.js');
 }, 120_000);

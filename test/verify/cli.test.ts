@@ -18,7 +18,7 @@ afterEach(async () => {
 });
 
 beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build with 'npx tsc -p .' first`);
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build with 'npm run build' first`);
 });
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {

@@ -1,0 +1,49 @@
+// Writes the shipped entry point dist/cli.js after `tsc`: src/cli.ts and every module it loads, dependencies
+// included, bundled by esbuild into dist/cli.js plus chunks (dist/chunk-*.js, dist/<command>-*.js). Each
+// command stays a lazily imported chunk (cli.ts imports them dynamically), so `run` does not load sim, verify,
+// replay or demo code. Why: one minified file per chunk instead of ~1,000 module files cut the daemon's steady RSS
+// by ~10 MB at one target (less module source text held by V8, fewer module records; bench:steady,
+// docs/decisions.md). tsc's per-module output stays in dist/ beside it for benches and tests that import a module.
+// Chunks sit in dist/ itself: src/version.ts reads ../package.json and ./build-info.json relative to its module.
+import { build } from 'esbuild';
+import { rmSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = `${root}dist/`;
+
+// Chunks of an earlier build have other hashes; leave only this build's.
+for (const f of readdirSync(dist)) {
+  if (/^[\w-]+-[A-Z0-9]{8}\.js(\.map)?$/.test(f)) rmSync(dist + f);
+}
+
+await build({
+  absWorkingDir: root,
+  entryPoints: ['src/cli.ts'],
+  outdir: 'dist',
+  entryNames: '[name]',
+  chunkNames: '[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  // Function and class names reach logs and messages (err.name, constructor names); minifying keeps them.
+  keepNames: true,
+  sourcemap: 'linked',
+  // Bundled CommonJS dependencies call require() for node built-ins and read __dirname; ESM has neither.
+  banner: {
+    js: [
+      "import { createRequire as __ww_createRequire } from 'node:module';",
+      "import { fileURLToPath as __ww_fileURLToPath } from 'node:url';",
+      'const require = __ww_createRequire(import.meta.url);',
+      'const __filename = __ww_fileURLToPath(import.meta.url);',
+      "const __dirname = __ww_fileURLToPath(new URL('.', import.meta.url));",
+    ].join('\n'),
+  },
+  // Loaded at run time from node_modules, not bundled: pino-pretty only for --log.format pretty (src/logger.ts
+  // requires it by name). The bcrypt worker thread (src/server/bcrypt-pool.ts) also requires bcryptjs from there.
+  external: ['pino-pretty'],
+  logLevel: 'warning',
+});
