@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
 import { REDACTED, redactor } from '../../src/redact.js';
 import { acceptsGzip, wantsOpenMetrics } from '../../src/server/exposition.js';
@@ -196,6 +196,16 @@ describe('/metrics redaction', () => {
     for (const body of await bodies()) {
       expect(body).not.toContain(secret);
       expect(body).toContain(`rule="quoted ${REDACTED}"`);
+    }
+  });
+
+  it('does not redact the rendered body again as a whole (its series were redacted once)', async () => {
+    const spy = vi.spyOn(redactor, 'redact');
+    try {
+      for (const body of await bodies()) expect(body).toContain('# TYPE wedgewatch_build_info gauge');
+      expect(spy.mock.calls.filter(([t]) => t.includes('wedgewatch_build_info'))).toEqual([]);
+    } finally {
+      spy.mockRestore();
     }
   });
 
