@@ -23,6 +23,12 @@ const CREDENTIAL_SHAPES: Array<[RegExp, string]> = [
 export class Redactor {
   private secrets: string[] = [];
   private readonly sources = new Map<string, string[]>();
+  private gen = 0;
+
+  /** Changes whenever the secrets do: text redacted once and kept (the /metrics series) is stale after that. */
+  get generation(): number {
+    return this.gen;
+  }
 
   /** Replaces the config's secrets (every config load). */
   set(secrets: Iterable<string>): void {
@@ -43,6 +49,7 @@ export class Redactor {
       }
     }
     this.secrets = [...all].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
+    this.gen++;
   }
 
   /** Drops a named source's secrets. */

@@ -9,7 +9,7 @@ import Fastify, {
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { renderMetrics } from '../metrics-render.js';
+import { renderMetrics, type Format } from '../metrics-render.js';
 import { VERSION } from '../version.js';
 import { redactor } from '../redact.js';
 import { exposition } from './exposition.js';
@@ -71,10 +71,14 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     }
   });
   // Every answer passes the redactor (src/redact.ts): a secret that reached any state (a remediation argv, a
-  // log line quoting a token, an error message) never leaves over HTTP, whichever route serialised it.
+  // log line quoting a token, an error message) never leaves over HTTP, whichever route serialised it. The one
+  // exception is the /metrics body it was handed: redacted series by series when rendered (metrics-render.ts),
+  // it is not read again — by identity, so an error answer on that route still passes here.
+  const redactedBodies = new WeakMap<object, Buffer>();
   app.addHook('onSend', async (_req, reply, payload) => {
     // A compressed body was redacted before compression (exposition.ts); its bytes are not text.
     if (reply.getHeader('content-encoding') !== undefined) return payload;
+    if (Buffer.isBuffer(payload) && redactedBodies.get(reply) === payload) return payload;
     if (typeof payload === 'string') return redactor.redact(payload);
     if (
       Buffer.isBuffer(payload) &&
@@ -84,16 +88,21 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     return payload;
   });
 
-  // Scrapes that arrive while a text body is being written (an HA pair of Prometheus servers) share it.
-  let rendering: Promise<Buffer> | undefined;
-  const renderText = () =>
-    (rendering ??= renderMetrics(deps.metrics.registry).finally(() => {
-      rendering = undefined;
-    }));
+  // Scrapes that arrive while a body is being written (an HA pair of Prometheus servers) share it.
+  const rendering = new Map<Format, Promise<Buffer>>();
+  const render = (format: Format) => {
+    let p = rendering.get(format);
+    if (p === undefined) {
+      p = renderMetrics(deps.metrics.registry, { format, redactor }).finally(() => rendering.delete(format));
+      rendering.set(format, p);
+    }
+    return p;
+  };
   app.get('/metrics', async (req, reply) => {
-    const out = await exposition(deps.metrics.registry, req.headers, (t) => redactor.redact(t), renderText);
+    const out = await exposition(deps.metrics.registry, req.headers, render);
     reply.header('Vary', 'Accept, Accept-Encoding');
     if (out.encoding) reply.header('Content-Encoding', out.encoding);
+    else redactedBodies.set(reply, out.body);
     return reply.type(out.contentType).send(out.body);
   });
   // Not mere liveness: a daemon whose scheduler stopped is healthy-but-wedged itself, and its supervisor

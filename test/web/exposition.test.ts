@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
+import { REDACTED, redactor } from '../../src/redact.js';
 import { acceptsGzip, wantsOpenMetrics } from '../../src/server/exposition.js';
 import { routePlugins } from '../../src/server/plugins.js';
 import { capturingLogger } from './helpers.js';
@@ -152,6 +153,69 @@ describe('/metrics exposition', () => {
     expect(plain.encoding).toBeUndefined();
     expect(text.length).toBeGreaterThan(plain.body.length * 0.9);
     expect(zipped.body.length).toBeLessThan(plain.body.length);
+  });
+});
+
+describe('/metrics redaction', () => {
+  // Every way a scraper can ask: text, text gzipped, OpenMetrics (Prometheus' own Accept) gzipped and not.
+  const bodies = async () =>
+    Promise.all(
+      [
+        {},
+        { 'accept-encoding': 'gzip' },
+        { accept: PROMETHEUS_ACCEPT },
+        { accept: PROMETHEUS_ACCEPT, 'accept-encoding': 'gzip' },
+      ].map(async (h) => {
+        const r = await scrape(h);
+        return (r.encoding === 'gzip' ? gunzipSync(r.body) : r.body).toString('utf8');
+      }),
+    );
+  const event = (rule: string) =>
+    daemon.metrics.logEvents.inc({ target: 't', service: 's', rule, class: 'c', severity: 'warning' });
+
+  afterAll(() => {
+    redactor.dropSource('test-known');
+    redactor.dropSource('test-reload');
+  });
+
+  it('never shows a known secret in a label value, in any format or encoding', async () => {
+    const secret = 'tok-known-4f3e2d1c';
+    redactor.setSource('test-known', [secret]);
+    event(`GET /v1?key=${secret}`);
+    for (const body of await bodies()) {
+      expect(body).not.toContain(secret);
+      expect(body).toContain(`rule="GET /v1?key=${REDACTED}"`);
+    }
+  });
+
+  it('redacts a secret that a reload adds from then on, though the series was rendered before', async () => {
+    const secret = 'tok-reload-9a8b7c6d';
+    event(`quoted ${secret}`);
+    for (const body of await bodies()) expect(body).toContain(`rule="quoted ${secret}"`);
+    redactor.setSource('test-reload', [secret]);
+    for (const body of await bodies()) {
+      expect(body).not.toContain(secret);
+      expect(body).toContain(`rule="quoted ${REDACTED}"`);
+    }
+  });
+
+  it('does not redact the rendered body again as a whole (its series were redacted once)', async () => {
+    const spy = vi.spyOn(redactor, 'redact');
+    try {
+      for (const body of await bodies()) expect(body).toContain('# TYPE wedgewatch_build_info gauge');
+      expect(spy.mock.calls.filter(([t]) => t.includes('wedgewatch_build_info'))).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('still redacts every other answer (a 404 quoting the URL)', async () => {
+    // Only the body the /metrics route rendered skips the onSend pass; every other answer still passes it.
+    const secret = 'tok-known-4f3e2d1c';
+    const res = await request(`${base}/metrics?x=${secret}`, { method: 'POST' });
+    const text = await res.body.text();
+    expect(text).toContain(REDACTED);
+    expect(text).not.toContain(secret);
   });
 });
 
