@@ -1,8 +1,9 @@
 // Remediation history in stateDir/remediation.json: last run, runs in the last hour, an operator's pause (who,
 // when, until) and the pid of a command in flight. Cooldown, hourly cap and pause must survive a restart or a
 // kill -9 during a wedge, or the watchdog restarts the engine again seconds after it just did.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { removeStaleTemps, writeFileAtomic } from '../logs/state-store.js';
 
 export interface PauseRecord {
   by: string;
@@ -45,10 +46,9 @@ export class RemediationHistory {
     if (dir === undefined) return;
     try {
       mkdirSync(dir, { recursive: true });
-      // Temp files left by a crash mid-save: the rename never happened, the old file is whole.
-      for (const f of readdirSync(dir))
-        if (f.startsWith(`${HISTORY_FILE}.`) && f.endsWith('.tmp')) rmSync(join(dir, f), { force: true });
       this.file = join(dir, HISTORY_FILE);
+      // Temp files left by a crash mid-save: the rename never happened, the old file is whole.
+      removeStaleTemps(this.file);
       this.data = JSON.parse(readFileSync(this.file, 'utf8')) as Record<string, TargetHistory>;
     } catch {
       // No file yet, or unreadable: start empty (the file is rewritten whole on the next save).
@@ -60,16 +60,17 @@ export class RemediationHistory {
     return h && Array.isArray(h.runs) ? h : { runs: [] };
   }
 
-  /** Saves one target's history: written to a temp file and renamed, so a crash leaves the old or the new file. */
+  /**
+   * Saves one target's history the way every state file is saved (state-store.ts: temp file, fsync, rename,
+   * fsync of the directory), so a crash or a power loss leaves the old or the new file, never an empty one.
+   */
   set(target: string, h: TargetHistory): void {
     this.data[target] = h;
     if (this.file === undefined) return;
-    const tmp = `${this.file}.${process.pid}.tmp`;
     try {
-      writeFileSync(tmp, JSON.stringify(this.data));
-      renameSync(tmp, this.file);
+      writeFileAtomic(this.file, JSON.stringify(this.data));
     } catch {
-      rmSync(tmp, { force: true });
+      // A full disk: the history stays in memory and the next save writes it whole.
     }
   }
 }
