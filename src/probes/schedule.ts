@@ -126,16 +126,21 @@ export class ProbeScheduler {
         );
       } else {
         const every = probe.every!;
-        // Rounds are planned on absolute times (t0 + k·every), not with setInterval: a late round under load
-        // does not push every later round back, so probes keep their cadence.
+        // Rounds are planned on absolute times (t0 + offset + k·every), not with setInterval: a late round under
+        // load does not push every later round back, so probes keep their cadence. Each (target, probe) has its
+        // own offset in the interval, as Prometheus offsets each target's scrapes: otherwise 50 targets' rounds
+        // start in the same second (200 completions at the example cadence), and a /metrics scrape landing in
+        // that burst waited 60–90 ms.
         const t0 = Date.now();
-        let round = 0;
+        const offset = phaseOffset(`${this.opts.target.name}\u0000${probe.name}`, every);
+        // The round after the first is the first offset point at least half an interval after it.
+        let round = offset >= every / 2 ? -1 : 0;
         const spread = () => {
           this.heartbeat();
           slots.forEach((s) => this.after(Math.random() * probe.jitter * every, () => this.tick(s)));
           // Rounds missed while the process was stalled are skipped, not fired back to back.
-          round = Math.max(round + 1, Math.floor((Date.now() - t0) / every) + 1);
-          this.after(t0 + round * every - Date.now(), spread);
+          round = Math.max(round + 1, Math.floor((Date.now() - t0 - offset) / every) + 1);
+          this.after(t0 + offset + round * every - Date.now(), spread);
         };
         spread(); // first round right away (within the jitter), so a fresh daemon has a verdict soon
       }
@@ -314,4 +319,17 @@ export class ProbeScheduler {
       );
     }
   }
+}
+
+/**
+ * Where in its interval a (target, probe)'s rounds fall, in [0, every): FNV-1a of the key, so the same names keep
+ * the same phase across restarts and reloads, and different ones spread over the interval.
+ */
+export function phaseOffset(key: string, every: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return Math.floor(((h >>> 0) / 2 ** 32) * every);
 }

@@ -131,7 +131,12 @@ describe('renderMetrics', () => {
       registers: [],
     });
     registry.registerMetric(c);
-    c.inc({ labels: { k: 'a' }, value: 2, exemplarLabels: { trace: 't1' } });
+    // prom-client's types want exemplar labels among the metric's label names; at run time any name works.
+    c.inc({
+      labels: { k: 'a' },
+      value: 2,
+      exemplarLabels: { trace: 't1' },
+    } as unknown as client.IncreaseDataWithExemplar<'k'>);
     c.inc({ labels: { k: 'b' }, value: 1 });
     new client.Gauge({ name: 'empty', help: 'no series', labelNames: ['x'], registers: [registry] });
     new client.Summary({ name: 's_seconds', help: 'h', registers: [registry] }).observe(1);

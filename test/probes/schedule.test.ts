@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
 import { createProbeMetrics } from '../../src/metrics.js';
-import { ProbeScheduler } from '../../src/probes/schedule.js';
+import { phaseOffset, ProbeScheduler } from '../../src/probes/schedule.js';
 import type { ProbeResultSignal } from '../../src/signals.js';
 import { healthyHandler, startServer, type TestServer } from './hostile.js';
 import { waitFor } from '../helpers/wait.js';
@@ -213,5 +213,23 @@ targets:
     const everything = JSON.stringify(results) + log.lines.join('');
     expect(log.lines.join('')).toContain('probe failing');
     expect(everything).not.toContain('sekrit-token-123');
+  });
+});
+
+describe('round phases', () => {
+  it('each (target, probe) keeps its own offset in the interval; 50 targets spread over it', () => {
+    const every = 15_000;
+    expect(phaseOffset('pd-0\u0000chat', every)).toBe(phaseOffset('pd-0\u0000chat', every));
+    const offsets = Array.from({ length: 50 }, (_, i) => phaseOffset(`pd-${i}\u0000chat`, every));
+    for (const o of offsets) {
+      expect(o).toBeGreaterThanOrEqual(0);
+      expect(o).toBeLessThan(every);
+    }
+    // Spread, not bunched: every tenth of the interval holds some, none holds most.
+    const tenths = new Array<number>(10).fill(0);
+    for (const o of offsets) tenths[Math.floor(o / (every / 10))]!++;
+    expect(Math.min(...tenths)).toBeGreaterThan(0);
+    expect(Math.max(...tenths)).toBeLessThan(15);
+    expect(phaseOffset('pd-0\u0000health', every)).not.toBe(phaseOffset('pd-0\u0000chat', every));
   });
 });

@@ -160,12 +160,14 @@ describe('/metrics redaction', () => {
   // Every way a scraper can ask: text, text gzipped, OpenMetrics (Prometheus' own Accept) gzipped and not.
   const bodies = async () =>
     Promise.all(
-      [
-        {},
-        { 'accept-encoding': 'gzip' },
-        { accept: PROMETHEUS_ACCEPT },
-        { accept: PROMETHEUS_ACCEPT, 'accept-encoding': 'gzip' },
-      ].map(async (h) => {
+      (
+        [
+          {},
+          { 'accept-encoding': 'gzip' },
+          { accept: PROMETHEUS_ACCEPT },
+          { accept: PROMETHEUS_ACCEPT, 'accept-encoding': 'gzip' },
+        ] as Record<string, string>[]
+      ).map(async (h) => {
         const r = await scrape(h);
         return (r.encoding === 'gzip' ? gunzipSync(r.body) : r.body).toString('utf8');
       }),
