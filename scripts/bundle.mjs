@@ -6,7 +6,7 @@
 // docs/decisions.md). tsc's per-module output stays in dist/ beside it for benches and tests that import a module.
 // Chunks sit in dist/ itself: src/version.ts reads ../package.json and ./build-info.json relative to its module.
 import { build } from 'esbuild';
-import { rmSync, readdirSync } from 'node:fs';
+import { rmSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -17,9 +17,11 @@ for (const f of readdirSync(dist)) {
   if (/^[\w-]+-[A-Z0-9]{8}\.js(\.map)?$/.test(f)) rmSync(dist + f);
 }
 
-await build({
+const result = await build({
   absWorkingDir: root,
-  entryPoints: ['src/cli.ts'],
+  // `run` forks dist/load-child.js to validate its config (src/config/load-in-child.ts): zod, yaml and the schema
+  // are in chunks the daemon itself never loads.
+  entryPoints: ['src/cli.ts', 'src/config/load-child.ts'],
   outdir: 'dist',
   entryNames: '[name]',
   chunkNames: '[name]-[hash]',
@@ -46,4 +48,19 @@ await build({
   // requires it by name). The bcrypt worker thread (src/server/bcrypt-pool.ts) also requires bcryptjs from there.
   external: ['pino-pretty'],
   logLevel: 'warning',
+  metafile: true,
 });
+
+// Which dependencies each output file carries (test/cli/bundle.test.ts checks `run`'s main thread loads no zod or
+// yaml): { "dist/chunk-X.js": ["yaml", ...] }.
+const packages = {};
+for (const [out, meta] of Object.entries(result.metafile.outputs)) {
+  if (!out.endsWith('.js')) continue;
+  const names = new Set();
+  for (const input of Object.keys(meta.inputs)) {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+    if (m) names.add(m[1]);
+  }
+  packages[out] = [...names].sort();
+}
+writeFileSync(`${dist}bundle-packages.json`, `${JSON.stringify(packages, null, 1)}\n`);

@@ -1,6 +1,8 @@
 // The daemon's lifecycle: load, serve, reload (SIGHUP or /-/reload), stop (SIGTERM/SIGINT).
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { ConfigError, loadConfigFile, type LoadedConfig } from './config/load.js';
+import { ConfigError } from './config/errors.js';
+import type { LoadedConfig } from './config/load.js';
+import { loadConfigInChild } from './config/load-in-child.js';
 import { restartOnlyChanges } from './config/reload-limits.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -8,7 +10,7 @@ import { redactor } from './redact.js';
 import { createRuntime, type Runtime, type RuntimeFactory } from './runtime.js';
 import { createServer, type ReloadOutcome } from './server/app.js';
 import { parseListenAddress } from './server/listen.js';
-import { WebSecurity } from './server/web-security.js';
+import type { WebSecurity } from './server/web-security.js';
 
 const STOPPING: ReloadOutcome = { ok: false, errors: ['the daemon is stopping'] };
 const RELOAD_WAIT_ON_STOP_MS = 10_000;
@@ -51,18 +53,21 @@ export class Daemon {
     this.logger = opts.logger;
   }
 
-  private load(): LoadedConfig {
-    const loaded = loadConfigFile(this.opts.configPath, this.opts.env ?? process.env);
+  private async load(): Promise<LoadedConfig> {
+    const loaded = await loadConfigInChild(this.opts.configPath, this.opts.env ?? process.env);
     redactor.set(loaded.secrets);
     return loaded;
   }
 
   /** Loads the config (throws ConfigError on a bad one), starts the runtime and the HTTP server. */
   async start(): Promise<void> {
-    this.loaded = this.load();
-    // Before anything runs: a bad web config stops the start with nothing started.
-    if (this.opts.webConfigFile !== undefined)
+    this.loaded = await this.load();
+    // Before anything runs: a bad web config stops the start with nothing started. Imported only when given: its
+    // schema loads zod, which the daemon's isolate otherwise never does (docs/decisions.md).
+    if (this.opts.webConfigFile !== undefined) {
+      const { WebSecurity } = await import('./server/web-security.js');
       this.web = await WebSecurity.load(this.opts.webConfigFile, this.logger);
+    }
     const factory = this.opts.runtimeFactory ?? createRuntime;
     this.runtime = await factory(this.loaded, { metrics: this.metrics, logger: this.logger });
     this.markReload(true);
@@ -129,7 +134,7 @@ export class Daemon {
     const log = this.logger.child({ component: 'reload' });
     let next: LoadedConfig;
     try {
-      next = loadConfigFile(this.opts.configPath, this.opts.env ?? process.env);
+      next = await loadConfigInChild(this.opts.configPath, this.opts.env ?? process.env);
     } catch (err) {
       const errors = err instanceof ConfigError ? err.problems : [String(err)];
       log.error({ errors }, 'reload failed; keeping the running configuration');

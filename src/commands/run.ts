@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { ConfigError } from '../config/load.js';
+import { ConfigError } from '../config/errors.js';
 import { Daemon, type DaemonOptions } from '../daemon.js';
 import type { Logger } from '../logger.js';
 import { routePlugins } from '../server/plugins.js';

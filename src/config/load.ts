@@ -4,6 +4,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
+import { ConfigError, formatPath } from './errors.js';
 import { MAX_WATCHED_BYTES } from '../changes/limits.js';
 import { ruleProblems } from '../logs/rules.js';
 import { Redactor } from '../redact.js';
@@ -15,6 +16,9 @@ import {
   type Config,
 } from './schema.js';
 
+// Re-exported: callers that only catch a ConfigError import it from ./errors.js, which does not load zod or yaml.
+export { ConfigError, formatPath };
+
 export interface LoadedConfig {
   config: Config;
   /** Secret values (tokens, secret header values) to redact from every output. */
@@ -22,26 +26,6 @@ export interface LoadedConfig {
   /** Resolved request headers per target and endpoint name, secrets included. */
   headers: Map<string, Map<string, Record<string, string>>>;
   path: string;
-}
-
-export class ConfigError extends Error {
-  constructor(
-    readonly path: string,
-    readonly problems: string[],
-  ) {
-    super(`${path}: invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
-
-/** `targets[0].probes[1].timeout` from zod's ['targets', 0, 'probes', 1, 'timeout']. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const p of path) {
-    if (typeof p === 'number') out += `[${p}]`;
-    else out += out === '' ? String(p) : `.${String(p)}`;
-  }
-  return out === '' ? '(top level)' : out;
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

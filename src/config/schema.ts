@@ -4,6 +4,7 @@ import cron from 'node-cron';
 import { z } from 'zod';
 import { isIP } from 'node:net';
 import { duration, durationOr } from './duration.js';
+import { COMPLETION_KINDS, CONN_KINDS, PROBE_KINDS, TOOL_CASES } from './kinds.js';
 import { parseJsonPath } from '../probes/serverinfo-path.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
@@ -67,14 +68,15 @@ export const endpointSchema = z.strictObject({
   shared: z.boolean().default(false),
 });
 
-export const CONN_KINDS = ['fresh', 'keepalive'] as const;
-export const PROBE_KINDS = ['chat', 'toolcall', 'health', 'serverinfo', 'canary', 'structured'] as const;
-
-/** Kinds that run a completion through the engine (the ones that cost engine work and can trip an abort). */
-export const COMPLETION_KINDS = ['chat', 'toolcall', 'canary', 'structured'] as const;
-
-/** The tool-call matrix: a tool_choice case, streamed, or with `/nonstream` the same request with stream: false. */
-export const TOOL_CASES = ['auto', 'required', 'named', 'none', 'parallel', 'second_turn'] as const;
+// Re-exported: the runtime imports them from ./kinds.js, which does not load zod.
+export {
+  COMPLETION_KINDS,
+  CONN_KINDS,
+  isCompletionKind,
+  onDemandInterval,
+  PROBE_KINDS,
+  TOOL_CASES,
+} from './kinds.js';
 export const TOOL_CELLS = TOOL_CASES.flatMap((c) => [c, `${c}/nonstream`] as const);
 export const DEFAULT_TOOL_CELLS = [
   'auto',
@@ -257,17 +259,6 @@ export const probeSchema = z
 /** For a field that belongs to some probe kinds only: those kinds (a chat probe's `path` → health, serverinfo). */
 export function probeFieldKinds(field: string): string[] {
   return PROBE_KIND_SCHEMAS.filter((s) => field in s.shape).map((s) => s.shape.kind.value);
-}
-
-/** Whether a probe kind runs a completion through the engine. */
-export function isCompletionKind(kind: string): boolean {
-  return (COMPLETION_KINDS as readonly string[]).includes(kind);
-}
-
-/** The minimum time between two on-demand runs of a completion probe (see `onDemandInterval`). */
-export function onDemandInterval(p: ProbeConfig): number {
-  if ('onDemandInterval' in p && p.onDemandInterval !== undefined) return p.onDemandInterval;
-  return p.every ?? 60_000;
 }
 
 export const LOG_PACKS = ['sglang', 'nixl', 'mooncake', 'vllm', 'python'] as const;

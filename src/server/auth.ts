@@ -7,8 +7,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { commonCost } from './web-config.js';
-
 import { bcryptWorker, type Compare } from './bcrypt-pool.js';
 
 const CACHE_LIMIT = 100;
@@ -200,4 +198,22 @@ export class BasicAuth {
         .send('Unauthorized\n');
     };
   }
+}
+
+/** A bcrypt hash as htpasswd writes it; group 1 is the cost. Here, not in web-config.ts: that one loads zod. */
+export const BCRYPT_HASH = /^\$2[aby]\$(\d{2})\$[./A-Za-z0-9]{53}$/;
+
+/** The bcrypt cost most users' hashes use: the dummy hash for unknown users must cost the same. */
+export function commonCost(users: Map<string, string>): number {
+  const counts = new Map<number, number>();
+  for (const h of users.values()) {
+    const cost = Number(BCRYPT_HASH.exec(h)?.[1] ?? 10);
+    counts.set(cost, (counts.get(cost) ?? 0) + 1);
+  }
+  let best = 10;
+  let bestCount = 0;
+  for (const [cost, n] of counts) {
+    if (n > bestCount) [best, bestCount] = [cost, n];
+  }
+  return best;
 }

@@ -3,15 +3,9 @@
 import { dirname } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import { Registry } from 'prom-client';
-import YAML from 'yaml';
 import type { LoadedConfig } from '../config/load.js';
-import {
-  CONN_KINDS,
-  isCompletionKind,
-  onDemandInterval,
-  type ProbeConfig,
-  type TargetConfig,
-} from '../config/schema.js';
+import { CONN_KINDS, isCompletionKind, onDemandInterval } from '../config/kinds.js';
+import type { ProbeConfig, TargetConfig } from '../config/schema.js';
 import type { Daemon } from '../daemon.js';
 import { createProbeMetrics } from '../metrics.js';
 import { EndpointDispatchers, tlsOptions } from '../probes/http.js';
@@ -66,13 +60,17 @@ function pick(loaded: LoadedConfig, q: ProbeQuery) {
   return { target, probe, endpoints, conns };
 }
 
-/** The configuration a run used, secret header values masked (and everything passed through the redactor). */
-function configText(
+/**
+ * The configuration a run used, secret header values masked (and everything passed through the redactor). yaml
+ * is imported on the first debug=true request: the daemon does not load it otherwise (docs/decisions.md).
+ */
+async function configText(
   target: TargetConfig,
   probeName: string,
   endpoints: string[],
   loaded: LoadedConfig,
-): string {
+): Promise<string> {
+  const { default: YAML } = await import('yaml');
   const probe = target.probes.find((p) => p.name === probeName);
   const headers = loaded.headers.get(target.name);
   const eps = target.endpoints
@@ -222,7 +220,7 @@ export function probeRoutes(daemon: Daemon, opts: { now?: () => number } = {}): 
         parts.push('');
       }
       parts.push('Metrics that would have been returned:', text, 'Probe configuration:');
-      parts.push(configText(sel.target, probe.name, sel.endpoints, loaded));
+      parts.push(await configText(sel.target, probe.name, sel.endpoints, loaded));
       return reply.type('text/plain; charset=utf-8').send(redactor.redact(parts.join('\n')));
     });
     app.get<{ Querystring: { target?: string } }>('/api/probes', async (req, reply) => {

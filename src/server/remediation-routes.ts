@@ -2,7 +2,7 @@
 // restarting things. Write endpoints: they exist only with web.enableLifecycle (404 otherwise), and the auth
 // hook in front of every route already demands credentials when users are configured.
 import type { FastifyPluginAsync } from 'fastify';
-import { parseDuration } from '../config/duration.js';
+import { parseDuration } from '../config/duration-text.js';
 import type { Daemon } from '../daemon.js';
 import { parseBasicAuth } from './auth.js';
 

@@ -11,9 +11,9 @@ import { z } from 'zod';
 import { duration } from '../config/duration.js';
 import { ConfigError, formatPath } from '../config/load.js';
 import type { Logger } from '../logger.js';
+import { BCRYPT_HASH } from './auth.js';
 
 /** $2a$/$2b$/$2y$ (htpasswd -B writes $2y$), two-digit cost, 53 characters of salt and hash. */
-const BCRYPT_HASH = /^\$2[aby]\$(\d{2})\$[./A-Za-z0-9]{53}$/;
 
 /** Go's crypto/tls version names (exporter-toolkit min_version/max_version) → Node's. */
 const TLS_VERSIONS = { TLS10: 'TLSv1', TLS11: 'TLSv1.1', TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' } as const;
@@ -367,21 +367,6 @@ export function clientCertProblem(t: TlsConfig, sock: TLSSocket): string | undef
     if (!sans.some((v) => t.allowedSans!.includes(v))) return 'client certificate SAN not allowed';
   }
   return undefined;
-}
-
-/** The bcrypt cost most users' hashes use: the dummy hash for unknown users must cost the same. */
-export function commonCost(users: Map<string, string>): number {
-  const counts = new Map<number, number>();
-  for (const h of users.values()) {
-    const cost = Number(BCRYPT_HASH.exec(h)?.[1] ?? 10);
-    counts.set(cost, (counts.get(cost) ?? 0) + 1);
-  }
-  let best = 10;
-  let bestCount = 0;
-  for (const [cost, n] of counts) {
-    if (n > bestCount) [best, bestCount] = [cost, n];
-  }
-  return best;
 }
 
 export interface WebConfigWatcherOptions {

@@ -1,34 +1,76 @@
 // dist/cli.js is the esbuild bundle (scripts/bundle.mjs), and it is what `run` executes: its chunks carry the
 // dependencies, so loading the daemon resolves no file under node_modules and none of the chunks of the commands
 // run does not need (sim, verify, replay, demo). Module resolution is watched with a module.register hook.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-bundle-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The file: and node: URLs the ESM loader resolves while `wedgewatch ...args` runs. */
-function resolved(args: string[]): string[] {
+/** A module.register hook that prints `RESOLVED <url> <parent url or ->` for each module the loader resolves. */
+function hookFile(): string {
   const hook = join(dir, 'hook.mjs');
   const resolver = `export async function resolve(s, c, next) {
     const r = await next(s, c);
-    console.log('RESOLVED ' + r.url);
+    console.log('RESOLVED ' + r.url + ' ' + (c.parentURL ?? '-'));
     return r;
   }`;
   writeFileSync(
     hook,
     `import { register } from 'node:module';\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(resolver)}`)});\n`,
   );
+  return hook;
+}
+
+/** The file: and node: URLs the ESM loader resolves while `wedgewatch ...args` runs. */
+function resolved(args: string[]): string[] {
+  const hook = hookFile();
   const r = spawnSync(process.execPath, ['--import', hook, CLI, ...args], {
     encoding: 'utf8',
     timeout: 30_000,
   });
   expect(r.status, r.stderr).toBe(0);
-  return [...r.stdout.matchAll(/^RESOLVED (\S+)$/gm)].map((m) => m[1]!);
+  return [...r.stdout.matchAll(/^RESOLVED (\S+) /gm)].map((m) => m[1]!);
+}
+
+/**
+ * The files `run -c <config>` resolves until its daemon listens. The config loader process it forks
+ * (dist/load-child.js) runs without the hook: its modules are not the daemon's.
+ */
+async function daemonFiles(config: string): Promise<string[]> {
+  const child = spawn(
+    process.execPath,
+    ['--import', hookFile(), CLI, 'run', '-c', config, '--web.listen-address', '127.0.0.1:0'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise((r) => child.once('exit', r));
+  try {
+    await waitFor(() => out.includes('wedgewatch listening'), {
+      timeoutMs: 20_000,
+      what: () => out.slice(-2000),
+    });
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+  return [...out.matchAll(/^RESOLVED (\S+) /gm)].map((m) => m[1]!);
+}
+
+/** The npm packages bundled into a dist file (dist/bundle-packages.json, written by scripts/bundle.mjs). */
+function packagesOf(url: string): string[] {
+  const table = JSON.parse(
+    readFileSync(new URL('bundle-packages.json', pathToFileURL(CLI)), 'utf8'),
+  ) as Record<string, string[]>;
+  return table[`dist/${url.slice(url.lastIndexOf('/') + 1)}`] ?? [];
 }
 
 describe('the shipped CLI bundle', () => {
@@ -50,5 +92,28 @@ describe('the shipped CLI bundle', () => {
       files.filter((u) => /\/dist\/(sim|verify|replay|demo|incidents)-[A-Z0-9]{8}\.js$/.test(u)),
     ).toEqual([]);
     expect(urls.filter((u) => !u.startsWith('file:') && !u.startsWith('node:'))).toEqual([]);
+  });
+
+  it('`run` with the example config loads no zod or yaml: a child process validates the config', async () => {
+    // The example config with its state directory moved to the test's own.
+    const config = join(dir, 'wedgewatch.yaml');
+    writeFileSync(
+      config,
+      readFileSync('examples/wedgewatch.yaml', 'utf8').replace(
+        'stateDir: /var/lib/wedgewatch',
+        `stateDir: ${dir}/state`,
+      ),
+    );
+    const carrying = (urls: string[], pkg: string) =>
+      urls.filter((u) => u.startsWith('file:') && packagesOf(u).includes(pkg));
+    // `check` loads the config in process: the same lookup finds zod and yaml there.
+    const checked = resolved(['check', '--config', config]);
+    expect(carrying(checked, 'zod').length).toBeGreaterThan(0);
+    expect(carrying(checked, 'yaml').length).toBeGreaterThan(0);
+    const daemon = await daemonFiles(config);
+    // The walk reached the daemon's chunks.
+    expect(daemon.some((u) => /\/dist\/run-[A-Z0-9]{8}\.js$/.test(u))).toBe(true);
+    expect(carrying(daemon, 'zod')).toEqual([]);
+    expect(carrying(daemon, 'yaml')).toEqual([]);
   });
 });

@@ -51,6 +51,8 @@ describe('reload and stop', () => {
     const made: FakeRuntime[] = [];
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => (release = r));
+    let entered: () => void = () => {};
+    const inFactory = new Promise<void>((r) => (entered = r));
     const factory: RuntimeFactory = async (loaded, ctx) => {
       const rt: FakeRuntime = {
         name: loaded.config.targets[0]!.name,
@@ -64,6 +66,7 @@ describe('reload and stop', () => {
         rt.activate = async () => {
           rt.activated = true;
         };
+        entered();
         await gate;
       }
       made.push(rt);
@@ -73,6 +76,8 @@ describe('reload and stop', () => {
     await d.start();
     writeFileSync(file, config('second'));
     const reloading = d.reload();
+    // The config loads asynchronously (in a child process under `run`): stop while the new runtime is being made.
+    await inFactory;
     const stopping = d.stop();
     release();
     await stopping;
@@ -81,6 +86,24 @@ describe('reload and stop', () => {
     expect(made.map((r) => r.name)).toEqual(['first', 'second']);
     expect(made[1]!.activated).toBe(false);
     expect(made.every((r) => r.stopped)).toBe(true);
+  });
+
+  it('a reload whose config is still loading when stop() is called makes no runtime', async () => {
+    const file = join(dir, 'loading.yaml');
+    writeFileSync(file, config('first'));
+    const made: string[] = [];
+    const factory: RuntimeFactory = async (loaded) => {
+      made.push(loaded.config.targets[0]!.name);
+      return { stop: async () => {} } as Runtime;
+    };
+    const d = new Daemon({ configPath: file, logger: logger().logger, runtimeFactory: factory });
+    await d.start();
+    writeFileSync(file, config('second'));
+    // The config loads asynchronously (a child process under `run`, a dynamic import here): stop() comes first.
+    const reloading = d.reload();
+    await d.stop();
+    expect(await reloading).toEqual({ ok: false, errors: ['the daemon is stopping'] });
+    expect(made).toEqual(['first']);
   });
 
   it('redacts a new secret quoted by a failing runtime factory in the /-/reload answer and the log', async () => {
