@@ -53,8 +53,13 @@ export class Daemon {
     this.logger = opts.logger;
   }
 
+  private readonly loadFallback = (why: string) =>
+    this.logger.warn({ reason: why }, 'config loaded in the daemon: no loader process could be started');
+
   private async load(): Promise<LoadedConfig> {
-    const loaded = await loadConfigInChild(this.opts.configPath, this.opts.env ?? process.env);
+    const loaded = await loadConfigInChild(this.opts.configPath, this.opts.env ?? process.env, {
+      onFallback: this.loadFallback,
+    });
     redactor.set(loaded.secrets);
     return loaded;
   }
@@ -134,7 +139,9 @@ export class Daemon {
     const log = this.logger.child({ component: 'reload' });
     let next: LoadedConfig;
     try {
-      next = await loadConfigInChild(this.opts.configPath, this.opts.env ?? process.env);
+      next = await loadConfigInChild(this.opts.configPath, this.opts.env ?? process.env, {
+        onFallback: this.loadFallback,
+      });
     } catch (err) {
       const errors = err instanceof ConfigError ? err.problems : [String(err)];
       log.error({ errors }, 'reload failed; keeping the running configuration');

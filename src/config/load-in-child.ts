@@ -27,41 +27,99 @@ const CHILD = fileURLToPath(new URL('./load-child.js', import.meta.url));
 /** Whether loadConfigInChild forks (false when running from source, where there is no .js child entry). */
 export const inChild = existsSync(CHILD);
 
+export interface LoadOptions {
+  timeoutMs?: number;
+  /** Called when no loader process could be started and the config was loaded in process instead. */
+  onFallback?: (why: string) => void;
+  /** Tests: another loader script, another node binary. */
+  childPath?: string;
+  execPath?: string;
+}
+
 /** loadConfigFile in a child process; the same result, or the same ConfigError, as loading it in process. */
 export async function loadConfigInChild(
   file: string,
   env: NodeJS.ProcessEnv = process.env,
+  opts: LoadOptions = {},
 ): Promise<LoadedConfig> {
-  if (!inChild) {
+  const { timeoutMs = LOAD_TIMEOUT_MS, onFallback } = opts;
+  if (!inChild && opts.childPath === undefined) {
     const { loadConfigFile } = await import('./load.js');
     return loadConfigFile(file, env);
   }
   const request: LoadRequest = { file, env: { ...env } };
-  const answer = await new Promise<LoadResponse>((resolve, reject) => {
-    // No node flags of the daemon's: they size a long-lived heap; this process lives for one parse.
-    const child = fork(CHILD, [], {
-      execArgv: [],
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    let settled = false;
-    child.once('message', (m: unknown) => {
-      settled = true;
-      resolve(m as LoadResponse);
-    });
-    child.once('error', (err) => {
-      settled = true;
-      reject(err);
-    });
-    child.once('exit', (code, signal) => {
-      if (!settled)
-        reject(new Error(`the config loader process exited (${code ?? signal}) without an answer`));
-    });
-    child.send(request);
-  });
+  let answer: LoadResponse;
+  try {
+    answer = await ask(request, timeoutMs, opts.childPath ?? CHILD, opts.execPath);
+  } catch (err) {
+    if (!(err instanceof SpawnError)) throw err;
+    // No process could be started (a process limit, no memory for one): the config is still loaded, in
+    // process; memory is not worth a daemon that cannot start or reload.
+    onFallback?.(err.message);
+    const { loadConfigFile } = await import('./load.js');
+    return loadConfigFile(file, env);
+  }
   if (answer.ok) return answer.loaded;
   if ('configError' in answer) throw new ConfigError(answer.configError.path, answer.configError.problems);
   const err = new Error(answer.error.message);
   if (answer.error.stack !== undefined) err.stack = answer.error.stack;
   throw err;
+}
+
+/** A loader that has not answered in this long is killed: the load fails (a start fails, a reload is refused). */
+export const LOAD_TIMEOUT_MS = 30_000;
+
+/** The loader process could not be started at all. */
+class SpawnError extends Error {}
+
+function ask(
+  request: LoadRequest,
+  timeoutMs: number,
+  childPath: string,
+  execPath?: string,
+): Promise<LoadResponse> {
+  return new Promise<LoadResponse>((resolve, reject) => {
+    let child: ReturnType<typeof fork>;
+    try {
+      // No node flags of the daemon's: they size a long-lived heap; this process lives for one parse.
+      child = fork(childPath, [], {
+        ...(execPath !== undefined ? { execPath } : {}),
+        execArgv: [],
+        serialization: 'advanced',
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+    } catch (err) {
+      reject(new SpawnError(`cannot start the config loader: ${(err as Error).message}`));
+      return;
+    }
+    let settled = false;
+    let spawned = false;
+    const timer = setTimeout(() => {
+      if (settled) return;
+      settled = true;
+      child.kill('SIGKILL');
+      reject(
+        new Error(`the config loader gave no answer in ${timeoutMs / 1000} s (a file that never ends?)`),
+      );
+    }, timeoutMs);
+    const done = (f: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      f();
+    };
+    child.once('spawn', () => (spawned = true));
+    child.once('message', (m: unknown) => done(() => resolve(m as LoadResponse)));
+    child.once('error', (err) =>
+      done(() => reject(spawned ? err : new SpawnError(`cannot start the config loader: ${err.message}`))),
+    );
+    child.once('exit', (code, signal) =>
+      done(() => reject(new Error(`the config loader process exited (${code ?? signal}) without an answer`))),
+    );
+    try {
+      child.send(request);
+    } catch {
+      // The channel is gone: the 'error' or 'exit' event says why.
+    }
+  });
 }

@@ -107,6 +107,33 @@ describe('loadConfigInChild (dist/)', () => {
     expect(loader.inChild).toBe(true);
   });
 
+  it('no loader process can start (the node binary is missing): loaded in process, and said so', async () => {
+    const why: string[] = [];
+    const got = await loader.loadConfigInChild(FILES[0]!, ENV, {
+      execPath: join(dir, 'no-such-node'),
+      onFallback: (w) => why.push(w),
+    });
+    expect(got).toStrictEqual(loadConfigFile(FILES[0]!, ENV));
+    expect(why).toHaveLength(1);
+    expect(why[0]).toMatch(/cannot start the config loader/);
+  });
+
+  it('a loader that never answers is killed after the timeout and the load fails (nothing in process)', async () => {
+    const mute = join(dir, 'mute.cjs');
+    writeFileSync(mute, 'process.on("message", () => {}); setInterval(() => {}, 1000);\n');
+    const why: string[] = [];
+    const t0 = Date.now();
+    const err = await loader
+      .loadConfigInChild(FILES[0]!, ENV, { childPath: mute, timeoutMs: 500, onFallback: (w) => why.push(w) })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(String(err)).toMatch(/no answer in 0.5 s/);
+    expect(why).toEqual([]);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+  });
+
   it.each(FILES)('%s: the same LoadedConfig as loading it in process', async (file) => {
     const expected: LoadedConfig = loadConfigFile(file, ENV);
     expect(await loader.loadConfigInChild(file, ENV)).toStrictEqual(expected);
