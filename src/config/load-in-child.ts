@@ -110,16 +110,18 @@ function ask(
     };
     child.once('spawn', () => (spawned = true));
     child.once('message', (m: unknown) => done(() => resolve(m as LoadResponse)));
-    child.once('error', (err) =>
+    // on, not once: a failed spawn is followed by the failed send's EPIPE.
+    child.on('error', (err) =>
       done(() => reject(spawned ? err : new SpawnError(`cannot start the config loader: ${err.message}`))),
     );
     child.once('exit', (code, signal) =>
       done(() => reject(new Error(`the config loader process exited (${code ?? signal}) without an answer`))),
     );
     try {
-      child.send(request);
+      // With a callback, a failed send is handed to it rather than emitted: the 'error' or 'exit' event says why.
+      child.send(request, () => {});
     } catch {
-      // The channel is gone: the 'error' or 'exit' event says why.
+      // The channel is already closed: the same events say why.
     }
   });
 }

@@ -197,7 +197,9 @@ export class KeyedStore<V> {
    * one report, not one per save attempt) and retried on the next call.
    */
   saveThrottled(now: number, everyMs: number, force: boolean, onError: (message: string) => void): void {
-    if (!this.dirty || (!force && now - this.lastSave < everyMs)) return;
+    // A background save in flight may yet fail (and mark the records dirty again): a stop writes them anyway.
+    const pending = this.dirty || (force && this.inflight !== undefined);
+    if (!pending || (!force && now - this.lastSave < everyMs)) return;
     if (!force && this.inflight) return;
     this.lastSave = now;
     const failed = (err: unknown) => {
@@ -208,6 +210,7 @@ export class KeyedStore<V> {
     };
     if (force) {
       try {
+        this.dirty = true;
         this.save();
         this.lastError = '';
       } catch (err) {
