@@ -37,25 +37,7 @@ const plain = new Redactor();
 describe('renderMetrics', () => {
   it('writes what prom-client writes for every family of the daemon, defaults included', async () => {
     const m = createMetrics();
-    const probe = { target: 'pd', probe: 'chat', endpoint: 'router', conn: 'fresh', kind: 'chat' };
-    // Probe histograms carry exemplars (the run id, OpenMetrics only): observed as the daemon does.
-    // prom-client types exemplar labels with the metric's label names; OpenMetrics exemplar labels are free-form.
-    const exemplarLabels = { run_id: 'a1' } as Partial<Record<keyof typeof probe, string>>;
-    m.probeDuration.observe({ labels: probe, value: 0.07, exemplarLabels });
-    m.probeDuration.observe({ labels: probe, value: 42 });
-    m.probeDuration.observe({ labels: { ...probe, conn: 'keepalive' }, value: 500 }); // above every bucket: only +Inf
-    m.probeTtft.observe({ labels: probe, value: 0.01 });
-    m.probesTotal.inc({ ...probe, result: 'ok' }, 3);
-    m.probesTotal.inc({ ...probe, result: 'timeout' }, 0);
-    m.probeSuccess.set(probe, 1);
-    m.engineTokenUsage.set({ target: 'pd', service: 'decode' }, NaN);
-    m.engineRunning.set({ target: 'pd', service: 'decode' }, Infinity);
-    m.engineQueued.set({ target: 'pd', service: 'decode' }, -Infinity);
-    m.engineGenThroughput.set({ target: 'pd', service: 'decode' }, 1e-7);
-    // Label values needing escapes: backslash, newline, quote.
-    m.logEvents.inc({ target: 'a\\b', service: 'x\ny', rule: 'say "hi"', class: 'c', severity: 's' });
-    m.incidentCaptureDuration.observe(1.5);
-    m.configReloadSuccessful.set(1);
+    populate(m);
     const fast = (await renderMetrics(m.registry, { redactor: plain })).toString();
     expect(settled(fast)).toBe(settled(await m.registry.metrics()));
     expect(fast).toContain('nodejs_eventloop_lag_p99_seconds ');
