@@ -132,11 +132,13 @@ export class TargetWatchdog {
     return { state: this.s, paused: this.paused, remediation: this.remediator?.carry() };
   }
 
-  /** Pauses (by whom, until when) or resumes remediation; persisted so a restart keeps it. */
-  setPaused(paused: boolean, by = 'operator', until?: number): void {
+  /** Pauses (by whom, for how long) or resumes remediation; persisted so a restart keeps it. */
+  setPaused(paused: boolean, by = 'operator', forMs?: number): void {
     const h = this.opts.history;
     if (h !== undefined) {
-      const pause = paused ? { by, at: this.now(), ...(until !== undefined ? { until } : {}) } : undefined;
+      // One clock read: `until` is exactly `forMs` after `at` (two reads could be a millisecond apart).
+      const at = this.now();
+      const pause = paused ? { by, at, ...(forMs !== undefined ? { until: at + forMs } : {}) } : undefined;
       h.set(this.name, { ...h.get(this.name), paused: pause });
     }
     if (paused === this.paused) return;
@@ -435,9 +437,9 @@ export class Watchdog {
     await this.journal.flush();
   }
 
-  pause(target: string, by?: string, until?: number): boolean {
+  pause(target: string, by?: string, forMs?: number): boolean {
     const w = this.targets.get(target);
-    w?.setPaused(true, by, until);
+    w?.setPaused(true, by, forMs);
     return w !== undefined;
   }
 

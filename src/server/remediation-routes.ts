@@ -9,7 +9,8 @@ import { parseBasicAuth } from './auth.js';
 /** What the watchdog offers (src/detect/watchdog.ts): pause/resume remediation for one target; it also sets
  *  the wedgewatch_remediation_paused metric and journals the change. */
 export interface RemediationControl {
-  pause(target: string, by?: string, until?: number): boolean;
+  /** Pauses remediation of `target`, for `forMs` from now (until resumed when absent). */
+  pause(target: string, by?: string, forMs?: number): boolean;
   resume(target: string, by?: string): boolean;
   isPaused(target: string): boolean;
 }
@@ -48,7 +49,7 @@ export function remediationRoutes(deps: RemediationRouteDeps): FastifyPluginAsyn
           }
           // Who: the basic auth user when there is one, else the caller's address.
           const by = parseBasicAuth(req.headers.authorization)?.user ?? req.ip;
-          let until: number | undefined;
+          let forMs: number | undefined;
           const forText = (req.body as { for?: unknown } | undefined)?.for;
           if (action === 'pause' && forText !== undefined) {
             const ms = typeof forText === 'string' ? parseDuration(forText) : undefined;
@@ -56,9 +57,9 @@ export function remediationRoutes(deps: RemediationRouteDeps): FastifyPluginAsyn
               return reply
                 .code(400)
                 .send({ error: `"for" must be a duration like "30m", got ${JSON.stringify(forText)}` });
-            until = Date.now() + ms;
+            forMs = ms;
           }
-          if (action === 'pause') control.pause(name, by, until);
+          if (action === 'pause') control.pause(name, by, forMs);
           else control.resume(name, by);
           const paused = control.isPaused(name);
           req.log.warn(
