@@ -43,10 +43,8 @@ export async function loadConfigInChild(
   opts: LoadOptions = {},
 ): Promise<LoadedConfig> {
   const { timeoutMs = LOAD_TIMEOUT_MS, onFallback } = opts;
-  if (!inChild && opts.childPath === undefined) {
-    const { loadConfigFile } = await import('./load.js');
-    return loadConfigFile(file, env);
-  }
+  const inProcess = async () => (await import('./load.js')).loadConfigFile(file, env);
+  if (!inChild && opts.childPath === undefined) return inProcess();
   const request: LoadRequest = { file, env: { ...env } };
   let answer: LoadResponse;
   try {
@@ -56,8 +54,7 @@ export async function loadConfigInChild(
     // No process could be started (a process limit, no memory for one): the config is still loaded, in
     // process; memory is not worth a daemon that cannot start or reload.
     onFallback?.(err.message);
-    const { loadConfigFile } = await import('./load.js');
-    return loadConfigFile(file, env);
+    return inProcess();
   }
   if (answer.ok) return answer.loaded;
   if ('configError' in answer) throw new ConfigError(answer.configError.path, answer.configError.problems);

@@ -1,6 +1,6 @@
 // A file follower of our own (docs/decisions.md: the npm `tail` package lost ~20% of lines under rotation).
-// It polls (every 250 ms, on one timer shared by every follower: poll-clock.ts), tracks each file by inode and fingerprint (its first bytes,
-// fingerprint.ts) and keeps reading a renamed or deleted inode until it has been quiet for a while, so lines
+// It polls (every 250 ms, on one timer shared by every follower: poll-clock.ts), tracks each file by inode
+// and fingerprint (its first bytes, fingerprint.ts) and keeps reading a renamed or deleted inode until it has been quiet for a while, so lines
 // the writer adds after a rotation are not lost. A truncate in place (size below our position, or the head
 // changed: truncated and regrown between two polls) restarts at 0; a copy of a followed file (copytruncate
 // under a glob) reads only what the original had not read when it was truncated. A file rotated while the
@@ -319,13 +319,18 @@ export class Follower {
   /** The first bytes of an open file, up to FP_BYTES (fewer when the file is shorter). */
   private readHead(fd: number, size: number): Buffer {
     const head = Buffer.alloc(Math.min(size, FP_BYTES));
+    return head.subarray(0, this.readStart(fd, head, head.length));
+  }
+
+  /** Reads a file's first `n` bytes into `into`; returns how many there were. */
+  private readStart(fd: number, into: Buffer, n: number): number {
     let got = 0;
-    while (got < head.length) {
-      const n = this.fs.readSync(fd, head, got, head.length - got, got);
-      if (n <= 0) break;
-      got += n;
+    while (got < n) {
+      const r = this.fs.readSync(fd, into, got, n - got, got);
+      if (r <= 0) break;
+      got += r;
     }
-    return head.subarray(0, got);
+    return got;
   }
 
   /**
@@ -339,13 +344,9 @@ export class Follower {
       if (size < h.pos) return TRUNCATED;
       if (size === h.pos || h.head.length === 0) return size;
       const n = h.head.length;
-      let got = 0;
-      while (got < n) {
-        const r = this.fs.readSync(h.fd, this.headScratch, got, n - got, got);
-        if (r <= 0) break;
-        got += r;
-      }
-      return got === n && this.headScratch.compare(h.head, 0, n, 0, n) === 0 ? size : TRUNCATED;
+      const same =
+        this.readStart(h.fd, this.headScratch, n) === n && this.headScratch.compare(h.head, 0, n, 0, n) === 0;
+      return same ? size : TRUNCATED;
     } catch {
       // A read error shows on the drain, which reports it.
       return Number.NaN;

@@ -175,7 +175,11 @@ export class KeyedStore<V> {
 
   /** Saves when dirty; throws the write error (the previous file stays whole). */
   save(): void {
-    if (!this.dirty) return;
+    if (this.dirty) this.writeNow();
+  }
+
+  /** Writes the records now, synchronously; a background save still in flight will not land over them. */
+  private writeNow(): void {
     const gen = ++this.started;
     writeFileAtomic(this.file, this.text());
     this.landed = gen;
@@ -210,8 +214,7 @@ export class KeyedStore<V> {
     };
     if (force) {
       try {
-        this.dirty = true;
-        this.save();
+        this.writeNow();
         this.lastError = '';
       } catch (err) {
         failed(err);
