@@ -7,6 +7,7 @@
 // Then the same with 50 such targets. Prints figures; asserts nothing.
 //   npm run bench:steady        WARMUP_S=20 SAMPLE_S=60 TARGETS=1,50   WEDGEWATCH_ROOT=<another build to compare>
 //   PARTS=probes,logs,engines: what each target watches (default all three; one at a time tells their costs apart)
+//   METRICS_OUT=FILE: write the last /metrics text (Prometheus text format) to FILE.<targets>, to see what it holds
 //   DAEMON_NODE_ARGS: node flags for the daemon, default the shipped ones; '' for none; add
 //   '--cpu-prof --cpu-prof-dir=/tmp/prof' to profile it (SIGTERM at the end writes the profile)
 import { spawn } from 'node:child_process';
@@ -222,6 +223,7 @@ async function scenario(n) {
   const cpuPct = (100 * cpuS) / ((performance.now() - w0) / 1000);
   clearInterval(sampleRss);
   const last = await fetch(`${base}/metrics`).then((r) => r.text());
+  if (process.env.METRICS_OUT) writeFileSync(`${process.env.METRICS_OUT}.${n}`, last);
   const probesRun = [...last.matchAll(/^wedgewatch_probe_duration_seconds_count\{[^}]*\} (\d+)$/gm)].reduce(
     (s, m) => s + Number(m[1]),
     0,
