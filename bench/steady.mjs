@@ -11,14 +11,26 @@
 //   DAEMON_NODE_ARGS: node flags for the daemon, default the shipped ones; '' for none; add
 //   '--cpu-prof --cpu-prof-dir=/tmp/prof' to profile it (SIGTERM at the end writes the profile)
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 
-/* global fetch, AbortSignal */
+/* global fetch, AbortSignal, Buffer */
 const ROOT = resolve(process.env.WEDGEWATCH_ROOT ?? fileURLToPath(new URL('..', import.meta.url)));
 const CLI = join(ROOT, 'dist/cli.js');
 const WARMUP_S = Number(process.env.WARMUP_S ?? 20);
@@ -104,6 +116,47 @@ function proc(pid) {
   };
 }
 
+// One simulated deployment serves every target, but 50 real deployments write 50 pairs of logs, each with its own
+// traffic. Following the simulator's two files from 50 targets would read every line 50 times (2,500 times one
+// target's log work, where 50 deployments make 50 times). So with more than one target the bench deals the
+// simulator's lines out in turn to a pair of files per target: each file grows at about one target's rate.
+const logDir = (sim, n, i) => (n === 1 ? sim.logs : join(sim.logs, `t${i}`));
+
+/** Copies each new line of `src` to one of `dsts` in turn; returns a stop function. */
+function dealLines(src, dsts) {
+  let offset = 0;
+  let next = 0;
+  const timer = setInterval(() => {
+    let text;
+    try {
+      const fd = openSync(src, 'r');
+      try {
+        const size = fstatSync(fd).size;
+        if (size <= offset) return;
+        const buf = Buffer.allocUnsafe(size - offset);
+        const got = readSync(fd, buf, 0, buf.length, offset);
+        // Whole lines only (a partial one is read again next time), so no character is cut either.
+        const end = buf.subarray(0, got).lastIndexOf(10) + 1;
+        offset += end;
+        text = buf.subarray(0, end).toString('utf8');
+      } finally {
+        closeSync(fd);
+      }
+    } catch {
+      return; // not written yet
+    }
+    const lines = text.split('\n');
+    lines.pop(); // after the last newline: empty
+    const out = dsts.map(() => []);
+    for (const l of lines) {
+      out[next].push(`${l}\n`);
+      next = (next + 1) % dsts.length;
+    }
+    out.forEach((ls, i) => ls.length > 0 && appendFileSync(dsts[i], ls.join('')));
+  }, 100);
+  return () => clearInterval(timer);
+}
+
 function config(sim, n, stateDir, port) {
   const target = (i) => `
   - name: pd-${i}
@@ -122,8 +175,8 @@ function config(sim, n, stateDir, port) {
     logs:${
       PARTS.has('logs')
         ? `
-      - { service: prefill, path: '${sim.logs}/prefill.log', packs: [sglang, nixl, python] }
-      - { service: decode, path: '${sim.logs}/decode.log', packs: [sglang, nixl, python] }`
+      - { service: prefill, path: '${logDir(sim, n, i)}/prefill.log', packs: [sglang, nixl, python] }
+      - { service: decode, path: '${logDir(sim, n, i)}/decode.log', packs: [sglang, nixl, python] }`
         : ' []'
     }
     engines:${
@@ -189,6 +242,15 @@ async function scenario(n) {
         }
       : undefined;
   });
+  const dealers = [];
+  if (n > 1)
+    for (const f of ['prefill.log', 'decode.log']) {
+      const dsts = Array.from({ length: n }, (_, i) => {
+        mkdirSync(logDir(urls, n, i), { recursive: true });
+        return join(logDir(urls, n, i), f);
+      });
+      dealers.push(dealLines(join(urls.logs, f), dsts));
+    }
   const port = await freePort();
   const cfg = join(dir, 'wedgewatch.yaml');
   writeFileSync(cfg, config(urls, n, join(dir, 'state'), port));
@@ -231,6 +293,7 @@ async function scenario(n) {
   const heapUsedMb = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(last)?.[1]) / 2 ** 20;
   await stop(daemon.child);
   await stop(sim.child);
+  for (const d of dealers) d();
   rmSync(dir, { recursive: true, force: true });
   const goal = GOALS[n];
   const mark = (v, g) => (g === undefined ? '' : v <= g ? ` (goal ≤ ${g}: met)` : ` (goal ≤ ${g}: MISSED)`);

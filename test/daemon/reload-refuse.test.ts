@@ -1,10 +1,10 @@
 // Issue 16 item 10: a changed web.listenAddress was ignored while the reload reported success, and a changed
 // stateDir re-read logs and left the journal behind. Both are now refused whole, with reload-failed and a message.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterEach, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
 import { startCli } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
@@ -16,6 +16,7 @@ afterEach(async () => {
   await Promise.all(daemons.map((d) => d.stop()));
   daemons = [];
 });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const config = (o: { listen?: string; state?: string; target?: string } = {}) =>
   `web: { listenAddress: "${o.listen ?? '127.0.0.1:0'}", enableLifecycle: true }
