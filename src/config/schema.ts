@@ -100,7 +100,7 @@ const probeCommon = {
   timeout: durationOr('30s'),
   /** Hops to probe, by endpoint name; default all the target's endpoints. */
   endpoints: z.array(z.string()).optional(),
-  /** Connection kinds; completion kinds default to both, health and serverinfo to fresh. */
+  /** Connection kinds; chat defaults to both, every other kind to fresh (src/probes/registry.ts says why). */
   conn: z.array(z.enum(CONN_KINDS)).min(1).optional(),
 };
 

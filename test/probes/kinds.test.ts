@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { findToolMarkup } from '../../src/probes/toolcall.js';
 import { runProbe } from '../../src/probes/runner.js';
+import { probeConns } from '../../src/probes/schedule.js';
 import {
   chunk,
   healthyHandler,
@@ -74,6 +75,19 @@ describe('probe kinds against a healthy server', () => {
     expect(signal.result).toBe('ok');
     const req = JSON.parse(s.requests[0]!.body);
     expect(req.tools).toHaveLength(1);
+  });
+
+  it('toolcall runs over one fresh connection by default, and its whole matrix goes over it', async () => {
+    // One slot per hop: a run's first cell opens the connection and the other six reuse it, so both kinds are
+    // exercised without a second (keep-alive) slot doubling the matrix's completions.
+    expect(probeConns(probe('toolcall'))).toEqual(['fresh']);
+    expect(probeConns(probe('chat'))).toEqual(['fresh', 'keepalive']);
+    const s = await serve(healthyHandler);
+    const { signal } = await runOnce(s.url, 'toolcall');
+    const cells = (signal.detail as { cells: unknown[] }).cells;
+    expect(cells).toHaveLength(7);
+    expect(s.requests).toHaveLength(7);
+    expect(s.connections).toBe(1);
   });
 
   it('toolcall: a long healthy answer within the max_tokens it sent (64) is not cut off by the event cap', async () => {
