@@ -32,5 +32,5 @@ EXPOSE 9787
 # Small young generation (1 MB semi-spaces) and old-space growth of 30% past the live heap: V8's defaults left
 # 50-target RSS at ~220 MB with ~45 MB live. WebAssembly (undici's HTTP parser) stays on V8's baseline compiler:
 # its optimizing tier-up cost a ~30 MB RSS spike and ~10 MB kept (bench:steady; docs/decisions.md).
-ENTRYPOINT ["node", "--max-semi-space-size=1", "--heap-growing-percent=30", "--liftoff-only", "/opt/wedgewatch/dist/cli.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=1", "--heap-growing-percent=30", "--liftoff-only", "--no-flush-bytecode", "/opt/wedgewatch/dist/cli.js"]
 CMD ["run", "--config", "/etc/wedgewatch/wedgewatch.yaml"]

@@ -22,11 +22,12 @@ describe('node flags of the daemon', () => {
   const entry = JSON.parse(/^ENTRYPOINT\s+(\[.*\])$/m.exec(read('Dockerfile'))![1]!) as string[];
   const bench = /^const SHIPPED_NODE_ARGS = '([^']*)';$/m.exec(read('bench/steady.mjs'))![1]!.split(' ');
 
-  it('keep the heap close to what is live (1 MB semi-spaces, old space grown by 30%) and wasm unoptimized', () => {
+  it('keep the heap close to what is live (1 MB semi-spaces, old space grown by 30%), wasm unoptimized and bytecode kept', () => {
     expect(flagsBefore(unit)).toEqual([
       '--max-semi-space-size=1',
       '--heap-growing-percent=30',
       '--liftoff-only',
+      '--no-flush-bytecode',
     ]);
   });
 
