@@ -20,7 +20,7 @@ function flagsBefore(argv: string[]): string[] {
 describe('node flags of the daemon', () => {
   const unit = /^ExecStart=(.*)$/m.exec(read('systemd/wedgewatch.service'))![1]!.split(/\s+/);
   const entry = JSON.parse(/^ENTRYPOINT\s+(\[.*\])$/m.exec(read('Dockerfile'))![1]!) as string[];
-  const bench = /^const SHIPPED_NODE_ARGS = '([^']*)';$/m.exec(read('bench/steady.mjs'))![1]!.split(' ');
+  const bench = /^const SHIPPED_NODE_ARGS =\s+'([^']*)';$/m.exec(read('bench/steady.mjs'))![1]!.split(' ');
 
   it('keep the heap close to what is live (1 MB semi-spaces, old space grown by 30%), wasm unoptimized and bytecode kept', () => {
     expect(flagsBefore(unit)).toEqual([
