@@ -194,6 +194,23 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             ranks.record(line);
             return;
           }
+          const prev = signals.at(-1);
+          if (prev !== undefined && prev === unsettled && prev.time === lastTime) {
+            // A line of the second the last signal stands for: what the branch below gives when it replaces
+            // that signal by this line's (same time and labels, progress of either, per-rank evidence of both),
+            // made in place: most engine lines take this path (a second holds a line per rank), and a signal built
+            // per line only to be thrown away was garbage to collect. Only the unsettled signal is changed so: a
+            // settled one (an earlier file's, same service) has its totals and must be replaced.
+            prev.progress = line.progress || prev.progress === true;
+            if (line.periodic === true) {
+              prev.ranks = {
+                ...prev.ranks,
+                [line.rank]: { running: line.values.running, progress: line.progress },
+              };
+            }
+            ranks.record(line);
+            return;
+          }
           // The signal's totals are filled in once no later line can replace it (settle): most are replaced.
           const sig = engineSignal(labels, NO_TOTALS, line, lastTime);
           // Engine lines in a row that the detector cannot tell apart become one signal (each reduce
@@ -201,7 +218,6 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           // stamp (one-second resolution; the last one's totals cover every rank), and lines that all report
           // progress within PROGRESS_MERGE_MS (the last one sets the progress clock exactly as the run would;
           // only the gauges in between, which no verdict reads while work is progressing, are skipped).
-          const prev = signals.at(-1);
           const sameRun = prev?.kind === 'engine' && prev.service === sig.service;
           // Per-rank evidence of the merged lines is kept: a rank's stall must survive its siblings' lines.
           if (sameRun && prev.ranks !== undefined) sig.ranks = { ...prev.ranks, ...sig.ranks };
