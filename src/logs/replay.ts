@@ -188,7 +188,9 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             class: m.rule.class,
             line: m.line,
             fields: m.fields,
-            stamp: lastStamp,
+            // A copy: the stamp may be a slice of a 64 KiB feed's text (an engine line's), and an event holding the
+            // slice held that whole text for the rest of the replay.
+            stamp: Buffer.from(lastStamp, 'utf16le').toString('utf16le'),
             time: lastTime,
           });
         },
