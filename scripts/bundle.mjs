@@ -6,7 +6,7 @@
 // docs/decisions.md). tsc's per-module output stays in dist/ beside it for benches and tests that import a module.
 // Chunks sit in dist/ itself: src/version.ts reads ../package.json and ./build-info.json relative to its module.
 import { build } from 'esbuild';
-import { rmSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -16,6 +16,33 @@ const dist = `${root}dist/`;
 for (const f of readdirSync(dist)) {
   if (/^[\w-]+-[A-Z0-9]{8}\.js(\.map)?$/.test(f)) rmSync(dist + f);
 }
+
+// prom-client's index.js requires every part of the library as it loads: the Pushgateway (http, https, zlib and
+// with them tls and crypto), the cluster aggregator, the default metrics (v8, perf_hooks, @opentelemetry/api) and
+// the Summary (tdigest). wedgewatch uses none of them through the index (src/metrics-runtime.ts requires the
+// default metrics it wants by path, at run time), yet loading them was a tenth of `replay`'s start-up (instructions
+// of `node dist/cli.js replay /dev/null` under valgrind: 815M before, 725M after; issue 18). In the bundle they
+// become getters that require on first use: same exports, loaded only if read. The build fails if the index no
+// longer has the lines rewritten here.
+const PROM_LAZY = ['Summary', 'Pushgateway', 'collectDefaultMetrics', 'AggregatorRegistry'];
+const promClientLazy = {
+  name: 'prom-client-lazy',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]prom-client[\\/]index\.js$/ }, (args) => {
+      let src = readFileSync(args.path, 'utf8');
+      for (const name of PROM_LAZY) {
+        const eager = new RegExp(`^exports\\.${name} = (require\\('[^']+'\\)(?:\\.\\w+)?);$`, 'm');
+        if (!eager.test(src))
+          throw new Error(`prom-client-lazy: no \`exports.${name} = require(…)\` in ${args.path}`);
+        src = src.replace(
+          eager,
+          `Object.defineProperty(exports, '${name}', { enumerable: true, configurable: true, get: () => $1 });`,
+        );
+      }
+      return { contents: src, loader: 'js' };
+    });
+  },
+};
 
 const result = await build({
   absWorkingDir: root,
@@ -49,6 +76,7 @@ const result = await build({
   external: ['pino-pretty'],
   logLevel: 'warning',
   metafile: true,
+  plugins: [promClientLazy],
 });
 
 // Which dependencies each output file carries (test/cli/bundle.test.ts checks `run`'s main thread loads no zod or

@@ -28,10 +28,15 @@ export interface EngineLine {
 /** A log line's own timestamp: SGLang `YYYY-MM-DD HH:MM:SS`, vLLM `MM-DD HH:MM:SS`. */
 export const LINE_STAMP = /\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d:\d\d/;
 /** SGLang's `[YYYY-MM-DD HH:MM:SS…` read by position (most engine lines), else the regex over the prefix. */
-const stampOf = (line: string): string | undefined =>
-  line.charCodeAt(0) === 91 /* [ */ && line.charCodeAt(5) === 45 /* - */ && line.charCodeAt(11) === 32
-    ? line.slice(1, 20)
-    : LINE_STAMP.exec(line.slice(0, 160))?.[0];
+const stampOf = (line: string): string | undefined => stampIn(line, 0, line.length);
+/** stampOf of the line s[from, end): nothing past `end` is read (s may be a whole chunk). */
+const stampIn = (s: string, from: number, end: number): string | undefined =>
+  end - from > 11 &&
+  s.charCodeAt(from) === 91 /* [ */ &&
+  s.charCodeAt(from + 5) === 45 /* - */ &&
+  s.charCodeAt(from + 11) === 32
+    ? s.slice(from + 1, Math.min(end, from + 20))
+    : LINE_STAMP.exec(s.slice(from, Math.min(end, from + 160)))?.[0];
 
 /** The literal that finds each kind of line in a chunk (searched backwards: only the last one counts). */
 export const ENGINE_LINE_MARKERS: Record<EngineLineKind, string[]> = {
@@ -124,14 +129,27 @@ function numberAt(line: string, from: number, end: number): number {
 
 /** The DP rank in an SGLang scheduler prefix (`[2026-08-10 14:00:00 DP1 TP1 EP1] `), `0` without one. */
 export function sglangRank(line: string): string {
-  if (line.charCodeAt(0) !== 91 /* [ */) return '0';
-  const close = line.indexOf(']');
-  const dp = line.indexOf(' DP', 1);
-  if (close < 0 || dp < 0 || dp > close) return '0';
+  return sglangRankIn(line, 0, line.length);
+}
+
+/** sglangRank of the line s[from, end). */
+function sglangRankIn(s: string, from: number, end: number): string {
+  if (s.charCodeAt(from) !== 91 /* [ */) return '0';
+  const close = s.indexOf(']', from);
+  if (close < 0 || close >= end) return '0';
+  // The first ` DP` of the line, looked for before the `]` only (after it, it is no rank): indexOf would search on
+  // past the line in a chunk, and most prefixes have no DP part.
+  let dp = -1;
+  for (let i = from + 1; i + 2 < close; i++) {
+    if (s.charCodeAt(i) === 32 && s.charCodeAt(i + 1) === 68 /* D */ && s.charCodeAt(i + 2) === 80 /* P */) {
+      dp = i;
+      break;
+    }
+  }
+  if (dp < 0) return '0';
   let n = 0;
   let i = dp + 3;
-  for (; i < close && line.charCodeAt(i) >= 48 && line.charCodeAt(i) <= 57; i++)
-    n = n * 10 + line.charCodeAt(i) - 48;
+  for (; i < close && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57; i++) n = n * 10 + s.charCodeAt(i) - 48;
   return i > dp + 3 ? String(n) : '0';
 }
 
@@ -140,23 +158,35 @@ export function parseSglangBatch(line: string): EngineValues | undefined {
 }
 
 export function parseSglangLine(line: string): EngineLine | undefined {
-  const m = BATCH.exec(line);
-  if (!m) return undefined;
+  return parseSglangAt(line, 0, line.length);
+}
+
+/** BATCH searching from lastIndex: parseSglangAt reads a line in place in its chunk. */
+const BATCH_FROM = new RegExp(BATCH.source, 'g');
+
+/**
+ * parseSglangLine of the line s[from, end), read in place: the scanner's chunk text is one flat string, and the
+ * verdict timeline parses a batch line per rank and second of a log (a slice per line, then a regex and a dozen
+ * searches on the slice, cost more). `end` is the line's newline or the end of `s`; no search below reads past it:
+ * a match found past `end` counts as none, and neither the header nor `: ` nor `, ` can straddle a newline.
+ */
+export function parseSglangAt(s: string, from: number, end: number): EngineLine | undefined {
+  BATCH_FROM.lastIndex = from;
+  const m = BATCH_FROM.exec(s);
+  if (!m || m.index + m[0].length > end) return undefined;
   const out: EngineValues = {};
   const fallback: (number | undefined)[] = [];
-  // `key: value, ` pairs, split by hand: the PAIR regex made a match array per field, a dozen per line, and
-  // the verdict timeline parses a batch line per rank and second of a log.
+  // `key: value, ` pairs, split by hand: the PAIR regex made a match array per field, a dozen per line.
   let newTokens: number | undefined;
   let any = false;
-  const len = line.length;
-  for (let pos = m.index + m[0].length; pos < len;) {
-    const colon = line.indexOf(': ', pos);
-    if (colon < 0) break;
-    let end = line.indexOf(', ', colon + 2);
-    if (end < 0) end = len;
-    const use = fieldAt(line, pos, colon);
+  for (let pos = m.index + m[0].length; pos < end;) {
+    const colon = s.indexOf(': ', pos);
+    if (colon < 0 || colon >= end) break;
+    let stop = s.indexOf(', ', colon + 2);
+    if (stop < 0 || stop >= end) stop = end;
+    const use = fieldAt(s, pos, colon);
     if (use !== undefined) {
-      const value = numberAt(line, colon + 2, end);
+      const value = numberAt(s, colon + 2, stop);
       if (Number.isFinite(value)) {
         if ('gauge' in use) {
           out[use.gauge] = value;
@@ -165,7 +195,7 @@ export function parseSglangLine(line: string): EngineLine | undefined {
         else fallback[use.fallback] = value;
       }
     }
-    pos = end + 2;
+    pos = stop + 2;
   }
   if (out.tokenUsage === undefined) {
     const k = USAGE_FALLBACKS.findIndex((_, i) => fallback[i] !== undefined);
@@ -178,9 +208,9 @@ export function parseSglangLine(line: string): EngineLine | undefined {
   // A batch line is printed only when the scheduler ran a batch, and progress means tokens: a decode batch whose
   // `gen throughput (token/s)` is 0 or a prefill batch with `#new-token: 0` computed nothing
   // (scheduler_metrics_mixin.py log_decode_stats / log_prefill_stats print both fields).
-  const decode = m[0].startsWith('Decode');
+  const decode = s.charCodeAt(m.index) === 68; /* D */
   const progress = decode ? out.genThroughput !== 0 : newTokens !== 0;
-  return { values: out, rank: sglangRank(line), progress, stamp: stampOf(line) };
+  return { values: out, rank: sglangRankIn(s, from, end), progress, stamp: stampIn(s, from, end) };
 }
 
 const VLLM_NUM = (label: string) => new RegExp(`${label}: ([\\d.]+)`);
@@ -230,6 +260,15 @@ export function parseVllmLine(line: string): EngineLine | undefined {
 export const ENGINE_LINE_PARSERS: Record<EngineLineKind, (line: string) => EngineLine | undefined> = {
   sglang_batch: parseSglangLine,
   vllm_stats: parseVllmLine,
+};
+
+/** ENGINE_LINE_PARSERS of the line s[from, end) of a chunk's text (`end`: its newline or the end of `s`). */
+export const ENGINE_LINE_PARSERS_AT: Record<
+  EngineLineKind,
+  (s: string, from: number, end: number) => EngineLine | undefined
+> = {
+  sglang_batch: parseSglangAt,
+  vllm_stats: (s, from, end) => parseVllmLine(s.slice(from, end)),
 };
 
 /**

@@ -70,6 +70,15 @@ export interface ReplayResult {
 /** Totals of an engine signal not yet known (see the engine sink's settle). */
 const NO_TOTALS: EngineValues = Object.freeze({});
 
+/**
+ * Bytes fed to the scanner at a time. The scanner's work depends on where its feeds end (a line across two feeds is
+ * read whole, on its own; batch lines are thinned per feed), so this stays what replay has always fed: its answer
+ * on a file must not change.
+ */
+const FEED_BYTES = 1 << 16;
+/** Bytes read at a time, fed FEED_BYTES at a time: one read call per 16 feeds instead of one per feed. */
+const READ_BYTES = 16 * FEED_BYTES;
+
 /** Engine signals that all report progress are merged over at most this span (see the engine sink). */
 const PROGRESS_MERGE_MS = 5_000;
 
@@ -82,7 +91,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
   let dropped = 0;
   let lines = 0;
   let bytes = 0;
-  const buf = Buffer.allocUnsafe(1 << 16);
+  const buf = Buffer.allocUnsafe(READ_BYTES);
   const signals: TimedSignal[] = [];
   let mergeStart = 0;
   let year = 1970;
@@ -179,7 +188,9 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             class: m.rule.class,
             line: m.line,
             fields: m.fields,
-            stamp: lastStamp,
+            // A copy: the stamp may be a slice of a 64 KiB feed's text (an engine line's), and an event holding the
+            // slice held that whole text for the rest of the replay.
+            stamp: Buffer.from(lastStamp, 'utf16le').toString('utf16le'),
             time: lastTime,
           });
         },
@@ -194,6 +205,23 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             ranks.record(line);
             return;
           }
+          const prev = signals.at(-1);
+          if (prev !== undefined && prev === unsettled && prev.time === lastTime) {
+            // A line of the second the last signal stands for: what the branch below gives when it replaces
+            // that signal by this line's (same time and labels, progress of either, per-rank evidence of both),
+            // made in place: most engine lines take this path (a second holds a line per rank), and a signal built
+            // per line only to be thrown away was garbage to collect. Only the unsettled signal is changed so: a
+            // settled one (an earlier file's, same service) has its totals and must be replaced.
+            prev.progress = line.progress || prev.progress === true;
+            if (line.periodic === true) {
+              prev.ranks = {
+                ...prev.ranks,
+                [line.rank]: { running: line.values.running, progress: line.progress },
+              };
+            }
+            ranks.record(line);
+            return;
+          }
           // The signal's totals are filled in once no later line can replace it (settle): most are replaced.
           const sig = engineSignal(labels, NO_TOTALS, line, lastTime);
           // Engine lines in a row that the detector cannot tell apart become one signal (each reduce
@@ -201,7 +229,6 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           // stamp (one-second resolution; the last one's totals cover every rank), and lines that all report
           // progress within PROGRESS_MERGE_MS (the last one sets the progress clock exactly as the run would;
           // only the gauges in between, which no verdict reads while work is progressing, are skipped).
-          const prev = signals.at(-1);
           const sameRun = prev?.kind === 'engine' && prev.service === sig.service;
           // Per-rank evidence of the merged lines is kept: a rank's stall must survive its siblings' lines.
           if (sameRun && prev.ranks !== undefined) sig.ranks = { ...prev.ranks, ...sig.ranks };
@@ -249,13 +276,16 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
       let pos = 0;
       let nextReport = o.progressEveryBytes ?? 64 << 20;
       for (;;) {
-        const n = readSync(fd, buf, 0, buf.length, pos);
-        if (n <= 0) break;
-        feed.feed(buf, n);
-        pos += n;
-        if (o.onProgress && pos >= nextReport) {
-          nextReport += o.progressEveryBytes ?? 64 << 20;
-          o.onProgress({ file, bytes: pos, size, lines: scanner.lines });
+        const got = readSync(fd, buf, 0, buf.length, pos);
+        if (got <= 0) break;
+        for (let at = 0; at < got; at += FEED_BYTES) {
+          const n = Math.min(FEED_BYTES, got - at);
+          feed.feed(buf.subarray(at, at + n), n);
+          pos += n;
+          if (o.onProgress && pos >= nextReport) {
+            nextReport += o.progressEveryBytes ?? 64 << 20;
+            o.onProgress({ file, bytes: pos, size, lines: scanner.lines });
+          }
         }
       }
       feed.flush();

@@ -6,6 +6,7 @@ import { batchLineClose, isBatchLine } from './batch-lines.js';
 import {
   ENGINE_LINE_MARKERS,
   ENGINE_LINE_PARSERS,
+  ENGINE_LINE_PARSERS_AT,
   ENGINE_LINE_RANK,
   type EngineLine,
 } from './engine-lines.js';
@@ -246,7 +247,7 @@ export class ChunkScanner {
       const from = s.lastIndexOf('\n', at) + 1;
       const end = s.indexOf('\n', at);
       if (end - from > this.maxLineBytes) continue;
-      const v = ENGINE_LINE_PARSERS[kind](s.slice(from, end));
+      const v = ENGINE_LINE_PARSERS_AT[kind](s, from, end);
       if (v) this.sink.engine(v);
     }
   }

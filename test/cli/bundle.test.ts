@@ -116,4 +116,34 @@ describe('the shipped CLI bundle', () => {
     expect(carrying(daemon, 'zod')).toEqual([]);
     expect(carrying(daemon, 'yaml')).toEqual([]);
   });
+
+  it("`replay` loads none of prom-client's unused parts: no https, tls, zlib or cluster (issue 18 item 2)", () => {
+    // scripts/bundle.mjs makes prom-client's Pushgateway, cluster aggregator, default metrics and Summary load on
+    // first use. Bundled CommonJS requires built-ins through createRequire, which no ESM hook sees: the process's
+    // own list of loaded built-ins is read at exit instead.
+    const list = join(dir, 'builtins.txt');
+    const preload = join(dir, 'builtins.cjs');
+    writeFileSync(
+      preload,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`,
+    );
+    const log = join(dir, 'one.log');
+    writeFileSync(
+      log,
+      '[2026-08-10 14:00:00 TP0] Decode batch, #running-req: 1, gen throughput (token/s): 9.00, \n',
+    );
+    const r = spawnSync(process.execPath, ['-r', preload, CLI, 'replay', log], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    // It ran and set the engine gauges through prom-client.
+    expect(r.stdout).toContain('wedgewatch_engine_running');
+    const builtins = readFileSync(list, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('NativeModule '))
+      .map((l) => l.slice('NativeModule '.length));
+    expect(builtins).toContain('fs');
+    expect(builtins.filter((b) => ['https', 'tls', 'zlib', 'cluster'].includes(b))).toEqual([]);
+  });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { makeLineSource } from '../../bench/ingest-gen.mjs';
 import { LOG_PACKS } from '../../src/config/schema.js';
 import {
+  parseSglangAt,
   parseSglangBatch,
   parseSglangLine,
   parseVllmLine,
@@ -226,6 +227,32 @@ describe('engine lines', () => {
       queued: 3,
     });
   });
+  it('reads a line in place in its chunk exactly as it reads the line alone, never past its newline', () => {
+    // The scanner parses batch lines inside the chunk text; what follows a line must not change what it says.
+    const lines = [
+      '[2026-08-10 14:00:00 TP0 EP3] Decode batch, #running-req: 4, token usage: 0.5, gen throughput (token/s): 12.00, #queue-req: 2, ',
+      '[2026-08-10 14:00:00 DP12 TP1] Prefill batch. #new-seq: 1, #new-token: 0, #running-req: 3, #queue-req: 7',
+      '[2026-08-10 14:00:00 TP1] Decode batch [3], #running-req: 9, #queue-req: 1',
+      '[2026-08-10 14:00:01] Decode batch text without fields',
+      '[2026-08-10 14:00:01 TP0] Decode batch, #running-req: 5, token usage: 0.1, #queue-req',
+      '[2026-08-1 Decode batch, #running-req: 1',
+      'Decode batch, #running-req: 8',
+      '[short] Decode batch. #queue-req: 1',
+      'no header here #running-req: 99, ',
+    ];
+    // Each line followed by text that would change the answer if read: digits that would spoil a line's last value,
+    // fields, a ` DP` rank, a header, a `]`.
+    const after =
+      '5, #queue-req: 77, gen throughput (token/s): 0.00, #running-req: 66 DP9] Decode batch, token usage: 0.9';
+    for (const line of lines) {
+      const s = `${line}\n${after}\n`;
+      expect(parseSglangAt(s, 0, line.length), line).toEqual(parseSglangLine(line));
+      const pre = `${after}\n`;
+      const t = `${pre}${line}\n${after}`;
+      expect(parseSglangAt(t, pre.length, pre.length + line.length), line).toEqual(parseSglangLine(line));
+    }
+  });
+
   it('parses vLLM V1 and V0 stats lines', () => {
     expect(
       parseVllmStats(
