@@ -75,14 +75,25 @@ function labelText(labels: Record<string, string | number>, r: LabelRedactor): s
   return out === '' ? out : r.redact(out);
 }
 
-/** A growing output buffer: one copy of the body instead of 30k strings joined. */
+/**
+ * A growing output buffer: one copy of the body instead of 30k strings joined. Pieces are gathered in a string
+ * (V8 concatenates without copying) and written ~16k characters at a time: each Buffer.write is a call into C++,
+ * and a 50-target body is ~50k pieces (a third of the render's time when written one by one).
+ */
 class Out {
   buf: Buffer;
-  len = 0;
+  private len = 0;
+  private pending = '';
   constructor(size: number) {
     this.buf = Buffer.allocUnsafe(size);
   }
   write(s: string): void {
+    this.pending += s;
+    if (this.pending.length >= 16_384) this.flush();
+  }
+  private flush(): void {
+    const s = this.pending;
+    this.pending = '';
     // UTF-8 takes at most 3 bytes per UTF-16 unit; Buffer.write would silently cut what does not fit.
     if (this.len + s.length * 3 > this.buf.length) {
       const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + s.length * 3));
@@ -90,6 +101,11 @@ class Out {
       this.buf = next;
     }
     this.len += this.buf.write(s, this.len, 'utf8');
+  }
+  /** The body written so far. */
+  body(): Buffer {
+    this.flush();
+    return this.buf.subarray(0, this.len);
   }
 }
 
@@ -309,6 +325,7 @@ export async function renderMetrics(
     if (cache.size > n) for (const key of cache.keys()) if (!(key in m.hashMap!)) cache.delete(key);
   }
   out.write(om ? '\n# EOF\n' : '\n');
-  lastSize[format] = out.len;
-  return out.buf.subarray(0, out.len);
+  const body = out.body();
+  lastSize[format] = body.length;
+  return body;
 }

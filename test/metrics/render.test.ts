@@ -46,6 +46,24 @@ describe('renderMetrics', () => {
     );
   });
 
+  it('writes a body that outgrows its first buffer, with multi-byte label text, as prom-client does', async () => {
+    // Pieces are gathered and written in batches, the buffer grown between them: every batch lands whole and in
+    // order, multi-byte characters included.
+    const m = createMetrics({ defaults: false });
+    for (let i = 0; i < 3000; i++)
+      m.logEvents.inc({
+        target: `zoné-日本-✓-${i}`,
+        service: 'décodé',
+        rule: 'r',
+        class: 'c',
+        severity: 's',
+      });
+    const fast = await renderMetrics(m.registry, { redactor: plain });
+    expect(fast.length).toBeGreaterThan(300_000);
+    expect(fast.toString('utf8')).toBe(await m.registry.metrics());
+    expect(fast.equals(Buffer.from(await m.registry.metrics(), 'utf8'))).toBe(true);
+  });
+
   it('writes a removed series and an empty family as prom-client does', async () => {
     const m = createMetrics({ defaults: false });
     m.engineStalled.set({ target: 'pd', service: 'decode' }, 1);
