@@ -1,11 +1,11 @@
 // A file follower of our own (docs/decisions.md: the npm `tail` package lost ~20% of lines under rotation).
 // It polls (every 250 ms, on one timer shared by every follower: poll-clock.ts), tracks each file by inode
-// and fingerprint (its first bytes, fingerprint.ts) and keeps reading a renamed or deleted inode until it has been quiet for a while, so lines
-// the writer adds after a rotation are not lost. A truncate in place (size below our position, or the head
-// changed: truncated and regrown between two polls) restarts at 0; a copy of a followed file (copytruncate
-// under a glob) reads only what the original had not read when it was truncated. A file rotated while the
-// daemon was down is found among its siblings and read from the saved offset before the new one. Errors
-// become callbacks and a retry on the next poll, never an exception.
+// and fingerprint (its first bytes, fingerprint.ts) and keeps reading a renamed or deleted inode until it has
+// been quiet for a while, so lines the writer adds after a rotation are not lost. A truncate in place (size
+// below our position, or the head changed: truncated and regrown between two polls) restarts at 0; a copy of
+// a followed file (copytruncate under a glob) reads only what the original had not read when it was
+// truncated. A file rotated while the daemon was down is found among its siblings and read from the saved
+// offset before the new one. Errors become callbacks and a retry on the next poll, never an exception.
 import * as nodeFs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { FP_BYTES, FP_MIN_CROSS, fingerprint, headMatches } from './fingerprint.js';

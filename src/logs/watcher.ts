@@ -100,8 +100,6 @@ export class LogWatcher {
           continue;
         }
         const path = src.path!;
-        // The labelled child, not set(labels, v): onTick runs every poll, and a lookup hashes the labels.
-        const tick = this.o.metrics.logFollowerTick.labels(labels);
         follower = new (hasDirGlob(path) ? DirGlobFollower : Follower)({
           path,
           from: src.from,
@@ -117,7 +115,7 @@ export class LogWatcher {
           onError,
           onSaveError: (message) => this.saveError('log_offsets', message),
           onGap: (file, message) => this.log.warn({ service: src.service, file }, `log source: ${message}`),
-          onTick: (now) => tick.set(now / 1000),
+          onTick: (now) => this.o.metrics.logFollowerTick.set(labels, now / 1000),
           onSkip: (file, bytes) => {
             // Counted, not only logged: lines nobody read are a gap an alert can see.
             this.o.metrics.logSkippedBytes.inc(labels, bytes);

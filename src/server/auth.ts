@@ -200,7 +200,10 @@ export class BasicAuth {
   }
 }
 
-/** A bcrypt hash as htpasswd writes it; group 1 is the cost. Here, not in web-config.ts: that one loads zod. */
+/**
+ * A bcrypt hash as htpasswd writes it: $2a$/$2b$/$2y$ (htpasswd -B writes $2y$), two-digit cost (group 1), 53
+ * characters of salt and hash. Here, not in web-config.ts: that one loads zod.
+ */
 export const BCRYPT_HASH = /^\$2[aby]\$(\d{2})\$[./A-Za-z0-9]{53}$/;
 
 /** The bcrypt cost most users' hashes use: the dummy hash for unknown users must cost the same. */

@@ -13,8 +13,6 @@ import { ConfigError, formatPath } from '../config/load.js';
 import type { Logger } from '../logger.js';
 import { BCRYPT_HASH } from './auth.js';
 
-/** $2a$/$2b$/$2y$ (htpasswd -B writes $2y$), two-digit cost, 53 characters of salt and hash. */
-
 /** Go's crypto/tls version names (exporter-toolkit min_version/max_version) → Node's. */
 const TLS_VERSIONS = { TLS10: 'TLSv1', TLS11: 'TLSv1.1', TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' } as const;
 type GoTlsVersion = keyof typeof TLS_VERSIONS;
