@@ -9,11 +9,14 @@ import { createMetrics, type Metrics } from './metrics.js';
 import { redactor } from './redact.js';
 import { createRuntime, type Runtime, type RuntimeFactory } from './runtime.js';
 import { createServer, type ReloadOutcome } from './server/app.js';
+import { shutdownDrainMs } from './shutdown-budget.js';
 import { parseListenAddress } from './server/listen.js';
 import type { WebSecurity } from './server/web-security.js';
 
 const STOPPING: ReloadOutcome = { ok: false, errors: ['the daemon is stopping'] };
 const RELOAD_WAIT_ON_STOP_MS = 10_000;
+/** Past the drain, before cutting: a probe timing out at exactly its timeout settles first. */
+const DRAIN_SLACK_MS = 500;
 
 export interface DaemonOptions {
   configPath: string;
@@ -174,7 +177,8 @@ export class Daemon {
       return { ok: false, errors };
     }
     if (this.stopped) {
-      await runtime.stop();
+      // Its first round may be in flight already: a draining stop lets it finish too.
+      await runtime.stop({ finishProbes: !this.cut });
       return STOPPING;
     }
     const old = this.runtime;
@@ -203,27 +207,63 @@ export class Daemon {
   }
 
   /**
-   * Stops everything; idempotent (a second call joins the first) and never rejects: each part's failure is logged,
-   * so a signal handler's shutdown cannot end in an unhandled rejection. `remediationGraceMs`: how long a
-   * remediation command in flight is waited for before its process group is cut.
+   * Stops everything; never rejects: each part's failure is logged, so a signal handler's shutdown cannot end in an
+   * unhandled rejection. `drain` (what a stop signal does): scheduling stops at once and probes in flight finish,
+   * bounded by their own timeouts and at most shutdownDrainMs(config), instead of being cut: a cut completion is a
+   * client disconnect, which on NIXL builds without the ABORT handler kills prefill's bootstrap thread. Without
+   * `drain` they are cut. A second call joins the first; one without `drain` while a drain runs cuts what is left
+   * (a second SIGTERM/SIGINT). `remediationGraceMs`: how long a remediation command in flight is waited for before
+   * its process group is cut.
    */
-  stop(opts: { remediationGraceMs?: number } = {}): Promise<void> {
+  stop(opts: { remediationGraceMs?: number; drain?: boolean } = {}): Promise<void> {
+    if (this.stopping !== undefined && opts.drain !== true) this.cutProbes();
     this.stopping ??= this.doStop(opts);
     return this.stopping;
   }
 
   private stopping: Promise<void> | undefined;
+  /** Set once a stop cuts in-flight probes (asked to, or the drain's deadline passed). */
+  private cut = false;
 
-  private async doStop(opts: { remediationGraceMs?: number }): Promise<void> {
+  private cutProbes(): void {
+    if (this.cut) return;
+    this.cut = true;
+    const logged = (err: unknown) =>
+      this.logger.warn({ err: String(err) }, 'cutting in-flight probes failed');
+    for (const r of this.draining) void r.stop().catch(logged);
+    void this.runtime?.cutProbes?.().catch(logged);
+  }
+
+  private async doStop(opts: { remediationGraceMs?: number; drain?: boolean }): Promise<void> {
     this.stopped = true;
+    const drain = opts.drain === true;
+    if (!drain) this.cut = true;
     const log = this.logger.child({ component: 'shutdown' });
     const logged =
       (what: string) =>
       (err: unknown): void =>
         log.warn({ err: String(err) }, `${what} failed to stop cleanly`);
-    // Shutting down: probes still draining from a reload are cut now.
+    let drainTimer: NodeJS.Timeout | undefined;
+    if (drain) {
+      // Each probe ends by its own timeout; this only bounds the ones whose timeout is past the cap.
+      const drainMs = this.loaded === undefined ? 0 : shutdownDrainMs(this.loaded.config);
+      drainTimer = setTimeout(() => {
+        if (this.cut) return;
+        log.warn({ drainMs }, 'shutdown: probes still in flight after the drain; cutting them');
+        this.cutProbes();
+      }, drainMs + DRAIN_SLACK_MS);
+      drainTimer.unref();
+      const inFlight = [...(this.runtime?.probes?.values() ?? [])].reduce(
+        (n, s) => n + s.inflight().length,
+        0,
+      );
+      if (inFlight > 0) log.info({ inFlight, drainMs }, 'shutdown: letting probes in flight finish');
+    }
+    // Probes still draining from a reload finish too on a draining stop; otherwise they are cut now.
     await Promise.all(
-      [...this.draining].map((r) => r.stop(opts).catch(logged('a runtime replaced by a reload'))),
+      [...this.draining].map((r) =>
+        (drain ? r.drained : r.stop(opts))?.catch(logged('a runtime replaced by a reload')),
+      ),
     );
     this.ready = false;
     this.web?.stop();
@@ -241,6 +281,9 @@ export class Daemon {
       clearTimeout(timer);
     }
     await this.server?.close().catch(logged('the HTTP server'));
-    await this.runtime?.stop(opts).catch(logged('the runtime'));
+    await this.runtime
+      ?.stop({ remediationGraceMs: opts.remediationGraceMs, finishProbes: drain && !this.cut })
+      .catch(logged('the runtime'));
+    clearTimeout(drainTimer);
   }
 }

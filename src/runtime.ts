@@ -19,8 +19,16 @@ import { ProbeScheduler } from './probes/schedule.js';
 import { Redactor, redactor } from './redact.js';
 
 export interface StopOptions {
-  /** Let in-flight probes finish (a reload) instead of cutting them off (shutdown). */
+  /**
+   * A reload: in-flight probes are left to finish in the background (`drained` settles when they have) and a
+   * remediation in flight is handed to the next runtime.
+   */
   drainProbes?: boolean;
+  /**
+   * A shutdown that drains: stop() waits for in-flight probes to finish (bounded by their timeouts) instead of
+   * cutting them; cutProbes() cuts what is left (a second signal, or the drain's deadline).
+   */
+  finishProbes?: boolean;
   /** Shutdown: how long a remediation command in flight is waited for before its process group is cut. */
   remediationGraceMs?: number;
 }
@@ -38,6 +46,8 @@ export interface Runtime {
    */
   stop(opts?: StopOptions): Promise<void>;
   drained?: Promise<void>;
+  /** Aborts the probes still in flight (a stop that drains then returns soon after). */
+  cutProbes?(): Promise<void>;
   /** Probe schedulers by target name (route plugins reach them via daemon.runtime). */
   probes?: Map<string, ProbeScheduler>;
   /** Per-target state, the journal, remediation pause/resume (status page, /api/*). */
@@ -215,9 +225,8 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   const stopAll = async (opts: StopOptions = {}) => {
     stopped = true;
     const schedulers = started.filter((s): s is ProbeScheduler => s instanceof ProbeScheduler);
-    const probesDone = Promise.allSettled(schedulers.map((s) => s.stop({ drain: opts.drainProbes }))).then(
-      () => {},
-    );
+    const drain = opts.drainProbes === true || opts.finishProbes === true;
+    const probesDone = Promise.allSettled(schedulers.map((s) => s.stop({ drain }))).then(() => {});
     await stopSources();
     // A reload hands a remediation in flight to the next runtime; a shutdown waits for it, then cuts it.
     await watchdog
@@ -252,6 +261,12 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   // A first runtime starts whole; one that replaces another leaves its followers to the caller's activate().
   if (ctx.previous === undefined) await activate();
   runtime.stop = stopAll;
+  // A second stop() without drain aborts what a draining scheduler still runs (ProbeScheduler.stop).
+  runtime.cutProbes = async () => {
+    await Promise.allSettled(
+      started.filter((s): s is ProbeScheduler => s instanceof ProbeScheduler).map((s) => s.stop()),
+    );
+  };
   runtime.activate = ctx.previous === undefined ? undefined : activate;
   return runtime;
 };

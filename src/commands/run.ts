@@ -3,9 +3,8 @@ import { ConfigError } from '../config/errors.js';
 import { Daemon, type DaemonOptions } from '../daemon.js';
 import type { Logger } from '../logger.js';
 import { routePlugins } from '../server/plugins.js';
+import { SHUTDOWN_AFTER_DRAIN_MS, shutdownDeadlineMs } from '../shutdown-budget.js';
 import { addLogFlags, EXIT, loggerFrom } from './common.js';
-
-const SHUTDOWN_DEADLINE_MS = 4500;
 
 /** Runs a daemon until SIGTERM/SIGINT; SIGHUP reloads. Shared by `run` and `demo`. */
 export async function runDaemonUntilSignal(
@@ -29,14 +28,28 @@ export async function runDaemonUntilSignal(
     log.info('SIGHUP: reloading configuration');
     void daemon.reload();
   };
-  const shutdown = (sig: NodeJS.Signals) => {
-    log.info({ signal: sig }, 'shutting down');
-    process.off('SIGHUP', onHup);
-    // Backstop: whatever hangs, the process is gone before systemd's or the test's patience runs out.
+  let stopping = false;
+  const backstop = (ms: number) =>
+    // Whatever hangs, the process is gone before systemd's or the test's patience runs out.
     setTimeout(() => {
       log.error('shutdown deadline passed; exiting');
       process.exit(EXIT.failed);
-    }, SHUTDOWN_DEADLINE_MS).unref();
+    }, ms).unref();
+  const shutdown = (sig: NodeJS.Signals) => {
+    if (stopping) {
+      // A second stop signal is the operator insisting: cut what is in flight (each cut may be an engine abort).
+      log.warn({ signal: sig }, 'second stop signal: cutting probes in flight');
+      backstop(SHUTDOWN_AFTER_DRAIN_MS);
+      void daemon.stop();
+      return;
+    }
+    stopping = true;
+    // The drain: probes in flight finish (bounded by their timeouts), so the stop itself aborts nothing on the
+    // engines; the unit's TimeoutStopSec and the DaemonSet's grace period cover this deadline (docs/deploy.md).
+    const deadlineMs = shutdownDeadlineMs(daemon.loaded.config);
+    log.info({ signal: sig, deadlineMs }, 'shutting down');
+    process.off('SIGHUP', onHup);
+    backstop(deadlineMs);
     void (async () => {
       try {
         await beforeStop?.();
@@ -44,7 +57,7 @@ export async function runDaemonUntilSignal(
         log.warn({ err: String(err) }, 'shutdown: a pre-stop step failed');
       }
       // Never rejects (Daemon.stop logs each part's failure); a remediation in flight gets SHUTDOWN_GRACE_MS.
-      await daemon.stop();
+      await daemon.stop({ drain: true });
       onStopped?.();
     })();
   };
@@ -53,8 +66,10 @@ export async function runDaemonUntilSignal(
     else shutdown(sig);
   };
   process.on('SIGHUP', onHup);
-  process.once('SIGTERM', onStop);
-  process.once('SIGINT', onStop);
+  // `on`, not `once`: a second signal must reach shutdown() (which cuts), not the default action (instant death,
+  // with offsets and the journal unsaved).
+  process.on('SIGTERM', onStop);
+  process.on('SIGINT', onStop);
   const unhook = () => {
     process.off('SIGHUP', onHup);
     process.off('SIGTERM', onStop);
@@ -85,6 +100,7 @@ export async function runDaemonUntilSignal(
     if (stopSignal !== undefined) shutdown(stopSignal);
     else if (reloadPending) onHup();
   });
+  unhook();
   process.exitCode = EXIT.ok;
 }
 

@@ -66,7 +66,8 @@ stateDir: ${dir}/state
 targets:
   - name: busy
     endpoints: [{ name: router, url: "${e.url}" }]
-    probes: [{ name: chat, kind: chat, every: 1s, timeout: 30s, conn: [fresh] }]
+    # 5 s: a stop drains the held chat probe until its timeout (issue 24 finding 3), and no longer.
+    probes: [{ name: chat, kind: chat, every: 1s, timeout: 5s, conn: [fresh] }]
     engines:
 ${engines}
   - name: gone
