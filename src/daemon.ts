@@ -101,12 +101,14 @@ export class Daemon {
 
   /**
    * A reason when some target's probe scheduler has not planned a round for 3 of its intervals (the daemon
-   * answers HTTP but watches nothing), else undefined.
+   * answers HTTP but watches nothing), else undefined. Measured on the monotonic clock: on the wall clock a forward
+   * step read as a stalled scheduler and failed the liveness probe. `afterMs`: pretend that much more has passed.
    */
-  unhealthy(now = Date.now()): string | undefined {
+  unhealthy(afterMs = 0): string | undefined {
     for (const [target, s] of this.runtime?.probes ?? []) {
-      if (s.lastTickAt === undefined) continue;
-      const late = now - s.lastTickAt;
+      const since = s.sinceLastTickMs();
+      if (since === undefined) continue;
+      const late = since + afterMs;
       if (late > 3 * s.tickIntervalMs) {
         return `the probe scheduler of target ${target} has not ticked for ${Math.round(late / 1000)} s (3 intervals are ${Math.round((3 * s.tickIntervalMs) / 1000)} s)`;
       }

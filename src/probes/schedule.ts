@@ -25,8 +25,13 @@ export interface ProbeSchedulerOptions {
   metrics: ProbeMetrics;
   logger: Logger;
   onResult: (r: ProbeResultSignal) => void;
-  /** Injectable clock (Unix ms) for result timestamps and in-flight ages. */
+  /** Injectable wall clock (Unix ms): result timestamps, in-flight ages, the heartbeat's timestamp. */
   now?: () => number;
+  /**
+   * Injectable monotonic clock (ms from any origin; default performance.now): what rounds are planned on, so a
+   * wall-clock step either way (NTP, a VM resumed, an operator's `date -s`) changes no cadence.
+   */
+  monoNow?: () => number;
   /** Directory that relative TLS caFile paths are resolved against (the config file's). */
   baseDir?: string;
 }
@@ -54,6 +59,7 @@ export function probeConns(probe: ProbeConfig): ConnKind[] {
 
 export class ProbeScheduler {
   private readonly now: () => number;
+  private readonly monoNow: () => number;
   private readonly hops = new Map<string, EndpointDispatchers>();
   private readonly slots: Slot[] = [];
   private readonly results = new Ring<ProbeResultSignal>(HISTORY_LIMIT);
@@ -70,6 +76,7 @@ export class ProbeScheduler {
 
   constructor(private readonly opts: ProbeSchedulerOptions) {
     this.now = opts.now ?? Date.now;
+    this.monoNow = opts.monoNow ?? (() => performance.now());
     this.log = opts.logger.child({ component: 'probes', target: opts.target.name });
     for (const e of opts.target.endpoints) {
       this.hops.set(e.name, new EndpointDispatchers(e, tlsOptions(e, opts.baseDir)));
@@ -92,8 +99,15 @@ export class ProbeScheduler {
     setMaxListeners(this.slots.length + 10, this.stopping.signal);
   }
 
-  /** Unix ms the scheduler last planned a round (its heartbeat); undefined before start. */
+  /** Unix ms the scheduler last planned a round (its heartbeat, exported); undefined before start. */
   lastTickAt?: number;
+  /** The same moment on the monotonic clock: what the health check measures lateness on. */
+  private lastTickMono?: number;
+
+  /** Milliseconds since the last planned round on the monotonic clock; undefined before start. */
+  sinceLastTickMs(): number | undefined {
+    return this.lastTickMono === undefined ? undefined : this.monoNow() - this.lastTickMono;
+  }
 
   /**
    * The longest a healthy scheduler goes between rounds: its shortest `every`. A cron expression's gaps are
@@ -106,6 +120,7 @@ export class ProbeScheduler {
 
   private heartbeat(): void {
     this.lastTickAt = this.now();
+    this.lastTickMono = this.monoNow();
     this.opts.metrics.schedulerTick.set({ target: this.opts.target.name }, this.lastTickAt / 1000);
   }
 
@@ -130,8 +145,9 @@ export class ProbeScheduler {
         // load does not push every later round back, so probes keep their cadence. Each (target, probe) has its
         // own offset in the interval, as Prometheus offsets each target's scrapes: otherwise 50 targets' rounds
         // start in the same second (200 completions at the example cadence), and a /metrics scrape landing in
-        // that burst waited 60–90 ms.
-        const t0 = Date.now();
+        // that burst waited 60–90 ms. All on the monotonic clock: planned on Date.now(), a 1 h backward step put
+        // the next round an hour away (issue 24 finding 6); cron keeps the wall clock, as its expressions name it.
+        const t0 = this.monoNow();
         const offset = phaseOffset(`${this.opts.target.name}\u0000${probe.name}`, every);
         // The round after the first is the first offset point at least half an interval after it.
         let round = offset >= every / 2 ? -1 : 0;
@@ -139,8 +155,8 @@ export class ProbeScheduler {
           this.heartbeat();
           slots.forEach((s) => this.after(Math.random() * probe.jitter * every, () => this.tick(s)));
           // Rounds missed while the process was stalled are skipped, not fired back to back.
-          round = Math.max(round + 1, Math.floor((Date.now() - t0 - offset) / every) + 1);
-          this.after(t0 + offset + round * every - Date.now(), spread);
+          round = Math.max(round + 1, Math.floor((this.monoNow() - t0 - offset) / every) + 1);
+          this.after(t0 + offset + round * every - this.monoNow(), spread);
         };
         spread(); // first round right away (within the jitter), so a fresh daemon has a verdict soon
       }

@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
 import { createProbeMetrics } from '../../src/metrics.js';
@@ -231,5 +231,68 @@ describe('round phases', () => {
     expect(Math.min(...tenths)).toBeGreaterThan(0);
     expect(Math.max(...tenths)).toBeLessThan(15);
     expect(phaseOffset('pd-0\u0000health', every)).not.toBe(phaseOffset('pd-0\u0000chat', every));
+  });
+});
+
+describe('round cadence across wall-clock steps (issue 24 finding 6)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a 1 h step back and a 2 h step forward change no cadence: a round every 10 s throughout', async () => {
+    // Fake timers own setTimeout, Date and performance: setSystemTime steps the wall clock alone, as NTP or
+    // `date -s` would, while timers and the monotonic clock run on.
+    vi.useFakeTimers({
+      toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'],
+    });
+    vi.setSystemTime(new Date('2026-06-01T12:00:00Z'));
+    const loaded = parseConfigText(
+      `
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "http://127.0.0.1:9" }]
+    probes: [{ name: h, kind: health, every: 10s, jitter: 0, timeout: 1s }]
+`,
+      'test.yaml',
+      {},
+    );
+    const target = loaded.config.targets[0]!;
+    const metrics = createProbeMetrics(new Registry());
+    const rounds: number[] = [];
+    const set = metrics.schedulerTick.set.bind(metrics.schedulerTick);
+    // Each planned round sets the heartbeat once: record it on the monotonic clock.
+    vi.spyOn(metrics.schedulerTick, 'set').mockImplementation((...args: Parameters<typeof set>) => {
+      rounds.push(performance.now());
+      set(...args);
+    });
+    const s = new ProbeScheduler({
+      target,
+      headers: loaded.headers.get(target.name)!,
+      metrics,
+      logger: sink().logger,
+      onResult: () => {},
+      now: () => Date.now(),
+      monoNow: () => performance.now(),
+    });
+    schedulers.push(s);
+    s.start();
+    const minute = async () => {
+      const before = rounds.length;
+      await vi.advanceTimersByTimeAsync(60_000);
+      return rounds.length - before;
+    };
+    expect(await minute()).toBe(6);
+    vi.setSystemTime(Date.now() - 3_600_000);
+    expect(await minute()).toBe(6);
+    vi.setSystemTime(Date.now() + 7_200_000);
+    expect(await minute()).toBe(6);
+    // Not just the count: past the start (start() and its first round both beat) and the phase gap to the
+    // second round, every gap is one interval.
+    const gaps = rounds.slice(3).map((t, i) => t - rounds[i + 2]!);
+    expect(gaps.length).toBeGreaterThanOrEqual(15);
+    expect(new Set(gaps)).toEqual(new Set([10_000]));
+    // The health check reads lateness on the same clock: no false "has not ticked" after the forward step.
+    expect(s.sinceLastTickMs()!).toBeLessThanOrEqual(10_000);
+    await s.stop();
   });
 });
