@@ -2,7 +2,8 @@
 // each file and when (a checkpoint); the window's first byte is where the follower stood at the window's start,
 // its last byte the file's end at capture time. Rule matches are remembered too, so the lines that moved the
 // detector are marked in the bundle. Bounded: checkpoints are thinned to one per file per second and capped.
-import { open, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { LogEventSignal, Severity } from '../signals.js';
 
 interface Checkpoint {
@@ -118,10 +119,24 @@ export class LogWindows {
     from: number,
     maxBytes: number,
   ): Promise<LogWindow | undefined> {
+    // Non-blocking, and the opened handle is what is checked: a FIFO swapped in for the log would block open()
+    // on a libuv pool thread for good (four of them hang every fs call and DNS lookup), a device be read as a log.
+    let fh: FileHandle;
     let size: number;
     try {
-      size = (await stat(file)).size;
+      fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
     } catch {
+      return undefined;
+    }
+    try {
+      const st = await fh.stat();
+      if (!st.isFile()) {
+        await fh.close();
+        return undefined;
+      }
+      size = st.size;
+    } catch {
+      await fh.close().catch(() => undefined);
       return undefined;
     }
     let start = this.startOffset(file, from);
@@ -132,7 +147,6 @@ export class LogWindows {
       start = size - maxBytes;
     }
     const text = Buffer.alloc(size - start);
-    const fh = await open(file, 'r');
     let n = 0;
     try {
       while (n < text.length) {

@@ -468,10 +468,16 @@ export class Follower {
     this.drain(h, budget);
   }
 
+  /**
+   * Opens a path the caller has just stat()ed as a regular file. Non-blocking, and the opened fd is what is
+   * checked: a FIFO swapped in between the stat and the open would otherwise block open() until a writer comes,
+   * freezing the daemon for good (SIGTERM included; issue 24 finding 5), and a device (/dev/zero) would be read as
+   * a log. O_NONBLOCK changes nothing for a regular file's reads.
+   */
   private openFile(path: string): { fd: number; fst: nodeFs.Stats; head: Buffer } | undefined {
     let fd: number;
     try {
-      fd = this.fs.openSync(path, 'r');
+      fd = this.fs.openSync(path, nodeFs.constants.O_RDONLY | nodeFs.constants.O_NONBLOCK);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       this.error(path, code === 'EACCES' || code === 'EPERM' ? 'permission' : 'io', String(code));
@@ -479,6 +485,11 @@ export class Follower {
     }
     try {
       const fst = this.fs.fstatSync(fd);
+      if (!fst.isFile()) {
+        this.close({ fd });
+        this.error(path, 'unreadable', fst.isDirectory() ? 'is a directory' : 'not a regular file');
+        return undefined;
+      }
       const head = this.readHead(fd, fst.size);
       this.clearError(path);
       return { fd, fst, head };
