@@ -5,6 +5,7 @@ import { basename } from 'node:path';
 import type { Config } from './config/schema.js';
 import type { ReadErrorReason } from './logs/follow.js';
 import type { JournalErrorReason } from './logs/journald.js';
+import type { StateRecovery } from './logs/state-store.js';
 import { compileRuleSet } from './logs/rules.js';
 import { hasSeries, type Metrics } from './metrics.js';
 import type { ConnKind, ProbeKind, ProbeResultClass } from './signals.js';
@@ -45,6 +46,9 @@ export const LOG_READ_ERROR_REASONS = [
 
 export const LOG_ROTATION_KINDS = ['rename', 'truncate', 'recreate'] as const;
 
+/** The `recovery` label of wedgewatch_state_load_errors_total (src/logs/state-store.ts). */
+export const STATE_RECOVERIES = ['previous', 'lost'] as const satisfies readonly StateRecovery[];
+
 /** The `store` label of wedgewatch_state_save_errors_total. */
 export const STATE_STORES = ['log_offsets', 'journal_cursors', 'events_journal'] as const;
 
@@ -74,6 +78,8 @@ export function createKnownSeries(
   now: number,
 ): void {
   for (const store of STATE_STORES) metrics.stateSaveErrors.inc({ store }, 0);
+  for (const store of ['log_offsets', 'journal_cursors'] as const)
+    for (const recovery of STATE_RECOVERIES) metrics.stateLoadErrors.inc({ store, recovery }, 0);
   for (const target of config.targets) {
     for (const slot of slots.get(target.name) ?? []) {
       const labels = { target: target.name, probe: slot.probe, endpoint: slot.endpoint, conn: slot.conn };

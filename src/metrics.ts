@@ -157,6 +157,12 @@ export function createLogMetrics(registry: client.Registry) {
       labelNames: ['store'],
       registers,
     }),
+    stateLoadErrors: new client.Counter({
+      name: `${PREFIX}state_load_errors_total`,
+      help: 'Unusable daemon state files found at start (corrupt or unreadable), by store and recovery: previous (the generation before was loaded; lines since its save are read again), lost (none usable: log files are read from their start, bounded by maxCatchUpBytes).',
+      labelNames: ['store', 'recovery'],
+      registers,
+    }),
     logFollowerTick: new client.Gauge({
       name: `${PREFIX}log_follower_last_tick_timestamp_seconds`,
       help: 'Unix time the follower of the service log last polled its files (it polls whether or not lines come).',

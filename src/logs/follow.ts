@@ -553,7 +553,10 @@ export class Follower {
       store!.remember({ ...saved, path });
       return bounded(0);
     }
-    if (this.initial && this.o.from === 'end') return st.size;
+    // `from: end` skips what a first start finds; with the saved state lost (corrupt, no usable previous
+    // generation) this is not a first start, and skipping would lose every line written while down: read from the
+    // start instead, bounded by maxCatchUpBytes (critical lines already journaled raise nothing again).
+    if (this.initial && this.o.from === 'end' && store?.recovery !== 'lost') return st.size;
     // A file that appeared after start is new: all of it is news.
     return this.initial ? bounded(0) : 0;
   }

@@ -1,14 +1,20 @@
 // The one way a small piece of daemon state (log offsets, journal cursors) reaches stateDir: a JSON file of
 // keyed records, rewritten whole through a temp file that is fsynced and then renamed over the old one. A full
 // disk (ENOSPC) or a crash mid-write leaves the previous file whole; the temp file is removed on failure, and
-// temp files a crash left behind are removed when the store is loaded (issue 16 item 11).
+// temp files a crash left behind are removed when the store is loaded (issue 16 item 11). A store also keeps the
+// generation before the newest as `<file>.prev`: a newest file that reads back corrupt (a torn sector, a bad
+// edit) falls back to it instead of to nothing, which with `from: end` skipped every line written while the
+// daemon was down (issue 24 finding 17).
 import {
   closeSync,
+  constants,
+  fstatSync,
   fsyncSync,
+  linkSync,
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
+  readSync,
   renameSync,
   rmSync,
   writeSync,
@@ -23,8 +29,30 @@ import { basename, dirname, join } from 'node:path';
  */
 export const SAVE_EVERY_MS = 10_000;
 
-/** Writes `text` to `file` atomically and durably: temp file, fsync, rename, fsync of the directory. */
-export function writeFileAtomic(file: string, text: string): void {
+/** Where a store keeps the generation before its newest. */
+export const previousOf = (file: string): string => `${file}.prev`;
+
+/**
+ * Just before a new generation is renamed over `file`: hard-links the current one to `<file>.prev` (a link, then
+ * a rename over the old `.prev`), so both names always hold a whole file and a crash in between loses neither.
+ * Best effort: a file system without hard links keeps no previous generation.
+ */
+function keepPrevious(file: string): void {
+  const tmp = `${previousOf(file)}.${process.pid}.tmp`;
+  try {
+    rmSync(tmp, { force: true });
+    linkSync(file, tmp);
+    renameSync(tmp, previousOf(file));
+  } catch {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/**
+ * Writes `text` to `file` atomically and durably: temp file, fsync, rename, fsync of the directory. `keepPrevious`:
+ * the file it replaces stays as `<file>.prev`.
+ */
+export function writeFileAtomic(file: string, text: string, opts: { keepPrevious?: boolean } = {}): void {
   const dir = dirname(file);
   mkdirSync(dir, { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
@@ -36,6 +64,7 @@ export function writeFileAtomic(file: string, text: string): void {
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
+    if (opts.keepPrevious) keepPrevious(file);
     renameSync(tmp, file);
   } catch (err) {
     if (fd !== undefined) closeSync(fd);
@@ -67,6 +96,7 @@ export async function writeFileAtomicAsync(
   file: string,
   text: string,
   mayLand: () => boolean,
+  opts: { keepPrevious?: boolean } = {},
 ): Promise<void> {
   const dir = dirname(file);
   await mkdir(dir, { recursive: true });
@@ -84,6 +114,7 @@ export async function writeFileAtomicAsync(
       await rm(tmp, { force: true });
       return;
     }
+    if (opts.keepPrevious) keepPrevious(file);
     renameSync(tmp, file);
   } catch (err) {
     await rm(tmp, { force: true });
@@ -115,6 +146,34 @@ export function removeStaleTemps(file: string): void {
   }
 }
 
+/** How a store's load recovered from an unusable newest file (StateStore.recovery). */
+export type StateRecovery = 'previous' | 'lost';
+
+/** A state file's text; non-blocking and checked on the fd, so a FIFO or device in stateDir cannot hang the start. */
+function readStateFile(file: string): string {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = fstatSyncChecked(fd);
+    const buf = Buffer.alloc(st);
+    let n = 0;
+    while (n < buf.length) {
+      const r = readSync(fd, buf, n, buf.length - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The size of a regular file open at `fd`; anything else is an error (code EINVAL). */
+function fstatSyncChecked(fd: number): number {
+  const st = fstatSync(fd);
+  if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EINVAL' });
+  return st.size;
+}
+
 /** Keyed records in one JSON file (`{version: 1, <section>: {key: record}}`), saved atomically. */
 export class KeyedStore<V> {
   protected readonly records = new Map<string, V>();
@@ -133,25 +192,70 @@ export class KeyedStore<V> {
     private readonly same: (a: V, b: V) => boolean = (a, b) => a === b,
   ) {}
 
-  /** Loads the saved state; a missing file is an empty state, a corrupt one is reported and ignored. */
-  load(): { error?: string } {
-    removeStaleTemps(this.file);
+  /**
+   * How the last load() went when it was not clean: `previous`, the newest file was unusable and the generation
+   * before it was loaded (up to one save interval older: those lines are read again, as after a kill -9); `lost`,
+   * neither was usable and the state is empty (a follower then reads what it would have skipped, see follow.ts).
+   */
+  recovery?: StateRecovery;
+  /**
+   * False once the newest file was found unusable: until a save has replaced it, it is not kept as `.prev` (the
+   * generation that was usable stays there).
+   */
+  private newestUsable = true;
+
+  /**
+   * Loads the saved state: a missing file (and no previous generation) is a first start; a corrupt or unreadable
+   * one falls back to the previous generation, else to an empty state; both are reported (`error`, `recovery`).
+   */
+  load(): { error?: string; recovery?: StateRecovery } {
+    removeStaleTemps(this.file); // `<file>.prev.*.tmp` too
+    const newest = this.read(this.file);
+    if (newest.ok) return {};
+    this.newestUsable = newest.missing;
+    const previous = this.read(previousOf(this.file));
+    if (previous.ok) {
+      this.recovery = 'previous';
+      return {
+        error: `${newest.missing ? `${this.file} is missing` : newest.error}; resumed from the previous generation ${previousOf(this.file)} (lines since its save are read again)`,
+        recovery: 'previous',
+      };
+    }
+    if (newest.missing && previous.missing) return {};
+    this.records.clear();
+    this.loadExtra({});
+    this.recovery = 'lost';
+    return {
+      error: `${newest.missing ? `${this.file} is missing` : newest.error}, and no usable previous generation (${previous.missing ? 'none' : previous.error}): no saved state`,
+      recovery: 'lost',
+    };
+  }
+
+  /** Reads and applies one generation; nothing is applied unless it parses whole. */
+  private read(file: string): { ok: true } | { ok: false; missing: boolean; error: string } {
     let text: string;
     try {
-      text = readFileSync(this.file, 'utf8');
+      text = readStateFile(file);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      return code === 'ENOENT' ? {} : { error: `cannot read ${this.file}: ${code ?? String(err)}` };
+      return { ok: false, missing: code === 'ENOENT', error: `cannot read ${file}: ${code ?? String(err)}` };
     }
+    let parsed: Record<string, unknown>;
     try {
-      const parsed = JSON.parse(text) as Record<string, unknown>;
-      const section = (parsed[this.section] ?? {}) as Record<string, unknown>;
-      for (const [k, v] of Object.entries(section)) if (this.valid(v)) this.records.set(k, v);
-      this.loadExtra(parsed);
-      return {};
+      parsed = JSON.parse(text) as Record<string, unknown>;
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw new Error('not an object');
+      const section = parsed[this.section] ?? {};
+      if (typeof section !== 'object' || section === null || Array.isArray(section))
+        throw new Error(`"${this.section}" is not an object`);
     } catch (err) {
-      return { error: `ignoring corrupt ${this.file}: ${(err as Error).message}` };
+      return { ok: false, missing: false, error: `corrupt ${file}: ${(err as Error).message}` };
     }
+    this.records.clear();
+    for (const [k, v] of Object.entries(parsed[this.section] ?? {}))
+      if (this.valid(v)) this.records.set(k, v);
+    this.loadExtra(parsed);
+    return { ok: true };
   }
 
   get(key: string): V | undefined {
@@ -181,9 +285,10 @@ export class KeyedStore<V> {
   /** Writes the records now, synchronously; a background save still in flight will not land over them. */
   private writeNow(): void {
     const gen = ++this.started;
-    writeFileAtomic(this.file, this.text());
+    writeFileAtomic(this.file, this.text(), { keepPrevious: this.newestUsable });
     this.landed = gen;
     this.dirty = false;
+    this.newestUsable = true;
   }
 
   /** Resolves when no background save is in flight. */
@@ -224,14 +329,20 @@ export class KeyedStore<V> {
     const gen = ++this.started;
     const text = this.text();
     this.dirty = false;
-    this.inflight = writeFileAtomicAsync(this.file, text, () => {
-      if (gen < this.landed) return false;
-      this.landed = gen;
-      return true;
-    })
+    this.inflight = writeFileAtomicAsync(
+      this.file,
+      text,
+      () => {
+        if (gen < this.landed) return false;
+        this.landed = gen;
+        return true;
+      },
+      { keepPrevious: this.newestUsable },
+    )
       .then(
         () => {
           this.lastError = '';
+          this.newestUsable = true;
         },
         (err: unknown) => {
           // Changed or not since, the records must reach the disk: the next due save retries.

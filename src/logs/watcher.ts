@@ -73,12 +73,8 @@ export class LogWatcher {
 
   async start(): Promise<void> {
     this.journaledRefs = new Set(this.o.journaled?.() ?? []);
-    const loaded = this.store.load();
-    if (loaded.error) this.log.warn(loaded.error);
-    if (this.o.sources.some((s) => s.journal !== undefined)) {
-      const c = this.cursors.load();
-      if (c.error) this.log.warn(c.error);
-    }
+    this.loadState('log_offsets', this.store);
+    if (this.o.sources.some((s) => s.journal !== undefined)) this.loadState('journal_cursors', this.cursors);
     for (const src of this.o.sources) {
       const labels = { target: this.o.target, service: src.service };
       const onError = (
@@ -156,6 +152,24 @@ export class LogWatcher {
   }
 
   /** A state save failed: its own counter, never a read error of the sources (they read on). */
+  /** Loads a store; an unusable state file is an error line and a counted metric, never one quiet warning. */
+  private loadState(store: 'log_offsets' | 'journal_cursors', from: OffsetStore | CursorStore): void {
+    const loaded = from.load();
+    if (loaded.error === undefined) return;
+    if (loaded.recovery !== undefined)
+      this.o.metrics.stateLoadErrors.inc({ store, recovery: loaded.recovery });
+    const consequence =
+      loaded.recovery === 'lost'
+        ? store === 'log_offsets'
+          ? 'log files without a saved offset are read from their start (at most maxCatchUpBytes each), from: end or not'
+          : 'journal sources start where a first start would'
+        : 'lines since that save are read again';
+    this.log.error(
+      { store, recovery: loaded.recovery },
+      `saved state unusable: ${loaded.error}; ${consequence}`,
+    );
+  }
+
   private saveError(store: 'log_offsets' | 'journal_cursors', message: string): void {
     this.o.metrics.stateSaveErrors.inc({ store });
     this.log.warn({ store }, message);
