@@ -261,12 +261,6 @@ export class Daemon {
       );
       if (inFlight > 0) log.info({ inFlight, drainMs }, 'shutdown: letting probes in flight finish');
     }
-    // Probes still draining from a reload finish too on a draining stop; otherwise they are cut now.
-    await Promise.all(
-      [...this.draining].map((r) =>
-        (drain ? r.drained : r.stop(opts))?.catch(logged('a runtime replaced by a reload')),
-      ),
-    );
     this.ready = false;
     this.web?.stop();
     const inFlight = this.reloading;
@@ -282,10 +276,19 @@ export class Daemon {
       ]);
       clearTimeout(timer);
     }
+    // Together, and before the HTTP server's close (which waits for its requests): the running runtime stops
+    // scheduling now, whatever a reload-replaced one still has in flight. Those finish too on a draining stop;
+    // otherwise they are cut now.
+    const stops = Promise.all([
+      ...[...this.draining].map((r) =>
+        (drain && !this.cut ? r.drained : r.stop(opts))?.catch(logged('a runtime replaced by a reload')),
+      ),
+      this.runtime
+        ?.stop({ remediationGraceMs: opts.remediationGraceMs, finishProbes: drain && !this.cut })
+        .catch(logged('the runtime')),
+    ]);
     await this.server?.close().catch(logged('the HTTP server'));
-    await this.runtime
-      ?.stop({ remediationGraceMs: opts.remediationGraceMs, finishProbes: drain && !this.cut })
-      .catch(logged('the runtime'));
+    await stops;
     clearTimeout(drainTimer);
   }
 }
