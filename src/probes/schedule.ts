@@ -48,7 +48,13 @@ interface Slot {
   hop: EndpointDispatchers;
   conn: ConnKind;
   labels: { target: string; probe: string; endpoint: string; conn: ConnKind; kind: ProbeKind };
-  inflight?: { startedAt: number; done: Promise<ProbeResultSignal | undefined>; progress: Progress };
+  /** startedAt: wall clock at launch (for the record); startedMono: what its age is measured on. */
+  inflight?: {
+    startedAt: number;
+    startedMono: number;
+    done: Promise<ProbeResultSignal | undefined>;
+    progress: Progress;
+  };
   lastResult?: string;
 }
 
@@ -213,7 +219,9 @@ export class ProbeScheduler {
           probe: s.probe.name,
           endpoint: s.labels.endpoint,
           conn: s.conn,
-          startedAt: s.inflight.startedAt,
+          // Consumers take an age as their wall clock's now minus this: it is the monotonic age, whatever the wall
+          // clock did since the launch (a 1 h forward step read as a probe hung for an hour: completions_hung).
+          startedAt: this.now() - (this.monoNow() - s.inflight.startedMono),
           ...(s.inflight.progress.ttftMs !== undefined ? { firstTokenMs: s.inflight.progress.ttftMs } : {}),
           ...(s.inflight.progress.requestIds.length > 0
             ? { requestIds: [...s.inflight.progress.requestIds] }
@@ -256,7 +264,7 @@ export class ProbeScheduler {
         result: 'skipped_overlap',
         start,
         durationMs: 0,
-        error: `previous run still in flight after ${Math.round(start - slot.inflight.startedAt)} ms`,
+        error: `previous run still in flight after ${Math.round(this.monoNow() - slot.inflight.startedMono)} ms`,
       });
       return;
     }
@@ -265,6 +273,7 @@ export class ProbeScheduler {
 
   private launch(slot: Slot, confirmation: boolean): Promise<ProbeResultSignal | undefined> {
     const startedAt = this.now();
+    const startedMono = this.monoNow();
     const progress = new Progress(false);
     const done = runProbe({
       progress,
@@ -276,7 +285,8 @@ export class ProbeScheduler {
       headers: this.opts.headers.get(slot.labels.endpoint) ?? {},
       cancel: this.stopping.signal,
       confirmation,
-      now: this.now,
+      // The wall clock at launch, advanced on the monotonic one: a wall step mid-run changes no duration.
+      now: () => startedAt + (this.monoNow() - startedMono),
     })
       .then(
         (out) => {
@@ -293,7 +303,7 @@ export class ProbeScheduler {
       .finally(() => {
         slot.inflight = undefined;
       });
-    slot.inflight = { startedAt, done, progress };
+    slot.inflight = { startedAt, startedMono, done, progress };
     return done;
   }
 
@@ -327,11 +337,11 @@ export class ProbeScheduler {
   }
 
   private updateInflight(): void {
-    const now = this.now();
+    const now = this.monoNow();
     for (const s of this.slots) {
       this.opts.metrics.probeInflight.set(
         s.labels,
-        s.inflight ? Math.max(0, (now - s.inflight.startedAt) / 1000) : 0,
+        s.inflight ? Math.max(0, (now - s.inflight.startedMono) / 1000) : 0,
       );
     }
   }

@@ -29,7 +29,7 @@ function sink() {
   return { lines, logger: createLogger({ destination, level: 'debug' }) };
 }
 
-function scheduler(yaml: string, clock?: { t: number }) {
+function scheduler(yaml: string, clock?: { t: number }, wallOnly?: { t: number }) {
   const loaded = parseConfigText(yaml, 'test.yaml', { TOKEN: 'sekrit-token-123' });
   const target = loaded.config.targets[0]!;
   const registry = new Registry();
@@ -42,7 +42,9 @@ function scheduler(yaml: string, clock?: { t: number }) {
     metrics,
     logger: log.logger,
     onResult: (r) => results.push(r),
-    now: clock ? () => clock.t : undefined,
+    // The test clock is time passing, on both clocks alike (a wall-clock step alone is tested below).
+    now: clock ? () => clock.t + (wallOnly?.t ?? 0) : undefined,
+    monoNow: clock ? () => clock.t : undefined,
   });
   schedulers.push(s);
   return { s, registry, results, log };
@@ -231,6 +233,35 @@ describe('round phases', () => {
     expect(Math.min(...tenths)).toBeGreaterThan(0);
     expect(Math.max(...tenths)).toBeLessThan(15);
     expect(phaseOffset('pd-0\u0000health', every)).not.toBe(phaseOffset('pd-0\u0000chat', every));
+  });
+});
+
+describe('in-flight ages across a wall-clock step (issue 24 finding 6)', () => {
+  it('a 1 h forward step of the wall clock does not age a probe in flight by an hour', async () => {
+    const hang = await startServer(() => {});
+    servers.push(hang);
+    const clock = { t: 1_000_000 };
+    const step = { t: 0 };
+    const { s, registry } = scheduler(
+      `
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "${hang.url}" }]
+    probes: [{ name: chat, kind: chat, every: 1h, jitter: 0, timeout: 1h, conn: [fresh] }]
+`,
+      clock,
+      step,
+    );
+    s.start();
+    await waitFor(() => s.inflight().length === 1, { what: 'a probe in flight' });
+    clock.t += 2_000;
+    step.t += 3_600_000;
+    // What the detector computes (its wall clock's now minus startedAt) is the 2 s that passed.
+    expect(clock.t + step.t - s.inflight()[0]!.startedAt).toBe(2_000);
+    expect(await registry.metrics()).toContain(
+      'wedgewatch_probe_inflight_seconds{target="t1",probe="chat",endpoint="e",conn="fresh",kind="chat"} 2',
+    );
+    await s.stop();
   });
 });
 
