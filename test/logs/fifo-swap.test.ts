@@ -55,7 +55,7 @@ it('a FIFO swapped in between the stat and the open: no freeze, skipped with a w
           code: 'EFROZEN',
         });
       }
-      return fs.openSync(p, flags, mode);
+      return fs.openSync(p, flags ?? 'r', mode);
     }) as typeof fs.openSync,
   };
   const lines: string[] = [];
