@@ -138,13 +138,12 @@ async function main() {
 
   // Summary: the acceptance.
   const t = F.tally;
-  const worst = t.daemons.reduce(
-    (a, d) => (d.worstLagS() > a.lag ? { lag: d.worstLagS(), name: d.name } : a),
-    {
+  const worst = t.daemons
+    .filter((d) => d.inSummary)
+    .reduce((a, d) => (d.worstLagS() > a.lag ? { lag: d.worstLagS(), name: d.name } : a), {
       lag: 0,
       name: '-',
-    },
-  );
+    });
   const peak = t.daemons.reduce((a, d) => (d.peakRss > a.rss ? { rss: d.peakRss, name: d.name } : a), {
     rss: 0,
     name: '-',

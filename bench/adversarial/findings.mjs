@@ -4,7 +4,7 @@
 // the runner cleans up (also when the finding runs past its budget).
 /* global fetch, Buffer */
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -22,6 +22,7 @@ import {
   track,
   until,
   unitMemoryHigh,
+  whichBinary,
 } from './harness.mjs';
 import { LEAK_SECRET, markerRuns, startSim } from './main-env.mjs';
 
@@ -271,7 +272,7 @@ export async function finding3(env, scope) {
 
 // ---------------------------------------------------------------------------------------------------------
 // 4. A common user rule that backtracks: `(?<msg>.*) failed after (?<n>\d+) retries` over 5 logged 64 KB
-// prompts. Either `check` refuses the rule, or the daemon runs it without blocking its event loop.
+// prompts (≈ 2.5 s each on V8's backtracking engine). Either `check` refuses the rule, or the daemon runs it without blocking its event loop.
 export async function finding4(env, scope) {
   const engine = await fakeEngine((req, res) => res.end('ok'));
   scope.add(() => engine.close());
@@ -294,7 +295,12 @@ export async function finding4(env, scope) {
   await d.start();
   await sleep(1000);
   const t0 = Date.now();
-  for (let i = 0; i < 5; i++) appendFileSync(log, promptLine('x '.repeat(32_000)));
+  // A layer the daemon knows nothing of logs the prompt as it came (no engine echo marker to skip it by). The
+  // prompt holds the rule's literals (the prefilter passes it) but no digits after them: `.*` backtracks from
+  // every start, quadratic in the line.
+  const prompt = `${'x '.repeat(32_000)}and the upload failed after several retries`;
+  const line = `[${pyTime(new Date())}] WARNING app: slow request, prompt: ${prompt}\n`;
+  for (let i = 0; i < 5; i++) appendFileSync(log, line);
   // Read: the lines counted, or 10 s.
   const read = await until(
     async () =>
@@ -311,24 +317,25 @@ export async function finding4(env, scope) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 5. A FIFO swapped in between the follower's stat and its open: the path flips between a regular file and a
-// FIFO (hard links renamed over it, so it always exists) for 6 s. The daemon must stay responsive and stop on
-// SIGTERM.
+// 5. A FIFO swapped in between the follower's stat and its open: the path flips between a new regular file and a
+// FIFO (each renamed over it, so it always exists) for 6 s. The race window is microseconds; where strace is
+// installed it widens it: the daemon's openat calls are delayed 300 ms (strace -e inject=openat:delay_enter),
+// so an open after a stat that saw a regular file meets the FIFO about half the time. The daemon must stay
+// responsive and stop on SIGTERM. Its lag is left out of the summary (the delay is the bench's doing).
 const SWAPPER = `
-const { linkSync, renameSync, unlinkSync } = require('node:fs');
-const [path, reg, fifo, ms] = process.argv.slice(1);
-const tmp = path + '.swap';
+const { linkSync, renameSync, writeFileSync } = require('node:fs');
+const [path, fifo, ms] = process.argv.slice(1);
+const tmpR = path + '.r', tmpF = path + '.f', scratch = path + '.s';
 const end = Date.now() + Number(ms);
-let n = 0;
 while (Date.now() < end) {
-  for (const src of [reg, fifo]) {
-    try { unlinkSync(tmp); } catch {}
-    linkSync(src, tmp);
-    renameSync(tmp, path);
-  }
-  n++;
+  // A new regular file each time (an inode the follower saw before is adopted, not opened again); the scratch
+  // write keeps the regular phase as long as the FIFO phase.
+  writeFileSync(tmpR, 'a line\\n');
+  renameSync(tmpR, path);
+  writeFileSync(scratch, 'x');
+  linkSync(fifo, tmpF);
+  renameSync(tmpF, path);
 }
-process.stdout.write(String(n));
 `;
 
 export async function finding5(env, scope) {
@@ -337,9 +344,7 @@ export async function finding5(env, scope) {
   const dir = join(scope.dir, 'f5');
   mkdirSync(dir, { recursive: true });
   const path = join(dir, 'app.log');
-  const reg = join(dir, 'regular.src');
   const fifo = join(dir, 'fifo.src');
-  writeFileSync(reg, 'one line\n');
   writeFileSync(path, 'one line\n');
   execFileSync('mkfifo', [fifo]);
   const d = await daemonFor(scope, 'f5', {
@@ -353,8 +358,36 @@ export async function finding5(env, scope) {
     ],
   });
   await d.start();
+  d.inSummary = false;
+  let widened = 'no strace: the race window is not widened';
+  if (whichBinary('strace')) {
+    const st = track(
+      spawn(
+        'strace',
+        [
+          '-f',
+          '-qq',
+          '-p',
+          String(d.pid),
+          '-e',
+          'trace=openat',
+          '-e',
+          'inject=openat:delay_enter=300000',
+          '-o',
+          '/dev/null',
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      ),
+    );
+    let err = '';
+    st.stderr.on('data', (x) => (err += x));
+    scope.add(() => st.kill('SIGKILL'));
+    await sleep(1000);
+    widened =
+      st.exitCode === null ? 'openat delayed 300 ms by strace' : `strace failed: ${err.trim().slice(0, 80)}`;
+  }
   const swapper = track(
-    spawn(process.execPath, ['-e', SWAPPER, path, reg, fifo, '6000'], {
+    spawn(process.execPath, ['-e', SWAPPER, path, fifo, '6000'], {
       stdio: ['ignore', 'pipe', 'ignore'],
     }),
   );
@@ -373,10 +406,17 @@ export async function finding5(env, scope) {
     await sleep(250);
   }
   swapper.kill('SIGKILL');
+  // Where the main thread waits: fifo_open is the FIFO, not the bench's delay.
+  let wchan = '';
+  try {
+    wchan = readFileSync(`/proc/${d.pid}/wchan`, 'utf8');
+  } catch {
+    // gone
+  }
   const stopped = await d.signal('SIGTERM', 5000);
   return {
     pass: frozenAt === undefined && stopped,
-    value: `${frozenAt === undefined ? 'answered throughout 6 s of swaps' : `frozen after ${frozenAt.toFixed(1)} s`}; SIGTERM ${stopped ? 'honoured' : 'ignored (5 s)'}`,
+    value: `${frozenAt === undefined ? 'answered throughout 6 s of swaps' : `frozen after ${frozenAt.toFixed(1)} s (main thread in ${wchan || '?'})`}; SIGTERM ${stopped ? 'honoured' : 'ignored (5 s)'} (${widened})`,
   };
 }
 
@@ -587,7 +627,9 @@ export async function finding11(env, scope) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 12. `check` on a FIFO or /dev/zero as bearerTokenFile or tls.caFile: finishes within 10 s, RSS bounded.
+// 12. `check` on a FIFO or /dev/zero as bearerTokenFile or tls.caFile: finishes within 10 s, RSS under 256 MB
+// (killed at twice that: the bench must not take the machine's memory).
+const RSS_BOUND = 256 * MB;
 export async function finding12(env, scope) {
   const fifo = join(scope.dir, 'f12.fifo');
   execFileSync('mkfifo', [fifo]);
@@ -607,18 +649,17 @@ export async function finding12(env, scope) {
           targets: [{ name: 't', endpoints: [{ name: 'e', url: `${scheme}://127.0.0.1:1`, ...ep }] }],
         }),
       );
-      const r = await runCli(['check', '--config', path], { timeoutMs: 10_000 });
+      const r = await runCli(['check', '--config', path], { timeoutMs: 10_000, rssKillAt: 2 * RSS_BOUND });
       return { what, ...r };
     }),
   );
-  const RSS_BOUND = 256 * MB;
   const bad = runs.filter((r) => r.timedOut || r.rssKilled || r.peakRss > RSS_BOUND);
   return {
     pass: bad.length === 0,
     value: runs
       .map(
         (r) =>
-          `${r.what}: ${r.timedOut ? 'hung >10 s' : r.rssKilled ? 'killed at 1.2 GB' : `exit ${r.code} in ${(r.ms / 1000).toFixed(1)} s`}, ${fmtMB(r.peakRss)}`,
+          `${r.what}: ${r.timedOut ? 'hung >10 s' : r.rssKilled ? `killed past ${fmtMB(2 * RSS_BOUND)}` : `exit ${r.code} in ${(r.ms / 1000).toFixed(1)} s`}, ${fmtMB(r.peakRss)}`,
       )
       .join('; '),
   };
