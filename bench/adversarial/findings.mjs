@@ -24,7 +24,7 @@ import {
   unitMemoryHigh,
   whichBinary,
 } from './harness.mjs';
-import { LEAK_SECRET, markerRuns, startSim } from './main-env.mjs';
+import { LEAK_OFFSETS, LEAK_SECRET, markerRuns, startSim } from './main-env.mjs';
 
 const { bootstrapThreadTraceback, pyTime } = await import(join(DIST, 'sim/logfmt.js'));
 
@@ -141,10 +141,15 @@ export async function finding1(env) {
   tally.userTextRemediations += remediations;
 
   // The control: the same traceback written by the interpreter (unprefixed, on its own) is still raised.
+  // Raised: a log event counted for pd (whatever severity the fix gives an unconfirmed critical), or journaled.
   const tc = Date.now();
   env.appendPrefill(bootstrapThreadTraceback(8).join('\n') + '\n');
   const control = await until(
-    async () => ((await d.events('pd', { since: tc, type: 'critical_log' })) ?? []).length > 0,
+    async () => {
+      const n = metricSum(await d.metrics(), 'wedgewatch_log_events_total', (l) => l.includes('target="pd"'));
+      if ((n ?? 0) > (eventsAfter ?? 0)) return true;
+      return ((await d.events('pd', { since: tc, type: 'critical_log' })) ?? []).length > 0;
+    },
     { timeoutMs: 8000, intervalMs: 250 },
   );
   const pass =
@@ -158,7 +163,7 @@ export async function finding1(env) {
   return {
     pass,
     value:
-      `events ${Math.max(raised, logEvents)}, states [${transitions.join(',') || 'ok'}], ` +
+      `events ${Math.max(raised, logEvents)} (journal ${raised}, log_events_total +${logEvents}), states [${transitions.join(',') || 'ok'}], ` +
       `alerts [${env.prom ? alerts.join(',') : 'n/a: no prometheus'}], bundles ${bundles}, remediations ${remediations}; ` +
       `real traceback after it ${control ? 'raised' : 'NOT raised'}`,
   };
@@ -573,7 +578,7 @@ export async function finding10(env) {
     async () => {
       const s = await env.daemon.json('/api/status');
       const t = s?.targets?.find((x) => x.target === 'leak');
-      return t && JSON.stringify(t).includes('HTTP 500');
+      return (t?.probes ?? []).filter((p) => typeof p.error === 'string').length >= LEAK_OFFSETS.length;
     },
     { timeoutMs: 10_000, intervalMs: 500 },
   );
@@ -585,9 +590,12 @@ export async function finding10(env) {
         longest = len;
         break;
       }
+  const errors = (JSON.parse(text).targets?.find((x) => x.target === 'leak')?.probes ?? []).filter(
+    (p) => typeof p.error === 'string',
+  ).length;
   return {
-    pass: longest < 12 && text.includes('HTTP 500'),
-    value: `longest piece of the ${LEAK_SECRET.length}-char secret in /api/status: ${longest} chars${text.includes('HTTP 500') ? '' : ' (no error recorded yet)'}`,
+    pass: longest < 12 && errors >= LEAK_OFFSETS.length,
+    value: `longest piece of the ${LEAK_SECRET.length}-char secret in /api/status: ${longest} chars (${errors} endpoint errors recorded)`,
   };
 }
 
@@ -698,7 +706,8 @@ async function authDaemon(scope) {
     { extraArgs: ['--web.config.file', webConfig], authorization: basic('monitor', 'monitor-pw-1') },
   );
   await d.start();
-  return { d, scraper: basic('scraper', 'scraper-pw-1'), wrong: basic('scraper', 'wrong-password') };
+  // The bad attempts are another client's on the shared address (a misconfigured one behind the same NAT).
+  return { d, scraper: basic('scraper', 'scraper-pw-1'), wrong: basic('admin', 'wrong-password') };
 }
 
 // 13. Auth back-off per address: bad attempts from the shared address (respecting each Retry-After, as a slow
@@ -847,8 +856,9 @@ export async function finding17(env, scope) {
   const seen = new Set();
   await until(
     async () => {
-      for (const e of (await d.events('t17', { type: 'critical_log' })) ?? []) {
-        const m = /seq=(\d+)/.exec(e.data?.line ?? e.summary ?? '');
+      // Any journal event that carries a marker line (the fix may journal an unconfirmed critical differently).
+      for (const e of (await d.events('t17')) ?? []) {
+        const m = /BENCH-MARKER seq=(\d+)/.exec(`${e.data?.line ?? ''} ${e.summary ?? ''}`);
         if (m) seen.add(Number(m[1]));
       }
       return seen.size >= 20;
