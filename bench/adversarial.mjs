@@ -134,6 +134,7 @@ async function main() {
     for (const d of F.tally.daemons) await d.kill().catch(() => undefined);
     await env?.stop().catch(() => undefined);
     killAll();
+    rmSync(dir, { recursive: true, force: true });
   }
 
   // Summary: the issue's acceptance.
@@ -197,7 +198,6 @@ async function main() {
   console.log(
     `\n${rows.filter((r) => r.result === 'PASS').length}/${rows.length} findings pass; ${acceptance.filter((a) => a[1]).length}/${acceptance.length} acceptance checks pass; ${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
-  rmSync(dir, { recursive: true, force: true });
   return failed === 0 ? 0 : 1;
 }
 
