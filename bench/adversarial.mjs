@@ -29,7 +29,7 @@ const FINDINGS = [
   [4, 'backtracking user rule: refused or lag < 100 ms', F.finding4, 25_000],
   [5, 'FIFO swapped in under the follower: daemon responsive', F.finding5, 20_000],
   [6, 'wall-clock step ±1 h keeps probe cadence', F.finding6, 25_000],
-  [7, '4 MB long-label /metrics: RSS < MemoryHigh, lag < 100 ms', F.finding7, 25_000],
+  [7, '4 / 15.5 MB long-label /metrics: RSS < MemoryHigh, lag < 100 ms', F.finding7, 30_000],
   [11, 'credentials in endpoint URL refused or sent, never shown', F.finding11, 15_000],
   [12, 'check on FIFO / /dev/zero token & caFile: < 10 s, bounded RSS', F.finding12, 15_000],
   [13, 'bad-auth back-off does not lock out a valid scraper', F.finding13, 25_000],

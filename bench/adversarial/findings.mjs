@@ -471,14 +471,24 @@ export async function finding6(env, scope) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 7. Engine /metrics parsing amplifies memory: a 4 MB body of long label values, scraped every 2 s for 10 s.
-// RSS must stay within the unit's MemoryHigh and the event loop under 100 ms.
-export async function finding7(env, scope) {
+// 7. Engine /metrics parsing amplifies memory: bodies of long label values (4 MB, then 15.5 MB: under the 16 MB
+// cap), each scraped every 2 s a few times. RSS must stay within the unit's MemoryHigh and the event loop under
+// 100 ms. (The daemon is killed past 1.2 GB: on main the 15.5 MB body heads for ~2 GB.)
+function longLabelBody(bytes) {
   const lines = ['# TYPE sglang:num_running_reqs gauge'];
   const long = 'v'.repeat(3900);
-  for (let i = 0; lines.join('\n').length < 4 * MB && i < 2000; i++)
-    lines.push(`sglang:num_running_reqs{model_name="m",x="${long}${i}"} ${i}`);
-  const body = lines.join('\n') + '\n';
+  let size = lines[0].length;
+  for (let i = 0; size < bytes; i++) {
+    const l = `sglang:num_running_reqs{model_name="m",x="${long}${i}"} ${i}`;
+    lines.push(l);
+    size += l.length + 1;
+  }
+  return lines.join('\n') + '\n';
+}
+
+export async function finding7(env, scope) {
+  const bodies = [longLabelBody(4 * MB), longLabelBody(15.5 * MB)];
+  let body = bodies[0];
   const engine = await fakeEngine((req, res, _b, path) => {
     if (path === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
@@ -498,17 +508,26 @@ export async function finding7(env, scope) {
     ],
   });
   await d.start();
-  await until(() => engine.count('/metrics') >= 5 || d.rssKilled || !d.alive(), {
-    timeoutMs: 14_000,
-    intervalMs: 200,
-  });
-  await sleep(500);
-  await d.sampleLag();
+  const scrapes = async (n, ms) => {
+    const from = engine.count('/metrics');
+    await until(() => engine.count('/metrics') >= from + n || d.rssKilled || !d.alive(), {
+      timeoutMs: ms,
+      intervalMs: 200,
+    });
+    await sleep(500);
+    await d.sampleLag();
+  };
+  await scrapes(4, 10_000);
+  const at4 = { rss: d.peakRss, lag: d.worstLagS() };
+  body = bodies[1];
+  await scrapes(3, 9000);
   await d.kill(); // records VmHWM
   const high = unitMemoryHigh();
   return {
     pass: d.peakRss < high && d.worstLagS() < LAG_LIMIT_S && !d.rssKilled,
-    value: `peak RSS ${fmtMB(d.peakRss)} (MemoryHigh ${fmtMB(high)})${d.rssKilled ? ', killed at the bench cap' : ''}; ${lagText(d)}; ${engine.count('/metrics')} scrapes of ${(body.length / MB).toFixed(1)} MB`,
+    value:
+      `4 MB: peak RSS ${fmtMB(at4.rss)}, lag ${fmtS(at4.lag)}; then 15.5 MB: peak RSS ${fmtMB(d.peakRss)}` +
+      `${d.rssKilled ? ' (killed at the bench cap)' : ''}, ${lagText(d)} (MemoryHigh ${fmtMB(high)})`,
   };
 }
 
