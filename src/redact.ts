@@ -8,17 +8,200 @@ export const REDACTED = '<secret>';
 /**
  * Credentials recognised by shape, for tokens the config never named (a log line quoting a client's header):
  * `Bearer <token>` / `Basic <base64>` as in an Authorization header, and `key=value` pairs whose key says secret.
+ *
+ * Scanned by hand, not by regex: this runs synchronously over untrusted text (prompts echoed in engine logs, HTTP
+ * bodies, bundle files), and the regex it replaces, `\b([A-Za-z0-9_-]*(?:token|…)…)`, restarted its greedy
+ * prefix at every word boundary of a long `a-a-a-…` run — quadratic (`'a-'×16000` took 0.5–1.2 s). Here every
+ * character is looked at a bounded number of times: a keyword is matched at a fixed length, a whitespace run
+ * belongs to the one keyword before it, and a value run is measured once and reused by every keyword inside it.
+ * `steps` (tests) counts the characters looked at, so linearity is asserted without a clock.
  */
-const CREDENTIAL_SHAPES: Array<[RegExp, string]> = [
-  // A token has a digit somewhere ("Basic authentication" is prose, not a credential).
-  [/\b(Bearer|Basic)(\s+)(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}/g, `$1$2${REDACTED}`],
-  // A value has a letter and a digit: SGLang's `#token: 123456` batch field is a count, and
-  // "bearerToken: environment variable … is not set" is prose.
-  [
-    /\b([A-Za-z0-9_-]*(?:api[_-]?key|token|secret|password|passwd)["']?\s*[=:]\s*["']?)(?=[^\s"'&,;}<]*[A-Za-z])(?=[^\s"'&,;}<]*[0-9])[^\s"'&,;}<]{6,}/gi,
-    `$1${REDACTED}`,
-  ],
-];
+export interface ScanStats {
+  steps: number;
+}
+
+// A token has a digit somewhere ("Basic authentication" is prose, not a credential).
+const TOKEN_MIN = 8;
+// A value has a letter and a digit: SGLang's `#token: 123456` batch field is a count, and
+// "bearerToken: environment variable … is not set" is prose.
+const VALUE_MIN = 6;
+
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const isLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const isWord = (c: number) => isLetter(c) || isDigit(c) || c === 95;
+// JS `\s`: the ASCII controls \t-\r, space, and the Unicode spaces.
+const isSpace = (c: number) =>
+  (c >= 9 && c <= 13) ||
+  c === 32 ||
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000 ||
+  c === 0xfeff;
+// `[A-Za-z0-9._~+/=-]`: the characters of an RFC 6750 b64token / RFC 7617 base64 credential.
+const isTokenChar = (c: number) =>
+  isLetter(c) ||
+  isDigit(c) ||
+  c === 46 ||
+  c === 95 ||
+  c === 126 ||
+  c === 43 ||
+  c === 47 ||
+  c === 61 ||
+  c === 45;
+// `[^\s"'&,;}<]`: a value ends where a quote, a separator or markup does.
+const isValueChar = (c: number) =>
+  !isSpace(c) && c !== 34 && c !== 39 && c !== 38 && c !== 44 && c !== 59 && c !== 125 && c !== 60;
+// The regex's `/i` without `/u` folds ASCII only.
+const lower = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
+const isQuote = (c: number) => c === 34 || c === 39;
+
+/** ASCII case-insensitive `word` at `at` (`word` is lower case). */
+function wordAt(text: string, at: number, word: string, st: ScanStats): boolean {
+  if (at + word.length > text.length) return false;
+  for (let k = 0; k < word.length; k++) {
+    st.steps++;
+    if (lower(text.charCodeAt(at + k)) !== word.charCodeAt(k)) return false;
+  }
+  return true;
+}
+
+/** The length of `api[_-]?key|token|secret|password|passwd` (case-insensitive) at `at`, or 0. */
+function keywordAt(text: string, at: number, c: number, st: ScanStats): number {
+  switch (c) {
+    case 97: {
+      if (!wordAt(text, at, 'api', st)) return 0;
+      const mid = text.charCodeAt(at + 3);
+      const k = mid === 95 || mid === 45 ? at + 4 : at + 3;
+      return wordAt(text, k, 'key', st) ? k + 3 - at : 0;
+    }
+    case 116:
+      return wordAt(text, at, 'token', st) ? 5 : 0;
+    case 115:
+      return wordAt(text, at, 'secret', st) ? 6 : 0;
+    case 112:
+      if (!wordAt(text, at, 'passw', st)) return 0;
+      if (wordAt(text, at + 5, 'ord', st)) return 8;
+      return wordAt(text, at + 5, 'd', st) ? 6 : 0;
+    default:
+      return 0;
+  }
+}
+
+/** A maximal run of `member` characters; keywords inside one run ask about its suffixes. */
+interface Run {
+  start: number;
+  end: number;
+  lastLetter: number;
+  lastDigit: number;
+}
+
+function measureRun(text: string, from: number, member: (c: number) => boolean, st: ScanStats): Run {
+  const run: Run = { start: from, end: from, lastLetter: -1, lastDigit: -1 };
+  let i = from;
+  for (; i < text.length; i++) {
+    st.steps++;
+    const c = text.charCodeAt(i);
+    if (!member(c)) break;
+    if (isDigit(c)) run.lastDigit = i;
+    else if (isLetter(c)) run.lastLetter = i;
+  }
+  run.end = i;
+  return run;
+}
+
+function skipSpace(text: string, from: number, st: ScanStats): number {
+  let i = from;
+  while (i < text.length && isSpace(text.charCodeAt(i))) {
+    st.steps++;
+    i++;
+  }
+  return i;
+}
+
+/** `\b(Bearer|Basic)\s+<token with a digit, 8 or more>` → `$1$2<secret>`. */
+function redactAuthSchemes(text: string, st: ScanStats): string {
+  let out = '';
+  let copied = 0;
+  let i = 0;
+  while (i < text.length) {
+    st.steps++;
+    const c = text.charCodeAt(i);
+    // `\b` then `B`: the start of a word.
+    if (c !== 66 || (i > 0 && isWord(text.charCodeAt(i - 1)))) {
+      i++;
+      continue;
+    }
+    st.steps += 6;
+    const len = text.startsWith('Bearer', i) ? 6 : text.startsWith('Basic', i) ? 5 : 0;
+    if (len === 0) {
+      i++;
+      continue;
+    }
+    const afterScheme = i + len;
+    const valueAt = skipSpace(text, afterScheme, st);
+    if (valueAt === afterScheme) {
+      i = afterScheme;
+      continue;
+    }
+    // Runs after a scheme and its whitespace are disjoint, so each is measured once.
+    const run = measureRun(text, valueAt, isTokenChar, st);
+    if (run.end - valueAt >= TOKEN_MIN && run.lastDigit >= valueAt) {
+      out += text.slice(copied, valueAt) + REDACTED;
+      copied = run.end;
+      i = run.end;
+    } else {
+      // A scheme word can start the run (`Bearer Bearer x…`), so look again from its start.
+      i = valueAt;
+    }
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** `…(api[_-]?key|token|secret|password|passwd)["']?\s*[=:]\s*["']?<value with a letter and a digit, 6 or more>`. */
+function redactKeyValues(text: string, st: ScanStats): string {
+  let out = '';
+  let copied = 0;
+  let run: Run | undefined;
+  let i = 0;
+  while (i < text.length) {
+    st.steps++;
+    const len = keywordAt(text, i, lower(text.charCodeAt(i)), st);
+    if (len === 0) {
+      i++;
+      continue;
+    }
+    let j = i + len;
+    if (j < text.length && isQuote(text.charCodeAt(j))) j++;
+    j = skipSpace(text, j, st);
+    const sep = j < text.length ? text.charCodeAt(j) : -1;
+    if (sep !== 61 && sep !== 58) {
+      i++;
+      continue;
+    }
+    j = skipSpace(text, j + 1, st);
+    if (j < text.length && isQuote(text.charCodeAt(j))) j++;
+    // A keyword inside an earlier value (`token=token=…`) asks about a suffix of the same run.
+    if (run === undefined || j < run.start || j > run.end) run = measureRun(text, j, isValueChar, st);
+    if (run.end - j >= VALUE_MIN && run.lastLetter >= j && run.lastDigit >= j) {
+      out += text.slice(copied, j) + REDACTED;
+      copied = run.end;
+      i = run.end;
+    } else {
+      i++;
+    }
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** Both shapes, in the order the regexes ran; `st` counts the characters looked at. */
+export function redactShapes(text: string, st: ScanStats = { steps: 0 }): string {
+  return redactKeyValues(redactAuthSchemes(text, st), st);
+}
 
 export class Redactor {
   private secrets: string[] = [];
@@ -60,14 +243,7 @@ export class Redactor {
   redact(text: string): string {
     let out = text;
     for (const s of this.secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
-    for (const [re, to] of CREDENTIAL_SHAPES) {
-      re.lastIndex = 0;
-      if (re.test(out)) {
-        re.lastIndex = 0;
-        out = out.replace(re, to);
-      }
-    }
-    return out;
+    return redactShapes(out);
   }
 }
 
