@@ -124,7 +124,7 @@ function skipSpace(text: string, from: number, st: ScanStats): number {
 }
 
 /** `\b(Bearer|Basic)\s+<token with a digit, 8 or more>` → `$1$2<secret>`. */
-function redactAuthSchemes(text: string, st: ScanStats): string {
+function redactAuthSchemes(text: string, st: ScanStats, cutEnd: boolean): string {
   let out = '';
   let copied = 0;
   let i = 0;
@@ -150,7 +150,10 @@ function redactAuthSchemes(text: string, st: ScanStats): string {
     }
     // Runs after a scheme and its whitespace are disjoint, so each is measured once.
     const run = measureRun(text, valueAt, isTokenChar, st);
-    if (run.end - valueAt >= TOKEN_MIN && run.lastDigit >= valueAt) {
+    if (
+      (run.end - valueAt >= TOKEN_MIN && run.lastDigit >= valueAt) ||
+      (cutEnd && run.end === text.length && run.end > valueAt)
+    ) {
       out += text.slice(copied, valueAt) + REDACTED;
       copied = run.end;
       i = run.end;
@@ -163,7 +166,7 @@ function redactAuthSchemes(text: string, st: ScanStats): string {
 }
 
 /** `…(api[_-]?key|token|secret|password|passwd)["']?\s*[=:]\s*["']?<value with a letter and a digit, 6 or more>`. */
-function redactKeyValues(text: string, st: ScanStats): string {
+function redactKeyValues(text: string, st: ScanStats, cutEnd: boolean): string {
   let out = '';
   let copied = 0;
   let run: Run | undefined;
@@ -187,7 +190,10 @@ function redactKeyValues(text: string, st: ScanStats): string {
     if (j < text.length && isQuote(text.charCodeAt(j))) j++;
     // A keyword inside an earlier value (`token=token=…`) asks about a suffix of the same run.
     if (run === undefined || j < run.start || j > run.end) run = measureRun(text, j, isValueChar, st);
-    if (run.end - j >= VALUE_MIN && run.lastLetter >= j && run.lastDigit >= j) {
+    if (
+      (run.end - j >= VALUE_MIN && run.lastLetter >= j && run.lastDigit >= j) ||
+      (cutEnd && run.end === text.length && run.end > j)
+    ) {
       out += text.slice(copied, j) + REDACTED;
       copied = run.end;
       i = run.end;
@@ -198,10 +204,25 @@ function redactKeyValues(text: string, st: ScanStats): string {
   return copied === 0 ? text : out + text.slice(copied);
 }
 
-/** Both shapes, in the order the regexes ran; `st` counts the characters looked at. */
-export function redactShapes(text: string, st: ScanStats = { steps: 0 }): string {
-  return redactKeyValues(redactAuthSchemes(text, st), st);
+/**
+ * Both shapes, in the order the regexes ran; `st` counts the characters looked at. `cutEnd`: the text was cut
+ * at its end, so a credential value running into the cut is redacted whatever is left of it (its digit may be
+ * in the part that was cut off).
+ */
+export function redactShapes(text: string, st: ScanStats = { steps: 0 }, cutEnd = false): string {
+  return redactKeyValues(redactAuthSchemes(text, st, cutEnd), st, cutEnd);
 }
+
+/** Where a text was cut before it reached the redactor (a capped read, the newest bytes of a file). */
+export interface Cut {
+  /** The text starts in the middle of what was written. */
+  start?: boolean;
+  /** The text stops in the middle of what was written. */
+  end?: boolean;
+}
+
+/** Fragments shorter than this are not redacted: three characters of a secret tell little, and match often. */
+const FRAGMENT_MIN = 4;
 
 export class Redactor {
   private secrets: string[] = [];
@@ -240,10 +261,49 @@ export class Redactor {
     if (this.sources.delete(source)) this.setSource('config', this.sources.get('config') ?? []);
   }
 
-  redact(text: string): string {
+  /**
+   * Replaces every secret and credential shape in `text`. Where the text was cut (`cut`), a secret cut in two
+   * leaves a fragment the whole-secret match cannot see (the 300-character error snippet showed 18 of a
+   * token's 20 characters): a prefix of a secret at a cut end, or a suffix at a cut start, goes too.
+   */
+  redact(text: string, cut: Cut = {}): string {
     let out = text;
     for (const s of this.secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
-    return redactShapes(out);
+    if (cut.end) out = this.redactFragment(out, 'end');
+    if (cut.start) out = this.redactFragment(out, 'start');
+    return redactShapes(out, { steps: 0 }, cut.end === true);
+  }
+
+  /**
+   * Redacts, then clips to `max` characters: in this order, so the clip cannot cut a secret into a fragment
+   * the redactor no longer recognises. Every place that shortens text for a message uses this.
+   */
+  clip(text: string, max: number, cut: Cut = {}): string {
+    // Only as much as can reach the first `max` characters is looked at (a 16 MB body clipped to 200 costs
+    // no more than 200 does): every secret starting there ends within `reach`, and a credential value running
+    // past it counts as cut.
+    const reach = max + Math.max(1024, this.secrets[0]?.length ?? 0);
+    const cutHere = text.length > reach;
+    return this.redact(cutHere ? text.slice(0, reach) : text, {
+      ...cut,
+      end: cut.end === true || cutHere,
+    }).slice(0, max);
+  }
+
+  /** The longest fragment of a secret at the cut (a prefix at the end, a suffix at the start). */
+  private redactFragment(text: string, at: 'start' | 'end'): string {
+    let longest = 0;
+    for (const s of this.secrets) {
+      for (let k = Math.min(s.length - 1, text.length); k >= Math.max(FRAGMENT_MIN, longest + 1); k--) {
+        const hit = at === 'end' ? text.endsWith(s.slice(0, k)) : text.startsWith(s.slice(s.length - k));
+        if (hit) {
+          longest = k;
+          break;
+        }
+      }
+    }
+    if (longest === 0) return text;
+    return at === 'end' ? text.slice(0, text.length - longest) + REDACTED : REDACTED + text.slice(longest);
   }
 }
 
