@@ -3,8 +3,8 @@
 import cron from 'node-cron';
 import { z } from 'zod';
 import { isIP } from 'node:net';
-import { duration, durationOr } from './duration.js';
-import { COMPLETION_KINDS, CONN_KINDS, PROBE_KINDS, TOOL_CASES } from './kinds.js';
+import { duration, durationOr, formatDuration } from './duration.js';
+import { COMPLETION_KINDS, CONN_KINDS, isCompletionKind, PROBE_KINDS, TOOL_CASES } from './kinds.js';
 import { parseJsonPath } from '../probes/serverinfo-path.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
@@ -88,6 +88,11 @@ export const DEFAULT_TOOL_CELLS = [
   'second_turn',
 ] as const;
 export const CANARY_QUESTIONS = ['arithmetic', 'echo'] as const;
+
+/** The shortest completion probe timeout `check` accepts; docs/decisions.md (issue 24) says why. */
+export const MIN_COMPLETION_TIMEOUT_MS = 1000;
+/** The shortest timeout of a plain HTTP request (health, serverinfo, an engine scrape). */
+export const MIN_REQUEST_TIMEOUT_MS = 100;
 
 /** Fields every probe kind has. */
 const probeCommon = {
@@ -254,6 +259,24 @@ export const probeSchema = z
     if (p.every !== undefined && p.every < 1000) {
       ctx.addIssue({ code: 'custom', path: ['every'], message: 'must be at least 1s' });
     }
+    // A timeout no engine can meet makes every run an abort on the engine (issue 24 #15), and aborts are
+    // what NIXL handles worst: a completion gets the time a first token plausibly needs, a GET its round trip.
+    const completion = isCompletionKind(p.kind);
+    const min = completion ? MIN_COMPLETION_TIMEOUT_MS : MIN_REQUEST_TIMEOUT_MS;
+    if (p.timeout < min) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timeout'],
+        message: `must be at least ${formatDuration(min)} for a ${p.kind} probe${completion ? ' (a shorter one aborts a completion on the engine every run)' : ''}`,
+      });
+    }
+    if ('onDemandInterval' in p && p.onDemandInterval !== undefined && p.onDemandInterval < 1000) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['onDemandInterval'],
+        message: 'must be at least 1s (each on-demand run is a completion on the engine)',
+      });
+    }
   });
 
 /** For a field that belongs to some probe kinds only: those kinds (a chat probe's `path` → health, serverinfo). */
@@ -350,8 +373,12 @@ export const engineScrapeSchema = z.strictObject({
   metrics: httpUrl,
   /** What `metrics` answers: Prometheus text, or Ollama's /api/ps JSON (Ollama has no /metrics). */
   format: z.enum(['prometheus', 'ollama']).default('prometheus'),
-  every: durationOr('5s'),
-  timeout: durationOr('3s'),
+  /** At least 1s: each scrape parses a body that can be megabytes (a 1 ms interval was accepted). */
+  every: durationOr('5s').refine((ms) => ms >= 1000, 'must be at least 1s'),
+  timeout: durationOr('3s').refine(
+    (ms) => ms >= MIN_REQUEST_TIMEOUT_MS,
+    `must be at least ${MIN_REQUEST_TIMEOUT_MS}ms`,
+  ),
 });
 
 export const detectSchema = z
@@ -368,7 +395,7 @@ export const detectSchema = z
     abortStormCount: z.number().int().min(1).default(20),
     abortStormWindow: durationOr('60s'),
     /** Minimum time between two log-triggered confirmation rounds. */
-    confirmInterval: durationOr('10s'),
+    confirmInterval: durationOr('10s').refine((ms) => ms >= 1000, 'must be at least 1s'),
     /** A completion probe still in flight this long after a critical log line confirms it (the probe runs on). */
     confirmAfter: durationOr('5s'),
     /**
