@@ -7,7 +7,8 @@ export const REDACTED = '<secret>';
 
 /**
  * Credentials recognised by shape, for tokens the config never named (a log line quoting a client's header):
- * `Bearer <token>` / `Basic <base64>` as in an Authorization header, and `key=value` pairs whose key says secret.
+ * `Bearer <token>` / `Basic <base64>` as in an Authorization header, `key=value` pairs whose key says secret, and
+ * the password of a URL's `user:password@`.
  *
  * Scanned by hand, not by regex: this runs synchronously over untrusted text (prompts echoed in engine logs, HTTP
  * bodies, bundle files), and the regex it replaces, `\b([A-Za-z0-9_-]*(?:token|…)…)`, restarted its greedy
@@ -204,13 +205,44 @@ function redactKeyValues(text: string, st: ScanStats, cutEnd: boolean): string {
   return copied === 0 ? text : out + text.slice(copied);
 }
 
+// `[^\s/?#@]`: the characters of a URL's userinfo (RFC 3986 §3.2.1) as far as it matters here.
+const isUserinfoChar = (c: number) => !isSpace(c) && c !== 47 && c !== 63 && c !== 35 && c !== 64;
+
 /**
- * Both shapes, in the order the regexes ran; `st` counts the characters looked at. `cutEnd`: the text was cut
+ * `scheme://user:<password>@`: `check` refuses such URLs (issue 24 #11), but one in an engine's error text or a
+ * log line would still carry the password. A userinfo run ends at `/`, so each run follows one `://` only.
+ */
+function redactUrlPasswords(text: string, st: ScanStats): string {
+  let out = '';
+  let copied = 0;
+  let from = 0;
+  for (;;) {
+    const at = text.indexOf('://', from);
+    if (at === -1) break;
+    st.steps += at - from + 3;
+    let i = at + 3;
+    let colon = -1;
+    while (i < text.length && isUserinfoChar(text.charCodeAt(i))) {
+      st.steps++;
+      if (colon === -1 && text.charCodeAt(i) === 58) colon = i;
+      i++;
+    }
+    if (i < text.length && text.charCodeAt(i) === 64 && colon !== -1 && i > colon + 1) {
+      out += text.slice(copied, colon + 1) + REDACTED;
+      copied = i;
+    }
+    from = Math.max(i, at + 3);
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/**
+ * The shapes, the two regexes' in the order they ran; `st` counts the characters looked at. `cutEnd`: the text was cut
  * at its end, so a credential value running into the cut is redacted whatever is left of it (its digit may be
  * in the part that was cut off).
  */
 export function redactShapes(text: string, st: ScanStats = { steps: 0 }, cutEnd = false): string {
-  return redactKeyValues(redactAuthSchemes(text, st, cutEnd), st, cutEnd);
+  return redactUrlPasswords(redactKeyValues(redactAuthSchemes(text, st, cutEnd), st, cutEnd), st);
 }
 
 /** Where a text was cut before it reached the redactor (a capped read, the newest bytes of a file). */

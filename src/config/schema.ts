@@ -38,9 +38,40 @@ const httpUrl = z.string({ error: 'expected a URL (a string)' }).refine(
     }
   },
   {
-    error: (iss) => `expected an http(s) URL like "http://127.0.0.1:30001", got ${JSON.stringify(iss.input)}`,
+    error: (iss) =>
+      `expected an http(s) URL like "http://127.0.0.1:30001", got ${JSON.stringify(urlWithoutPassword(iss.input))}`,
   },
 );
+
+/**
+ * `http://user:pass@host` was accepted, never sent (undici takes no credentials from the URL), and the password
+ * showed wherever the URL did — /probe?debug=true among them (issue 24 #11). Refused: credentials have fields of
+ * their own (bearerToken, bearerTokenFile, headers) that are sent and redacted everywhere. The message does not
+ * quote the URL, so the password is not echoed by `check` either.
+ */
+const noCredentials = (hint: string) =>
+  z.string().refine(
+    (u) => {
+      try {
+        const p = new URL(u);
+        return p.username === '' && p.password === '';
+      } catch {
+        return true;
+      }
+    },
+    {
+      error: `must not carry credentials (user:password@ is never sent, and would show wherever the URL does); ${hint}`,
+    },
+  );
+
+/** The URL with any password in it masked, for an error that quotes what was given. */
+function urlWithoutPassword(input: unknown): unknown {
+  if (typeof input !== 'string') return input;
+  return input.replace(
+    /^([A-Za-z][A-Za-z0-9+.-]{0,20}:\/\/[^/?#@:\s]{0,256}:)[^/?#@\s]{0,1024}@/,
+    '$1<secret>@',
+  );
+}
 
 export const tlsSchema = z.strictObject({
   /** PEM file with the CA that signed the endpoint's certificate. */
@@ -53,7 +84,11 @@ export const tlsSchema = z.strictObject({
 
 export const endpointSchema = z.strictObject({
   name: name('endpoint'),
-  url: httpUrl,
+  url: httpUrl.pipe(
+    noCredentials(
+      'give them as bearerToken, bearerTokenFile or headers: { Authorization: "Basic <base64>" }',
+    ),
+  ),
   /** Extra request headers; values may use ${ENV_VAR}. */
   headers: z.record(z.string(), z.string()).default({}),
   /** Sent as "Authorization: Bearer <token>"; use ${ENV_VAR}, or bearerTokenFile instead. */
@@ -370,7 +405,7 @@ export const engineScrapeSchema = z.strictObject({
    * The engine's Prometheus endpoint (sglang:*, vllm:*, llamacpp:*, tgi_*, dynamo_frontend_*, the router's
    * smg_*), or Ollama's /api/ps with `format: ollama`.
    */
-  metrics: httpUrl,
+  metrics: httpUrl.pipe(noCredentials('an engine scrape sends no credentials (scrape it on loopback)')),
   /** What `metrics` answers: Prometheus text, or Ollama's /api/ps JSON (Ollama has no /metrics). */
   format: z.enum(['prometheus', 'ollama']).default('prometheus'),
   /** At least 1s: each scrape parses a body that can be megabytes (a 1 ms interval was accepted). */

@@ -23,6 +23,9 @@ const ADVERSARIAL: Record<string, string> = {
   'secret=a1a1 short': fill('secret=a1 '),
   'x-token-x': fill('x-token-x-'),
   digits: fill('1-'),
+  ':////': fill('://'),
+  'url userinfo run': 'http://' + fill('a:'),
+  'url no at': fill('http://u:p '),
 };
 
 // The regexes the scanner replaced, kept as the oracle of what is redacted (fine on short inputs).
