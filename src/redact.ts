@@ -322,6 +322,11 @@ export class Redactor {
     }).slice(0, max);
   }
 
+  /** Whether a secret holds whitespace: it could then span the newline a chunk of text is cut after. */
+  get hasSpacedSecret(): boolean {
+    return this.secrets.some((x) => /\s/.test(x));
+  }
+
   /** The longest fragment of a secret at the cut (a prefix at the end, a suffix at the start). */
   private redactFragment(text: string, at: 'start' | 'end'): string {
     let longest = 0;
@@ -337,6 +342,71 @@ export class Redactor {
     if (longest === 0) return text;
     return at === 'end' ? text.slice(0, text.length - longest) + REDACTED : REDACTED + text.slice(longest);
   }
+}
+
+/**
+ * `redact(text)`, a chunk of about `chunkChars` at a time with the event loop let through in between: an
+ * 8 MB log window in an incident bundle is 60 ms or more of scanning in one piece, while the daemon must keep
+ * probing. Chunks end after a newline that no match can reach across (`safeCut`), so the result is the same
+ * as redacting the whole; where a secret of the process-wide redactor (which holds the config's) contains
+ * whitespace, the text is redacted whole rather than risk a different answer.
+ */
+export async function redactInChunks(
+  text: string,
+  redact: (text: string) => string,
+  chunkChars = 256 * 1024,
+): Promise<string> {
+  if (text.length <= chunkChars || redactor.hasSpacedSecret) return redact(text);
+  const parts: string[] = [];
+  let start = 0;
+  while (start < text.length) {
+    const end = chunkEnd(text, start, chunkChars);
+    parts.push(redact(text.slice(start, end)));
+    start = end;
+    if (start < text.length) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return parts.join('');
+}
+
+/**
+ * Where a chunk of `text` from `start` ends: after a newline near `start + size` that no shape can match
+ * across, or the text's end. Only a whitespace run lets a match cross a newline (`Bearer\n<token>`,
+ * `token:\n  <value>`), and only after a scheme word, a keyword, a quote, `=` or `:`.
+ */
+function chunkEnd(text: string, start: number, size: number): number {
+  let nl = text.indexOf('\n', start + size);
+  while (nl !== -1) {
+    if (safeCut(text, nl)) return nl + 1;
+    // Every newline of this whitespace run has the same left side: skip the run (no quadratic walk back).
+    let j = nl + 1;
+    while (j < text.length && isSpace(text.charCodeAt(j))) j++;
+    nl = text.indexOf('\n', j);
+  }
+  return text.length;
+}
+
+const CUT_UNSAFE_WORDS = [
+  'bearer',
+  'basic',
+  'apikey',
+  'api_key',
+  'api-key',
+  'token',
+  'secret',
+  'password',
+  'passwd',
+];
+
+/** Whether a cut after the newline at `nl` leaves every match on one side. */
+function safeCut(text: string, nl: number): boolean {
+  let i = nl;
+  while (i > 0 && isSpace(text.charCodeAt(i - 1))) i--;
+  if (i === 0) return true;
+  const c = text.charCodeAt(i - 1);
+  if (c === 61 || c === 58 || isQuote(c)) return false;
+  if (!isLetter(c)) return true;
+  const tail = text.slice(Math.max(0, i - 8), i).toLowerCase();
+  return !CUT_UNSAFE_WORDS.some((w) => tail.endsWith(w));
 }
 
 /** One process-wide redactor, fed by every config load; the logger and HTTP outputs consult it. */
