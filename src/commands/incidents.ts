@@ -8,6 +8,7 @@ import type { IncidentManifest } from '../incidents/manifest.js';
 import { bundleFiles, incidentsDir, listIncidents, readManifest } from '../incidents/store.js';
 import { tarGzBundle } from '../incidents/tar.js';
 import { EXIT } from './common.js';
+import { visibleControls } from '../terminal-text.js';
 
 interface DirOpts {
   config?: string;
@@ -82,7 +83,9 @@ export function incidentsCommand(): Command {
           }
           for (const i of list) {
             process.stdout.write(
-              `${i.id}  ${i.state}${i.diagnosis ? `/${i.diagnosis}` : ''}  ${i.result}  ${i.files} files  ${size(i.bytes)}\n`,
+              visibleControls(
+                `${i.id}  ${i.state}${i.diagnosis ? `/${i.diagnosis}` : ''}  ${i.result}  ${i.files} files  ${size(i.bytes)}\n`,
+              ),
             );
           }
         }),
@@ -123,7 +126,8 @@ export function incidentsCommand(): Command {
             'files:',
             ...(await bundleFiles(dir, id)).map((f) => `  ${f.path}  ${f.bytes} B`),
           ];
-          process.stdout.write(out.join('\n') + '\n');
+          // A cause can quote a log line: its escapes are shown, not run (src/terminal-text.ts).
+          process.stdout.write(visibleControls(out.join('\n')) + '\n');
         }),
       ),
   );

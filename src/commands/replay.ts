@@ -8,6 +8,7 @@ import { formatMetrics, replayFiles, type ReplayEvent, type ReplayResult } from 
 import { formatAt } from '../logs/replay-timeline.js';
 import { RuleError } from '../logs/rules.js';
 import { EXIT } from './exit-codes.js';
+import { visibleControls } from '../terminal-text.js';
 
 // The pack names from the pack registry: yaml, the config loader and the logger cost start-up time and are
 // needed only for --rules.
@@ -215,7 +216,8 @@ export function replayCommand(): Command {
             );
           }
           out.push('', '# metrics', await formatMetrics(result.registry), '');
-          process.stdout.write(out.join('\n'));
+          // Log lines go to a terminal: their escapes are shown, not run (src/terminal-text.ts).
+          process.stdout.write(visibleControls(out.join('\n')));
           process.stderr.write(`replay: ${result.lines} lines, ${result.bytes} bytes in ${s.toFixed(2)} s\n`);
           process.exitCode = EXIT.ok;
         } catch (err) {

@@ -1,6 +1,6 @@
 // Reads, expands and validates a config file. Every problem is reported with the exact path of the field,
 // and all problems at once, so one `wedgewatch check` run is enough to fix a file.
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
@@ -8,6 +8,14 @@ import { ConfigError, formatPath } from './errors.js';
 import { MAX_WATCHED_BYTES } from '../changes/limits.js';
 import { ruleProblems } from '../logs/rules.js';
 import { Redactor } from '../redact.js';
+import {
+  describeReadError,
+  MAX_CA_FILE_BYTES,
+  MAX_CONFIG_FILE_BYTES,
+  MAX_TOKEN_FILE_BYTES,
+  readSmallFile,
+  SmallFileError,
+} from './small-file.js';
 import {
   CAPTURE_PLACEHOLDERS,
   configSchema,
@@ -133,12 +141,12 @@ export function parseConfigText(
         const where = `${formatPath(['targets', i, 'endpoints', j, 'bearerTokenFile'])}`;
         if (token !== undefined) problems.push(`${where}: give bearerToken or bearerTokenFile, not both`);
         try {
-          token = readFileSync(resolve(base, e.bearerTokenFile), 'utf8').trim();
+          token = readSmallFile(resolve(base, e.bearerTokenFile), MAX_TOKEN_FILE_BYTES)
+            .toString('utf8')
+            .trim();
           if (token === '') problems.push(`${where}: file ${e.bearerTokenFile} is empty`);
         } catch (err) {
-          problems.push(
-            `${where}: cannot read ${e.bearerTokenFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-          );
+          problems.push(fileProblem(where, e.bearerTokenFile, err));
         }
       }
       if (token !== undefined && token !== '') {
@@ -148,10 +156,10 @@ export function parseConfigText(
       const caFile = e.tls.caFile;
       if (caFile !== undefined) {
         try {
-          readFileSync(resolve(base, caFile));
+          readSmallFile(resolve(base, caFile), MAX_CA_FILE_BYTES);
         } catch (err) {
           problems.push(
-            `${formatPath(['targets', i, 'endpoints', j, 'tls', 'caFile'])}: cannot read ${caFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+            fileProblem(formatPath(['targets', i, 'endpoints', j, 'tls', 'caFile']), caFile, err),
           );
         }
       }
@@ -181,6 +189,13 @@ export function parseConfigText(
   return { config, secrets: [...secrets], headers, path: file };
 }
 
+/** "…: cannot read x: ENOENT", "…: x is not a regular file (a FIFO)", "…: x is 9000000 bytes; at most …". */
+function fileProblem(where: string, file: string, err: unknown): string {
+  return err instanceof SmallFileError
+    ? `${where}: ${file} ${err.message}`
+    : `${where}: cannot read ${file}: ${describeReadError(err)}`;
+}
+
 /** A ${VAR} value in the wrong field is quoted by its problem ("got …"): mask this file's secrets there. */
 function scrubbed(problems: string[], secrets: Iterable<string>): string[] {
   const r = new Redactor();
@@ -191,10 +206,13 @@ function scrubbed(problems: string[], secrets: Iterable<string>): string[] {
 export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    // The config path too may be a FIFO (`check --config <(…)`) or a device: refused as the credential files are.
+    text = readSmallFile(file, MAX_CONFIG_FILE_BYTES).toString('utf8');
   } catch (err) {
     throw new ConfigError(file, [
-      `cannot read config file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      err instanceof SmallFileError
+        ? `config file ${err.message}`
+        : `cannot read config file: ${describeReadError(err)}`,
     ]);
   }
   return parseConfigText(text, file, env);

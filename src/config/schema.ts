@@ -3,8 +3,8 @@
 import cron from 'node-cron';
 import { z } from 'zod';
 import { isIP } from 'node:net';
-import { duration, durationOr } from './duration.js';
-import { COMPLETION_KINDS, CONN_KINDS, PROBE_KINDS, TOOL_CASES } from './kinds.js';
+import { duration, durationOr, formatDuration } from './duration.js';
+import { COMPLETION_KINDS, CONN_KINDS, isCompletionKind, PROBE_KINDS, TOOL_CASES } from './kinds.js';
 import { parseJsonPath } from '../probes/serverinfo-path.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
@@ -38,9 +38,40 @@ const httpUrl = z.string({ error: 'expected a URL (a string)' }).refine(
     }
   },
   {
-    error: (iss) => `expected an http(s) URL like "http://127.0.0.1:30001", got ${JSON.stringify(iss.input)}`,
+    error: (iss) =>
+      `expected an http(s) URL like "http://127.0.0.1:30001", got ${JSON.stringify(urlWithoutPassword(iss.input))}`,
   },
 );
+
+/**
+ * `http://user:pass@host` was accepted, never sent (undici takes no credentials from the URL), and the password
+ * showed wherever the URL did — /probe?debug=true among them (issue 24 #11). Refused: credentials have fields of
+ * their own (bearerToken, bearerTokenFile, headers) that are sent and redacted everywhere. The message does not
+ * quote the URL, so the password is not echoed by `check` either.
+ */
+const noCredentials = (hint: string) =>
+  z.string().refine(
+    (u) => {
+      try {
+        const p = new URL(u);
+        return p.username === '' && p.password === '';
+      } catch {
+        return true;
+      }
+    },
+    {
+      error: `must not carry credentials (user:password@ is never sent, and would show wherever the URL does); ${hint}`,
+    },
+  );
+
+/** The URL with any password in it masked, for an error that quotes what was given. */
+function urlWithoutPassword(input: unknown): unknown {
+  if (typeof input !== 'string') return input;
+  return input.replace(
+    /^([A-Za-z][A-Za-z0-9+.-]{0,20}:\/\/[^/?#@:\s]{0,256}:)[^/?#@\s]{0,1024}@/,
+    '$1<secret>@',
+  );
+}
 
 export const tlsSchema = z.strictObject({
   /** PEM file with the CA that signed the endpoint's certificate. */
@@ -53,7 +84,11 @@ export const tlsSchema = z.strictObject({
 
 export const endpointSchema = z.strictObject({
   name: name('endpoint'),
-  url: httpUrl,
+  url: httpUrl.pipe(
+    noCredentials(
+      'give them as bearerToken, bearerTokenFile or headers: { Authorization: "Basic <base64>" }',
+    ),
+  ),
   /** Extra request headers; values may use ${ENV_VAR}. */
   headers: z.record(z.string(), z.string()).default({}),
   /** Sent as "Authorization: Bearer <token>"; use ${ENV_VAR}, or bearerTokenFile instead. */
@@ -88,6 +123,11 @@ export const DEFAULT_TOOL_CELLS = [
   'second_turn',
 ] as const;
 export const CANARY_QUESTIONS = ['arithmetic', 'echo'] as const;
+
+/** The shortest completion probe timeout `check` accepts; docs/decisions.md (issue 24) says why. */
+export const MIN_COMPLETION_TIMEOUT_MS = 1000;
+/** The shortest timeout of a plain HTTP request (health, serverinfo, an engine scrape). */
+export const MIN_REQUEST_TIMEOUT_MS = 100;
 
 /** Fields every probe kind has. */
 const probeCommon = {
@@ -254,6 +294,24 @@ export const probeSchema = z
     if (p.every !== undefined && p.every < 1000) {
       ctx.addIssue({ code: 'custom', path: ['every'], message: 'must be at least 1s' });
     }
+    // A timeout no engine can meet makes every run an abort on the engine (issue 24 #15), and aborts are
+    // what NIXL handles worst: a completion gets the time a first token plausibly needs, a GET its round trip.
+    const completion = isCompletionKind(p.kind);
+    const min = completion ? MIN_COMPLETION_TIMEOUT_MS : MIN_REQUEST_TIMEOUT_MS;
+    if (p.timeout < min) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timeout'],
+        message: `must be at least ${formatDuration(min)} for a ${p.kind} probe${completion ? ' (a shorter one aborts a completion on the engine every run)' : ''}`,
+      });
+    }
+    if ('onDemandInterval' in p && p.onDemandInterval !== undefined && p.onDemandInterval < 1000) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['onDemandInterval'],
+        message: 'must be at least 1s (each on-demand run is a completion on the engine)',
+      });
+    }
   });
 
 /** For a field that belongs to some probe kinds only: those kinds (a chat probe's `path` → health, serverinfo). */
@@ -347,11 +405,15 @@ export const engineScrapeSchema = z.strictObject({
    * The engine's Prometheus endpoint (sglang:*, vllm:*, llamacpp:*, tgi_*, dynamo_frontend_*, the router's
    * smg_*), or Ollama's /api/ps with `format: ollama`.
    */
-  metrics: httpUrl,
+  metrics: httpUrl.pipe(noCredentials('an engine scrape sends no credentials (scrape it on loopback)')),
   /** What `metrics` answers: Prometheus text, or Ollama's /api/ps JSON (Ollama has no /metrics). */
   format: z.enum(['prometheus', 'ollama']).default('prometheus'),
-  every: durationOr('5s'),
-  timeout: durationOr('3s'),
+  /** At least 1s: each scrape parses a body that can be megabytes (a 1 ms interval was accepted). */
+  every: durationOr('5s').refine((ms) => ms >= 1000, 'must be at least 1s'),
+  timeout: durationOr('3s').refine(
+    (ms) => ms >= MIN_REQUEST_TIMEOUT_MS,
+    `must be at least ${MIN_REQUEST_TIMEOUT_MS}ms`,
+  ),
 });
 
 export const detectSchema = z
@@ -368,7 +430,7 @@ export const detectSchema = z
     abortStormCount: z.number().int().min(1).default(20),
     abortStormWindow: durationOr('60s'),
     /** Minimum time between two log-triggered confirmation rounds. */
-    confirmInterval: durationOr('10s'),
+    confirmInterval: durationOr('10s').refine((ms) => ms >= 1000, 'must be at least 1s'),
     /** A completion probe still in flight this long after a critical log line confirms it (the probe runs on). */
     confirmAfter: durationOr('5s'),
     /**

@@ -3,6 +3,7 @@
 // injectable so a full disk can be tested without filling one.
 import * as fsp from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
+import { redactInChunks } from '../redact.js';
 
 export interface BundleFs {
   mkdir(path: string): Promise<unknown>;
@@ -65,7 +66,11 @@ export class BundleWriter {
     if (inside.startsWith('..') || inside === '' || inside.startsWith(sep)) {
       throw new Error(`bundle path outside the bundle: ${rel}`);
     }
-    const text = this.redact(typeof content === 'string' ? content : content.toString('utf8'));
+    // In chunks with the event loop let through: a log window can be megabytes of hostile text.
+    const text = await redactInChunks(
+      typeof content === 'string' ? content : content.toString('utf8'),
+      this.redact,
+    );
     await this.guard(async () => {
       await this.fs.mkdir(dirname(path));
       await this.fs.writeFile(path, text);

@@ -10,6 +10,7 @@ import type { TargetState } from '../detect/state.js';
 import { runCommand, type ExecOptions, type ExecResult } from '../remediate/exec.js';
 import type { ConnKind, ProbeResultSignal } from '../signals.js';
 import { VERSION } from '../version.js';
+import { redactor } from '../redact.js';
 import { BundleWriter, incidentId, isNoSpace, nodeBundleFs, type BundleFs } from './bundle.js';
 import type { LogWindows } from './log-window.js';
 import {
@@ -438,7 +439,7 @@ async function fetchText(
     n += c.length;
   }
   const body = Buffer.concat(chunks).toString('utf8');
-  if (res.statusCode >= 400) throw new Error(`HTTP ${res.statusCode}: ${body.slice(0, 200)}`);
+  if (res.statusCode >= 400) throw new Error(`HTTP ${res.statusCode}: ${redactor.clip(body, 200)}`);
   return cut ? `${body}\n# cut at ${MAX_FETCH_BYTES} bytes\n` : body;
 }
 

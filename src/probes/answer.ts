@@ -1,6 +1,7 @@
 // Known-answer checking for the canary probe: questions whose answer varies per run, and a tolerant
 // comparison that forgives what models legitimately add (a thinking block, whitespace, a trailing full stop,
 // thousands separators, code fences) and nothing else: a wrong-but-close answer is wrong.
+import { redactor } from '../redact.js';
 
 export type QuestionKind = 'arithmetic' | 'echo';
 
@@ -109,7 +110,7 @@ export type Check =
  */
 export function checkAnswer(q: Question, text: string, others: string[] = []): Check {
   const { answer, unfinishedThinking } = extractAnswer(text);
-  const actual = answer.slice(0, 200);
+  const actual = redactor.clip(answer, 200);
   if (answer === '' && unfinishedThinking) return { ok: false, reason: 'unfinished_thinking', actual };
   const matches = (expected: string, kind: QuestionKind) =>
     kind === 'arithmetic' ? canonicalNumber(answer) === expected : unwrap(answer) === expected;

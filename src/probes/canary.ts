@@ -9,6 +9,7 @@ import type { AnswerCheck } from '../signals.js';
 import { checkAnswer, makeQuestion, type Question, type QuestionKind, type Rng } from './answer.js';
 import { runChatStream, type ChatStreamSummary } from './chat-stream.js';
 import { ProbeFailure, type ProbeContext, type ProbeFn, type ProbeOutcome } from './types.js';
+import { redactor } from '../redact.js';
 
 type Ctx = ProbeContext<ProbeOf<'canary'>>;
 
@@ -53,7 +54,7 @@ export async function runCanary(ctx: Ctx, rng: Rng = cryptoRng): Promise<ProbeOu
     const a: AnswerCheck = {
       question: q.prompt,
       expected: q.expected,
-      actual: s.answer.slice(0, 200),
+      actual: redactor.clip(s.answer, 200),
       ok: check.ok,
       ...(s.engineTokens !== undefined ? { tokens: s.engineTokens } : {}),
     };

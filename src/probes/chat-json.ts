@@ -4,6 +4,7 @@ import type { CompletionProbeConfig } from '../config/schema.js';
 import { readCapped, readSnippet, send } from './request.js';
 import { CHAT_BODY_CAP, type ChatStreamSummary, type ToolCallAccum } from './chat-stream.js';
 import { ProbeFailure, type ProbeContext } from './types.js';
+import { redactor } from '../redact.js';
 
 const OK_FINISH = new Set(['stop', 'length', 'tool_calls']);
 
@@ -26,13 +27,17 @@ export async function runChatJson(
   try {
     parsed = obj(JSON.parse(text));
   } catch {
-    throw new ProbeFailure('bad_response', `response is not JSON: ${JSON.stringify(text.slice(0, 80))}`, 200);
+    throw new ProbeFailure(
+      'bad_response',
+      `response is not JSON: ${JSON.stringify(redactor.clip(text, 80))}`,
+      200,
+    );
   }
   if (parsed === undefined) throw new ProbeFailure('bad_response', 'response is not a JSON object', 200);
   if (parsed.object === 'error' || parsed.error !== undefined) {
     const e = obj(parsed.error);
     const msg = String(e?.message ?? parsed.message ?? JSON.stringify(parsed.error));
-    throw new ProbeFailure('bad_response', `error response: ${msg.slice(0, 200)}`, 200);
+    throw new ProbeFailure('bad_response', `error response: ${redactor.clip(msg, 200)}`, 200);
   }
   const choice = Array.isArray(parsed.choices) ? obj(parsed.choices[0]) : undefined;
   const message = obj(choice?.message);

@@ -5,6 +5,7 @@ import type { CompletionProbeConfig } from '../config/schema.js';
 import { SseFramingError, SseParser } from './sse.js';
 import { readSnippet, send } from './request.js';
 import { ProbeFailure, type ProbeContext } from './types.js';
+import { redactor } from '../redact.js';
 
 /** A chat probe asks for a handful of tokens: a few KB of SSE. Far more than this is a broken server. */
 export const CHAT_BODY_CAP = 1024 * 1024;
@@ -129,16 +130,17 @@ export async function runChatStream(
     try {
       obj = asObject(JSON.parse(data));
     } catch {
-      fail(`invalid JSON in SSE event ${events}: ${JSON.stringify(data.slice(0, 80))}`);
+      fail(`invalid JSON in SSE event ${events}: ${JSON.stringify(redactor.clip(data, 80))}`);
     }
     if (obj === undefined) return fail(`SSE event ${events} is not a JSON object`);
     const err = asObject(obj.error);
     if (err !== undefined || typeof obj.error === 'string') {
       const msg = err ? String(err.message ?? JSON.stringify(err)) : String(obj.error);
-      fail(`error chunk in stream: ${msg.slice(0, 200)}`);
+      fail(`error chunk in stream: ${redactor.clip(msg, 200)}`);
     }
     // SGLang's streaming ErrorResponse: {"object": "error", "message": …, "type": …, "code": …}.
-    if (obj.object === 'error') fail(`error chunk in stream: ${String(obj.message ?? '').slice(0, 200)}`);
+    if (obj.object === 'error')
+      fail(`error chunk in stream: ${redactor.clip(String(obj.message ?? ''), 200)}`);
     const usage = asObject(obj.usage);
     if (usage && typeof usage.completion_tokens === 'number') usageTokens = usage.completion_tokens;
     if (usage && typeof usage.prompt_tokens === 'number') promptTokens = usage.prompt_tokens;

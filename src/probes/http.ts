@@ -1,10 +1,10 @@
 // undici dispatchers per hop: `keepalive` is one persistent connection reused across probes (what a
 // pooling client or proxy does to the engine), `fresh` is a brand-new TCP connection for every probe.
 // Comparing the two is what tells a stalling proxy from a stalling engine (DESIGN.md principle 2).
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Client } from '../http/undici.js';
 import type { EndpointConfig } from '../config/schema.js';
+import { MAX_CA_FILE_BYTES, readSmallFile } from '../config/small-file.js';
 import type { ConnKind } from '../signals.js';
 
 /** Per-probe timers own every timeout; undici's own would fire with less context, so they are far away. */
@@ -22,7 +22,8 @@ export interface ConnectOptions {
 export function tlsOptions(endpoint: EndpointConfig, baseDir = '.'): ConnectOptions {
   const tls = endpoint.tls;
   return {
-    ca: tls.caFile === undefined ? undefined : readFileSync(resolve(baseDir, tls.caFile)),
+    // `check` refused a FIFO or a huge file here; the same read guards a path swapped since.
+    ca: tls.caFile === undefined ? undefined : readSmallFile(resolve(baseDir, tls.caFile), MAX_CA_FILE_BYTES),
     rejectUnauthorized: !tls.insecureSkipVerify,
     servername: tls.serverName,
   };

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { ProbeFailure, type ProbeContext } from './types.js';
+import { redactor } from '../redact.js';
 import type { TimeoutPhase } from '../signals.js';
 
 export interface ProbeResponse {
@@ -79,20 +80,27 @@ export async function readCapped(ctx: ProbeContext, res: ProbeResponse, cap: num
   return Buffer.concat(parts, size);
 }
 
-/** Reads at most `cap` bytes for an error message, then drops the rest without reading it. */
+/**
+ * Reads at most `cap` bytes for an error message, then drops the rest without reading it. Redacted before it
+ * is shortened to 300 characters: a secret the cut went through would no longer match (issue 24 #10).
+ */
 export async function readSnippet(res: ProbeResponse, cap = 2048): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
+  let ended = false;
   try {
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
       parts.push(chunk);
       size += chunk.length;
       if (size >= cap) break;
     }
+    ended = size < cap;
   } catch {
     // The status already tells the story; a body that breaks off adds nothing.
   } finally {
     res.body.destroy();
   }
-  return Buffer.concat(parts).subarray(0, cap).toString('utf8').replace(/\s+/g, ' ').trim().slice(0, 300);
+  // A streaming decode holds back a character the cap cut in two, so a secret's fragment still ends the text.
+  const raw = new TextDecoder().decode(Buffer.concat(parts).subarray(0, cap), { stream: !ended });
+  return redactor.redact(raw, { end: !ended }).replace(/\s+/g, ' ').trim().slice(0, 300);
 }

@@ -13,13 +13,14 @@ import type { ProbeOf, ServerinfoExpect } from '../config/schema.js';
 import { readCapped, readSnippet, send } from './request.js';
 import { parseJsonPath, selectJsonPath } from './serverinfo-path.js';
 import { ProbeFailure, type ProbeFn } from './types.js';
+import { redactor } from '../redact.js';
 
 const SERVERINFO_BODY_CAP = 4 * 1024 * 1024;
 
 /** A value from the server, quoted short: it lands in an error message. */
 function quote(v: unknown): string {
   const s = JSON.stringify(v) ?? String(v);
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  return s.length > 80 ? `${redactor.clip(s, 77)}...` : s;
 }
 
 function test(e: ServerinfoExpect): string {

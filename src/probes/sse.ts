@@ -1,6 +1,7 @@
 // Incremental Server-Sent Events parser (WHATWG framing), strict enough to tell a broken stream from a
 // healthy one: engines only ever send `data:` lines separated by blank lines (engine-signals.md §6), so
 // anything else is reported as a framing problem instead of being silently skipped.
+import { redactor } from '../redact.js';
 
 export interface SseEvent {
   /** The `data:` lines of the event joined with "\n". */
@@ -76,7 +77,7 @@ export class SseParser {
     let value = colon === -1 ? '' : line.slice(colon + 1);
     if (value.startsWith(' ')) value = value.slice(1);
     if (!KNOWN_FIELDS.has(field)) {
-      throw new SseFramingError(`not an SSE field line: ${JSON.stringify(line.slice(0, 80))}`);
+      throw new SseFramingError(`not an SSE field line: ${JSON.stringify(redactor.clip(line, 80))}`);
     }
     if (field === 'data') {
       this.dataBytes += value.length;

@@ -8,6 +8,7 @@ import { extractAnswer } from './answer.js';
 import { runChatStream } from './chat-stream.js';
 import { validate, type JsonSchema } from './json-schema.js';
 import { ProbeFailure, type ProbeFn } from './types.js';
+import { redactor } from '../redact.js';
 
 export const STRUCTURED_SCHEMA: JsonSchema = {
   type: 'object',
@@ -36,7 +37,7 @@ export const structuredProbe: ProbeFn<ProbeOf<'structured'>> = async (ctx) => {
     },
   });
   const text = unfence(extractAnswer(s.answer).answer);
-  const quoted = JSON.stringify(text.slice(0, 120));
+  const quoted = JSON.stringify(redactor.clip(text, 120));
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -11,6 +11,7 @@ import { findMarkup } from './leak-markup.js';
 import type { ProbeOf } from '../config/schema.js';
 import type { MatrixCell } from '../signals.js';
 import { ProbeFailure, type ProbeContext, type ProbeFn } from './types.js';
+import { redactor } from '../redact.js';
 
 type Ctx = ProbeContext<ProbeOf<'toolcall'>>;
 
@@ -126,7 +127,7 @@ export function judgeCell(c: ToolCase, s: ChatStreamSummary): Omit<MatrixCell, '
       args = JSON.parse(tc.arguments);
     } catch {
       return bad(
-        `tool_calls[${i}] (${tc.name}) arguments are not valid JSON: ${JSON.stringify(tc.arguments.slice(0, 80))}`,
+        `tool_calls[${i}] (${tc.name}) arguments are not valid JSON: ${JSON.stringify(redactor.clip(tc.arguments, 80))}`,
       );
     }
     const problem = validate(args, schema);

@@ -13,6 +13,7 @@ import { recordResult, runProbe, type RunOutcome } from '../probes/runner.js';
 import { HISTORY_LIMIT, probeConns } from '../probes/schedule.js';
 import { REDACTED, redactor } from '../redact.js';
 import type { ConnKind, ProbeResultSignal } from '../signals.js';
+import { visibleControls } from '../terminal-text.js';
 
 /** As blackbox_exporter's --timeout-offset: leave the scraper time to receive the answer. */
 const SCRAPE_TIMEOUT_OFFSET_MS = 500;
@@ -221,7 +222,8 @@ export function probeRoutes(daemon: Daemon, opts: { now?: () => number } = {}): 
       }
       parts.push('Metrics that would have been returned:', text, 'Probe configuration:');
       parts.push(await configText(sel.target, probe.name, sel.endpoints, loaded));
-      return reply.type('text/plain; charset=utf-8').send(redactor.redact(parts.join('\n')));
+      // Engine bodies and timelines, read in a terminal: escapes are shown, not run (src/terminal-text.ts).
+      return reply.type('text/plain; charset=utf-8').send(visibleControls(redactor.redact(parts.join('\n'))));
     });
     app.get<{ Querystring: { target?: string } }>('/api/probes', async (req, reply) => {
       const schedulers = daemon.runtime?.probes ?? new Map();

@@ -3,6 +3,7 @@
 // (bench/verify-client); only the usage and error chunks (and, with onEvent, what the caller asks for) are parsed.
 import type { Dispatcher } from 'undici';
 import { readCapped } from './read-capped.js';
+import { redactor } from '../redact.js';
 import type { Target } from './target.js';
 
 /** Longest SSE event accepted; anything beyond is a broken stream, not a completion. */
@@ -153,7 +154,7 @@ export async function streamChat(
     });
     r.status = res.statusCode;
     if (res.statusCode !== 200) {
-      const text = (await readCapped(res.body)).slice(0, 300);
+      const text = redactor.clip(await readCapped(res.body), 300, { end: true });
       r.error = `HTTP ${res.statusCode}${text ? `: ${errorText(text)}` : ''}`;
       return r;
     }
@@ -183,11 +184,11 @@ function errorText(text: string): string {
   try {
     const o = JSON.parse(text) as { message?: unknown; error?: { message?: unknown } };
     const m = o.error?.message ?? o.message;
-    if (typeof m === 'string') return m.slice(0, 200);
+    if (typeof m === 'string') return redactor.clip(m, 200);
   } catch {
     // Not JSON: show the raw start.
   }
-  return text.slice(0, 200);
+  return redactor.clip(text, 200);
 }
 
 export function describe(err: unknown): string {

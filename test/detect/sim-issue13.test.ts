@@ -88,7 +88,7 @@ describe('issue 13 against the simulator', () => {
   });
 
   it("a probe's own timeout logs aborts with its rid: discounted, while users' aborts count", async () => {
-    h = await startHarness({}, { probes: [chat({ timeout: '300ms', conn: ['fresh'] }), health] });
+    h = await startHarness({}, { probes: [chat({ timeout: '1s', conn: ['fresh'] }), health] });
     h.sim.enableFault('slow', { factor: 100 });
     await waitFor(() => (h!.wd.state.ownAborts ?? 0) >= 4, {
       timeoutMs: 30_000,
