@@ -2,8 +2,9 @@
 // timeout and a body cap; at most one is in flight, so a hung engine cannot pile up requests. The body is parsed
 // as it streams in (promtext.ts: one line plus the retained series, never the body), yielding to the event loop
 // every YIELD_BYTES, so a 16 MB body neither holds 16 MB of strings nor stalls the probes. A body that is not
-// exposition format is a failed scrape, as Prometheus fails one on a parse error (prometheus/prometheus
-// scrape/scrape.go append: a textparse error ends the append and the scrape reports up=0).
+// exposition format is a failed scrape and the last good scrape's gauges are removed, as Prometheus does on a
+// parse error (prometheus/prometheus scrape/scrape.go at d15adb9, L1562–1577 and L1790–1795: the parser's error
+// fails the append, `up` is 0, and an empty append marks the target's series stale).
 import { Agent, request } from '../http/undici.js';
 import type { EngineScrapeConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
@@ -27,6 +28,8 @@ export interface EngineScraperOptions {
   logger: Logger;
   onEngine: (e: EngineSignal) => void;
   now?: () => number;
+  /** How parsing gives the event loop a turn (tests count the turns). */
+  yieldToLoop?: () => Promise<void>;
 }
 
 export class EngineScraper {
@@ -135,8 +138,8 @@ export class EngineScraper {
         parser.push(chunk.subarray(at, at + YIELD_BYTES));
         sinceYield += Math.min(YIELD_BYTES, chunk.length - at);
         if (sinceYield >= YIELD_BYTES) {
-          sinceYield = 0;
-          await yieldToLoop();
+          sinceYield -= YIELD_BYTES;
+          await (this.opts.yieldToLoop ?? yieldToLoop)();
           this.stopping.signal.throwIfAborted();
         }
       }

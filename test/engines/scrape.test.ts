@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { engineScrapeSchema } from '../../src/config/schema.js';
 import { mapEngineMetrics } from '../../src/engines/map.js';
 import { parsePrometheusText } from '../../src/engines/promtext.js';
-import { EngineScraper } from '../../src/engines/scrape.js';
+import { EngineScraper, YIELD_BYTES } from '../../src/engines/scrape.js';
 import { createEngineMetrics } from '../../src/metrics.js';
 import type { EngineSignal } from '../../src/signals.js';
 
@@ -234,6 +234,29 @@ describe('EngineScraper', () => {
     const { got } = make(url);
     await scraper!.scrapeOnce();
     expect(got[0]).toMatchObject({ scrapeOk: true, running: 3, finishedTotal: 42 });
+  });
+
+  it('a large body is parsed in slices with a turn of the event loop after each YIELD_BYTES', async () => {
+    const line = `smg_http_responses_total{path="/${'p'.repeat(4000)}",status_code="200"} 1\n`;
+    const body = Buffer.from(line.repeat(Math.ceil((4 * 1024 * 1024) / line.length)));
+    const url = await serve((_q, res) => res.end(body));
+    const reg = new client.Registry();
+    const got: EngineSignal[] = [];
+    let turns = 0;
+    scraper = new EngineScraper({
+      target: 't',
+      engine: engineScrapeSchema.parse({ service: 'decode', metrics: url, every: '1h', timeout: '10s' }),
+      metrics: createEngineMetrics(reg),
+      logger: pino({ level: 'silent' }),
+      onEngine: (e) => got.push(e),
+      yieldToLoop: () => {
+        turns++;
+        return new Promise((r) => setImmediate(r));
+      },
+    });
+    await scraper.scrapeOnce();
+    expect(got[0]).toMatchObject({ scrapeOk: true, finishedTotal: body.length / line.length });
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(body.length / YIELD_BYTES));
   });
 
   it('refuses a body over the cap', async () => {
