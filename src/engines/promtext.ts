@@ -104,7 +104,8 @@ export class PromTextParser {
         return;
       } else if (this.carried > 0) {
         chunk.copy(this.carry, this.carried, start, end);
-        this.line(this.carry, this.carried + (end - start));
+        const n = this.carried + (end - start);
+        this.line(this.carry.subarray(0, n), n);
         this.carried = 0;
       } else {
         this.line(chunk.subarray(start, end), end - start);
@@ -114,14 +115,16 @@ export class PromTextParser {
   }
 
   end(): ParsedMetrics {
-    if (this.carried > 0 && !this.skipping) this.line(this.carry, this.carried);
+    if (this.carried > 0 && !this.skipping) this.line(this.carry.subarray(0, this.carried), this.carried);
     this.carried = 0;
     return this.out;
   }
 
-  /** One line, b[0..len): checked whole, retained only when wanted and within the limits. */
+  /** One line, b[0..len) (b is the line: nothing past it is read): checked whole, retained only when wanted. */
   private line(b: Buffer, len: number): void {
     let i = 0;
+    // The next backslash at or after i, found once and reused: a scan per label would be quadratic in labels.
+    let nextEscape = -1;
     while (i < len && isSpace(b[i])) i++;
     while (len > i && isSpace(b[len - 1])) len--;
     if (i === len || b[i] === 0x23 /* # */) return;
@@ -151,14 +154,21 @@ export class PromTextParser {
         if (b[i] !== 0x22 /* " */) return void this.out.bad++;
         const v0 = ++i;
         let escaped = false;
-        while (i < len && b[i] !== 0x22) {
-          if (b[i] === 0x5c /* \ */) {
-            escaped = true;
-            i++;
+        // The closing quote is the first one not escaped; indexOf is a native scan (values can be long).
+        for (;;) {
+          const q = b.indexOf(0x22, i);
+          if (q === -1 || q >= len) return void this.out.bad++;
+          if (nextEscape !== Infinity && nextEscape < i) {
+            nextEscape = b.indexOf(0x5c, i);
+            if (nextEscape === -1) nextEscape = Infinity;
           }
-          i++;
+          if (nextEscape > q) {
+            i = q;
+            break;
+          }
+          escaped = true;
+          i = nextEscape + 2;
         }
-        if (i >= len) return void this.out.bad++;
         const v1 = i++;
         if (++count > this.limits.maxLabels) labels = undefined;
         if (labels !== undefined) {
