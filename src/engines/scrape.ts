@@ -124,7 +124,7 @@ export class EngineScraper {
   }
 
   private async fetchFields(): Promise<EngineFields> {
-    const body = await this.fetchBody();
+    const body = this.fetchBody();
     if (this.opts.engine.format === 'ollama') {
       const chunks: Buffer[] = [];
       for await (const chunk of body) chunks.push(chunk);
@@ -172,7 +172,7 @@ export class EngineScraper {
         yield chunk;
       }
     } finally {
-      // Left early (over the cap, a parse error, a stop): the rest of the body is not read.
+      // Left early (over the cap, or the scraper stopping): the rest of the body is not read.
       if (!res.body.readableEnded) res.body.destroy();
     }
   }
