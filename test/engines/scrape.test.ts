@@ -195,7 +195,7 @@ describe('EngineScraper', () => {
     'a cut line': `${SGLANG}sglang:num_running_reqs{tp_rank="0`,
   };
   for (const [name, body] of Object.entries(GARBAGE)) {
-    it(`a ${name} body after a good scrape is a failed scrape that clears the gauges`, async () => {
+    it(`garbage body (${name}) after a good scrape: a failed scrape that clears the gauges`, async () => {
       let bad = false;
       const url = await serve((_q, res) => res.end(bad ? body : SGLANG));
       const { reg, got } = make(url);
