@@ -7,6 +7,10 @@ import { ENGINE_MAPPINGS, type EngineFields } from './mappings/index.js';
 
 export type { EngineFields } from './mappings/index.js';
 
+/** What a scrape retains: the families and label names some mapping reads (promtext.ts ParseOptions). */
+export const SCRAPE_FAMILIES: ReadonlySet<string> = new Set(ENGINE_MAPPINGS.flatMap((m) => m.families));
+export const SCRAPE_LABELS: ReadonlySet<string> = new Set(ENGINE_MAPPINGS.flatMap((m) => m.labels));
+
 const MAX_FIELDS = new Set<keyof EngineFields>(['tokenUsage', 'kvTransferLatencyMs']);
 
 export function mapEngineMetrics(samples: Sample[]): EngineFields {

@@ -1,16 +1,25 @@
 // Reads an engine's /metrics on an interval and hands an EngineSignal to the detector. Each scrape has a
-// timeout and a body cap; at most one is in flight, so a hung engine cannot pile up requests.
+// timeout and a body cap; at most one is in flight, so a hung engine cannot pile up requests. The body is parsed
+// as it streams in (promtext.ts: one line plus the retained series, never the body), yielding to the event loop
+// every YIELD_BYTES, so a 16 MB body neither holds 16 MB of strings nor stalls the probes. A body that is not
+// exposition format is a failed scrape and the last good scrape's gauges are removed, as Prometheus does on a
+// parse error (prometheus/prometheus scrape/scrape.go at d15adb9, L1562–1577 and L1790–1795: the parser's error
+// fails the append, `up` is 0, and an empty append marks the target's series stale).
 import { Agent, request } from '../http/undici.js';
 import type { EngineScrapeConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
-import { setEngineGauges } from './gauges.js';
+import { clearEngineGauges, setEngineGauges, type EngineGaugeValues } from './gauges.js';
 import type { EngineMetrics } from '../metrics.js';
 import type { EngineSignal } from '../signals.js';
-import { mapEngineMetrics } from './map.js';
+import { mapEngineMetrics, SCRAPE_FAMILIES, SCRAPE_LABELS, type EngineFields } from './map.js';
 import { mapOllamaPs } from './ollama.js';
-import { parsePrometheusText } from './promtext.js';
+import { notExposition, PromTextParser } from './promtext.js';
 
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** Parsing work between two yields to the event loop (~1–3 ms of it). */
+export const YIELD_BYTES = 256 * 1024;
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface EngineScraperOptions {
   target: string;
@@ -19,6 +28,8 @@ export interface EngineScraperOptions {
   logger: Logger;
   onEngine: (e: EngineSignal) => void;
   now?: () => number;
+  /** How parsing gives the event loop a turn (tests count the turns). */
+  yieldToLoop?: () => Promise<void>;
 }
 
 export class EngineScraper {
@@ -30,6 +41,8 @@ export class EngineScraper {
   private readonly log: Logger;
   private lastOk: boolean | undefined;
   private stopped: Promise<void> | undefined;
+  /** The gauges the last good scrape set: a failed scrape removes them rather than leave its values standing. */
+  private gaugesSet: (keyof EngineGaugeValues)[] = [];
 
   constructor(private readonly opts: EngineScraperOptions) {
     this.now = opts.now ?? Date.now;
@@ -80,11 +93,7 @@ export class EngineScraper {
     const time = this.now();
     let signal: EngineSignal;
     try {
-      const text = await this.fetchText();
-      const fields =
-        engine.format === 'ollama'
-          ? mapOllamaPs(JSON.parse(text) as unknown).fields
-          : mapEngineMetrics(parsePrometheusText(text).samples);
+      const fields = await this.fetchFields();
       signal = {
         kind: 'engine',
         target,
@@ -100,6 +109,8 @@ export class EngineScraper {
     } catch (err) {
       if (this.stopping.signal.aborted) return;
       signal = { kind: 'engine', target, service: engine.service, source: 'metrics', time, scrapeOk: false };
+      clearEngineGauges(this.opts.metrics, labels, this.gaugesSet);
+      this.gaugesSet = [];
       if (this.lastOk !== false)
         this.log.warn({ err: (err as Error).message }, 'engine metrics scrape failed');
       this.lastOk = false;
@@ -112,7 +123,35 @@ export class EngineScraper {
     }
   }
 
-  private async fetchText(): Promise<string> {
+  private async fetchFields(): Promise<EngineFields> {
+    const body = this.fetchBody();
+    if (this.opts.engine.format === 'ollama') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of body) chunks.push(chunk);
+      return mapOllamaPs(JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown).fields;
+    }
+    const parser = new PromTextParser({ families: SCRAPE_FAMILIES, labels: SCRAPE_LABELS });
+    let sinceYield = 0;
+    for await (const chunk of body) {
+      // A large chunk is parsed in slices, so no one push runs long.
+      for (let at = 0; at < chunk.length; at += YIELD_BYTES) {
+        parser.push(chunk.subarray(at, at + YIELD_BYTES));
+        sinceYield += Math.min(YIELD_BYTES, chunk.length - at);
+        if (sinceYield >= YIELD_BYTES) {
+          sinceYield -= YIELD_BYTES;
+          await (this.opts.yieldToLoop ?? yieldToLoop)();
+          this.stopping.signal.throwIfAborted();
+        }
+      }
+    }
+    const parsed = parser.end();
+    const problem = notExposition(parsed);
+    if (problem !== undefined) throw new Error(problem);
+    return mapEngineMetrics(parsed.samples);
+  }
+
+  /** The body's chunks, cut (and failed) past MAX_BODY_BYTES. */
+  private async *fetchBody(): AsyncGenerator<Buffer> {
     const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.opts.engine.timeout)]);
     const res = await request(this.opts.engine.metrics, {
       dispatcher: this.agent,
@@ -125,20 +164,21 @@ export class EngineScraper {
       await res.body.dump();
       throw new Error(`HTTP ${res.statusCode}`);
     }
-    const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        res.body.destroy();
-        throw new Error(`metrics body over ${MAX_BODY_BYTES} bytes`);
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_BODY_BYTES) throw new Error(`metrics body over ${MAX_BODY_BYTES} bytes`);
+        yield chunk;
       }
-      chunks.push(chunk);
+    } finally {
+      // Left early (over the cap, or the scraper stopping): the rest of the body is not read.
+      if (!res.body.readableEnded) res.body.destroy();
     }
-    return Buffer.concat(chunks).toString('utf8');
   }
 
-  private setGauges(f: ReturnType<typeof mapEngineMetrics>): void {
-    setEngineGauges(this.opts.metrics, { target: this.opts.target, service: this.opts.engine.service }, f);
+  private setGauges(f: EngineFields): void {
+    const labels = { target: this.opts.target, service: this.opts.engine.service };
+    this.gaugesSet = setEngineGauges(this.opts.metrics, labels, f);
   }
 }

@@ -439,8 +439,19 @@ async function fetchText(
     n += c.length;
   }
   const body = Buffer.concat(chunks).toString('utf8');
-  if (res.statusCode >= 400) throw new Error(`HTTP ${res.statusCode}: ${redactor.clip(body, 200)}`);
+  // Only a 2xx is the endpoint's answer: a redirect (never followed: it could point anywhere) or a 1xx/3xx is
+  // not the engine's metrics or server info, so the piece is an error that names the status.
+  if (res.statusCode < 200 || res.statusCode > 299) {
+    const where = res.statusCode >= 300 && res.statusCode < 400 ? location(res.headers.location) : '';
+    throw new Error(`HTTP ${res.statusCode}${where}: ${redactor.clip(body, 200)}`);
+  }
   return cut ? `${body}\n# cut at ${MAX_FETCH_BYTES} bytes\n` : body;
+}
+
+/** A redirect's target for the piece's detail, cut short (it is the engine's text, redacted with the rest). */
+function location(h: string | string[] | undefined): string {
+  const v = Array.isArray(h) ? h[0] : h;
+  return v === undefined ? '' : ` (Location: ${redactor.clip(v, 200)})`;
 }
 
 /** The failing probes' recent runs, one block per probe × hop × connection, with the hangs still in flight. */

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { engineScrapeSchema } from '../../src/config/schema.js';
 import { mapEngineMetrics } from '../../src/engines/map.js';
 import { parsePrometheusText } from '../../src/engines/promtext.js';
-import { EngineScraper } from '../../src/engines/scrape.js';
+import { EngineScraper, YIELD_BYTES } from '../../src/engines/scrape.js';
 import { createEngineMetrics } from '../../src/metrics.js';
 import type { EngineSignal } from '../../src/signals.js';
 
@@ -171,6 +171,92 @@ describe('EngineScraper', () => {
     await scraper!.scrapeOnce();
     expect(got.map((g) => g.scrapeOk)).toEqual([false, false]);
     expect(await reg.metrics()).toContain('wedgewatch_engine_scrape_success{target="t",service="decode"} 0');
+  });
+
+  // Issue 24 #18: a body that is not exposition format is a failed scrape, not an empty good one, and the last
+  // good scrape's gauges go with it rather than stand as current.
+  const pseudoRandom = (n: number) => {
+    let x = 2463534242;
+    const out = Buffer.alloc(n);
+    for (let i = 0; i < n; i++) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      out[i] = x & 0xff;
+    }
+    return out;
+  };
+  const GARBAGE: Record<string, string | Buffer> = {
+    html: '<!doctype html>\n<html><head><title>Sign in</title></head>\n<body>Please log in</body></html>\n',
+    json: '{"object":"error","message":"Not Found","code":404}\n',
+    'random bytes': pseudoRandom(64 * 1024),
+    empty: '',
+    'comments only': '# HELP x y\n# TYPE x gauge\n',
+    'a cut line': `${SGLANG}sglang:num_running_reqs{tp_rank="0`,
+  };
+  for (const [name, body] of Object.entries(GARBAGE)) {
+    it(`garbage body (${name}) after a good scrape: a failed scrape that clears the gauges`, async () => {
+      let bad = false;
+      const url = await serve((_q, res) => res.end(bad ? body : SGLANG));
+      const { reg, got } = make(url);
+      await scraper!.scrapeOnce();
+      expect(await reg.metrics()).toContain(
+        'wedgewatch_engine_running_requests{target="t",service="decode"} 3',
+      );
+      bad = true;
+      await scraper!.scrapeOnce();
+      expect(got.map((g) => g.scrapeOk)).toEqual([true, false]);
+      expect(got[1]!.running).toBeUndefined();
+      const text = await reg.metrics();
+      expect(text).toContain('wedgewatch_engine_scrape_success{target="t",service="decode"} 0');
+      for (const gauge of [
+        'running_requests',
+        'queued_requests',
+        'transfer_queue_requests',
+        'prealloc_queue_requests',
+        'gen_throughput_tokens_per_second',
+        'token_usage_ratio',
+      ]) {
+        expect(text).not.toMatch(new RegExp(`^wedgewatch_engine_${gauge}\\{`, 'm'));
+      }
+      // And the next good scrape sets them again.
+      bad = false;
+      await scraper!.scrapeOnce();
+      expect(await reg.metrics()).toContain(
+        'wedgewatch_engine_running_requests{target="t",service="decode"} 3',
+      );
+    });
+  }
+
+  it('an engine body with families it does not map, long labels and one overlong line is still a good scrape', async () => {
+    const extra = `vllm:time_to_first_token_seconds_bucket{model_name="${'m'.repeat(5000)}",le="+Inf"} 4\nsmg_http_responses_total{path="/${'p'.repeat(80_000)}",status_code="200"} 1\n`;
+    const url = await serve((_q, res) => res.end(SGLANG + extra));
+    const { got } = make(url);
+    await scraper!.scrapeOnce();
+    expect(got[0]).toMatchObject({ scrapeOk: true, running: 3, finishedTotal: 42 });
+  });
+
+  it('a large body is parsed in slices with a turn of the event loop after each YIELD_BYTES', async () => {
+    const line = `smg_http_responses_total{path="/${'p'.repeat(4000)}",status_code="200"} 1\n`;
+    const body = Buffer.from(line.repeat(Math.ceil((4 * 1024 * 1024) / line.length)));
+    const url = await serve((_q, res) => res.end(body));
+    const reg = new client.Registry();
+    const got: EngineSignal[] = [];
+    let turns = 0;
+    scraper = new EngineScraper({
+      target: 't',
+      engine: engineScrapeSchema.parse({ service: 'decode', metrics: url, every: '1h', timeout: '10s' }),
+      metrics: createEngineMetrics(reg),
+      logger: pino({ level: 'silent' }),
+      onEngine: (e) => got.push(e),
+      yieldToLoop: () => {
+        turns++;
+        return new Promise((r) => setImmediate(r));
+      },
+    });
+    await scraper.scrapeOnce();
+    expect(got[0]).toMatchObject({ scrapeOk: true, finishedTotal: body.length / line.length });
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(body.length / YIELD_BYTES));
   });
 
   it('refuses a body over the cap', async () => {

@@ -10,6 +10,15 @@ import { sumOf, type EngineMapping } from './types.js';
 
 export const dynamoMapping: EngineMapping = {
   name: 'dynamo',
+  families: [
+    'dynamo_frontend_inflight_requests',
+    'dynamo_frontend_queued_requests',
+    'dynamo_frontend_worker_active_decode_blocks',
+    'dynamo_frontend_model_total_kv_blocks',
+    'dynamo_frontend_requests_total',
+    'dynamo_frontend_output_tokens_total',
+  ],
+  labels: ['status'],
   detect: (samples) => samples.some((s) => s.name.startsWith('dynamo_frontend_')),
   map: (s) => {
     const inflight = sumOf(s, ['dynamo_frontend_inflight_requests']);

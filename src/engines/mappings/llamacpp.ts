@@ -12,6 +12,13 @@ import { sumOf, type EngineMapping } from './types.js';
 
 export const llamacppMapping: EngineMapping = {
   name: 'llamacpp',
+  families: [
+    'llamacpp:requests_processing',
+    'llamacpp:requests_deferred',
+    'llamacpp:tokens_predicted_total',
+    'llamacpp:kv_cache_usage_ratio',
+  ],
+  labels: [],
   detect: (samples) => samples.some((s) => s.name.startsWith('llamacpp:')),
   map: (s) => ({
     running: sumOf(s, ['llamacpp:requests_processing']),

@@ -8,6 +8,14 @@ const NOT_WORK =
 
 export const routerMapping: EngineMapping = {
   name: 'router',
+  families: [
+    'smg_worker_health',
+    'smg_worker_cb_state',
+    'smg_worker_requests_active',
+    'smg_http_responses_total',
+    'smg_http_inflight_request_age_count',
+  ],
+  labels: ['status_code', 'status', 'path'],
   detect: (samples) => samples.some((s) => s.name.startsWith('smg_')),
   map(samples): EngineFields {
     const workers = samples.filter((s) => s.name === 'smg_worker_health' && Number.isFinite(s.value));

@@ -25,6 +25,26 @@ function schedulerSeries(samples: Sample[]): (s: Sample) => boolean {
 
 export const sglangMapping: EngineMapping = {
   name: 'sglang',
+  families: [
+    'sglang:num_running_reqs',
+    'sglang:num_queue_reqs',
+    'sglang:num_decode_transfer_queue_reqs',
+    'sglang:num_prefill_inflight_queue_reqs',
+    'sglang:num_prefill_bootstrap_queue_reqs',
+    'sglang:num_prefill_prealloc_queue_reqs',
+    'sglang:num_decode_prealloc_queue_reqs',
+    'sglang:num_requests_total',
+    'sglang:num_aborted_requests_total',
+    'sglang:generation_tokens_total',
+    'sglang:gen_throughput',
+    'sglang:token_usage',
+    'sglang:num_bootstrap_failed_reqs_total',
+    'sglang:num_transfer_failed_reqs_total',
+    'sglang:num_retracted_reqs_total',
+    'sglang:num_retracted_reqs',
+    'sglang:kv_transfer_latency_ms',
+  ],
+  labels: ['dp_rank', 'tp_rank'],
   detect: (samples) => samples.some((s) => s.name.startsWith('sglang:')),
   map(samples): EngineFields {
     const keep = schedulerSeries(samples);

@@ -9,6 +9,13 @@ import { sumOf, type EngineMapping } from './types.js';
 
 export const tgiMapping: EngineMapping = {
   name: 'tgi',
+  families: [
+    'tgi_batch_current_size',
+    'tgi_queue_size',
+    'tgi_request_success',
+    'tgi_request_generated_tokens_sum',
+  ],
+  labels: [],
   detect: (samples) => samples.some((s) => s.name.startsWith('tgi_')),
   map: (s) => ({
     running: sumOf(s, ['tgi_batch_current_size']),

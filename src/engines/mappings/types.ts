@@ -27,6 +27,14 @@ export type EngineFields = Pick<
 
 export interface EngineMapping {
   name: string;
+  /**
+   * Every family `map` reads: the scrape retains only these (an engine's other families, and whatever series a
+   * user can make it export, are checked and dropped as they stream by). test/engines/retained.test.ts proves
+   * each mapping reads the same from the retained samples as from all of them.
+   */
+  families: readonly string[];
+  /** Every label name `map` (or `detect`) reads; the others are not retained. */
+  labels: readonly string[];
   /** True when the scrape holds this engine's families. */
   detect(samples: Sample[]): boolean;
   map(samples: Sample[]): EngineFields;

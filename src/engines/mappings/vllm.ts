@@ -10,6 +10,21 @@ const NOT_PROGRESS = new Set(['abort', 'error']);
 
 export const vllmMapping: EngineMapping = {
   name: 'vllm',
+  families: [
+    'vllm:num_requests_running',
+    'vllm:num_requests_waiting',
+    'vllm:request_success_total',
+    'vllm:generation_tokens_total',
+    'vllm:kv_cache_usage_perc',
+    'vllm:gpu_cache_usage_perc',
+    'vllm:nixl_num_failed_transfers_total',
+    'vllm:nixl_num_failed_transfers',
+    'vllm:nixl_num_kv_expired_reqs_total',
+    'vllm:nixl_num_kv_expired_reqs',
+    'vllm:num_preemptions_total',
+    'vllm:num_preemptions',
+  ],
+  labels: ['finished_reason', 'engine'],
   detect: (samples) => samples.some((s) => s.name.startsWith('vllm:')),
   map(samples): EngineFields {
     const sum = (names: string[]) => sumOf(samples, names);
