@@ -30,6 +30,8 @@ export interface DaemonOptions {
   env?: NodeJS.ProcessEnv;
   /** --web.config.file: TLS and basic auth (exporter-toolkit format); re-read when it changes. */
   webConfigFile?: string;
+  /** --web.external-url: overrides web.externalURL (the origin browsers use; write guard, src/server/origin-policy.ts). */
+  externalUrl?: string;
   /** How often the web config, certificate and key are checked for changes (tests shorten it). */
   webConfigPollMs?: number;
 }
@@ -86,6 +88,7 @@ export class Daemon {
       maxConnections: this.loaded.config.web.maxConnections,
       plugins: (this.opts.plugins ?? []).map((p) => p(this)),
       web: this.web && { https: this.web.https(), onRequest: this.web.onRequest() },
+      externalUrl: () => this.opts.externalUrl ?? this.loaded.config.web.externalURL,
     });
     const { host, port } = parseListenAddress(
       this.opts.listenAddress ?? this.loaded.config.web.listenAddress,
