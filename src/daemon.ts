@@ -8,7 +8,7 @@ import type { Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { redactor } from './redact.js';
 import { createRuntime, type Runtime, type RuntimeFactory } from './runtime.js';
-import { createServer, type ReloadOutcome } from './server/app.js';
+import { connectionGuards, createServer, type ReloadOutcome } from './server/app.js';
 import { parseListenAddress } from './server/listen.js';
 import type { WebSecurity } from './server/web-security.js';
 
@@ -199,7 +199,8 @@ export class Daemon {
     }
     redactor.set(next.secrets);
     // Applied in place: only new connections are counted against it.
-    if (this.server) this.server.server.maxConnections = next.config.web.maxConnections;
+    const guard = this.server && connectionGuards.get(this.server);
+    if (guard) guard.max = next.config.web.maxConnections;
     this.markReload(true);
     log.info({ targets: next.config.targets.map((t) => t.name) }, 'configuration reloaded');
     return { ok: true, errors: [] };

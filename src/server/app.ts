@@ -13,6 +13,7 @@ import type { Metrics } from '../metrics.js';
 import { renderMetrics, type Format } from '../metrics-render.js';
 import { VERSION } from '../version.js';
 import { redactor } from '../redact.js';
+import { ConnectionGuard } from './connection-guard.js';
 import { exposition } from './exposition.js';
 import { foreignHost, foreignOrigin, type ConnectionFacts } from './origin-policy.js';
 
@@ -40,8 +41,13 @@ export interface ServerDeps {
   reload: () => Promise<ReloadOutcome>;
   /** Extra route plugins (status page, /probe, /api/*), registered in order. */
   plugins?: FastifyPluginAsync[];
-  /** Open connections beyond this are refused (closed at accept); default 512. */
+  /**
+   * Open connections beyond this make room by closing the least recently active one without a request in
+   * progress (src/server/connection-guard.ts); default 512.
+   */
   maxConnections?: number;
+  /** A request's headers must arrive within this (default 5 s); tests shorten it. */
+  headersTimeoutMs?: number;
   /** From --web.config.file: serve TLS with this certificate, and check every request (basic auth). */
   web?: { https?: HttpsServerOptions; onRequest?: onRequestHookHandler };
   /** --web.external-url or web.externalURL: the origin browsers reach the daemon by (a reverse proxy's). */
@@ -54,7 +60,19 @@ const LANDING = `<!doctype html>
 <ul><li><a href="/metrics">Metrics</a></li><li><a href="/-/healthy">Healthy</a></li><li><a href="/-/ready">Ready</a></li></ul>
 </body></html>`;
 
+/** The connection guard of a server made by createServer (a reload applies a new web.maxConnections to it). */
+export const connectionGuards = new WeakMap<FastifyInstance, ConnectionGuard>();
+
 export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
+  // Headers come at once from a scraper or a browser; a connection still sending them after 5 s is not one. Node
+  // checks this only every connectionsCheckingInterval (default 30 s), so that is shortened too. Passed in the
+  // server options because fastify copies `http` only for plain HTTP, and https.createServer reads them as well.
+  const headersTimeout = deps.headersTimeoutMs ?? 5_000;
+  const timeouts = {
+    headersTimeout,
+    requestTimeout: 30_000,
+    connectionsCheckingInterval: Math.min(1_000, headersTimeout),
+  };
   const app = Fastify({
     // Request logs are at info; a scrape every few seconds must not flood the log, so http logs warn and up.
     loggerInstance: deps.logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
@@ -63,11 +81,11 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     bodyLimit: 1024 * 1024,
     // An idle keep-alive connection is closed after 30 s (a scraper every 15 s keeps its own), a request's
-    // headers must arrive within 10 s and the whole request within 30 s: idle or slow sockets cannot pile up.
+    // headers must arrive within headersTimeout and the whole request within 30 s.
     keepAliveTimeout: 30_000,
     requestTimeout: 30_000,
-    http: { headersTimeout: 10_000 },
-    ...(deps.web?.https ? { https: deps.web.https } : {}),
+    http: timeouts,
+    ...(deps.web?.https ? { https: { ...deps.web.https, ...timeouts } } : {}),
   }) as unknown as FastifyInstance; // an https server has the same routing API; the type differs only in raw server
   const facts = (req: FastifyRequest): ConnectionFacts => {
     const ext = deps.externalUrl?.();
@@ -164,7 +182,7 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
           );
   });
   for (const plugin of deps.plugins ?? []) await app.register(plugin);
-  app.server.maxConnections = deps.maxConnections ?? 512;
+  connectionGuards.set(app, new ConnectionGuard(app.server, { max: deps.maxConnections ?? 512 }));
   if (!app.hasRoute({ method: 'GET', url: '/' })) {
     app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(LANDING));
   }

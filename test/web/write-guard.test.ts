@@ -142,7 +142,9 @@ it('--web.external-url wins over the config, and a foreign Origin is refused on 
   ).toBeUndefined();
 });
 
-it('refuses connections beyond web.maxConnections and serves again once they close', async () => {
+// Beyond the cap the connections without a request in progress give way (src/server/connection-guard.ts): here
+// none has sent anything, so 12 of the 20 are closed either way.
+it('keeps open connections to web.maxConnections and serves again once they close', async () => {
   const addr = await start(', maxConnections: 8');
   const [host, port] = [addr.slice(0, addr.lastIndexOf(':')), Number(addr.slice(addr.lastIndexOf(':') + 1))];
   let closedByServer = 0;
