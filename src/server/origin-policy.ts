@@ -39,9 +39,13 @@ function normalOrigin(url: string): string | undefined {
   }
 }
 
+/** Read once: a syscall per request on the /metrics path is not worth a host name that never changes in practice. */
+let names: string[] | undefined;
+
 /** Names a Host header may carry on a loopback connection, besides IP literals and the external URL's host. */
 function loopbackNames(): string[] {
-  return ['localhost', hostname().toLowerCase()];
+  names ??= ['localhost', hostname().toLowerCase()];
+  return names;
 }
 
 /** The origins a same-origin browser request to this server can carry on this connection. */

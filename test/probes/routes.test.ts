@@ -292,7 +292,7 @@ it('/probe refuses a cross-site or foreign-origin GET before it reaches the engi
   const before = healthCalls();
   const url = `${base}/probe?target=pd&probe=health`;
   // What an <img src> or a fetch() from another site sends.
-  for (const headers of [
+  for (const headers of <Array<Record<string, string>>>[
     { 'sec-fetch-site': 'cross-site' },
     { 'sec-fetch-site': 'same-site' },
     { origin: 'http://evil.example' },
@@ -302,6 +302,10 @@ it('/probe refuses a cross-site or foreign-origin GET before it reaches the engi
     expect(r.status, JSON.stringify(headers)).toBe(403);
     expect(await r.text()).toMatch(/refused/);
   }
+  // HEAD runs the same handler (fastify adds it for every GET): refused alike.
+  expect((await fetch(url, { method: 'HEAD', headers: { 'sec-fetch-site': 'cross-site' } })).status).toBe(
+    403,
+  );
   expect(healthCalls()).toBe(before);
   // The daemon's own pages (same-origin), the address bar (none) and plain clients run it.
   expect((await fetch(url, { headers: { 'sec-fetch-site': 'same-origin', origin: base } })).status).toBe(200);

@@ -55,7 +55,7 @@ async function slowHeaders(port: number, localAddress = '127.0.0.1') {
 it('a scrape answers while cap + 20 slow-header connections are open; the slow ones give way', async () => {
   const max = 16;
   const port = await start({ maxConnections: max, headersTimeoutMs: 25_000 });
-  const slow = [];
+  const slow: Array<{ closed: boolean }> = [];
   for (let i = 0; i < max + 20; i++) slow.push(await slowHeaders(port));
   // All from one address: at most its share of the cap stays open (the oldest closed to make room).
   await waitFor(() => slow.filter((s) => !s.closed).length <= perAddressLimit(max), {
@@ -74,7 +74,7 @@ it("one address's flood does not close another address's connections", async () 
   const port = await start({ maxConnections: max, headersTimeoutMs: 25_000 });
   // A client on 127.0.0.2 holds a connection (its headers not yet sent, so it is idle, the most closable kind).
   const other = await slowHeaders(port, '127.0.0.2');
-  const flood = [];
+  const flood: Array<{ closed: boolean }> = [];
   for (let i = 0; i < max + 20; i++) flood.push(await slowHeaders(port));
   await waitFor(() => flood.filter((s) => !s.closed).length <= perAddressLimit(max), {
     what: 'the flood to be held to its share',
