@@ -124,11 +124,11 @@ export class BasicAuth {
   }
 
   /** Credentials that passed within CACHE_TTL_MS (the cache scrapers hit): no bcrypt needed. */
-  private cached(creds: Credentials | undefined): boolean {
+  private cached(creds: Credentials | undefined, precomputed?: string): boolean {
     if (creds === undefined) return false;
     const known = this.users.get(creds.user);
     if (known === undefined) return false;
-    const digest = this.digest(creds, known);
+    const digest = precomputed ?? this.digest(creds, known);
     const expires = this.okCache.get(digest);
     if (expires === undefined) return false;
     if (expires > this.now()) return true;
@@ -208,8 +208,11 @@ export class BasicAuth {
     return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
       if (!this.enabled()) return;
       const creds = parseBasicAuth(req.headers.authorization);
+      // Keyed by the hash the compare would use (the dummy one for an unknown user): no lookup result leaks.
+      const digest =
+        creds === undefined ? undefined : this.digest(creds, this.users.get(creds.user) ?? this.dummyHash);
       // Valid credentials seen lately pass first: a flood from the same address must not lock a scraper out.
-      if (this.cached(creds)) return;
+      if (this.cached(creds, digest)) return;
       const client = req.ip ?? req.socket?.remoteAddress ?? 'unknown';
       const tooMany = async (retryMs: number, text: string) => {
         await reply
@@ -226,10 +229,7 @@ export class BasicAuth {
           .send('Unauthorized\n');
       };
       let trusted = false;
-      let digest: string | undefined;
-      if (creds !== undefined) {
-        // Keyed by the hash the compare would use (the dummy one for an unknown user): no lookup result leaks.
-        digest = this.digest(creds, this.users.get(creds.user) ?? this.dummyHash);
+      if (creds !== undefined && digest !== undefined) {
         if (this.failedBefore(digest)) return unauthorized();
         trusted = this.knownGood.has(digest);
         if (!trusted) {

@@ -30,6 +30,8 @@ export function perAddressLimit(max: number): number {
 
 export class ConnectionGuard {
   private readonly conns = new Map<string, Conn>();
+  /** The same entries by socket (the raw one, and the TLS one once seen): a request finds its own without a key. */
+  private readonly bySocket = new WeakMap<Socket, Conn>();
   private readonly perAddress = new Map<string, number>();
   private maxConns: number;
   private readonly now: () => number;
@@ -43,8 +45,12 @@ export class ConnectionGuard {
     // The raw TCP socket (before TLS): a handshake that never completes holds a slot too.
     server.on('connection', (socket: Socket) => this.accept(socket));
     server.on('request', (req: { socket: Socket }, res: NodeJS.EventEmitter) => {
-      const c = this.conns.get(key(req.socket));
-      if (c === undefined) return;
+      let c = this.bySocket.get(req.socket);
+      if (c === undefined) {
+        c = this.conns.get(key(req.socket));
+        if (c === undefined) return;
+        this.bySocket.set(req.socket, c);
+      }
       c.busy++;
       res.once('close', () => {
         c.busy--;
@@ -75,7 +81,9 @@ export class ConnectionGuard {
       if (!this.evictIdle(undefined)) return this.refuse(socket);
     }
     const k = key(socket);
-    this.conns.set(k, { socket, address, busy: 0, lastActive: this.now() });
+    const conn: Conn = { socket, address, busy: 0, lastActive: this.now() };
+    this.conns.set(k, conn);
+    this.bySocket.set(socket, conn);
     this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
     socket.once('close', () => {
       if (this.conns.get(k)?.socket !== socket) return;

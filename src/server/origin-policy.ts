@@ -82,14 +82,16 @@ export function foreignOrigin(origin: string, c: ConnectionFacts): string | unde
  */
 export function foreignHost(host: string | undefined, c: ConnectionFacts): string | undefined {
   if (host === undefined || !isLoopback(c.localAddress)) return undefined;
+  // The common case without a URL parse (this runs for every request, /metrics included): an IP literal.
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:]*))(?::\d*)?$/.exec(host);
+  if (m !== null && isIP(m[1] ?? m[2]!) !== 0) return undefined;
   let name: string;
   try {
     name = new URL(`http://${host}`).hostname.toLowerCase();
   } catch {
     return `Host ${JSON.stringify(host)} does not parse`;
   }
-  const bare = name.startsWith('[') ? name.slice(1, -1) : name;
-  if (isIP(bare) !== 0) return undefined;
+  if (name.startsWith('[') && isIP(name.slice(1, -1)) !== 0) return undefined;
   if (loopbackNames().includes(name)) return undefined;
   if (c.externalUrl !== undefined) {
     try {

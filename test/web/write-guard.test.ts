@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { afterEach, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
 import { crossSiteRequest } from '../../src/server/app.js';
+import { foreignHost } from '../../src/server/origin-policy.js';
 import { routePlugins } from '../../src/server/plugins.js';
 import { waitFor } from '../helpers/wait.js';
 import { capturingLogger, tempDir } from './helpers.js';
@@ -140,6 +141,23 @@ it('--web.external-url wins over the config, and a foreign Origin is refused on 
       'read',
     ),
   ).toBeUndefined();
+});
+
+it('Host on a loopback connection: IP literals, localhost and the external URL pass; other names do not', () => {
+  const lo = { localAddress: '127.0.0.1', localPort: 9787, encrypted: false };
+  for (const host of ['127.0.0.1:9787', '127.0.0.1', '[::1]:9787', 'localhost:9787', 'LOCALHOST'])
+    expect(foreignHost(host, lo), host).toBeUndefined();
+  expect(foreignHost('[::1]:9787', { ...lo, localAddress: '::ffff:127.0.0.1' })).toBeUndefined();
+  for (const host of [
+    'evil.example:9787',
+    'evil.example',
+    '127.0.0.1.evil.example',
+    'localhost.evil.example',
+  ])
+    expect(foreignHost(host, lo), host).toMatch(/not a name of this server/);
+  expect(foreignHost('ww.example.test', { ...lo, externalUrl: 'https://ww.example.test/x' })).toBeUndefined();
+  // Other interfaces are reached by names the server cannot know: not checked there.
+  expect(foreignHost('evil.example:9787', { ...lo, localAddress: '10.0.0.5' })).toBeUndefined();
 });
 
 // Beyond the cap the connections without a request in progress give way (src/server/connection-guard.ts): here
