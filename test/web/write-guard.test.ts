@@ -9,6 +9,7 @@ import { Daemon } from '../../src/daemon.js';
 import { crossSiteRequest } from '../../src/server/app.js';
 import { foreignHost } from '../../src/server/origin-policy.js';
 import { routePlugins } from '../../src/server/plugins.js';
+import { runCli } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { capturingLogger, tempDir } from './helpers.js';
 
@@ -213,4 +214,10 @@ it('an operator pause (who, when, until) survives a restart', async () => {
   });
   expect(bad.statusCode).toBe(400);
   await bad.body.text();
+});
+
+it('run refuses a --web.external-url that is not an absolute http(s) URL', async () => {
+  const r = await runCli(['run', '--config', join(dir, 'unused.yaml'), '--web.external-url', 'ftp://x']);
+  expect(r.code).not.toBe(0);
+  expect(r.stderr).toMatch(/--web\.external-url.*expected an absolute http:\/\/ or https:\/\/ URL/);
 });
