@@ -8,7 +8,7 @@ import type { Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { redactor } from './redact.js';
 import { createRuntime, type Runtime, type RuntimeFactory } from './runtime.js';
-import { createServer, type ReloadOutcome } from './server/app.js';
+import { connectionGuards, createServer, type ReloadOutcome } from './server/app.js';
 import { shutdownDrainMs } from './shutdown-budget.js';
 import { parseListenAddress } from './server/listen.js';
 import type { WebSecurity } from './server/web-security.js';
@@ -33,6 +33,8 @@ export interface DaemonOptions {
   env?: NodeJS.ProcessEnv;
   /** --web.config.file: TLS and basic auth (exporter-toolkit format); re-read when it changes. */
   webConfigFile?: string;
+  /** --web.external-url: overrides web.externalURL (the origin browsers use; write guard, src/server/origin-policy.ts). */
+  externalUrl?: string;
   /** How often the web config, certificate and key are checked for changes (tests shorten it). */
   webConfigPollMs?: number;
 }
@@ -89,6 +91,7 @@ export class Daemon {
       maxConnections: this.loaded.config.web.maxConnections,
       plugins: (this.opts.plugins ?? []).map((p) => p(this)),
       web: this.web && { https: this.web.https(), onRequest: this.web.onRequest() },
+      externalUrl: () => this.opts.externalUrl ?? this.loaded.config.web.externalURL,
     });
     const { host, port } = parseListenAddress(
       this.opts.listenAddress ?? this.loaded.config.web.listenAddress,
@@ -202,7 +205,8 @@ export class Daemon {
     }
     redactor.set(next.secrets);
     // Applied in place: only new connections are counted against it.
-    if (this.server) this.server.server.maxConnections = next.config.web.maxConnections;
+    const guard = this.server && connectionGuards.get(this.server);
+    if (guard) guard.max = next.config.web.maxConnections;
     this.markReload(true);
     log.info({ targets: next.config.targets.map((t) => t.name) }, 'configuration reloaded');
     return { ok: true, errors: [] };

@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../config/errors.js';
 import { Daemon, type DaemonOptions } from '../daemon.js';
 import type { Logger } from '../logger.js';
@@ -104,6 +104,18 @@ export async function runDaemonUntilSignal(
   process.exitCode = EXIT.ok;
 }
 
+function externalUrlArg(v: string): string {
+  let u: URL | undefined;
+  try {
+    u = new URL(v);
+  } catch {
+    u = undefined;
+  }
+  if (u === undefined || (u.protocol !== 'http:' && u.protocol !== 'https:'))
+    throw new InvalidArgumentError('expected an absolute http:// or https:// URL');
+  return v;
+}
+
 export function runCommand(): Command {
   return addLogFlags(
     new Command('run')
@@ -123,6 +135,12 @@ export function runCommand(): Command {
       .option(
         '--web.config.file <file>',
         'web config: TLS certificate/key and basic auth users (exporter-toolkit format)',
+      )
+      .addOption(
+        new Option(
+          '--web.external-url <url>',
+          'the URL browsers reach wedgewatch by (a reverse proxy, a DNS name): its origin may call write endpoints and /probe (as web.externalURL)',
+        ).argParser(externalUrlArg),
       ),
   ).action(async (opts: Record<string, unknown>, cmd: Command) => {
     const explicit = cmd.getOptionValueSource('web.listenAddress') === 'cli';
@@ -133,6 +151,7 @@ export function runCommand(): Command {
       listenAddress: explicit ? (opts['web.listenAddress'] as string) : undefined,
       webConfigFile: opts['web.config.file'] as string | undefined,
       enableLifecycle: opts['web.enableLifecycle'] === true,
+      externalUrl: opts['web.externalUrl'] as string | undefined,
     });
   });
 }

@@ -142,6 +142,12 @@ const probeCommon = {
   endpoints: z.array(z.string()).optional(),
   /** Connection kinds; chat defaults to both, every other kind to fresh (src/probes/registry.ts says why). */
   conn: z.array(z.enum(CONN_KINDS)).min(1).optional(),
+  /**
+   * Minimum time between two on-demand runs (GET /probe) of this probe; default its `every` (60s for a
+   * cron probe). Each run is engine work (SGLang's /health generates a token): a caller looping on /probe
+   * must not out-run the schedule.
+   */
+  onDemandInterval: duration().optional(),
 };
 
 /** Fields of the kinds that run a completion (chat, toolcall). */
@@ -149,11 +155,6 @@ const completionFields = {
   maxTokens: z.number().int().min(1).max(4096).default(8),
   /** Time to first token over this counts as slow (degraded), though the probe passes. */
   ttftObjective: duration().optional(),
-  /**
-   * Minimum time between two on-demand runs (GET /probe) of this probe; default its `every` (60s for a
-   * cron probe). Each run is engine work: a caller looping on /probe must not out-run the schedule.
-   */
-  onDemandInterval: duration().optional(),
   /**
    * The request id each completion request carries, so the engine logs it and the detector can tell the aborts
    * our own timed-out probes cause from users' (issue 13): `rid` sends SGLang's body field `rid` and the
@@ -608,9 +609,16 @@ export const webSchema = z.strictObject({
   /** Enables POST /-/reload and the remediation pause/resume endpoints. */
   enableLifecycle: z.boolean().default(false),
   /**
+   * The URL browsers reach the daemon by when it is not its listen address (a reverse proxy, a DNS name), as
+   * Prometheus's --web.external-url: write endpoints and /probe accept that Origin; --web.external-url wins.
+   */
+  externalURL: z
+    .url({ protocol: /^https?$/, error: 'expected an absolute http:// or https:// URL' })
+    .optional(),
+  /**
    * Who may run completion probes (chat, toolcall) through GET /probe: `any` caller, only `authenticated` ones
    * (basic auth users in --web.config.file; refused when there are none), or nobody (`off`). Health and
-   * serverinfo probes stay open: they cost the engine nothing.
+   * serverinfo probes stay open (each probe still runs at most once per `onDemandInterval`).
    */
   onDemandCompletions: z.enum(['any', 'authenticated', 'off']).default('any'),
 });

@@ -4,6 +4,7 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyPluginAsync,
+  type FastifyRequest,
   type onRequestHookHandler,
 } from 'fastify';
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
@@ -12,7 +13,16 @@ import type { Metrics } from '../metrics.js';
 import { renderMetrics, type Format } from '../metrics-render.js';
 import { VERSION } from '../version.js';
 import { redactor } from '../redact.js';
+import { ConnectionGuard } from './connection-guard.js';
 import { exposition } from './exposition.js';
+import { foreignHost, foreignOrigin, type ConnectionFacts } from './origin-policy.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A GET that makes the daemon do work elsewhere (GET /probe): refused cross-site like a write. */
+    sideEffects?: boolean;
+  }
+}
 
 export interface ReloadOutcome {
   ok: boolean;
@@ -31,10 +41,17 @@ export interface ServerDeps {
   reload: () => Promise<ReloadOutcome>;
   /** Extra route plugins (status page, /probe, /api/*), registered in order. */
   plugins?: FastifyPluginAsync[];
-  /** Open connections beyond this are refused (closed at accept); default 512. */
+  /**
+   * Open connections beyond this make room by closing the least recently active one without a request in
+   * progress (src/server/connection-guard.ts); default 512.
+   */
   maxConnections?: number;
+  /** A request's headers must arrive within this (default 5 s); tests shorten it. */
+  headersTimeoutMs?: number;
   /** From --web.config.file: serve TLS with this certificate, and check every request (basic auth). */
   web?: { https?: HttpsServerOptions; onRequest?: onRequestHookHandler };
+  /** --web.external-url or web.externalURL: the origin browsers reach the daemon by (a reverse proxy's). */
+  externalUrl?: () => string | undefined;
 }
 
 const LANDING = `<!doctype html>
@@ -43,7 +60,19 @@ const LANDING = `<!doctype html>
 <ul><li><a href="/metrics">Metrics</a></li><li><a href="/-/healthy">Healthy</a></li><li><a href="/-/ready">Ready</a></li></ul>
 </body></html>`;
 
+/** The connection guard of a server made by createServer (a reload applies a new web.maxConnections to it). */
+export const connectionGuards = new WeakMap<FastifyInstance, ConnectionGuard>();
+
 export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
+  // Headers come at once from a scraper or a browser; a connection still sending them after 5 s is not one. Node
+  // checks this only every connectionsCheckingInterval (default 30 s), so that is shortened too. Passed in the
+  // server options because fastify copies `http` only for plain HTTP, and https.createServer reads them as well.
+  const headersTimeout = deps.headersTimeoutMs ?? 5_000;
+  const timeouts = {
+    headersTimeout,
+    requestTimeout: 30_000,
+    connectionsCheckingInterval: Math.min(1_000, headersTimeout),
+  };
   const app = Fastify({
     // Request logs are at info; a scrape every few seconds must not flood the log, so http logs warn and up.
     loggerInstance: deps.logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
@@ -52,19 +81,36 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     bodyLimit: 1024 * 1024,
     // An idle keep-alive connection is closed after 30 s (a scraper every 15 s keeps its own), a request's
-    // headers must arrive within 10 s and the whole request within 30 s: idle or slow sockets cannot pile up.
+    // headers must arrive within headersTimeout and the whole request within 30 s.
     keepAliveTimeout: 30_000,
     requestTimeout: 30_000,
-    http: { headersTimeout: 10_000 },
-    ...(deps.web?.https ? { https: deps.web.https } : {}),
+    http: timeouts,
+    ...(deps.web?.https ? { https: { ...deps.web.https, ...timeouts } } : {}),
   }) as unknown as FastifyInstance; // an https server has the same routing API; the type differs only in raw server
+  const facts = (req: FastifyRequest): ConnectionFacts => {
+    const ext = deps.externalUrl?.();
+    return {
+      localAddress: req.socket?.localAddress,
+      localPort: req.socket?.localPort,
+      encrypted: (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true,
+      ...(ext !== undefined ? { externalUrl: ext } : {}),
+    };
+  };
+  // DNS rebinding (issue 24 item 9): on a loopback connection a Host that is not one of this server's names is a
+  // page whose name was re-pointed at 127.0.0.1. Refused before anything else runs, reads included.
+  app.addHook('onRequest', async (req, reply) => {
+    const why = foreignHost(req.headers.host, facts(req));
+    if (why !== undefined) await reply.code(403).type('text/plain; charset=utf-8').send(`${why}\n`);
+  });
   // Before any route: auth applies to every endpoint, including those plugins add and the 404 handler.
   if (deps.web?.onRequest) app.addHook('onRequest', deps.web.onRequest);
-  // Write endpoints (POST /-/reload, remediation pause/resume) refuse what a web page can send: a cross-origin
-  // Origin, or a body that is not JSON (an HTML form posts text/plain or urlencoded without a preflight).
+  // Write endpoints (POST /-/reload, remediation pause/resume) and GETs with side effects (/probe) refuse what
+  // a web page on another origin can send: a foreign Origin, a cross-site fetch, and for writes a body that is
+  // not JSON (an HTML form posts text/plain or urlencoded without a preflight).
   app.addHook('onRequest', async (req, reply) => {
-    if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return;
-    const why = crossSiteWrite(req.headers);
+    const safe = req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS';
+    if (safe && (req.method === 'OPTIONS' || req.routeOptions.config?.sideEffects !== true)) return;
+    const why = crossSiteRequest(req.headers, facts(req), safe ? 'read' : 'write');
     if (why !== undefined) {
       const [code, text] = why;
       await reply.code(code).type('text/plain; charset=utf-8').send(`${text}\n`);
@@ -136,29 +182,32 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
           );
   });
   for (const plugin of deps.plugins ?? []) await app.register(plugin);
-  app.server.maxConnections = deps.maxConnections ?? 512;
+  connectionGuards.set(app, new ConnectionGuard(app.server, { max: deps.maxConnections ?? 512 }));
   if (!app.hasRoute({ method: 'GET', url: '/' })) {
     app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(LANDING));
   }
   return app;
 }
 
-/** Why a write request must be refused ([status, message]), or undefined when it may proceed. */
-export function crossSiteWrite(
+/**
+ * Why a write (or a GET with side effects, `read`) must be refused ([status, message]), or undefined when it may
+ * proceed. The Origin is checked against this server's own origins (origin-policy.ts), never the request's Host.
+ */
+export function crossSiteRequest(
   h: Record<string, string | string[] | undefined>,
+  c: ConnectionFacts,
+  kind: 'write' | 'read',
 ): [number, string] | undefined {
   const origin = h.origin;
   if (typeof origin === 'string') {
-    let host: string | undefined;
-    try {
-      host = origin === 'null' ? undefined : new URL(origin).host;
-    } catch {
-      host = undefined;
-    }
-    if (host === undefined || host !== h.host)
-      return [403, `cross-origin write refused (Origin ${origin} is not this server)`];
+    const why = foreignOrigin(origin, c);
+    if (why !== undefined) return [403, `cross-origin ${kind} refused: ${why}`];
   }
-  if (h['sec-fetch-site'] === 'cross-site') return [403, 'cross-site write refused'];
+  // same-site is another origin too (another port of localhost is the same site): only same-origin and none
+  // (typed in the address bar, a bookmark) come from this server's own pages or the operator.
+  const site = h['sec-fetch-site'];
+  if (site === 'cross-site' || site === 'same-site') return [403, `${site} ${kind} refused`];
+  if (kind === 'read') return undefined;
   const type = h['content-type'];
   const hasBody =
     (h['content-length'] !== undefined && h['content-length'] !== '0') ||

@@ -3,7 +3,11 @@
 // compare: against the user's hash, or against a dummy hash of the same cost for an unknown user
 // (exporter-toolkit web/handler.go does the same). Compares run on a worker thread, at most
 // MAX_CONCURRENT_COMPARES queued; verified credentials are cached briefly by a keyed hash; a client that keeps
-// failing is told to back off (429 + Retry-After) before any compare runs.
+// failing is told to back off (429 + Retry-After) before any compare runs. The back-off is per address, but it
+// drains over time, so only fast failing triggers it; it never stands between a credential and its check once that
+// credential has verified (issue 24 item 13: one failure every 20 s from a shared address locked a valid scraper
+// out); and a credential that already failed is answered 401 from memory: a repeat costs no compare, tells
+// nothing new, and does not feed the back-off.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -23,6 +27,11 @@ export const FREE_FAILURES = 5;
 export const MAX_BACKOFF_MS = 60_000;
 /** A client's failure count is forgotten this long after its last failure. */
 const FAILURE_MEMORY_MS = 10 * 60_000;
+/**
+ * A client's failure count drains by one per this interval: the back-off stops fast guessing, while a client that
+ * fails now and then (one attempt every 20 s, issue 24 item 13) never reaches it and never locks its address out.
+ */
+export const FAILURE_DECAY_MS = 15_000;
 const FAILURE_CLIENTS_LIMIT = 10_000;
 
 export interface Credentials {
@@ -48,6 +57,7 @@ export interface BasicAuthOptions {
 }
 
 interface Failures {
+  /** Failures, drained by one per FAILURE_DECAY_MS since `last` (fractional). */
   count: number;
   last: number;
   /** No attempt is verified before this time (Unix ms). */
@@ -65,6 +75,14 @@ export class BasicAuth {
   private readonly cacheKey = randomBytes(32);
   /** Failed attempts per client address: past FREE_FAILURES, 429 until a back-off has passed. */
   private readonly failures = new Map<string, Failures>();
+  /**
+   * Digests that have verified since the users were set (no expiry, the oldest forgotten past CACHE_LIMIT): only
+   * someone who knows the password can present one, so these skip the address's back-off and have compare slots
+   * of their own. They are still compared once the short okCache entry has expired.
+   */
+  private readonly knownGood = new Map<string, true>();
+  /** Digests that failed, with when they last did (forgotten after FAILURE_MEMORY_MS; bounded). */
+  private readonly knownBad = new Map<string, number>();
   private readonly compare: Compare;
   private readonly now: () => number;
 
@@ -80,6 +98,8 @@ export class BasicAuth {
     this.users = new Map(users);
     this.dummyHash = dummy;
     this.okCache.clear();
+    this.knownGood.clear();
+    this.knownBad.clear();
     this.resetFailures();
   }
 
@@ -93,6 +113,8 @@ export class BasicAuth {
   }
 
   private comparing = 0;
+  /** Compares in flight for credentials in knownGood (a separate budget: a flood cannot take their slots). */
+  private comparingTrusted = 0;
 
   private digest(creds: Credentials, hash: string): string {
     return createHash('sha256')
@@ -102,11 +124,11 @@ export class BasicAuth {
   }
 
   /** Credentials that passed within CACHE_TTL_MS (the cache scrapers hit): no bcrypt needed. */
-  private cached(creds: Credentials | undefined): boolean {
+  private cached(creds: Credentials | undefined, precomputed?: string): boolean {
     if (creds === undefined) return false;
     const known = this.users.get(creds.user);
     if (known === undefined) return false;
-    const digest = this.digest(creds, known);
+    const digest = precomputed ?? this.digest(creds, known);
     const expires = this.okCache.get(digest);
     if (expires === undefined) return false;
     if (expires > this.now()) return true;
@@ -129,6 +151,10 @@ export class BasicAuth {
       this.okCache.delete(this.digest(creds, hash));
       this.okCache.set(this.digest(creds, hash), this.now() + CACHE_TTL_MS);
       if (this.okCache.size > CACHE_LIMIT) this.okCache.delete(this.okCache.keys().next().value!);
+      const digest = this.digest(creds, hash);
+      this.knownGood.delete(digest);
+      this.knownGood.set(digest, true);
+      if (this.knownGood.size > CACHE_LIMIT) this.knownGood.delete(this.knownGood.keys().next().value!);
     }
     return matched;
   }
@@ -145,11 +171,31 @@ export class BasicAuth {
     return Math.max(0, f.until - now);
   }
 
+  /** Whether these exact credentials failed within FAILURE_MEMORY_MS (refreshing the memory when they did). */
+  private failedBefore(digest: string): boolean {
+    const at = this.knownBad.get(digest);
+    if (at === undefined) return false;
+    this.knownBad.delete(digest);
+    if (this.now() - at > FAILURE_MEMORY_MS) return false;
+    this.knownBad.set(digest, this.now());
+    return true;
+  }
+
+  private rememberFailure(digest: string): void {
+    this.knownBad.delete(digest);
+    this.knownBad.set(digest, this.now());
+    if (this.knownBad.size > FAILURE_CLIENTS_LIMIT) this.knownBad.delete(this.knownBad.keys().next().value!);
+  }
+
   private failed(client: string): void {
     const now = this.now();
     const prev = this.failures.get(client);
-    const count = prev === undefined || now - prev.last > FAILURE_MEMORY_MS ? 1 : prev.count + 1;
-    const over = count - FREE_FAILURES;
+    const drained =
+      prev === undefined || now - prev.last > FAILURE_MEMORY_MS
+        ? 0
+        : Math.max(0, prev.count - (now - prev.last) / FAILURE_DECAY_MS);
+    const count = drained + 1;
+    const over = Math.ceil(count) - FREE_FAILURES;
     const until = over > 0 ? now + Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (over - 1)) : now;
     this.failures.delete(client);
     this.failures.set(client, { count, last: now, until });
@@ -162,8 +208,11 @@ export class BasicAuth {
     return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
       if (!this.enabled()) return;
       const creds = parseBasicAuth(req.headers.authorization);
+      // Keyed by the hash the compare would use (the dummy one for an unknown user): no lookup result leaks.
+      const digest =
+        creds === undefined ? undefined : this.digest(creds, this.users.get(creds.user) ?? this.dummyHash);
       // Valid credentials seen lately pass first: a flood from the same address must not lock a scraper out.
-      if (this.cached(creds)) return;
+      if (this.cached(creds, digest)) return;
       const client = req.ip ?? req.socket?.remoteAddress ?? 'unknown';
       const tooMany = async (retryMs: number, text: string) => {
         await reply
@@ -172,30 +221,48 @@ export class BasicAuth {
           .type('text/plain; charset=utf-8')
           .send(text);
       };
-      if (creds !== undefined) {
-        // Both decided before the user is looked up, so neither says anything about who exists.
-        const wait = this.backoffMs(client);
-        if (wait > 0) return tooMany(wait, 'Too many failed authentication attempts; retry later.\n');
-        if (this.comparing >= MAX_CONCURRENT_COMPARES)
+      const unauthorized = async () => {
+        await reply
+          .code(401)
+          .header('WWW-Authenticate', 'Basic realm="wedgewatch", charset="UTF-8"')
+          .type('text/plain; charset=utf-8')
+          .send('Unauthorized\n');
+      };
+      let trusted = false;
+      if (creds !== undefined && digest !== undefined) {
+        if (this.failedBefore(digest)) return unauthorized();
+        trusted = this.knownGood.has(digest);
+        if (!trusted) {
+          // Both decided before the user is looked up, so neither says anything about who exists.
+          const wait = this.backoffMs(client);
+          if (wait > 0) return tooMany(wait, 'Too many failed authentication attempts; retry later.\n');
+          if (this.comparing >= MAX_CONCURRENT_COMPARES)
+            return tooMany(1000, 'Too many authentication attempts in progress; retry shortly.\n');
+        } else if (this.comparingTrusted >= MAX_CONCURRENT_COMPARES) {
           return tooMany(1000, 'Too many authentication attempts in progress; retry shortly.\n');
+        }
       }
-      this.comparing++;
+      if (trusted) this.comparingTrusted++;
+      else this.comparing++;
       let ok: boolean;
       try {
         ok = await this.verify(creds);
       } finally {
-        this.comparing--;
+        if (trusted) this.comparingTrusted--;
+        else this.comparing--;
       }
       if (ok) {
-        this.failures.delete(client);
+        // A credential seen before proves nothing new about this address (it may be shared with an attacker);
+        // a newly verified one ends the address's back-off, as a user who mistyped and then got it right.
+        if (!trusted) this.failures.delete(client);
         return;
       }
-      if (creds !== undefined) this.failed(client);
-      await reply
-        .code(401)
-        .header('WWW-Authenticate', 'Basic realm="wedgewatch", charset="UTF-8"')
-        .type('text/plain; charset=utf-8')
-        .send('Unauthorized\n');
+      // A trusted credential that fails now failed closed (the worker died): not the client's failure.
+      if (creds !== undefined && digest !== undefined && !trusted) {
+        this.failed(client);
+        this.rememberFailure(digest);
+      }
+      await unauthorized();
     };
   }
 }

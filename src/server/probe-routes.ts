@@ -129,7 +129,8 @@ export function probeRoutes(daemon: Daemon, opts: { now?: () => number } = {}): 
     const inFlight = new Set<string>();
     /** When each completion probe last ran on demand (the onDemandInterval limit). */
     const lastRun = new Map<string, number>();
-    app.get<{ Querystring: ProbeQuery }>('/probe', async (req, reply) => {
+    // A GET that makes the engine work: refused cross-site (app.ts), so a web page cannot drive it.
+    app.get<{ Querystring: ProbeQuery }>('/probe', { config: { sideEffects: true } }, async (req, reply) => {
       const loaded = daemon.loaded;
       let sel: ReturnType<typeof pick>;
       try {
@@ -168,22 +169,25 @@ export function probeRoutes(daemon: Daemon, opts: { now?: () => number } = {}): 
                 : `on-demand runs of completion probes need authenticated callers (web.onDemandCompletions: authenticated), and no basic auth users are configured (--web.config.file)\n`,
             );
         }
-        // Each run is engine work: a sequential caller looping on /probe must not out-run the schedule.
-        const interval = onDemandInterval(probe);
-        const last = lastRun.get(key);
-        const t = now();
-        if (last !== undefined && t - last < interval) {
-          const retry = Math.max(1, Math.ceil((interval - (t - last)) / 1000));
-          return reply
-            .code(429)
-            .header('Retry-After', String(retry))
-            .type('text/plain')
-            .send(
-              `${what} ran on demand ${((t - last) / 1000).toFixed(1)} s ago; completion probes run on demand at most once per ${interval / 1000} s (onDemandInterval); retry in ${retry} s\n`,
-            );
-        }
-        lastRun.set(key, t);
       }
+      // Every kind is engine work: SGLang's /health_generate runs a one-token generation
+      // (sgl-project/sglang python/sglang/srt/entrypoints/http_server.py L163-186 at 9c0549b7), and later
+      // releases serve /health with the same handler; /get_server_info is a scheduler round trip. A sequential
+      // caller looping on /probe must not out-run the schedule, whatever the kind.
+      const interval = onDemandInterval(probe);
+      const last = lastRun.get(key);
+      const t = now();
+      if (last !== undefined && t - last < interval) {
+        const retry = Math.max(1, Math.ceil((interval - (t - last)) / 1000));
+        return reply
+          .code(429)
+          .header('Retry-After', String(retry))
+          .type('text/plain')
+          .send(
+            `${what} ran on demand ${((t - last) / 1000).toFixed(1)} s ago; probes run on demand at most once per ${interval / 1000} s (onDemandInterval); retry in ${retry} s\n`,
+          );
+      }
+      lastRun.set(key, t);
       inFlight.add(key);
       const work = runAll(sel, probe, debug, loaded).finally(() => inFlight.delete(key));
       let timer: NodeJS.Timeout | undefined;

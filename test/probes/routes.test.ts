@@ -163,7 +163,9 @@ it('allows one /probe at a time per (target, probe): a second one while the firs
   });
   servers.push(slow);
   const healthCalls = () => slow.requests.filter((q) => q.path === '/health').length;
-  const { base } = await start(slow.url, slow.url);
+  // A clock that moves 1 h per call: the on-demand interval (every kind has one) never limits this test's runs.
+  let clock = 0;
+  const { base } = await start(slow.url, slow.url, { now: () => (clock += 3_600_000) });
   // The scheduler's first round also calls /health: let it pass before holding requests.
   await waitFor(() => healthCalls() >= PROBES.health.defaultConn.length, { what: 'scheduler health round' });
   const before = healthCalls();
@@ -244,10 +246,72 @@ it('completion probes run on demand at most once per onDemandInterval: 429 with 
   expect(limited.status).toBe(429);
   expect(limited.headers.get('retry-after')).toBe('15');
   expect(await limited.text()).toMatch(/at most once per 20 s \(onDemandInterval\); retry in 15 s/);
-  // Health probes cost the engine nothing: not limited.
-  for (let i = 0; i < 3; i++) expect((await fetch(`${base}/probe?target=pd&probe=health`)).status).toBe(200);
   clock += 15_000;
   expect((await fetch(url)).status).toBe(200);
+});
+
+// Issue 24 item 8: health and serverinfo runs are engine work too (SGLang's /health can generate a token), and
+// /probe is a GET any web page can aim at the daemon.
+it('every kind runs on demand at most once per onDemandInterval: 300 sequential health GETs reach the engine once', async () => {
+  const good = await startServer(healthyHandler);
+  servers.push(good);
+  let clock = 1_000_000;
+  const { base } = await start(good.url, good.url, { now: () => clock });
+  const healthCalls = () => good.requests.filter((q) => q.path === '/health').length;
+  // The scheduler's own first round (every: 1h) is done before the on-demand loop is counted.
+  await waitFor(() => healthCalls() >= PROBES.health.defaultConn.length, { what: 'scheduler health round' });
+  const before = healthCalls();
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < 300; i++) {
+    const r = await fetch(`${base}/probe?target=pd&probe=health`);
+    await r.text();
+    statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+    clock += 10; // 300 calls span 3 s of the injected clock: well inside the 1 h interval
+  }
+  // The allowance: one run per interval (its connection kinds: one request each).
+  expect(healthCalls() - before).toBe(PROBES.health.defaultConn.length);
+  expect(statuses.get(200)).toBe(1);
+  expect(statuses.get(429)).toBe(299);
+  const limited = await fetch(`${base}/probe?target=pd&probe=health`);
+  expect(limited.status).toBe(429);
+  expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(3500);
+  expect(await limited.text()).toMatch(/at most once per 3600 s \(onDemandInterval\)/);
+  // Past the interval it runs again.
+  clock += 3_600_000;
+  expect((await fetch(`${base}/probe?target=pd&probe=health`)).status).toBe(200);
+  expect(healthCalls() - before).toBe(2 * PROBES.health.defaultConn.length);
+});
+
+it('/probe refuses a cross-site or foreign-origin GET before it reaches the engine', async () => {
+  const good = await startServer(healthyHandler);
+  servers.push(good);
+  let clock = 0;
+  const { base } = await start(good.url, good.url, { now: () => (clock += 3_600_000) });
+  const healthCalls = () => good.requests.filter((q) => q.path === '/health').length;
+  await waitFor(() => healthCalls() >= PROBES.health.defaultConn.length, { what: 'scheduler health round' });
+  const before = healthCalls();
+  const url = `${base}/probe?target=pd&probe=health`;
+  // What an <img src> or a fetch() from another site sends.
+  for (const headers of <Array<Record<string, string>>>[
+    { 'sec-fetch-site': 'cross-site' },
+    { 'sec-fetch-site': 'same-site' },
+    { origin: 'http://evil.example' },
+    { origin: 'null' },
+  ]) {
+    const r = await fetch(url, { headers });
+    expect(r.status, JSON.stringify(headers)).toBe(403);
+    expect(await r.text()).toMatch(/refused/);
+  }
+  // HEAD runs the same handler (fastify adds it for every GET): refused alike.
+  expect((await fetch(url, { method: 'HEAD', headers: { 'sec-fetch-site': 'cross-site' } })).status).toBe(
+    403,
+  );
+  expect(healthCalls()).toBe(before);
+  // The daemon's own pages (same-origin), the address bar (none) and plain clients run it.
+  expect((await fetch(url, { headers: { 'sec-fetch-site': 'same-origin', origin: base } })).status).toBe(200);
+  expect((await fetch(url, { headers: { 'sec-fetch-site': 'none' } })).status).toBe(200);
+  expect((await fetch(url)).status).toBe(200);
+  expect(healthCalls()).toBe(before + 3 * PROBES.health.defaultConn.length);
 });
 
 it("the default on-demand interval is the probe's every", async () => {
@@ -269,7 +333,7 @@ it('web.onDemandCompletions restricts on-demand completion runs (authenticated w
     const r = await fetch(`${base}/probe?target=pd&probe=chat&endpoint=proxy&conn=fresh`);
     expect(r.status, policy).toBe(403);
     expect(await r.text()).toMatch(new RegExp(`web.onDemandCompletions: ${policy}`));
-    expect((await fetch(`${base}/probe?target=pd&probe=health`)).status).toBe(200);
+    expect((await fetch(`${base}/probe?target=pd&probe=health`)).status, policy).toBe(200);
     await daemon?.stop();
     daemon = undefined;
   }

@@ -117,15 +117,15 @@ it('a client that keeps failing backs off (429, growing Retry-After) before any 
   expect((await attempt(basic('alice', 'bad-z'), '10.0.0.2')).status).toBe(401);
   // After the back-off another failure doubles it.
   clock.now += 1000;
-  expect((await attempt(basic('alice', 'bad-2'))).status).toBe(401);
-  expect((await attempt(basic('alice', 'bad-3'))).headers['Retry-After']).toBe('2');
-  // The cache is short: past CACHE_TTL_MS the right password is compared again — and, the back-off having
-  // passed, it succeeds and clears the client's failures.
+  // (New passwords: a repeat of one that already failed is answered from memory and not counted.)
+  expect((await attempt(basic('alice', 'bad-again-1'))).status).toBe(401);
+  expect((await attempt(basic('alice', 'bad-again-2'))).headers['Retry-After']).toBe('2');
+  // The cache is short: past CACHE_TTL_MS the right password is compared again, and succeeds.
   clock.now += CACHE_TTL_MS;
   const before = calls.length;
   expect((await attempt(basic('alice', 'right'))).status).toBe(200);
   expect(calls.length).toBe(before + 1);
-  expect((await attempt(basic('alice', 'bad-4'))).status).toBe(401);
+  expect((await attempt(basic('alice', 'bad-later'))).status).toBe(401);
 });
 
 it('caches verified credentials by a keyed hash: a second request costs no compare and the password is not kept', async () => {
@@ -137,4 +137,66 @@ it('caches verified credentials by a keyed hash: a second request costs no compa
   expect(calls).toHaveLength(1);
   const cache = (auth as unknown as { okCache: Map<string, number> }).okCache;
   expect([...cache.keys()].join()).not.toContain('s3cret-pass');
+});
+
+// Issue 24 item 13: the back-off is per address, and an address can be shared (NAT, a node's other pods, a second
+// misconfigured scraper). One failing attempt every 20 s from it must not keep a valid scraper out.
+it('a client failing every 20 s from a shared address does not lock out a valid scraper', async () => {
+  const clock = { now: 1_000_000 };
+  const { calls, compare } = countingCompare();
+  const auth = new BasicAuth({ compare, now: () => clock.now });
+  await auth.setUsers(new Map([['prom', await bcrypt.hash('scrape-pass', 4)]]));
+  const hook = auth.hook();
+  const attempt = async (authorization: string) => {
+    const { r, reply } = fakeReply();
+    await hook(req(authorization, '10.9.9.9'), reply);
+    return r.status;
+  };
+  // The guesser (a new password each time, the scraper's own user) every 20 s: 10 minutes alone, then 30 more
+  // with the scraper every 15 s beside it (its cache expires every minute, so it is compared again and again).
+  const start = clock.now;
+  const scraper: number[] = [];
+  let guess = 0;
+  for (let t = 0; t <= 40 * 60_000; t += 5_000) {
+    clock.now = start + t;
+    if (t % 20_000 === 0) await attempt(basic('prom', `guess-${guess++}`));
+    if (t >= 10 * 60_000 && t % 15_000 === 0) scraper.push(await attempt(basic('prom', 'scrape-pass')));
+  }
+  expect(scraper.length).toBe(121);
+  expect(scraper.filter((s) => s !== 200)).toEqual([]);
+  // Every guess was compared and refused (none got in, none was free of bcrypt).
+  expect(calls.filter((p) => p.startsWith('guess-'))).toHaveLength(guess);
+  // Fast guessing from the same address still backs off (last round's flood protection) — and the scraper,
+  // whose credentials verified before, passes through the back-off, even once its cache has expired.
+  clock.now += CACHE_TTL_MS;
+  const fast: number[] = [];
+  for (let i = 0; i < FREE_FAILURES + 3; i++) fast.push(await attempt(basic('prom', `fast-${i}`)));
+  expect(fast.slice(-2)).toEqual([429, 429]);
+  const before = calls.length;
+  expect(await attempt(basic('prom', 'scrape-pass'))).toBe(200);
+  expect(calls.length).toBe(before + 1);
+});
+
+it('a repeated wrong password costs no compare and no back-off: a scraper never seen before still gets in', async () => {
+  const clock = { now: 1_000_000 };
+  const { calls, compare } = countingCompare();
+  const auth = new BasicAuth({ compare, now: () => clock.now });
+  await auth.setUsers(new Map([['prom', await bcrypt.hash('scrape-pass', 4)]]));
+  const hook = auth.hook();
+  const attempt = async (authorization: string) => {
+    const { r, reply } = fakeReply();
+    await hook(req(authorization, '10.9.9.9'), reply);
+    return r.status;
+  };
+  // A stale password in a second scraper's config, every 20 s for 10 minutes.
+  for (let i = 0; i < 30; i++) {
+    expect(await attempt(basic('prom', 'old-pass'))).toBe(401);
+    clock.now += 20_000;
+  }
+  expect(calls.filter((p) => p === 'old-pass')).toHaveLength(1);
+  // The valid scraper's first ever attempt from the same address verifies.
+  expect(await attempt(basic('prom', 'scrape-pass'))).toBe(200);
+  // Repeats are remembered for FAILURE_MEMORY; each of many distinct guesses is still counted.
+  for (let i = 0; i < FREE_FAILURES + 1; i++) expect(await attempt(basic('prom', `guess-${i}`))).toBe(401);
+  expect(await attempt(basic('prom', 'guess-next'))).toBe(429);
 });
