@@ -7,6 +7,7 @@ import type { EngineValues } from './engine-lines.js';
 import { literalAvoidsBatchLines } from './batch-lines.js';
 import { PACKS, type EngineLineKind, type PackRule } from './packs/index.js';
 import { escapeRegExp, requiredLiterals, validateUserPattern } from './regex.js';
+import { CARRIERS, OpenCarrier } from './carriers.js';
 import { isRequestEcho, prefixAllows, prefixShape } from './request-echo.js';
 
 export interface CompiledRule {
@@ -171,7 +172,9 @@ export function compileRuleSet(
   }
   if (problems.length > 0) throw new RuleError(problems);
   const everyLine = rules.some((r) => r.literals === null);
-  const literals = [...new Set(rules.flatMap((r) => r.literals ?? []).map(asBytes))];
+  // A carrier's header must reach the matcher, or the lines after it would be scanned as the engine's own.
+  const carrierLiterals = rules.some((r) => !r.user) ? CARRIERS.map((c) => trimLiteral(c.literal)) : [];
+  const literals = [...new Set([...rules.flatMap((r) => r.literals ?? []), ...carrierLiterals].map(asBytes))];
   const prefilter = !everyLine && literals.length > 0 ? new RegExp(trieRegex(literals), 'g') : null;
   const skipBatchLines =
     prefilter !== null &&
@@ -220,14 +223,22 @@ export class LineMatcher {
   private incidents = new Map<string, number>();
   private seenRequests = new Set<string>();
   private calls = 0;
+  /** A record carrying user text (carriers.ts) is open: built-in rules see none of its lines. */
+  private carrier: OpenCarrier | undefined;
+  /** The rule set has built-in rules (carriers only shield those). */
+  private readonly builtIn: boolean;
 
-  constructor(readonly set: RuleSet) {}
+  constructor(readonly set: RuleSet) {
+    this.builtIn = set.rules.some((r) => !r.user);
+  }
 
   get hasPending(): boolean {
-    return this.pending.length > 0;
+    // An open carrier must see every line, or it could not tell where it ends.
+    return this.pending.length > 0 || this.carrier !== undefined;
   }
 
   reset(): void {
+    this.carrier = undefined;
     this.pending = [];
     this.incidents.clear();
     this.seenRequests.clear();
@@ -235,9 +246,11 @@ export class LineMatcher {
 
   /** `lineNo` counts every line of the file (the scanner knows it); without it, lines matched so far. */
   match(line: string, offset: number, emit: (m: RuleMatch) => void, lineNo = ++this.calls): void {
-    const closed = this.pending.length > 0 ? this.advancePending(line, lineNo, emit) : undefined;
+    const carried = this.builtIn && this.carried(line);
+    const closed = this.pending.length > 0 ? this.advancePending(line, lineNo, emit, carried) : undefined;
     let echo: boolean | undefined;
     for (const rule of this.set.rules) {
+      if (carried && !rule.user) continue;
       const lits = rule.literals;
       if (lits !== null) {
         let found = false;
@@ -289,6 +302,18 @@ export class LineMatcher {
     }
   }
 
+  /** Whether the line is user text of a carrier record (an open one, or one this line opens). */
+  private carried(line: string): boolean {
+    if (this.carrier) {
+      if (this.carrier.takes(line)) return true;
+      this.carrier = undefined;
+    }
+    const opened = OpenCarrier.open(line);
+    if (!opened) return false;
+    if (!opened.closed) this.carrier = opened;
+    return true;
+  }
+
   /**
    * The input ended or went idle: records whose header alone is decisive are raised now (an engine that died
    * may never write the rest); the others keep waiting.
@@ -325,12 +350,18 @@ export class LineMatcher {
     line: string,
     lineNo: number,
     emit: (m: RuleMatch) => void,
+    carried: boolean,
   ): Set<string> | undefined {
     let closed: Set<string> | undefined;
     const keep: Pending[] = [];
     // Records that closed, by header: the first (most specific) record of an incident wins its header.
     const won = new Set<string>();
     for (const p of this.pending) {
+      // User text is not a line of an engine's record: it neither closes one nor counts against `within`.
+      if (carried && !p.rule.user) {
+        keep.push(p);
+        continue;
+      }
       const headerKey = `${p.rule.incident ?? p.rule.name}\u0000${p.offset}`;
       if (won.has(headerKey)) continue;
       const m = p.rule.follows!.re.exec(line);
