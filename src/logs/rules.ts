@@ -106,7 +106,7 @@ function compileOne(rule: RuleConfig | PackRule, user: boolean): CompiledRule {
     // Config parsing defaults it; a rule object built in code without one is custom too.
     class: rule.class ?? 'custom',
     severity: rule.severity,
-    re: new RegExp(rule.match),
+    re: userRegExp(rule.match, user),
     literals: lits === null || lits.some((l) => l.length < 3) ? null : lits,
     extract: Object.entries(rule.extract ?? {}),
     user,
@@ -117,9 +117,32 @@ function compileOne(rule: RuleConfig | PackRule, user: boolean): CompiledRule {
     if (p.perRequest !== undefined) compiled.perRequest = p.perRequest;
     if (p.emitUnclosed === true) compiled.emitUnclosed = true;
   }
-  if (rule.follows) compiled.follows = { re: new RegExp(rule.follows.match), within: rule.follows.within };
+  if (rule.follows)
+    compiled.follows = { re: userRegExp(rule.follows.match, user), within: rule.follows.within };
   return compiled;
 }
+
+/**
+ * Characters of a line a user rule looks at: its first USER_RULE_MAX_CHARS. The linear engine is linear with a
+ * large constant (~0.3 µs a character), so a 64 KB prompt would still cost ~20 ms a rule; capped, at most ~3 ms.
+ */
+export const USER_RULE_MAX_CHARS = 8192;
+
+/**
+ * A user pattern runs on V8's linear-time engine (the `l` flag; regex.ts enables it and validateUserPattern
+ * refuses what it cannot run). Backtracking is exponential or quadratic for common patterns such as
+ * `(?<msg>.*) failed after (?<n>\d+) retries` (issue 24: 12.3 s for five 64 KB prompts), and V8's fallback on
+ * excessive backtracks does not catch the quadratic case: each start position stays under its threshold.
+ * Built-in patterns are ours, tested linear on the backtracking engine (test/logs/rule-linearity.test.ts).
+ */
+function userRegExp(source: string, user: boolean): RegExp {
+  // eslint-disable-next-line no-invalid-regexp -- `l` (linear) exists once regex.ts has set the V8 flag
+  return user ? new RegExp(source, 'l') : new RegExp(source);
+}
+
+/** The part of a line a rule is run on. */
+const forRule = (rule: CompiledRule, line: string) =>
+  rule.user && line.length > USER_RULE_MAX_CHARS ? line.slice(0, USER_RULE_MAX_CHARS) : line;
 
 /** A regex alternation written as a trie, so V8 tests each position against few first characters. */
 function trieRegex(words: string[]): string {
@@ -262,7 +285,7 @@ export class LineMatcher {
         }
         if (!found) continue;
       }
-      const m = rule.re.exec(line);
+      const m = rule.re.exec(forRule(rule, line));
       if (!m) continue;
       if (!rule.user) {
         echo ??= isRequestEcho(line);
@@ -364,7 +387,7 @@ export class LineMatcher {
       }
       const headerKey = `${p.rule.incident ?? p.rule.name}\u0000${p.offset}`;
       if (won.has(headerKey)) continue;
-      const m = p.rule.follows!.re.exec(line);
+      const m = p.rule.follows!.re.exec(forRule(p.rule, line));
       if (m && prefixShape(line.slice(0, m.index)) === p.shape) {
         won.add(headerKey);
         const fields = groupsOf(m, { ...p.fields });
