@@ -8,10 +8,10 @@ import type { PackRule, RulePack, RuleClass } from './types.js';
 
 const KV_ABORT = String.raw`Aborted by AbortReq\.`;
 const KV_TIMEOUT = String.raw`timed out after (?<seconds>[\d.]+)s in KVPoll\.(?<state>\w+)`;
-// The reason follows the stem within REASON_GAP characters (the exception's repr: ~100 upstream). Bounded, so a
+// The reason follows the stem within REASON_GAP characters (RE2, which mtail programs generated from the packs use, allows at most 1000; the exception's repr: ~100 upstream). Bounded, so a
 // line repeating the stem costs REASON_GAP per stem, not the rest of the line (issue 24: `.*` here was quadratic).
 // The three variants share the bound, so every stem line is exactly one of them.
-const REASON_GAP = 1024;
+const REASON_GAP = 1000;
 const GAP = `.{0,${REASON_GAP}}`;
 const OTHER = String.raw`(?!${GAP}(?:Aborted by AbortReq\.|timed out after [\d.]+s in KVPoll\.))`;
 // `rank=0 req.rid='…' req.bootstrap_room=…` (prefill.py), `rank=0 decode_req.req.rid='…'` (decode.py), and the
