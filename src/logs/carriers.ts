@@ -6,7 +6,9 @@
 //
 // Where the end is printed by the engine after the user text (the f-string's tail) the record ends there. A user
 // can print that tail too and end the record early; what follows is then scanned like any line, which is why a
-// log line alone never pages (see state.ts: an unconfirmed critical is a warning until a probe confirms it).
+// log line alone never pages (confirm.ts; the alert rules page only once a probe confirmed a line). The other way
+// round, an engine line printed inside a record (another thread's unprefixed traceback before SGLang's next record)
+// is not scanned: the probes still see what it would have told.
 import { escapeRegExp } from './regex.js';
 import { MAX_PREFIX, prefixAllows } from './request-echo.js';
 
@@ -41,7 +43,8 @@ const JSON_TAIL = 'JSON parse error: ';
 
 // SGLang's logger prefix, `[%(asctime)s{prefix}] ` (python/sglang/srt/utils/common.py configure_logger): every
 // record of the engine starts with it; continuation lines of a multi-line message do not.
-const SGLANG_RECORD = /\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [A-Z]+\d+){0,8}\] /;
+// The part after the time varies (` DP0 TP0 EP0`, ` PP1`, milliseconds); bounded, so the test stays linear.
+const SGLANG_RECORD = /\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]\n]{0,80}\] /;
 
 export const CARRIERS: readonly Carrier[] = [
   // sgl-project/sglang python/sglang/srt/function_call/mistral_detector.py:77 @ a343daaf (and
