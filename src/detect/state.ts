@@ -5,6 +5,7 @@ import type { TARGET_STATES } from '../metrics.js';
 import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass, RankSample, Signal } from '../signals.js';
 
 export type { InflightRun } from '../signals.js';
+import { noFirstTokenWithin } from './confirm.js';
 import { isCompletion } from './kinds.js';
 import { classifyLog, diagnosisRank, mostSpecific } from './log-classes.js';
 import { evaluate, type Verdict } from './verdict.js';
@@ -413,7 +414,12 @@ export function reduceInPlace(
       const pending = s.pendingCritical;
       if (pending && isCompletion(kind)) {
         const failed = signal.result !== 'ok' && !answeredWrong(signal.result);
-        if (failed && signal.start + signal.durationMs >= pending.time) {
+        // A failure confirms when it came with no first token in time; a run cut mid-stream is a slow stream.
+        const end = signal.start + signal.durationMs;
+        const noToken =
+          signal.ttftMs === undefined ||
+          signal.start + signal.ttftMs > Math.max(signal.start, pending.time) + cfg.detect.confirmAfter;
+        if (failed && end >= pending.time && noToken) {
           s.confirmedCritical = pending;
           s.pendingCritical = undefined;
           events.push({
@@ -554,7 +560,7 @@ function confirmByHang(s: TargetState, now: number, cfg: ClassifierConfig, event
   const hung = s.inflight?.find(
     (i) =>
       isCompletion(cfg.probes[i.probe]?.kind) &&
-      now - Math.max(i.startedAt, pending.time) >= cfg.detect.confirmAfter,
+      noFirstTokenWithin(i.startedAt, i.firstTokenMs, pending.time, now, cfg.detect.confirmAfter),
   );
   if (!hung) return;
   s.confirmedCritical = pending;

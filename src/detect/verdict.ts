@@ -1,6 +1,7 @@
 // The verdict for a target's current memory, before hysteresis: which state the evidence points at, with
 // a diagnosis from a small fixed vocabulary (a metric label) and a cause a person can read.
 import type { ProbeKind } from '../signals.js';
+import { noFirstTokenWithin } from './confirm.js';
 import { isCompletion } from './kinds.js';
 import { mostSpecific } from './log-classes.js';
 import type {
@@ -62,7 +63,8 @@ function hangsOf(s: TargetState, now: number, cfg: ClassifierConfig): Hang[] {
     out.push({
       run,
       ageMs,
-      afterCritical: critical <= now && now - Math.max(run.startedAt, critical) >= d.confirmAfter,
+      afterCritical:
+        critical <= now && noFirstTokenWithin(run.startedAt, run.firstTokenMs, critical, now, d.confirmAfter),
       hung: ageMs >= d.hangAfter,
       // Age past the objective with no first token yet: the first token is late already.
       late: objective !== undefined && run.firstTokenMs === undefined && ageMs > objective,

@@ -7,6 +7,7 @@ import type { EngineValues } from './engine-lines.js';
 import { literalAvoidsBatchLines } from './batch-lines.js';
 import { PACKS, type EngineLineKind, type PackRule } from './packs/index.js';
 import { escapeRegExp, requiredLiterals, validateUserPattern } from './regex.js';
+import { CARRIERS, OpenCarrier } from './carriers.js';
 import { isRequestEcho, prefixAllows, prefixShape } from './request-echo.js';
 
 export interface CompiledRule {
@@ -105,7 +106,7 @@ function compileOne(rule: RuleConfig | PackRule, user: boolean): CompiledRule {
     // Config parsing defaults it; a rule object built in code without one is custom too.
     class: rule.class ?? 'custom',
     severity: rule.severity,
-    re: new RegExp(rule.match),
+    re: userRegExp(rule.match, user),
     literals: lits === null || lits.some((l) => l.length < 3) ? null : lits,
     extract: Object.entries(rule.extract ?? {}),
     user,
@@ -116,9 +117,32 @@ function compileOne(rule: RuleConfig | PackRule, user: boolean): CompiledRule {
     if (p.perRequest !== undefined) compiled.perRequest = p.perRequest;
     if (p.emitUnclosed === true) compiled.emitUnclosed = true;
   }
-  if (rule.follows) compiled.follows = { re: new RegExp(rule.follows.match), within: rule.follows.within };
+  if (rule.follows)
+    compiled.follows = { re: userRegExp(rule.follows.match, user), within: rule.follows.within };
   return compiled;
 }
+
+/**
+ * Characters of a line a user rule looks at: its first USER_RULE_MAX_CHARS. The linear engine is linear with a
+ * large constant (~0.3 µs a character), so a 64 KB prompt would still cost ~20 ms a rule; capped, at most ~3 ms.
+ */
+export const USER_RULE_MAX_CHARS = 8192;
+
+/**
+ * A user pattern runs on V8's linear-time engine (the `l` flag; regex.ts enables it and validateUserPattern
+ * refuses what it cannot run). Backtracking is exponential or quadratic for common patterns such as
+ * `(?<msg>.*) failed after (?<n>\d+) retries` (issue 24: 12.3 s for five 64 KB prompts), and V8's fallback on
+ * excessive backtracks does not catch the quadratic case: each start position stays under its threshold.
+ * Built-in patterns are ours, tested linear on the backtracking engine (test/logs/rule-linearity.test.ts).
+ */
+function userRegExp(source: string, user: boolean): RegExp {
+  // eslint-disable-next-line no-invalid-regexp -- `l` (linear) exists once regex.ts has set the V8 flag
+  return user ? new RegExp(source, 'l') : new RegExp(source);
+}
+
+/** The part of a line a rule is run on. */
+const forRule = (rule: CompiledRule, line: string) =>
+  rule.user && line.length > USER_RULE_MAX_CHARS ? line.slice(0, USER_RULE_MAX_CHARS) : line;
 
 /** A regex alternation written as a trie, so V8 tests each position against few first characters. */
 function trieRegex(words: string[]): string {
@@ -171,7 +195,9 @@ export function compileRuleSet(
   }
   if (problems.length > 0) throw new RuleError(problems);
   const everyLine = rules.some((r) => r.literals === null);
-  const literals = [...new Set(rules.flatMap((r) => r.literals ?? []).map(asBytes))];
+  // A carrier's header must reach the matcher, or the lines after it would be scanned as the engine's own.
+  const carrierLiterals = rules.some((r) => !r.user) ? CARRIERS.map((c) => trimLiteral(c.literal)) : [];
+  const literals = [...new Set([...rules.flatMap((r) => r.literals ?? []), ...carrierLiterals].map(asBytes))];
   const prefilter = !everyLine && literals.length > 0 ? new RegExp(trieRegex(literals), 'g') : null;
   const skipBatchLines =
     prefilter !== null &&
@@ -220,14 +246,22 @@ export class LineMatcher {
   private incidents = new Map<string, number>();
   private seenRequests = new Set<string>();
   private calls = 0;
+  /** A record carrying user text (carriers.ts) is open: built-in rules see none of its lines. */
+  private carrier: OpenCarrier | undefined;
+  /** The rule set has built-in rules (carriers only shield those). */
+  private readonly builtIn: boolean;
 
-  constructor(readonly set: RuleSet) {}
+  constructor(readonly set: RuleSet) {
+    this.builtIn = set.rules.some((r) => !r.user);
+  }
 
   get hasPending(): boolean {
-    return this.pending.length > 0;
+    // An open carrier must see every line, or it could not tell where it ends.
+    return this.pending.length > 0 || this.carrier !== undefined;
   }
 
   reset(): void {
+    this.carrier = undefined;
     this.pending = [];
     this.incidents.clear();
     this.seenRequests.clear();
@@ -235,9 +269,11 @@ export class LineMatcher {
 
   /** `lineNo` counts every line of the file (the scanner knows it); without it, lines matched so far. */
   match(line: string, offset: number, emit: (m: RuleMatch) => void, lineNo = ++this.calls): void {
-    const closed = this.pending.length > 0 ? this.advancePending(line, lineNo, emit) : undefined;
+    const carried = this.builtIn && this.carried(line);
+    const closed = this.pending.length > 0 ? this.advancePending(line, lineNo, emit, carried) : undefined;
     let echo: boolean | undefined;
     for (const rule of this.set.rules) {
+      if (carried && !rule.user) continue;
       const lits = rule.literals;
       if (lits !== null) {
         let found = false;
@@ -249,7 +285,7 @@ export class LineMatcher {
         }
         if (!found) continue;
       }
-      const m = rule.re.exec(line);
+      const m = rule.re.exec(forRule(rule, line));
       if (!m) continue;
       if (!rule.user) {
         echo ??= isRequestEcho(line);
@@ -289,6 +325,18 @@ export class LineMatcher {
     }
   }
 
+  /** Whether the line is user text of a carrier record (an open one, or one this line opens). */
+  private carried(line: string): boolean {
+    if (this.carrier) {
+      if (this.carrier.takes(line)) return true;
+      this.carrier = undefined;
+    }
+    const opened = OpenCarrier.open(line);
+    if (!opened) return false;
+    if (!opened.closed) this.carrier = opened;
+    return true;
+  }
+
   /**
    * The input ended or went idle: records whose header alone is decisive are raised now (an engine that died
    * may never write the rest); the others keep waiting.
@@ -325,15 +373,21 @@ export class LineMatcher {
     line: string,
     lineNo: number,
     emit: (m: RuleMatch) => void,
+    carried: boolean,
   ): Set<string> | undefined {
     let closed: Set<string> | undefined;
     const keep: Pending[] = [];
     // Records that closed, by header: the first (most specific) record of an incident wins its header.
     const won = new Set<string>();
     for (const p of this.pending) {
+      // User text is not a line of an engine's record: it neither closes one nor counts against `within`.
+      if (carried && !p.rule.user) {
+        keep.push(p);
+        continue;
+      }
       const headerKey = `${p.rule.incident ?? p.rule.name}\u0000${p.offset}`;
       if (won.has(headerKey)) continue;
-      const m = p.rule.follows!.re.exec(line);
+      const m = p.rule.follows!.re.exec(forRule(p.rule, line));
       if (m && prefixShape(line.slice(0, m.index)) === p.shape) {
         won.add(headerKey);
         const fields = groupsOf(m, { ...p.fields });

@@ -48,7 +48,8 @@ class Run {
       result: 'ok',
       start: this.now,
       durationMs: 50,
-      ttftMs: 20,
+      // A failed run got no first token unless the test says so (a timeout in the first_token phase has none).
+      ...(p.result === undefined || p.result === 'ok' ? { ttftMs: 20 } : {}),
       ...p,
     });
   }
@@ -235,6 +236,54 @@ describe('classifier: diagnoses', () => {
     );
     expect(r.s.state).toBe('wedged');
     expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
+  });
+
+  // Issue 24: a prompt wrote a fake traceback into the log and a merely slow engine "confirmed" it (wedged, a
+  // bundle, remediation next). Confirmed means no first token within confirmAfter; a slow stream is not that.
+  it('a slow stream confirms nothing: in flight past confirmAfter with its first token, or cut mid-stream', () => {
+    const r = new Run();
+    r.round();
+    r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_dead', line: THREAD_DEATH, time: r.now });
+    const startedAt = r.now;
+    const streaming = [
+      { probe: 'chat', endpoint: 'router', conn: 'fresh' as const, startedAt, firstTokenMs: 300 },
+    ];
+    // Three times confirmAfter, short of hangAfter (a run in flight that long is hung whatever the logs say).
+    for (let i = 0; i < 3; i++) r.feed({ kind: 'tick', inflight: streaming }, cfg.detect.confirmAfter);
+    expect(r.steps.flatMap((s) => s.events).map((e) => e.type)).not.toContain('critical_confirmed');
+    expect(r.s.confirmedCritical).toBeUndefined();
+    // It times out in the stream phase: a failure, but its first token came at once.
+    r.probe({
+      endpoint: 'router',
+      result: 'timeout',
+      phase: 'stream',
+      start: startedAt,
+      durationMs: r.now - startedAt,
+      ttftMs: 300,
+    });
+    expect(r.s.confirmedCritical).toBeUndefined();
+    expect(r.s.state).not.toBe('wedged');
+    // A run whose first token does not come within confirmAfter does confirm.
+    const late = [{ probe: 'chat', endpoint: 'proxy', conn: 'fresh' as const, startedAt: r.now }];
+    r.feed({ kind: 'tick', inflight: late }, 0);
+    r.feed({ kind: 'tick', inflight: late }, cfg.detect.confirmAfter);
+    expect(r.s.confirmedCritical?.rule).toBe('nixl_bootstrap_thread_dead');
+  });
+
+  it('a failure whose first token came only after confirmAfter confirms (no first token in time)', () => {
+    const r = new Run();
+    r.round();
+    r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_dead', line: THREAD_DEATH, time: r.now });
+    const start = r.now;
+    r.probe({
+      endpoint: 'router',
+      result: 'timeout',
+      phase: 'stream',
+      start,
+      durationMs: cfg.detect.confirmAfter * 3,
+      ttftMs: cfg.detect.confirmAfter * 2,
+    });
+    expect(r.s.confirmedCritical?.rule).toBe('nixl_bootstrap_thread_dead');
   });
 
   it('stays unknown while only health has answered: ok needs a finished completion', () => {

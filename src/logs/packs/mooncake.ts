@@ -22,7 +22,8 @@ export const mooncakePack: RulePack = {
       class: 'thread_death',
       upstream: 'disaggregation/mooncake/conn.py transfer_worker (2025-05 → 2026-08)',
       incident: 'thread_death',
-      match: String.raw`Transfer thread failed because of (?<error>.*?)\. Prefill instance with bootstrap_port=(?<port>\d+) is dead`,
+      // The error is bounded (1000: the most RE2 repeats, for mtail programs generated from the packs): `.*?` scanned the rest of the line after every copy of the literal (issue 24).
+      match: String.raw`Transfer thread failed because of (?<error>.{0,1000}?)\. Prefill instance with bootstrap_port=(?<port>\d+) is dead`,
     },
     // mooncake/conn.py send_kvcache / transfer_worker (2025-06 → 2026-08): `Session {session} failed.` when the
     // Mooncake transfer engine reports a failed batch transfer to one decode session; the room is failed.

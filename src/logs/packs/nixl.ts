@@ -18,9 +18,10 @@ export const nixlPack: RulePack = {
       upstream:
         'disaggregation/nixl/conn.py bootstrap_thread (2025-05 → 2026-08; ABORT frames 2026-06 → 2026-07)',
       incident: 'thread_death',
-      match: String.raw`Exception in thread (?<thread>.+?) \((?<target>bootstrap_thread)\):\s*$`,
+      // Bounded and greedy where the line is free text (issue 24: `.+?` and `.*?\s*$` were quadratic).
+      match: String.raw`Exception in thread (?<thread>.{1,200}?) \((?<target>bootstrap_thread)\):\s*$`,
       follows: {
-        match: String.raw`(?<exception>AssertionError): (?<message>First message should be b'NixlMsgGuard'.*?)\s*$`,
+        match: String.raw`(?<exception>AssertionError): (?<message>First message should be b'NixlMsgGuard'.*\S)\s*$`,
         within: 30,
       },
     },

@@ -1,6 +1,7 @@
 // Generic Python signatures, for any engine. A dead worker thread is a wedge risk: the process keeps running
 // (threading.excepthook prints and only the thread ends) and /health stays 200.
 import type { RulePack } from './types.js';
+import { EXCEPTION_LINE } from './patterns.js';
 
 export const pythonPack: RulePack = {
   name: 'python',
@@ -16,11 +17,10 @@ export const pythonPack: RulePack = {
       class: 'thread_death',
       upstream: 'cpython Lib/threading.py excepthook (3.8 → 3.13)',
       incident: 'thread_death',
-      match: String.raw`Exception in thread (?<thread>.+?)(?: \((?<target>[\w.<>]+)\))?:\s*$`,
-      follows: {
-        match: String.raw`(?<exception>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?:: ?(?<message>.*?))?\s*$`,
-        within: 100,
-      },
+      // The thread name is bounded (CPython names are short): `.+?` tried the rest of the line after every copy of
+      // the literal, quadratic on a line that repeats it (issue 24).
+      match: String.raw`Exception in thread (?<thread>.{1,200}?)(?: \((?<target>[\w.<>]{1,200})\))?:\s*$`,
+      follows: { match: EXCEPTION_LINE, within: 100 },
     },
     // torch/cuda memory (torch 2.0 → 2.9): `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate …`
     // (older `torch.cuda.OutOfMemoryError`). Whether it kills anything depends on who catches it: a warning.

@@ -8,7 +8,12 @@ import type { PackRule, RulePack, RuleClass } from './types.js';
 
 const KV_ABORT = String.raw`Aborted by AbortReq\.`;
 const KV_TIMEOUT = String.raw`timed out after (?<seconds>[\d.]+)s in KVPoll\.(?<state>\w+)`;
-const OTHER = String.raw`(?!.*(?:Aborted by AbortReq\.|timed out after [\d.]+s in KVPoll\.))`;
+// The reason follows the stem within REASON_GAP characters (RE2, which mtail programs generated from the packs use, allows at most 1000; the exception's repr: ~100 upstream). Bounded, so a
+// line repeating the stem costs REASON_GAP per stem, not the rest of the line (issue 24: `.*` here was quadratic).
+// The three variants share the bound, so every stem line is exactly one of them.
+const REASON_GAP = 1000;
+const GAP = `.{0,${REASON_GAP}}`;
+const OTHER = String.raw`(?!${GAP}(?:Aborted by AbortReq\.|timed out after [\d.]+s in KVPoll\.))`;
 // `rank=0 req.rid='…' req.bootstrap_room=…` (prefill.py), `rank=0 decode_req.req.rid='…'` (decode.py), and the
 // newer `rank=0 rid=… bootstrap_room=…` (decode.py _handle_bootstrap_failure).
 const RID = String.raw`rank=(?<rank>\d+) (?:[\w.]*rid=)'?(?<rid>[^'\s]*)`;
@@ -19,8 +24,8 @@ const RID = String.raw`rank=(?<rank>\d+) (?:[\w.]*rid=)'?(?<rid>[^'\s]*)`;
  */
 function byReason(stem: string, base: string, upstream: string): PackRule[] {
   const variants: [string, string, RuleClass][] = [
-    ['aborted', `.*${KV_ABORT}`, 'abort'],
-    ['timeout', `.*${KV_TIMEOUT}`, 'transfer_timeout'],
+    ['aborted', `${GAP}${KV_ABORT}`, 'abort'],
+    ['timeout', `${GAP}${KV_TIMEOUT}`, 'transfer_timeout'],
     ['failed', OTHER, 'transfer_failure'],
   ];
   return variants.map(([suffix, tail, cls]) => ({
@@ -92,7 +97,8 @@ export const sglangPack: RulePack = {
       class: 'watchdog_timeout',
       upstream: 'utils/watchdog.py (2025-12 → 2026-08), managers/scheduler.py watchdog_thread (≤ 2025-11)',
       incident: 'sglang_process_death',
-      match: String.raw`(?:(?<component>\w+) watchdog|Watchdog) timeout \((?:self\.)?watchdog_timeout=(?<timeout>[\d.]+)(?:, (?:self\.)?soft=False)?\)`,
+      // `\b…\w{1,64}`: the component starts a word, so a long word is tried once (`\w+` alone was quadratic).
+      match: String.raw`(?:\b(?<component>\w{1,64}) watchdog|Watchdog) timeout \((?:self\.)?watchdog_timeout=(?<timeout>[\d.]+)(?:, (?:self\.)?soft=False)?\)`,
     },
     // The same watchdog with soft=True only dumps stacks and keeps serving: a warning.
     {
@@ -100,7 +106,7 @@ export const sglangPack: RulePack = {
       severity: 'warning',
       class: 'watchdog_timeout',
       upstream: 'utils/watchdog.py _watchdog_once soft=True (2025-12 → 2026-08)',
-      match: String.raw`(?<component>\w+) watchdog timeout \((?:self\.)?watchdog_timeout=(?<timeout>[\d.]+), (?:self\.)?soft=True\)`,
+      match: String.raw`\b(?<component>\w{1,64}) watchdog timeout \((?:self\.)?watchdog_timeout=(?<timeout>[\d.]+), (?:self\.)?soft=True\)`,
     },
     // entrypoints/engine.py sigquit_handler, launch phase (2025-01 → 2026-08) and, before 2026-03, the only form.
     {

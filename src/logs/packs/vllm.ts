@@ -2,10 +2,8 @@
 // process's output (`(EngineCore_DP0 pid=N) `, `(APIServer pid=N) `, `(Worker_TP0 pid=N) `; utils
 // decorate_logs) before the logger's `LEVEL MM-DD HH:MM:SS [file.py:line] `, so no rule is anchored. The
 // `Engine 000:` stats line feeds engine gauges (v1/metrics/loggers.py LoggingStatLogger).
+import { EXCEPTION_LINE } from './patterns.js';
 import type { RulePack } from './types.js';
-
-// The exception line that ends a traceback (the matcher requires it to carry the header's prefix).
-const EXCEPTION_LINE = String.raw`(?<exception>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?:: ?(?<message>.*?))?\s*$`;
 
 export const vllmPack: RulePack = {
   name: 'vllm',

@@ -1,0 +1,145 @@
+// Records that carry user text unquoted, over as many lines as the user likes. request-echo.ts guards lines
+// that quote a prompt; these engines print model output (which the user steers) or a user's grammar raw, in an
+// f-string or a %s, so a raw newline in it starts a line that looks exactly like an engine's own (issue 24:
+// a tool call whose argument held a traceback paged on-call). Such a record opens on its first line (the known
+// call site) and runs to its known end, whatever lines it contains; no built-in rule sees any of its lines.
+//
+// Where the end is printed by the engine after the user text (the f-string's tail) the record ends there. A user
+// can print that tail too and end the record early; what follows is then scanned like any line, which is why a
+// log line alone never pages (confirm.ts; the alert rules page only once a probe confirmed a line). The other way
+// round, an engine line printed inside a record (another thread's unprefixed traceback before SGLang's next record)
+// is not scanned: the probes still see what it would have told.
+import { escapeRegExp } from './regex.js';
+import { MAX_PREFIX, prefixAllows } from './request-echo.js';
+
+/** How a carrier record ends. */
+export type CarrierEnd =
+  /** At the first line (the header's own included) this test accepts; that line is still the carrier's. */
+  | { kind: 'tail'; test: (line: string) => boolean }
+  /** Before the first line that does not start with the header's logger prefix, exactly (vLLM repeats it). */
+  | { kind: 'same_prefix' }
+  /** Before the first line that starts a new record of the engine's logger (its prefix, not quoted). */
+  | { kind: 'next_record'; record: RegExp };
+
+export interface Carrier {
+  name: string;
+  /** Upstream call site(s) at a commit. */
+  upstream: string;
+  /** A literal every header contains (the chunk prefilter must flag the header line). */
+  literal: string;
+  /** The header; it must start within the line's logger prefix (request-echo.ts prefixAllows). */
+  open: RegExp;
+  end: CarrierEnd;
+}
+
+/** Lines a carrier record may span at most; past it the record ends (a 128k-token output is far fewer lines). */
+export const MAX_CARRIER_LINES = 50_000;
+
+// CPython Lib/json/decoder.py JSONDecodeError.__init__ (3.5 → 3.13): `'%s: line %d column %d (char %d)' % (msg,
+// lineno, colno, pos)` is how str(e) ends. Anchored at the end and free of unbounded repeats before a literal, so
+// one test is linear in the line.
+const JSON_ERROR_END = /: line \d+ column \d+ \(char \d+\)\s*$/;
+const JSON_TAIL = 'JSON parse error: ';
+
+// SGLang's logger prefix, `[%(asctime)s{prefix}] ` (python/sglang/srt/utils/common.py configure_logger): every
+// record of the engine starts with it; continuation lines of a multi-line message do not.
+// The part after the time varies (` DP0 TP0 EP0`, ` PP1`, milliseconds); bounded, so the test stays linear.
+const SGLANG_RECORD = /\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]\n]{0,80}\] /;
+
+export const CARRIERS: readonly Carrier[] = [
+  // sgl-project/sglang python/sglang/srt/function_call/mistral_detector.py:77 @ a343daaf (and
+  // base_format_detector.py / json_array_parser.py, llama32_detector.py raw_decode loop @ 01c3e438):
+  // `logger.warning(f"Failed to parse JSON part: {json_array_str}, JSON parse error: {str(e)}")`. A raw newline
+  // inside a JSON string is exactly what makes json.loads fail, so the text is multi-line whenever this prints.
+  // Older llama32_detector.py printed the tail as its own record: `logger.warning(f"JSON parse error: {str(e)}")`.
+  {
+    name: 'sglang_failed_json_part',
+    upstream:
+      'sglang function_call/mistral_detector.py:77 @ a343daaf, llama32_detector.py detect_and_parse @ 01c3e438',
+    literal: 'Failed to parse JSON part: ',
+    open: /Failed to parse JSON part: /,
+    end: { kind: 'tail', test: (l) => l.includes(JSON_TAIL) && JSON_ERROR_END.test(l) },
+  },
+  // sgl-project/sglang python/sglang/srt/function_call/base_format_detector.py parse_base_json @ 00a35ca8:
+  // `logger.warning(f"Model attempted to call undefined function: {name}")`: the name is the model's, decoded
+  // from JSON (so `\n` in it is a raw newline), and nothing follows it.
+  {
+    name: 'sglang_undefined_function',
+    upstream: 'sglang function_call/base_format_detector.py parse_base_json @ 00a35ca8',
+    literal: 'Model attempted to call undefined function: ',
+    open: /Model attempted to call undefined function: /,
+    end: { kind: 'next_record', record: SGLANG_RECORD },
+  },
+  // sgl-project/sglang python/sglang/srt/constrained/xgrammar_backend.py XGrammarGrammar.accept_token @ 65cf1ed0:
+  // `raise ValueError(f"Tokens not accepted: {token}\nAccepted tokens: {…}\nKey string: {self.key_string}")`; the
+  // key string is the request's regex / EBNF / JSON schema, raw (an EBNF grammar is multi-line by nature), printed
+  // at the end of the scheduler's traceback (`Scheduler hit an exception:`, a real event raised on its header).
+  {
+    name: 'sglang_grammar_key_string',
+    upstream: 'sglang constrained/xgrammar_backend.py XGrammarGrammar.accept_token @ 65cf1ed0',
+    literal: 'Key string: ',
+    open: /Key string: /,
+    end: { kind: 'next_record', record: SGLANG_RECORD },
+  },
+  // vllm-project/vllm vllm/entrypoints/openai/tool_parsers/*_tool_parser.py (0.6 → 2026-08): `logger.debug(
+  // "model_output: %s", model_output)` (step3, qwen3coder, seed_oss, …) and `logger.exception("Error in
+  // extracting tool call from response.")` whose traceback can quote the output (SyntaxError from ast.parse in
+  // pythonic parsers). vLLM's NewLineFormatter (vllm/logging_utils/formatter.py) repeats the record's prefix
+  // `LEVEL MM-DD HH:MM:SS [file.py:N] ` on every line of a message, so a continuation line of model output reads
+  // as an engine line; the record is every line that starts with the header's prefix exactly.
+  {
+    name: 'vllm_tool_parser',
+    upstream:
+      'vllm entrypoints/openai/tool_parsers/*_tool_parser.py, logging_utils/formatter.py NewLineFormatter',
+    literal: '_tool_parser.py:',
+    open: /\[[\w./-]*_tool_parser\.py:\d+\] /,
+    end: { kind: 'same_prefix' },
+  },
+];
+
+/** An open carrier record. */
+export class OpenCarrier {
+  private lines = 1;
+
+  private constructor(
+    readonly carrier: Carrier,
+    /** The header line up to the end of the carrier's match (vLLM's per-line prefix), digits as `\d+`. */
+    private readonly prefix: RegExp,
+    /** Closed already (the header carried its own tail). */
+    public closed: boolean,
+  ) {}
+
+  /** The carrier whose header this line is, opened; undefined when it is none. */
+  static open(line: string): OpenCarrier | undefined {
+    for (const c of CARRIERS) {
+      if (!line.includes(c.literal)) continue;
+      const m = c.open.exec(line);
+      if (!m || m.index > MAX_PREFIX || !prefixAllows(line, m.index)) continue;
+      const closed = c.end.kind === 'tail' && c.end.test(line);
+      // Digits vary line to line where a container runtime stamps each line (CRI, journald); the words do not.
+      const prefix = escapeRegExp(line.slice(0, m.index + m[0].length)).replace(/\d+/g, '\\d+');
+      return new OpenCarrier(c, new RegExp(`^${prefix}`), closed);
+    }
+    return undefined;
+  }
+
+  /**
+   * Whether `line` (the next line of the file) belongs to the record. A false answer closes it and the line is
+   * an ordinary one; a true answer on a tail line closes it after that line.
+   */
+  takes(line: string): boolean {
+    if (this.closed || ++this.lines > MAX_CARRIER_LINES) return false;
+    const end = this.carrier.end;
+    switch (end.kind) {
+      case 'tail':
+        if (end.test(line)) this.closed = true;
+        return true;
+      case 'same_prefix':
+        return this.prefix.test(line);
+      case 'next_record': {
+        const m = end.record.exec(line);
+        return !(m && m.index <= MAX_PREFIX && prefixAllows(line, m.index));
+      }
+    }
+  }
+}

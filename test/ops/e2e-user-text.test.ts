@@ -1,0 +1,111 @@
+// Acceptance (issue 24, finding 1) with the real binaries: the daemon, Prometheus with the shipped rules and
+// Alertmanager. SGLang's tool-call parser echo holding every built-in signature, appended to prefill.log, fires no
+// alert. A user who forges the echo's tail and then a NIXL traceback gets an event (carriers are not airtight),
+// but a log line alone never pages: the probes pass, so WedgewatchKVBootstrapThreadDead is a warning in chat.
+import { appendFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait.js';
+import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
+import { promQuery, promQueryRange, startPipeline, type Pipeline } from './pipeline.js';
+
+const VERBATIM = Object.values(RULE_FIXTURES).flat().join('\n');
+const TAIL = 'JSON parse error: Invalid control character at: line 1 column 77 (char 76)';
+const ECHO = `[2026-08-10 14:00:01 TP0] Failed to parse JSON part: [{"name": "write_file", "arguments": {"content": "${VERBATIM}"}}], ${TAIL}\n`;
+// The user's argument ends with a forged tail, then a traceback of its own.
+const FORGED = [
+  `[2026-08-10 14:00:02 TP0] Failed to parse JSON part: [{"name": "x", "arguments": {"a": "`,
+  `"}}], ${TAIL}`,
+  'Exception in thread Thread-3 (bootstrap_thread):',
+  "AssertionError: First message should be b'NixlMsgGuard'. Foreign traffic?",
+  `"}}], ${TAIL}`,
+  '',
+].join('\n');
+
+/** The value of a one-series query, 0 when it has none. */
+async function promValue(promUrl: string, expr: string): Promise<number> {
+  const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(expr)}`, {
+    signal: AbortSignal.timeout(5000),
+  });
+  const body = (await res.json()) as { data: { result: { value: [number, string] }[] } };
+  return Number(body.data.result[0]?.value[1] ?? 0);
+}
+
+/** Prometheus has scraped a probe run that started after `ms` (Unix): rules have evaluated data from then on. */
+const sawProbeAfter = async (p: Pipeline, ms: number) =>
+  (await promValue(p.promUrl, 'max(wedgewatch_probe_last_run_timestamp_seconds)')) > ms / 1000;
+
+const pages = (p: Pipeline) => p.notifications.filter((n) => n.receiver === 'pager' && n.status === 'firing');
+const LINES = 'sum(wedgewatch_log_lines_total{service="prefill"})';
+
+describe(
+  'user text in an engine log never pages (real Prometheus and Alertmanager)',
+  { timeout: 180_000 },
+  () => {
+    let p: Pipeline;
+    beforeAll(async () => {
+      p = await startPipeline({ fastTimings: true });
+    }, 90_000);
+    afterAll(async () => {
+      await p?.stop();
+    });
+
+    it('the echo fires nothing; a forged traceback after a forged tail is a warning, never a page', async () => {
+      await waitFor(
+        async () =>
+          (
+            await promQueryRange(
+              p.promUrl,
+              `wedgewatch_target_state{state="ok"} == 1`,
+              p.readyAt - 60_000,
+              Date.now(),
+            )
+          ).length > 0,
+        { timeoutMs: 30_000, intervalMs: 250, what: 'target ok in Prometheus' },
+      );
+      const linesBefore = await promValue(p.promUrl, LINES);
+      appendFileSync(p.sim.logFiles.prefill, ECHO);
+      const echoLines = ECHO.split('\n').length - 1;
+      await waitFor(async () => (await promValue(p.promUrl, LINES)) >= linesBefore + echoLines, {
+        timeoutMs: 30_000,
+        intervalMs: 250,
+        what: 'Prometheus to see the echo read',
+      });
+      // Two probe rounds later, scraped: any alert the echo could fire has had several rule evaluations.
+      const seenAt = Date.now();
+      await waitFor(() => sawProbeAfter(p, seenAt + 2000), {
+        timeoutMs: 20_000,
+        intervalMs: 250,
+        what: 'a scraped probe run 2 s after the echo was read',
+      });
+      expect(await promQuery(p.promUrl, 'ALERTS{alertname=~"Wedgewatch.*"}')).toEqual([]);
+      expect(await promQuery(p.promUrl, 'sum(wedgewatch_log_events_total{service="prefill"}) > 0')).toEqual(
+        [],
+      );
+      expect(pages(p)).toEqual([]);
+
+      appendFileSync(p.sim.logFiles.prefill, FORGED);
+      const warning = await waitFor(
+        async () => {
+          const r = await promQuery(
+            p.promUrl,
+            'ALERTS{alertname="WedgewatchKVBootstrapThreadDead",alertstate="firing"}',
+          );
+          return r.length > 0 && r;
+        },
+        { timeoutMs: 30_000, intervalMs: 250, what: 'the forged line to fire the warning half' },
+      );
+      expect(warning.map((a) => a.metric.severity)).toEqual(['warning']);
+      // Confirmation rounds ran (confirmInterval 1 s) and passed: several scraped probe runs later, still a warning.
+      const firedAt = Date.now();
+      await waitFor(() => sawProbeAfter(p, firedAt + 8000), {
+        timeoutMs: 30_000,
+        intervalMs: 250,
+        what: 'a scraped probe run 8 s after the warning fired',
+      });
+      const now = await promQuery(p.promUrl, 'ALERTS{alertname="WedgewatchKVBootstrapThreadDead"}');
+      expect(now.map((a) => a.metric.severity)).toEqual(['warning']);
+      expect(await promQuery(p.promUrl, 'wedgewatch_target_wedged == 1')).toEqual([]);
+      expect(pages(p)).toEqual([]);
+    });
+  },
+);
