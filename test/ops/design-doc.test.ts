@@ -37,7 +37,7 @@ const PRE_MOVE: [string, string[]][] = [
 ];
 
 /** Tables the vocabulary introduces (issue 25 item 1), accepted unseen only while the vocabulary file is absent. */
-const VOCABULARY_PENDING = new Set(['DIAGNOSES']);
+const VOCABULARY_PENDING = new Set(['DIAGNOSES', 'LOG_EVENT_CLASSES']);
 
 const exists = (p: string) => existsSync(join(ROOT, p));
 
