@@ -1,7 +1,8 @@
-// Detection latency on deployed settings (DESIGN.md principle 10): the example config's probes, cadence, timeouts
-// and detect thresholds (examples/wedgewatch.yaml, pointed at a simulator), the simulator's default PD timeouts
-// (300 s), each fault injected after ≥ 3 healthy chat rounds at a random phase against the probe schedule. Prints
-// median and max fault → verdict per fault. `silent_wedge` is the bootstrap thread death with no log sources.
+// Detection latency on deployed settings (docs/design.md#principles, 10): the example config's probes,
+// cadence, timeouts and detect thresholds (examples/wedgewatch.yaml, pointed at a simulator), the simulator's
+// default PD timeouts (300 s), each fault injected after ≥ 3 healthy chat rounds at a random phase against
+// the probe schedule. Prints median and max fault → verdict per fault. `silent_wedge` is the bootstrap thread
+// death with no log sources.
 // Usage: npm run bench:detect [-- --trials 5 --faults nixl_abort_unhandled,silent_wedge]
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

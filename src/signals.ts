@@ -1,5 +1,6 @@
-// The typed signals that sources (logs, probes, engine scrapes, file watches) hand to the detector.
-// Sources only produce these; the detector only consumes them (DESIGN.md: pure core, I/O at the edges).
+// The typed signals that sources (logs, probes, engine scrapes, file watches) hand to the detector. Sources
+// only produce these; the detector only consumes them (docs/design.md#principles, 5: pure core, I/O at the
+// edges).
 
 export type Severity = 'info' | 'warning' | 'critical';
 

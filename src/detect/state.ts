@@ -1,4 +1,4 @@
-// The classifier: a pure reducer `(state, signal, now) → state'` per target (DESIGN.md "States"). No I/O,
+// The classifier: a pure reducer `(state, signal, now) → state'` per target (docs/design.md#states). No I/O,
 // no clock of its own: the watchdog feeds it signals and ticks, and acts on the actions it returns.
 import type { DetectConfig, TargetConfig } from '../config/schema.js';
 import type { TARGET_STATES } from '../metrics.js';

@@ -1,10 +1,12 @@
-// SGLang's periodic `Prefill batch` / `Decode batch` lines are most of an engine log (about 96% in a busy one)
-// and are made only of `key: number` fields (engine-signals.md §2). A rule none of whose literals can occur in
-// such a line never needs to look at one, so the scanner skips them after a cheap prefix check instead of
-// running the prefilter over their text.
+// SGLang's periodic `Prefill batch` / `Decode batch` lines are most of an engine log (about 96% in a busy
+// one) and are made only of `key: number` fields (SGLang managers/scheduler_metrics_mixin.py
+// log_prefill_stats, log_decode_stats). A rule none of whose literals can occur in such a line never needs to
+// look at one, so the scanner skips them after a cheap prefix check instead of running the prefilter over
+// their text.
 
-// Every documented variant (engine-signals.md §2), digits as they come: built-in rule literals are tested against
-// these with digits normalised (the packs are curated, and a test keeps every pack rule off these lines).
+// Every variant of those two functions (@01bb3c8 and 2026), digits as they come: built-in rule literals are
+// tested against these with digits normalised (the packs are curated, and a test keeps every pack rule off
+// these lines).
 const SAMPLES = [
   '[2026-02-27 15:01:51 DP2 PP1 ATTN_CP1 MOE_DP1 TP3 EP2] Prefill batch [12], #new-seq: 1, #new-token: 512, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.01, full token usage: 0.47, swa token usage: 0.20, mamba usage: 0.10, #running-req: 0, #queue-req: 0, #pending-token: 0, waiting-image-req: 0, #prealloc-req: 0, #bootstrap-req: 0, #inflight-req: 0, cuda graph: True, cpu graph: False, input throughput (token/s): 1234.56, ',
   '[2026-02-27 15:01:51 TP0] Prefill batch. #new-seq: 1, #new-token: 1, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.00, #running-req: 0, #queue-req: 0',

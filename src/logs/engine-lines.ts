@@ -1,5 +1,6 @@
-// Engine gauges from the periodic lines engines print: SGLang `Prefill batch` / `Decode batch`
-// (engine-signals.md §2, all documented variants) and vLLM's `Engine 000:` stats line (§5).
+// Engine gauges from the periodic lines engines print: SGLang `Prefill batch` / `Decode batch` (SGLang
+// managers/scheduler_metrics_mixin.py, all variants since @01bb3c8) and vLLM's `Engine 000:` stats line
+// (vllm/v1/metrics/loggers.py LoggingStatLogger.log @a6f0308).
 import type { EngineGauge } from '../config/schema.js';
 import { setEngineGauges } from '../engines/gauges.js';
 import type { EngineMetrics } from '../metrics.js';

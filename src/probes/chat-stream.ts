@@ -1,6 +1,7 @@
 // Sends a streaming /v1/chat/completions request and validates the stream the way SGLang and vLLM write it
-// (engine-signals.md §6): `data: {json}\n\n` chunks, a finish chunk, an optional usage chunk with
-// `choices: []`, and `data: [DONE]` last. Shared by the chat and toolcall probes.
+// (SGLang entrypoints/openai/serving_chat.py _generate_chat_stream @0c078e6): `data: {json}\n\n` chunks, a
+// finish chunk, an optional usage chunk with `choices: []`, and `data: [DONE]` last. Shared by the chat and
+// toolcall probes.
 import type { CompletionProbeConfig } from '../config/schema.js';
 import { SseFramingError, SseParser } from './sse.js';
 import { readSnippet, send } from './request.js';

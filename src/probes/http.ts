@@ -1,6 +1,6 @@
 // undici dispatchers per hop: `keepalive` is one persistent connection reused across probes (what a
 // pooling client or proxy does to the engine), `fresh` is a brand-new TCP connection for every probe.
-// Comparing the two is what tells a stalling proxy from a stalling engine (DESIGN.md principle 2).
+// Comparing the two is what tells a stalling proxy from a stalling engine (docs/design.md#principles, 2).
 import { resolve } from 'node:path';
 import { Client } from '../http/undici.js';
 import type { EndpointConfig } from '../config/schema.js';

@@ -1,8 +1,9 @@
-// Tool-call markup that belongs in `tool_calls` and leaked into `content`: when the engine's tool parser fails
-// (wrong --tool-call-parser, a template change, a streaming bug) the model's raw markup comes back as text
-// with HTTP 200 (engine-signals.md §6). One pattern per model family, from the families' parsers upstream
-// (SGLang python/sglang/srt/function_call/*_detector.py, the same tokens as vLLM's tool_parsers/).
-// A lone opening tag is not enough where the tag is also plausible prose: the pattern needs what follows it.
+// Tool-call markup that belongs in `tool_calls` and leaked into `content`: when the engine's tool parser
+// fails (wrong --tool-call-parser, a template change, a streaming bug) the model's raw markup comes back as
+// text with HTTP 200 (e.g. sglang #35736). One pattern per model family, from the families'
+// parsers upstream (SGLang python/sglang/srt/function_call/*_detector.py, the same tokens as vLLM's
+// tool_parsers/). A lone opening tag is not enough where the tag is also plausible prose: the pattern needs
+// what follows it.
 
 export type MarkupFamily = 'deepseek' | 'hermes' | 'llama' | 'mistral' | 'kimi' | 'glm' | 'gpt-oss' | 'json';
 

@@ -1,8 +1,8 @@
-// Runs a target's probes on their schedules: `every` (with jitter) or node-cron `cron` (seconds allowed).
-// One slot per (probe, hop, connection kind); at most one run in flight per slot, because a probe that piles
-// up requests on a wedged engine can make things worse (DESIGN.md principle 3). A tick that finds its slot
-// busy counts `skipped_overlap`, and the busy slot's age is exported at scrape time. Jitter (a fraction of
-// `every`) delays each slot's run within the interval; cron runs fire on the second they name, unjittered.
+// Runs a target's probes on their schedules: `every` (with jitter) or node-cron `cron` (seconds allowed). One
+// slot per (probe, hop, connection kind); at most one run in flight per slot, because a probe that piles up
+// requests on a wedged engine can make things worse (docs/design.md#principles, 3). A tick that finds its
+// slot busy counts `skipped_overlap`, and the busy slot's age is exported at scrape time. Jitter (a fraction
+// of `every`) delays each slot's run within the interval; cron runs fire on the second they name, unjittered.
 import { setMaxListeners } from 'node:events';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { ProbeConfig, TargetConfig } from '../config/schema.js';

@@ -1,6 +1,7 @@
-// serverinfo: GET a JSON endpoint of the engine. One that answers from the scheduler blocks when the scheduler
-// is stuck while /health still answers (engine-signals.md §3, sglang #4191); `expect` checks fields of the
-// answer (a small JSON-path subset, ./serverinfo-path.ts). Any JSON object or array fits:
+// serverinfo: GET a JSON endpoint of the engine. One that answers from the scheduler blocks when the
+// scheduler is stuck while /health still answers (SGLang entrypoints/http_server.py get_server_info →
+// get_internal_state, sglang #4191); `expect` checks fields of the answer (a small JSON-path subset,
+// ./serverinfo-path.ts). Any JSON object or array fits:
 //   SGLang    GET /get_server_info  an object (server args, internal_states): a scheduler round trip
 //   llama.cpp GET /slots            an array, one object per slot ({id, n_ctx, speculative, is_processing, …},
 //                                   server_slot::to_json in tools/server/server-context.cpp); the handler posts

@@ -1,6 +1,7 @@
 // Incremental Server-Sent Events parser (WHATWG framing), strict enough to tell a broken stream from a
-// healthy one: engines only ever send `data:` lines separated by blank lines (engine-signals.md §6), so
-// anything else is reported as a framing problem instead of being silently skipped.
+// healthy one: engines only ever send `data:` lines separated by blank lines (SGLang serving_chat.py writes
+// each chunk as `data: {json}` and a blank line), so anything else is reported as a framing problem instead
+// of being silently skipped.
 import { redactor } from '../redact.js';
 
 export interface SseEvent {

@@ -1,7 +1,7 @@
 // toolcall: tool calls as clients make them, one matrix cell per request shape — tool_choice auto, required,
 // a named function, none; parallel calls; a second turn that sends the tool result back; streamed and not.
 // Each cell is judged on its own: calls come back as structured tool_calls whose arguments parse as JSON and
-// validate against the tool's schema, no model markup leaks into content (engine-signals.md §6), and
+// validate against the tool's schema, no model markup leaks into content (./leak-markup.ts), and
 // finish_reason "length" without a call fails (tool_choice "required" running to the token limit).
 import { runChatJson } from './chat-json.js';
 import { runChatStream, type ChatStreamSummary } from './chat-stream.js';

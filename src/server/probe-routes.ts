@@ -142,7 +142,7 @@ export function probeRoutes(daemon: Daemon, opts: { now?: () => number } = {}): 
       const debug = req.query.debug === 'true';
       // The scrape timeout bounds how long the caller waits, never the probe's own timeout: a completion cut
       // short is a client abort to the engine, and on some NIXL builds an abort kills the bootstrap thread
-      // (DESIGN.md principle 3). A run past the caller's wait goes on to its configured end.
+      // (docs/design.md#principles, 3). A run past the caller's wait goes on to its configured end.
       let callerWaitMs = Infinity;
       const scrapeTimeout = Number(req.headers['x-prometheus-scrape-timeout-seconds']);
       if (Number.isFinite(scrapeTimeout) && scrapeTimeout > 0) {

@@ -1,7 +1,8 @@
-// SGLang's log line formats (engine-signals.md §0, §1, §2). Every literal here is quoted from the reference or
-// from upstream source (named next to it); values are the simulator's. Two dialects: `current` (SGLang main,
-// 2026-08) and `legacy` (mid-2025, @01bb3c8), so both stay tested. Kept free of I/O so a fixture test can
-// compare them with the reference strings.
+// SGLang's log line formats (srt/utils.py configure_logger, the signatures' own files, managers/
+// scheduler_metrics_mixin.py). Every literal here is quoted from upstream source (named next to it); values
+// are the simulator's. Two dialects: `current` (SGLang main, 2026-08) and `legacy` (mid-2025, @01bb3c8), so
+// both stay tested. Kept free of I/O so a fixture test can compare them with the format strings
+// in test/fixtures/sim/sglang-formats.json.
 import { STATUS_CODES } from 'node:http';
 
 /** Which SGLang build's log lines the simulator prints. */
@@ -47,7 +48,7 @@ export interface PrefillBatchFields {
 
 /**
  * log_prefill_stats with disaggregation_mode == PREFILL. legacy: @01bb3c8 (note the trailing ", "). current
- * (2026, engine-signals.md §2 "2026 variant"; PR sgl-project/sglang#30951 added `#optimistic-req`):
+ * (2026; PR sgl-project/sglang#30951 added `#optimistic-req`):
  * `#pending-token` after `#queue-req`, `#bootstrap-req` in place of `#prealloc-req`, `#optimistic-req`, the
  * graph flag, and no trailing comma.
  */
@@ -83,7 +84,7 @@ export interface DecodeBatchFields {
 
 /**
  * log_decode_stats with disaggregation_mode == DECODE on a CUDA device (scheduler_metrics_mixin.py). legacy:
- * @01bb3c8 with its trailing ", "; current (2026 variant, engine-signals.md §2): the same fields, no trailing
+ * @01bb3c8 with its trailing ", "; current (2026): the same fields, no trailing
  * comma.
  */
 export function decodeBatchMessage(f: DecodeBatchFields, format: SglangFormat = 'legacy'): string {
@@ -136,7 +137,7 @@ export function decodeHandshakeFailed(rid: string, room: number, reason: string,
 
 const hms = (at: Date) => `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
 
-/** http_server.py health_generate, on timeout (engine-signals.md §1.8). */
+/** http_server.py health_generate, on timeout (python/sglang/srt/entrypoints/http_server.py). */
 export function healthCheckFailed(seconds: number, tic: Date, lastHeartbeat: Date): string {
   return (
     `Health check failed. Server couldn't get a response from detokenizer for last ${seconds} seconds. ` +
@@ -193,8 +194,9 @@ export function attemptingReconnect(bootstrapAddr: string): string {
 }
 
 /**
- * CPython threading.excepthook output for the NIXL bootstrap_thread assertion (§1.1), written to stderr with
- * no timestamp prefix. Paths and line numbers vary per install; these are a plausible container layout.
+ * CPython threading.excepthook output for the NIXL bootstrap_thread assertion (disaggregation/nixl/conn.py),
+ * written to stderr with no timestamp prefix. Paths and line numbers vary per install; these are a plausible
+ * container layout.
  */
 export function bootstrapThreadTraceback(threadNumber: number): string[] {
   return [

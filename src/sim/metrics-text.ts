@@ -1,5 +1,6 @@
-// An engine's /metrics in Prometheus text format with SGLang's sglang:* names (§4). Scheduler gauges show
-// what the scheduler last published (frozen while it is stuck); counters move when requests finish.
+// An engine's /metrics in Prometheus text format with SGLang's sglang:* names (srt/metrics/collector.py
+// @93d0487). Scheduler gauges show what the scheduler last published (frozen while it is stuck); counters
+// move when requests finish.
 import type { SglangFormat } from './logfmt.js';
 import type { Published, EngineCounters } from './pd.js';
 

@@ -1,5 +1,6 @@
-// OpenAI-compatible chat responses shaped as SGLang's serving_chat produces them (§6): a role chunk, content
-// (or tool-call) chunks, a separate finish chunk, an optional usage chunk with `choices: []`, then [DONE].
+// OpenAI-compatible chat responses shaped as SGLang's serving_chat produces them (_generate_chat_stream
+// @0c078e6): a role chunk, content (or tool-call) chunks, a separate finish chunk, an optional usage chunk
+// with `choices: []`, then [DONE].
 import { answerPieces, exampleValue, knownAnswer } from './answers.js';
 import { newCompletionId, newToolCallId } from './ids.js';
 import type { ToolCallPlan } from './faults/types.js';

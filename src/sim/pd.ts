@@ -446,7 +446,7 @@ export class PdModel {
     this.hooks.emit({ service: 'decode', kind: 'waiting_timeout', message: reason });
     this.failedTotal++;
     req.sink.fail(fmt.kvTransferError(req.room, reason));
-    // The waiting timeout sends another ABORT to prefill (§1.1).
+    // The waiting timeout sends another ABORT to prefill (disaggregation/nixl/conn.py).
     if (this.prefill.up) this.hooks.abortFrame();
   }
 

@@ -193,7 +193,8 @@ async function chat(
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.flushHeaders();
   }
-  // A client that leaves before the end makes the tokenizer send AbortReq (create_abort_task, §1.5).
+  // A client that leaves before the end makes the tokenizer send AbortReq (tokenizer_manager.py
+  // create_abort_task).
   if (res.destroyed) deps.pd.abort(simReq);
   else
     res.on('close', () => {

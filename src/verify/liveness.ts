@@ -1,5 +1,6 @@
 // liveness: N small chat completions over brand-new connections and N over one reused keep-alive connection;
-// each must reach [DONE] within its timeout. "Fresh works, reused stalls" points at a proxy (DESIGN.md §2).
+// each must reach [DONE] within its timeout. "Fresh works, reused stalls" points at a proxy
+// (docs/design.md#principles, 2).
 import { Client } from '../http/undici.js';
 import { streamChat, type StreamResult } from './load-client.js';
 import { percentile, secs } from './stats.js';

@@ -1,6 +1,7 @@
 // Samples the engine's running-request count while a load runs: from its /metrics (sglang:num_running_reqs,
 // vllm:num_requests_running; summed over ranks) and/or from the `Decode batch, #running-req: N` lines its
-// scheduler logs (engine-signals.md §2, §4). Keeps the peak and the sample count, nothing else.
+// scheduler logs (SGLang managers/scheduler_metrics_mixin.py; metrics/collector.py @93d0487). Keeps the peak
+// and the sample count, nothing else.
 import { Client } from '../http/undici.js';
 import { LogWindow } from './log-window.js';
 

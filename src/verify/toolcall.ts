@@ -1,6 +1,6 @@
 // toolcall: C concurrent multi-turn tool-calling conversations of R rounds each. Every assistant turn must come
 // back as structured tool_calls with JSON arguments; a parser failure in the engine returns the raw markup as
-// content with HTTP 200 (engine-signals.md §6). Leaks are counted per response, by kind, and must be 0.
+// content with HTTP 200 (src/probes/leak-markup.ts). Leaks are counted per response, by kind, and must be 0.
 import { Pool } from '../http/undici.js';
 import { findToolMarkup } from '../probes/toolcall.js';
 import { streamChat } from './load-client.js';

@@ -15,8 +15,9 @@ afterEach(async () => {
 const LOAD_MS = 60_000;
 const CONCURRENCY = 32;
 
-// The example config's timeouts and TTFT objective (30 s, 5 s) at a faster cadence, so many probes run under the
-// load: false positives are judged on the settings users deploy, not on the 1 s test timeout (DESIGN.md, 10).
+// The example config's timeouts and TTFT objective (30 s, 5 s) at a faster cadence, so many probes run under
+// the load: false positives are judged on the settings users deploy, not on the 1 s test timeout
+// (docs/design.md#principles, 10).
 const DEPLOYED = { timeout: '30s', ttftObjective: '5s', jitter: 0.1 };
 const PROBES = [
   {

@@ -1,6 +1,7 @@
 // Acceptance: a writer at 5,000 lines/s for 10 s renames, copytruncates, deletes and recreates its log
-// (toolchain.md §2). Nothing may be lost at rename and delete, at most the one writer batch that was
-// still unread at copytruncate (copytruncate itself destroys it), and nothing may be read twice.
+// (docs/decisions.md#log-following-our-own-follower-not-the-npm-tail-package-issue-4). Nothing may be lost at
+// rename and delete, at most the one writer batch that was still unread at copytruncate (copytruncate itself
+// destroys it), and nothing may be read twice.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

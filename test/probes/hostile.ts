@@ -100,7 +100,7 @@ export function selfSignedCert(): { key: string; cert: string; certFile: string;
   return { key, cert, certFile, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-// ---- SGLang-shaped streams (engine-signals.md §6) ----
+// ---- SGLang-shaped streams (serving_chat.py _generate_chat_stream) ----
 
 export function chunk(delta: Record<string, unknown>, finish: string | null = null): string {
   const obj = {

@@ -1,5 +1,5 @@
 // 5,000 failing probes leave no file descriptor or handle behind: a watchdog that leaks a socket per
-// failure would itself wedge after a long outage (DESIGN.md principle 4).
+// failure would itself wedge after a long outage (docs/design.md#principles, 4).
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runProbe } from '../../src/probes/runner.js';

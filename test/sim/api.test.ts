@@ -1,5 +1,6 @@
-// The simulator's HTTP surface as a watchdog sees it: OpenAI stream/non-stream shapes (SGLang §6),
-// tool calls, router and engine endpoints, sglang:* metrics, AbortReq on disconnect, and the control API.
+// The simulator's HTTP surface as a watchdog sees it: OpenAI stream/non-stream shapes (SGLang serving_chat.py
+// _generate_chat_stream), tool calls, router and engine endpoints, sglang:* metrics, AbortReq on disconnect,
+// and the control API.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSim, type Sim } from '../../src/sim/index.js';

@@ -1,4 +1,5 @@
-// Headless Debian Chromium (toolchain.md §6): the real browser the status page is checked in.
+// Headless Debian Chromium (the distribution's `chromium` package): the real browser the status page is
+// checked in.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

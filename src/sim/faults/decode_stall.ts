@@ -1,5 +1,5 @@
-// The decode scheduler stops (e.g. a TP-collective desync, §1.6): no batch lines, gauges frozen,
-// get_server_info blocks on the scheduler round trip, requests hang.
+// The decode scheduler stops (e.g. a TP-collective desync under the overlap scheduler): no batch lines,
+// gauges frozen, get_server_info blocks on the scheduler round trip, requests hang.
 import type { FaultDef } from './types.js';
 
 export const decodeStall: FaultDef = {

@@ -1,4 +1,4 @@
-// The tool-call parser fails and the model's raw markup lands in `content` with no tool_calls (§6, sglang
+// The tool-call parser fails and the model's raw markup lands in `content` with no tool_calls (sglang
 // #40236), in the markup of the model family served (`family`); or, in mode required_ignored, a
 // tool_choice "required" request runs to finish_reason "length" in plain text without a call.
 // Each family's markup is the one its parser in SGLang python/sglang/srt/function_call/ expects.
