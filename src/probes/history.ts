@@ -1,7 +1,7 @@
 // Probe results over the last 24 hours for the status page's sparklines, per slot (target × probe × hop ×
 // connection kind), in fixed-size buckets: one tier per span (5 min, 15 min, 1 h, 6 h, 24 h), each a ring of typed
 // arrays indexed by bucket number, so memory is fixed per slot whatever the cadence or uptime: BYTES_PER_SLOT
-// (8.3 KB), allocated on a slot's first result. A window is drawn from the finest tier that spans it, so a
+// (6.6 KB), allocated on a slot's first result. A window is drawn from the finest tier that spans it, so a
 // daemon started minutes ago (the demo) still gets one point per 2.5 s. The schedulers' own rings (100 results per target)
 // cover minutes at the example cadence, not hours. Kept across reloads like the journal; slots the new config no
 // longer has are dropped (retain()). Memory only: a restart starts the sparklines empty (the state strip comes
@@ -13,14 +13,14 @@ export type RangeName = keyof typeof RANGES;
 export const RANGE_NAMES = Object.keys(RANGES) as RangeName[];
 
 /**
- * The tiers: span and buckets. At most 120 points a sparkline (a bucket is 2.5 s at 5 min, 7.5 s at 15 min, 30 s at 1 h, 4 min at
+ * The tiers: span and buckets. At most 120 points a sparkline (a bucket is 2.5 s at 5 min, 10 s at 15 min, 1 min at 1 h, 5 min at
  * 6 h, 20 min at 24 h): fewer at the long spans keep 50 targets' page under 300 KB (bench:page-render).
  */
 export const TIERS = [
   { spanMs: 300_000, buckets: 120 },
-  { spanMs: 900_000, buckets: 120 },
-  { spanMs: RANGES['1h'], buckets: 120 },
-  { spanMs: RANGES['6h'], buckets: 90 },
+  { spanMs: 900_000, buckets: 90 },
+  { spanMs: RANGES['1h'], buckets: 60 },
+  { spanMs: RANGES['6h'], buckets: 72 },
   { spanMs: RANGES['24h'], buckets: 72 },
 ] as const;
 

@@ -6,7 +6,7 @@ import type { ConnKind, Severity } from '../signals.js';
 import { RANGE_NAMES, RANGES, type RangeName, type SlotHistory } from '../probes/history.js';
 import { html, SafeHtml, urlWithQuery } from './html.js';
 import type { StripView } from './status-strip.js';
-import { legend, sparkline, stateStrip, stripText, SVG_DEFS } from './status-svg.js';
+import { fmtMs, legend, MARK_CSS, sparkline, stateStrip, stripText, SVG_DEFS, tight } from './status-svg.js';
 
 export type TargetState = (typeof TARGET_STATES)[number];
 
@@ -130,12 +130,7 @@ function probeCell(target: string, c: ProbeCellView, ctx: CardContext): SafeHtml
     .filter((s) => s !== '')
     .join(' · ');
   const ok = c.result === 'ok';
-  return html`<div class="probe ${ok ? 'pass' : 'fail'}" title="${c.error ?? ''}">
-    <a href="${href}">${c.probe}</a>
-    <span class="res">${c.result}</span>${detail ? html` <span class="det">${detail}</span>` : ''}${
-      !ok && c.error ? html`<div class="err">${clip(c.error, 300)}</div>` : ''
-    }${spark ? html`<div class="sp">${spark}</div>` : ''}
-  </div>`;
+  return tight`<div class="probe ${ok ? 'pass' : 'fail'}"${c.error ? tight` title="${c.error}"` : ''}><a href="${href}">${c.probe}</a> <span class="res">${c.result}</span>${detail ? tight` <span class="det">${detail}</span>` : ''}${!ok && c.error ? tight`<div class="err">${clip(c.error, 300)}</div>` : ''}${spark ?? ''}</div>`;
 }
 
 function grid(v: StatusView, ctx: CardContext): SafeHtml {
@@ -144,28 +139,16 @@ function grid(v: StatusView, ctx: CardContext): SafeHtml {
     v.probes.some((p) => p.endpoint === h),
   );
   const conns = (['fresh', 'keepalive'] as const).filter((c) => v.probes.some((p) => p.conn === c));
-  return html`<table class="grid">
-    <thead>
-      <tr>
-        <th>hop</th>
-        ${conns.map((c) => html`<th>${c}</th>`)}
-      </tr>
-    </thead>
-    <tbody>
-      ${hops.map(
-        (h) =>
-          html`<tr>
-            <th>${h}</th>
-            ${conns.map((c) => {
-              const cells = v.probes.filter((p) => p.endpoint === h && p.conn === c);
-              return html`<td>
-                ${cells.length > 0 ? cells.map((p) => probeCell(v.target, p, ctx)) : html`<span class="muted">—</span>`}
-              </td>`;
-            })}
-          </tr> `,
-      )}
-    </tbody>
-  </table>`;
+  const cell = (h: string, c: string) => {
+    const cells = v.probes.filter((p) => p.endpoint === h && p.conn === c);
+    return tight`<td>${cells.length > 0 ? cells.map((p) => probeCell(v.target, p, ctx)) : tight`<span class="muted">—</span>`}</td>`;
+  };
+  // One line per row: 50 targets' grids would otherwise be a fifth indentation.
+  return tight`<table class="grid"><thead><tr><th>hop</th>${conns.map((c) => tight`<th>${c}</th>`)}</tr></thead><tbody>
+${hops.map(
+  (h) => tight`<tr><th>${h}</th>${conns.map((c) => cell(h, c))}</tr>
+`,
+)}</tbody></table>`;
 }
 
 function events(list: EventView[], max: number): SafeHtml {
@@ -209,20 +192,30 @@ function windowTitle(strip: StripView, range: RangeName): SafeHtml {
     : html`State, last ${range}`;
 }
 
-/** Each slot's sparkline, on one scale per probe (its slowest passing run over the range) across hops and kinds. */
-function sparks(v: StatusView, range: RangeName, now: number): Map<string, SafeHtml> {
+/** Each probe's scale: its slowest passing run over the window, shared by its hops and kinds to compare by eye. */
+function scales(v: StatusView): Map<string, number> {
   const scale = new Map<string, number>();
   for (const s of v.history ?? [])
     for (const p of s.points) {
       const top = p.durationMs ?? p.ttftMs;
       if (top !== undefined) scale.set(s.probe, Math.max(scale.get(s.probe) ?? 1, top));
     }
+  return scale;
+}
+
+function sparks(v: StatusView, scale: Map<string, number>): Map<string, SafeHtml> {
   return new Map(
     (v.history ?? []).map((s) => [
       `${s.probe}|${s.endpoint}|${s.conn}`,
-      sparkline(s, scale.get(s.probe) ?? 1, range),
+      sparkline(s, scale.get(s.probe) ?? 1),
     ]),
   );
+}
+
+/** Written once per card, not beside each of its sparklines (350 of them on a 50-target page). */
+function scaleNote(scale: Map<string, number>): SafeHtml {
+  if (scale.size === 0) return tight``;
+  return tight`, and over the same window <small>(top of each sparkline: ${[...scale].map(([p, v]) => `${p} ${fmtMs(v)}`).join(', ')})</small>`;
 }
 
 function card(
@@ -230,43 +223,34 @@ function card(
   o: Required<Pick<RenderOptions, 'now' | 'maxEvents' | 'maxChanges' | 'range'>>,
 ): SafeHtml {
   const colour = COLOURS[v.state] ?? COLOURS.unknown;
-  const ctx: CardContext = { range: o.range, now: o.now, sparks: sparks(v, o.range, o.now) };
-  return html`<section
-    class="card"
-    id="target-${v.target}"
-    data-target="${v.target}"
-    data-state="${v.state}"
-    style="border-left-color:${colour}"
-  >
-    <h2>
-      ${v.target} <span class="state" style="background:${colour}">${v.state}</span>${
-        v.remediationPaused ? html` <span class="paused">remediation paused</span>` : ''
-      }
-    </h2>
-    ${
-      Number.isFinite(v.since)
-        ? html`<p class="since">
-            ${v.state} since <time>${iso(v.since)}</time> (${ago(o.now - v.since)} ago)
-          </p>`
-        : html`<p class="since muted">no verdict yet</p>`
-    }
-    ${v.diagnosis ? html`<p class="diagnosis">diagnosis: <code>${v.diagnosis}</code>${v.cause ? html` — ${v.cause}` : ''}</p>` : ''}
-    <p class="incidents">
-      <a href="${urlWithQuery('/api/incidents', { target: v.target })}">incident bundles</a>
-    </p>
-    ${
-      v.strip
-        ? html`<h3>${windowTitle(v.strip, o.range)}</h3>
-            ${stateStrip(v.target, v.strip, o.range)} ${stripText(v.strip)}`
-        : ''
-    }
-    <h3>Last probe results${v.history && v.history.length > 0 ? ', and over the same window' : ''}</h3>
-    ${grid(v, ctx)}
-    <h3>Recent events</h3>
-    ${events(v.events, o.maxEvents)}
-    <h3>Files changed since the last ok</h3>
-    ${changes(v.changes, o.maxChanges)}
-  </section>`;
+  const scale = scales(v);
+  const ctx: CardContext = { range: o.range, now: o.now, sparks: sparks(v, scale) };
+  const since = Number.isFinite(v.since)
+    ? tight`<p class="since">${v.state} since <time>${iso(v.since)}</time> (${ago(o.now - v.since)} ago)</p>`
+    : tight`<p class="since muted">no verdict yet</p>`;
+  const paused = v.remediationPaused ? tight` <span class="paused">remediation paused</span>` : '';
+  const diagnosis = v.diagnosis
+    ? tight`<p class="diagnosis">diagnosis: <code>${v.diagnosis}</code>${v.cause ? tight` — ${v.cause}` : ''}</p>`
+    : '';
+  const strip = v.strip
+    ? tight`<h3>${windowTitle(v.strip, o.range)}</h3>
+${stateStrip(v.target, v.strip, o.range)}
+${stripText(v.strip)}`
+    : '';
+  // Lines, not indentation: the card is repeated per target (bench:page-render's 50).
+  return tight`<section class="card" id="target-${v.target}" data-target="${v.target}" data-state="${v.state}" style="border-left-color:${colour}">
+<h2>${v.target} <span class="state" style="background:${colour}">${v.state}</span>${paused}</h2>
+${since}
+${diagnosis}
+<p class="incidents"><a href="${urlWithQuery('/api/incidents', { target: v.target })}">incident bundles</a></p>
+${strip}
+<h3>Last probe results${scaleNote(scale)}</h3>
+${grid(v, ctx)}
+<h3>Recent events</h3>
+${events(v.events, o.maxEvents)}
+<h3>Files changed since the last ok</h3>
+${changes(v.changes, o.maxChanges)}
+</section>`;
 }
 
 const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#111;background:#f8fafc}
@@ -282,10 +266,11 @@ code{overflow-wrap:anywhere;white-space:pre-wrap}.events{list-style:none;padding
 .strip{width:100%;height:auto;display:block;max-width:80em}.strip .sl{font:bold 12px system-ui,sans-serif;fill:#fff;stroke:#000;stroke-width:2.5px;paint-order:stroke;text-anchor:middle}
 .strip .tl{font:11px system-ui,sans-serif;fill:#444;text-anchor:middle}.strip a .mark{cursor:pointer}
 .legend{font-size:.85em;color:#333}.sw{width:16px;height:12px;vertical-align:middle;border:1px solid #999}
-.spark{width:240px;height:30px;display:inline-block;vertical-align:middle;background:#f8fafc;border:1px solid #e2e8f0}
-.spark path{fill:none;vector-effect:non-scaling-stroke;stroke-linecap:round;stroke-linejoin:round}
-.spark .t{stroke:#111;stroke-width:1.5}.spark .d{stroke:#2563eb;stroke-width:1;stroke-dasharray:3 2}.spark .f{stroke:#b91c1c;stroke-width:1.5}
-.sc{font-size:.8em;color:#555;margin-left:.3em}.fx{color:#b91c1c}.strip-text{font-size:.85em}.strip-text ul{margin:.3em 0}`;
+.probe svg{height:30px;width:auto;display:block;background:#f8fafc;border:1px solid #e2e8f0}
+.probe svg path{fill:none;stroke-linecap:round;stroke-linejoin:round}
+.probe .t{stroke:#111;stroke-width:1.5}.probe .d{stroke:#2563eb;stroke-width:1;stroke-dasharray:3 2}.probe .f{stroke:#b91c1c;stroke-width:5;stroke-linecap:butt}
+.probe small{color:#555}.probe small b,.fx{color:#b91c1c}.strip-text{font-size:.85em}.strip-text ul{margin:.3em 0}
+${MARK_CSS}`;
 
 export function renderStatusPage(status: StatusView[], opts: RenderOptions = {}): string {
   const o = {

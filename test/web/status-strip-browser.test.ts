@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { chromium, requireChromium } from './chromium.js';
+import { sparklines } from './sparklines.js';
 
 const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts');
 
@@ -127,18 +128,16 @@ describe('the status page draws the demo incident (chromium)', () => {
     );
     const slots = status.targets.find((t) => t.target === 'sim-pd')!.probes;
     expect(slots.length).toBeGreaterThanOrEqual(7);
-    const sparks = elements('svg', 'data-points');
+    const sparks = sparklines(dom);
     for (const s of slots) {
-      const spark = sparks.find(
-        (k) => k['data-probe'] === s.probe && k['data-endpoint'] === s.endpoint && k['data-conn'] === s.conn,
-      );
+      const spark = sparks.get(`${s.probe} ${s.endpoint} ${s.conn}`);
       expect(spark, `${s.probe} ${s.endpoint} ${s.conn}`).toBeDefined();
-      expect(Number(spark!['data-points'])).toBeGreaterThan(3);
+      expect(spark!.points).toBeGreaterThan(3);
     }
-    // The wedge's hung or failed chat runs are marked on the chat lines.
-    expect(sparks.filter((k) => k['data-probe'] === 'chat').some((k) => Number(k['data-fails']) > 0)).toBe(
-      true,
-    );
+    // The wedge's hung or failed chat runs are marked (blocks under the line) on the chat sparklines.
+    const chat = [...sparks].filter(([k]) => k.startsWith('chat ')).map(([, v]) => v.svg);
+    expect(chat.length).toBe(4);
+    expect(chat.some((c) => c.includes('class="f"'))).toBe(true);
   });
 
   it('offers 1h/6h/24h, runs no script, and keeps a screenshot', async () => {

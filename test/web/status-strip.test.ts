@@ -7,6 +7,7 @@ import type { ProbeResultSignal } from '../../src/signals.js';
 import { renderStatusPage } from '../../src/server/status-page.js';
 import { MIN_WINDOW_MS, parseRange, windowStart } from '../../src/server/status-page-route.js';
 import { buildStrip } from '../../src/server/status-strip.js';
+import { sparklines } from './sparklines.js';
 
 const H = 3_600_000;
 const NOW = Date.UTC(2026, 0, 2, 12, 0, 0);
@@ -248,20 +249,18 @@ describe('drawn as SVG', () => {
   });
 
   it('draws both connection kinds on one scale, with the keep-alive failures crossed', () => {
-    const sparks = [...page.matchAll(/<svg\s+class="spark"[\s\S]*?<\/svg\s*>/g)].map((m) => m[0]);
-    expect(sparks).toHaveLength(2);
-    const [fresh, keep] = [
-      sparks.find((s) => s.includes('data-conn="fresh"'))!,
-      sparks.find((s) => s.includes('data-conn="keepalive"'))!,
-    ];
-    // A 1 h window is 120 buckets of 30 s, the current one (empty here) included.
-    expect(fresh).toContain('data-points="119"');
-    expect(fresh).toContain('data-fails="0"');
-    expect(Number(/data-fails="(\d+)"/.exec(keep)?.[1])).toBeGreaterThanOrEqual(59);
-    expect(keep).toContain('class="f"');
+    const sparks = sparklines(page);
+    expect(sparks.size).toBe(2);
+    const fresh = sparks.get('chat router fresh')!.svg;
+    const keep = sparks.get('chat router keepalive')!.svg;
+    // A 1 h window is 60 buckets of 1 min, the current one (empty here) included.
+    expect(fresh).toContain('data-points="59"');
+    expect(fresh).not.toContain('class="f"');
+    // One block (a dash of the failure line) per bucket holding a failure: a failure a minute is one per bucket.
+    const dashes = /class="f" d="[^"]*" stroke-dasharray="([^"]*)"/.exec(keep)?.[1]?.split(' ') ?? [];
+    expect(dashes.length / 2 - 1).toBe(59);
     // One scale (the probe's slowest passing run, 1 s): the fresh line sits low, the keep-alive one high.
-    expect(fresh).toContain('scale 0–1.0 s');
-    expect(keep).toContain('scale 0–1.0 s');
+    expect(page).toContain('(top of each sparkline: chat 1.0 s)');
     const firstY = (s: string, cls: string) =>
       Number(new RegExp(`class="${cls}" d="M\\d+ (\\d+)`).exec(s)?.[1]);
     expect(firstY(fresh, 't')).toBeGreaterThan(firstY(keep, 't'));
