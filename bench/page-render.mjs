@@ -4,7 +4,9 @@
 // size at 1 h, 6 h and 24 h and the CPU time of one GET / worth of work (the journal queries, the strips, the
 // sparklines and the HTML), the median of RUNS renders after a warm-up. Goals (issue 30): < 300 KB, < 50 ms.
 // Prints figures; asserts nothing.
-//   npm run bench:page-render        TARGETS=50 RUNS=30
+//   npm run bench:page-render        TARGETS=50 RUNS=30   DUMP=FILE: write the 24 h page to FILE, to look at it
+/* global Buffer */
+import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Journal } from '../dist/detect/journal.js';
 import { ProbeHistory } from '../dist/probes/history.js';
@@ -169,7 +171,7 @@ function cpuMs(fn) {
 console.log(
   `bench:page-render: ${TARGETS} targets × ${SLOTS.length} slots, 24 h of history (filled in ${Math.round(fillMs)} ms); probe history ${history.slotCount()} slots`,
 );
-import { writeFileSync } from "node:fs"; if (process.env.DUMP) writeFileSync(process.env.DUMP, render("24h"));
+if (process.env.DUMP) writeFileSync(process.env.DUMP, render('24h'));
 for (const range of ['1h', '6h', '24h']) {
   const html = render(range);
   for (let i = 0; i < 5; i++) render(range);
@@ -184,5 +186,7 @@ for (const range of ['1h', '6h', '24h']) {
 }
 {
   const base = renderStatusPage(views, { now: NOW, range: '24h', version: 'bench' });
-  console.log(`  without strips and sparklines (the page before issue 30): ${(Buffer.byteLength(base) / 1024).toFixed(1)} KB`);
+  console.log(
+    `  without strips and sparklines (the page before issue 30): ${(Buffer.byteLength(base) / 1024).toFixed(1)} KB`,
+  );
 }
