@@ -49,8 +49,8 @@ process.on('exit', () => {
   for (const c of children) c.kill('SIGKILL');
 });
 
-// The daemon runs as systemd/wedgewatch.service and the Dockerfile run it (test/ops/node-flags.test.ts keeps the
-// three the same): 1 MB semi-spaces and 30% old-space growth instead of V8's defaults, and WebAssembly (undici's
+// The daemon runs as systemd/wedgewatch.service and the Dockerfile run it, and as the CLI sets on itself when started
+// without them (src/node-flags.ts; test/ops/node-flags.test.ts keeps the four the same): 1 MB semi-spaces and 30% old-space growth instead of V8's defaults, and WebAssembly (undici's
 // llhttp) on the baseline compiler only; bytecode is kept for code that runs every 10–60 s (docs/decisions.md).
 const SHIPPED_NODE_ARGS =
   '--max-semi-space-size=1 --heap-growing-percent=30 --liftoff-only --no-flush-bytecode';

@@ -2,6 +2,7 @@
 // Entry point. Each subcommand lives in commands/ and is imported only when it is the one being run: `run` and
 // `check` must not pay (in start-up time and resident memory) for the simulator, verify or replay code.
 import { Command } from 'commander';
+import { applyNodeFlags } from './node-flags.js';
 import { versionText } from './version.js';
 
 interface CommandEntry {
@@ -59,6 +60,8 @@ const program = new Command('wedgewatch')
   .addHelpText('after', '\nExample:\n  wedgewatch run --config /etc/wedgewatch/wedgewatch.yaml\n');
 
 const wanted = requested(process.argv.slice(2));
+// The long-running commands take the shipped V8 flags however node was started, before their modules load.
+if (wanted === 'run' || wanted === 'demo') applyNodeFlags();
 for (const [name, entry] of Object.entries(COMMANDS)) {
   // Only the command being run is loaded; the others are listed by name and summary.
   const cmd = name === wanted ? await entry.load() : new Command(name);

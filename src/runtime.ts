@@ -15,6 +15,7 @@ import { TargetIncidents } from './incidents/target.js';
 import type { Logger } from './logger.js';
 import { LogWatcher } from './logs/watcher.js';
 import type { Metrics } from './metrics.js';
+import { ProbeHistory } from './probes/history.js';
 import { ProbeScheduler } from './probes/schedule.js';
 import { Redactor, redactor } from './redact.js';
 
@@ -54,6 +55,8 @@ export interface Runtime {
   watchdog?: Watchdog;
   /** Incident capture per target (src/incidents/). */
   incidents?: Map<string, TargetIncidents>;
+  /** The status page's sparklines; outlives reloads like the journal. */
+  probeHistory?: ProbeHistory;
 }
 
 export interface RuntimeContext {
@@ -82,6 +85,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       onWriteError: () => ctx.metrics.stateSaveErrors.inc({ store: 'events_journal' }),
     });
   const watchdog = new Watchdog(journal);
+  const probeHistory = ctx.previous?.probeHistory ?? new ProbeHistory();
   const history = new RemediationHistory(config.stateDir);
   const probes = new Map<string, ProbeScheduler>();
   const sources: Source[] = [];
@@ -136,7 +140,9 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       baseDir: dirname(loaded.path),
       // A draining scheduler's last results belong to the old runtime: they must not move the old state.
       onResult: (r) => {
-        if (!stopped) wd.handle(r);
+        if (stopped) return;
+        probeHistory.record(r);
+        wd.handle(r);
       },
     });
     wd.setConfirmer(scheduler);
@@ -211,7 +217,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       await forgetRemovedSeries(ctx.metrics, { targets: kept, probeSlots });
     }
   };
-  const runtime: Runtime = { probes, watchdog, incidents, stop: async () => {} };
+  const runtime: Runtime = { probes, watchdog, incidents, probeHistory, stop: async () => {} };
   // Sources other than the probes stop once, however often stop() is called (a reload's drain, then shutdown): a
   // second close of an undici Agent rejects with ClientDestroyedError, and that must never reach the top.
   let sourcesStopped: Promise<void> | undefined;
@@ -251,6 +257,10 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
     throw err;
   }
   watchdog.start();
+  const slots = new Set(
+    [...probes].flatMap(([t, s]) => s.slotList().map((x) => `${t}|${x.probe}|${x.endpoint}|${x.conn}`)),
+  );
+  probeHistory.retain((t, probe, endpoint, conn) => slots.has(`${t}|${probe}|${endpoint}|${conn}`));
   createKnownSeries(
     ctx.metrics,
     config,

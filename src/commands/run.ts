@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../config/errors.js';
 import { Daemon, type DaemonOptions } from '../daemon.js';
 import type { Logger } from '../logger.js';
+import { appliedNodeFlags } from '../node-flags.js';
 import { routePlugins } from '../server/plugins.js';
 import { SHUTDOWN_AFTER_DRAIN_MS, shutdownDeadlineMs } from '../shutdown-budget.js';
 import { addLogFlags, EXIT, loggerFrom } from './common.js';
@@ -13,6 +14,8 @@ export async function runDaemonUntilSignal(
   beforeStop?: () => Promise<void>,
 ): Promise<void> {
   const log: Logger = opts.logger;
+  const v8 = appliedNodeFlags();
+  if (v8.set.length + v8.given.length > 0) log.info({ set: v8.set, given: v8.given }, 'shipped V8 flags');
   const daemon = new Daemon({ plugins: routePlugins, ...opts });
   // Signal handlers go in before the daemon starts: a SIGHUP's default action is to end the process, and one that
   // arrives while the config loads is a reload to do once started. A stop signal during start stops right after.

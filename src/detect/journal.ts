@@ -133,6 +133,11 @@ export class Journal {
     return out.length > limit ? out.slice(-limit) : out;
   }
 
+  /** When the oldest event still held was appended (how far back the history reaches). */
+  oldestTime(): number | undefined {
+    return this.ring[0]?.time;
+  }
+
   /** Resolves once every appended event is on disk. */
   async flush(): Promise<void> {
     while (this.writing) await this.writing;

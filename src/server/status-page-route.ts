@@ -4,7 +4,16 @@ import type { Daemon } from '../daemon.js';
 import type { TargetStatus } from '../detect/watchdog.js';
 import type { ProbeResultSignal, Severity } from '../signals.js';
 import { VERSION } from '../version.js';
-import { renderStatusPage, STATUS_PAGE_CSP, type ProbeCellView, type StatusView } from './status-page.js';
+import type { Journal } from '../detect/journal.js';
+import { RANGE_NAMES, RANGES, type ProbeHistory, type RangeName } from '../probes/history.js';
+import {
+  DEFAULT_RANGE,
+  renderStatusPage,
+  STATUS_PAGE_CSP,
+  type ProbeCellView,
+  type StatusView,
+} from './status-page.js';
+import { buildStrip } from './status-strip.js';
 
 /** The last result per probe × hop × connection kind, from a scheduler's recent results (oldest first). */
 export function lastResults(results: ProbeResultSignal[]): ProbeCellView[] {
@@ -75,10 +84,56 @@ export function fromTargetStatus(t: TargetStatus): StatusView {
   };
 }
 
+/** ?range=1h|6h|24h; anything else is the default (the page links only to these). */
+export function parseRange(v: unknown): RangeName {
+  return (RANGE_NAMES as unknown[]).includes(v) ? (v as RangeName) : DEFAULT_RANGE;
+}
+
+/** The shortest window drawn: a daemon started a minute ago still gets a readable strip. */
+export const MIN_WINDOW_MS = 60_000;
+
+/**
+ * The range, cut to what the journal holds (no less than MIN_WINDOW_MS): a fresh daemon's strip is its own
+ * minutes drawn wide, not a sliver at the end of 6 h of "no history". It widens as history accrues.
+ */
+export function windowStart(range: RangeName, now: number, oldest: number | undefined): number {
+  return Math.max(now - RANGES[range], Math.min(oldest ?? now, now - MIN_WINDOW_MS));
+}
+
+/** Adds the strip (from the journal) and the sparklines (from the probe history) over the range to a view. */
+export function withHistory(
+  v: StatusView,
+  sources: { journal?: Journal; history?: ProbeHistory },
+  range: RangeName,
+  now: number,
+): StatusView {
+  const { journal, history } = sources;
+  const from = windowStart(range, now, journal?.oldestTime());
+  return {
+    ...v,
+    strip: journal
+      ? buildStrip({
+          // Every event of the target the journal holds: the state at the window's start may be set long before.
+          events: journal.query({ target: v.target, limit: Number.POSITIVE_INFINITY }),
+          coveredFrom: journal.oldestTime(),
+          current: { state: v.state, since: v.since, diagnosis: v.diagnosis, cause: v.cause },
+          from,
+          to: now,
+        })
+      : undefined,
+    history: history?.series(v.target, from, now),
+  };
+}
+
 /** From the watchdog when it runs; before it does, the configured targets with their probe results. */
-export function statusViews(daemon: Daemon): StatusView[] {
+export function statusViews(
+  daemon: Daemon,
+  range: RangeName = DEFAULT_RANGE,
+  now = Date.now(),
+): StatusView[] {
   const watchdog = daemon.runtime?.watchdog;
-  if (watchdog) return watchdog.status().map(fromTargetStatus);
+  const sources = { journal: watchdog?.journal, history: daemon.runtime?.probeHistory };
+  if (watchdog) return watchdog.status().map((t) => withHistory(fromTargetStatus(t), sources, range, now));
   const targets = daemon.loaded?.config.targets ?? [];
   return targets.map((t) => ({
     target: t.name,
@@ -94,13 +149,15 @@ export function statusViews(daemon: Daemon): StatusView[] {
 
 export function statusPageRoutes(daemon: Daemon): FastifyPluginAsync {
   return async (app) => {
-    app.get('/', async (_req, reply) =>
-      reply
+    app.get<{ Querystring: { range?: string } }>('/', async (req, reply) => {
+      const range = parseRange(req.query.range);
+      const now = Date.now();
+      return reply
         .header('Content-Security-Policy', STATUS_PAGE_CSP)
         .header('X-Content-Type-Options', 'nosniff')
         .header('Cache-Control', 'no-store')
         .type('text/html; charset=utf-8')
-        .send(renderStatusPage(statusViews(daemon), { version: VERSION })),
-    );
+        .send(renderStatusPage(statusViews(daemon, range, now), { version: VERSION, range, now }));
+    });
   };
 }
