@@ -3,13 +3,12 @@ import * as net from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/logger.js';
 import { startCli } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
+import { capturingLogger } from '../helpers/logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-daemon-'));
 
@@ -21,17 +20,6 @@ targets:
   - name: ${targetName}
     endpoints: [{ name: router, url: "http://127.0.0.1:9" }]
 `;
-}
-
-function quietLogger() {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      lines.push(chunk.toString());
-      cb();
-    },
-  });
-  return { logger: createLogger({ level: 'info', destination: sink }), lines };
 }
 
 async function get(base: string, path: string, method: 'GET' | 'POST' = 'GET') {
@@ -46,7 +34,7 @@ afterEach(async () => {
 });
 
 async function startDaemon(file: string) {
-  const { logger, lines } = quietLogger();
+  const { logger, lines } = capturingLogger();
   const d = new Daemon({ configPath: file, logger });
   daemons.push(d);
   await d.start();
