@@ -129,13 +129,17 @@ describe('wedgewatch run (process)', () => {
         const r = await request(`${base}/metrics`, { dispatcher: a });
         await r.body.text();
       }
-      const t0 = Date.now();
       child.kill('SIGTERM');
-      const code = await exited;
-      const took = Date.now() - t0;
+      // A server that waited for idle keep-alive connections would hold the exit until its keepAliveTimeout
+      // (30 s, src/server/app.ts) closed them: the bound is a poll deadline below that, not a speed claim.
+      let code: number | null | undefined;
+      void exited.then((c) => (code = c));
+      await waitFor(() => code !== undefined, {
+        timeoutMs: 15_000,
+        what: 'the daemon to exit while five scrapers hold keep-alive connections open',
+      });
       await Promise.all(agents.map((a) => a.destroy()));
       expect(code).toBe(0);
-      expect(took).toBeLessThan(5000);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
