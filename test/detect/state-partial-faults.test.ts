@@ -1,5 +1,5 @@
-// The classifier on issue 13's diagnoses: intermittent failures, progress that means tokens (per engine and per
-// rank), leaked PD queues, a stuck router, and the aborts our own probes cause.
+// The classifier on faults that fail only part of the probes (issue 13): intermittent failures, progress that
+// means tokens (per engine and per rank), leaked PD queues, a stuck router, and the aborts our own probes cause.
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
 import type { ClassifierConfig } from '../../src/detect/state.js';
