@@ -120,6 +120,8 @@ it("GET /probe runs once and returns only that probe's metrics; debug shows a re
   expect(api).toContain('"result":"http_error"');
   expect(api).toContain('"failures"');
 
+  // The log was captured (a debug logger writes every request), so its absence of the token means something.
+  expect(lines.length).toBeGreaterThan(0);
   for (const out of [text, one, dbg, dbgBad, api, lines.join('')]) expect(out).not.toContain(TOKEN);
 });
 
