@@ -297,6 +297,20 @@ describe('LogWatcher', () => {
     expect(await h.value('logLines')).toBe(1);
   });
 
+  it('polls on the clock it is given: one subscription per follower, a read per step, let go at stop', async () => {
+    const f = join(dir, 'c.log');
+    writeFileSync(f, '');
+    const clock = steppedPoll();
+    const h = harness({ sources: [source({ path: f })], stateDir: dir, follow: { poll: clock.poll } });
+    await h.watcher.start();
+    expect(clock.subscribers).toBe(1);
+    appendFileSync(f, ABORT(1));
+    clock.step();
+    expect(h.events).toHaveLength(1);
+    await h.watcher.stop();
+    expect(clock.subscribers).toBe(0);
+  });
+
   it('follows a rename: lines written to the old inode after the rename are not lost', async () => {
     const f = join(dir, 'r.log');
     writeFileSync(f, '');
