@@ -10,7 +10,7 @@ import * as nodeFs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { FP_BYTES, FP_MIN_CROSS, fingerprint, headMatches } from './fingerprint.js';
 import type { OffsetStore, PastOffset, SavedOffset } from './offsets.js';
-import { onPoll } from './poll-clock.js';
+import { onPoll, type PollClock } from './poll-clock.js';
 import { SAVE_EVERY_MS } from './state-store.js';
 
 /** What the follower feeds: one per opened file (inode). */
@@ -61,6 +61,8 @@ export interface FollowerOptions {
   /** A file rotated while the daemon was down was not found: what it held past the saved offset is unread. */
   onGap?(file: string, message: string): void;
   pollMs?: number;
+  /** The poll timer (default the shared one); tests step it by hand. */
+  poll?: PollClock;
   idleFlushMs?: number;
   retireQuietMs?: number;
   readBufferBytes?: number;
@@ -153,7 +155,7 @@ export class Follower {
     // 250 ms, mtail's --poll_interval. No directory watch (inotify) beside it: with 50 targets following the
     // same engine logs, each line written woke 100 watchers and their reads (issue 18), and a watch sees
     // nothing through the symlinks of Kubernetes' /var/log/containers nor on network file systems anyway.
-    this.stopPoll = onPoll(this.o.pollMs ?? 250, () => this.tick());
+    this.stopPoll = (this.o.poll ?? onPoll)(this.o.pollMs ?? 250, () => this.tick());
   }
 
   /** Stops watching and reads what is left (the offsets are saved by stop, which may follow later). */

@@ -4,6 +4,12 @@
 
 type Tick = () => void;
 
+/**
+ * What a follower polls on: calls `tick` every `ms` until the returned function is called. `onPoll` in
+ * production; a test passes one it steps by hand (mtail's injected waker), so no test sleeps for a poll.
+ */
+export type PollClock = (ms: number, tick: Tick) => () => void;
+
 const clocks = new Map<number, { timer: NodeJS.Timeout; ticks: Set<Tick> }>();
 
 /** Calls `tick` every `ms` on the timer shared by everyone polling at `ms`; returns the function that stops it. */

@@ -8,6 +8,7 @@ import { applyEngineValues } from './engine-lines.js';
 import { applyEngineLine, EngineRanks } from './engine-ranks.js';
 import { Follower, type FileReader, type FollowFs, type ReadErrorReason } from './follow.js';
 import { OffsetStore } from './offsets.js';
+import type { PollClock } from './poll-clock.js';
 import { DirGlobFollower, hasDirGlob } from './dir-glob.js';
 import { eventRef, lineTime } from './event-ref.js';
 import { CursorStore } from './state-store.js';
@@ -42,6 +43,7 @@ export interface LogWatcherOptions {
   /** Follower tuning, mostly for tests. */
   follow?: {
     pollMs?: number;
+    poll?: PollClock;
     idleFlushMs?: number;
     retireQuietMs?: number;
     saveEveryMs?: number;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError as SrcConfigError, loadConfigFile, type LoadedConfig } from '../../src/config/load.js';
+import { waitFor } from '../helpers/wait.js';
 
 type InChildModule = typeof import('../../src/config/load-in-child.js');
 type Errors = typeof import('../../src/config/errors.js');
@@ -120,9 +121,12 @@ describe('loadConfigInChild (dist/)', () => {
 
   it('a loader that never answers is killed after the timeout and the load fails (nothing in process)', async () => {
     const mute = join(dir, 'mute.cjs');
-    writeFileSync(mute, 'process.on("message", () => {}); setInterval(() => {}, 1000);\n');
+    const pidFile = join(dir, 'mute.pid');
+    writeFileSync(
+      mute,
+      `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); process.on("message", () => {}); setInterval(() => {}, 1000);\n`,
+    );
     const why: string[] = [];
-    const t0 = Date.now();
     const err = await loader
       .loadConfigInChild(FILES[0]!, ENV, { childPath: mute, timeoutMs: 500, onFallback: (w) => why.push(w) })
       .then(
@@ -131,7 +135,19 @@ describe('loadConfigInChild (dist/)', () => {
       );
     expect(String(err)).toMatch(/no answer in 0.5 s/);
     expect(why).toEqual([]);
-    expect(Date.now() - t0).toBeLessThan(10_000);
+    // Killed, not left running: the loader process is gone (signal 0 probes for it without sending one).
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    await waitFor(
+      () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch (e) {
+          return (e as NodeJS.ErrnoException).code === 'ESRCH';
+        }
+      },
+      { timeoutMs: 5000, what: `the mute loader (pid ${pid}) to be killed` },
+    );
   });
 
   it.each(FILES)('%s: the same LoadedConfig as loading it in process', async (file) => {

@@ -3,15 +3,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/logger.js';
 import { waitFor } from '../helpers/wait.js';
+import { quietLogger } from '../helpers/logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-healthy-'));
-const quiet = createLogger({ level: 'error', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+const quiet = quietLogger('error');
 
 describe('/-/healthy and the heartbeats', () => {
   let d: Daemon | undefined;

@@ -2,11 +2,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/logger.js';
 import { waitFor } from '../helpers/wait.js';
+import { quietLogger } from '../helpers/logger.js';
 
 const chunk = (delta: object, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -49,8 +48,7 @@ targets:
     probes: [{ name: chat, kind: chat, every: 1h, jitter: 0, timeout: 30s, conn: [fresh] }]
 `;
   writeFileSync(file, config('a'));
-  const sink = new Writable({ write: (_c, _e, cb) => cb() });
-  const daemon = new Daemon({ configPath: file, logger: createLogger({ destination: sink }) });
+  const daemon = new Daemon({ configPath: file, logger: quietLogger() });
   await daemon.start();
   cleanup.push(() => daemon.stop());
 
@@ -108,8 +106,7 @@ targets:
     probes: [{ name: chat, kind: chat, every: 1h, jitter: 0, timeout: 30s, conn: [fresh] }]
 `;
   writeFileSync(file, config('a'));
-  const sink = new Writable({ write: (_c, _e, cb) => cb() });
-  const daemon = new Daemon({ configPath: file, logger: createLogger({ destination: sink }) });
+  const daemon = new Daemon({ configPath: file, logger: quietLogger() });
   await daemon.start();
   cleanup.push(() => daemon.stop());
   await waitFor(() => held.length === 1, { what: 'the first probe' });

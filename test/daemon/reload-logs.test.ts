@@ -1,11 +1,10 @@
 import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/logger.js';
 import { waitFor } from '../helpers/wait.js';
+import { quietLogger } from '../helpers/logger.js';
 
 const ABORT = (n: number) =>
   `[2026-02-19 16:32:51 TP0] Prefill bootstrap failed for request rank=0 req.rid='r${n}' req.bootstrap_room=${n} with exception KVTransferError(bootstrap_room=${n}): Aborted by AbortReq.\n`;
@@ -31,8 +30,7 @@ targets:
     logs: [{ service: prefill, path: ${log}, from: start }]
 `;
   writeFileSync(file, config('a'));
-  const sink = new Writable({ write: (_c, _e, cb) => cb() });
-  daemon = new Daemon({ configPath: file, logger: createLogger({ destination: sink }) });
+  daemon = new Daemon({ configPath: file, logger: quietLogger() });
   await daemon.start();
   const events = async () =>
     (await daemon!.metrics.logEvents.get()).values

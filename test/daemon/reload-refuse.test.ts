@@ -8,7 +8,7 @@ import { afterAll, afterEach, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
 import { startCli } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
-import { capturingLogger } from '../web/helpers.js';
+import { capturingLogger } from '../helpers/logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-reload-refuse-'));
 let daemons: Daemon[] = [];

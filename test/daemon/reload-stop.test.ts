@@ -2,13 +2,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/logger.js';
 import type { Runtime, RuntimeFactory } from '../../src/runtime.js';
 import { waitFor } from '../helpers/wait.js';
+import { capturingLogger } from '../helpers/logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-reload-stop-'));
 
@@ -19,17 +18,6 @@ targets:
   - name: ${name}
     endpoints: [{ name: router, url: "http://127.0.0.1:9"${token ? `, bearerToken: "${token}"` : ''} }]
 `;
-}
-
-function logger() {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      lines.push(chunk.toString());
-      cb();
-    },
-  });
-  return { logger: createLogger({ level: 'info', destination: sink }), lines };
 }
 
 interface FakeRuntime extends Runtime {
@@ -72,7 +60,7 @@ describe('reload and stop', () => {
       made.push(rt);
       return rt;
     };
-    const d = new Daemon({ configPath: file, logger: logger().logger, runtimeFactory: factory });
+    const d = new Daemon({ configPath: file, logger: capturingLogger().logger, runtimeFactory: factory });
     await d.start();
     writeFileSync(file, config('second'));
     const reloading = d.reload();
@@ -96,7 +84,7 @@ describe('reload and stop', () => {
       made.push(loaded.config.targets[0]!.name);
       return { stop: async () => {} } as Runtime;
     };
-    const d = new Daemon({ configPath: file, logger: logger().logger, runtimeFactory: factory });
+    const d = new Daemon({ configPath: file, logger: capturingLogger().logger, runtimeFactory: factory });
     await d.start();
     writeFileSync(file, config('second'));
     // The config loads asynchronously (a child process under `run`, a dynamic import here): stop() comes first.
@@ -115,7 +103,7 @@ describe('reload and stop', () => {
       if (token !== undefined) throw new Error(`cannot start: endpoint rejected token ${token}`);
       return { stop: async () => {} };
     };
-    const { logger: log, lines } = logger();
+    const { logger: log, lines } = capturingLogger();
     const d = new Daemon({
       configPath: file,
       logger: log,

@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import {
-  initialState,
-  reduce,
-  type ClassifierConfig,
-  type Step,
-  type TargetState,
-  type TickSignal,
-} from '../../src/detect/state.js';
-import type { ConnKind, EngineSignal, LogEventSignal, ProbeResultSignal, Signal } from '../../src/signals.js';
+import { reduce, type ClassifierConfig } from '../../src/detect/state.js';
+import type { ProbeResultSignal } from '../../src/signals.js';
+import { Run } from './run.js';
 
 const cfg: ClassifierConfig = {
   detect: detectSchema.parse({
@@ -26,77 +20,8 @@ const cfg: ClassifierConfig = {
   },
 };
 
-/** A tiny driver: a fake clock and the reducer, so each test reads as a timeline. */
-class Run {
-  now = 1_000_000;
-  s: TargetState = initialState('t', this.now);
-  steps: Step[] = [];
-  feed(sig: Signal | TickSignal, advance = 100): Step {
-    this.now += advance;
-    const step = reduce(this.s, sig, this.now, cfg);
-    this.s = step.state;
-    this.steps.push(step);
-    return step;
-  }
-  probe(p: Partial<ProbeResultSignal> & { endpoint: string; conn?: ConnKind }): Step {
-    return this.feed({
-      kind: 'probe',
-      target: 't',
-      probe: 'chat',
-      probeKind: 'chat',
-      conn: 'fresh',
-      result: 'ok',
-      start: this.now,
-      durationMs: 50,
-      // A failed run got no first token unless the test says so (a timeout in the first_token phase has none).
-      ...(p.result === undefined || p.result === 'ok' ? { ttftMs: 20 } : {}),
-      ...p,
-    });
-  }
-  /** One round of chat probes on every hop and both connection kinds. */
-  round(result: ProbeResultSignal['result'] = 'ok', only?: { endpoint?: string; conn?: ConnKind }): void {
-    for (const endpoint of ['proxy', 'router']) {
-      for (const conn of ['fresh', 'keepalive'] as const) {
-        const hit = (!only?.endpoint || only.endpoint === endpoint) && (!only?.conn || only.conn === conn);
-        this.probe({ endpoint, conn, result: hit ? result : 'ok', reusedConnection: conn === 'keepalive' });
-      }
-    }
-  }
-  log(p: Partial<LogEventSignal>): Step {
-    return this.feed({
-      kind: 'log',
-      target: 't',
-      service: 'prefill',
-      rule: 'some_rule',
-      severity: 'info',
-      line: '',
-      file: '/x.log',
-      offset: 0,
-      time: this.now + 100,
-      fields: {},
-      ...p,
-    });
-  }
-  engine(p: Partial<EngineSignal>, advance = 1000): Step {
-    return this.feed(
-      {
-        kind: 'engine',
-        target: 't',
-        service: 'decode',
-        source: 'metrics',
-        time: this.now,
-        scrapeOk: true,
-        ...p,
-      },
-      advance,
-    );
-  }
-  transitions() {
-    return this.steps.flatMap((s) =>
-      s.transition ? [`${s.transition.to}/${s.transition.diagnosis ?? '-'}`] : [],
-    );
-  }
-}
+/** Passing chat probes report a 20 ms first token: the chat probe has a ttft objective. */
+const run = () => new Run(cfg, { okTtftMs: 20 });
 
 const THREAD_DEATH = [
   'Exception in thread Thread-7 (bootstrap_thread):',
@@ -106,7 +31,7 @@ const THREAD_DEATH = [
 
 describe('classifier: basic transitions and hysteresis', () => {
   it('starts unknown and goes ok on the first clean round', () => {
-    const r = new Run();
+    const r = run();
     expect(r.s.state).toBe('unknown');
     r.round();
     expect(r.s.state).toBe('ok');
@@ -114,13 +39,13 @@ describe('classifier: basic transitions and hysteresis', () => {
   });
 
   it('stays unknown while a slot is part-way into a failure streak', () => {
-    const r = new Run();
+    const r = run();
     r.probe({ endpoint: 'router', result: 'timeout' });
     expect(r.s.state).toBe('unknown');
   });
 
   it('a single failure does not leave ok; wedgeAfter failures on every slot wedge it', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round('timeout');
     expect(r.s.state).toBe('ok');
@@ -133,7 +58,7 @@ describe('classifier: basic transitions and hysteresis', () => {
   });
 
   it('needs recoverAfter passes on every slot to go back to ok', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round('timeout');
     r.round('timeout');
@@ -151,7 +76,7 @@ describe('classifier: basic transitions and hysteresis', () => {
   });
 
   it('ignores skipped_overlap results', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     for (let i = 0; i < 5; i++) r.probe({ endpoint: 'router', result: 'skipped_overlap' });
     expect(r.s.state).toBe('ok');
@@ -159,7 +84,7 @@ describe('classifier: basic transitions and hysteresis', () => {
   });
 
   it('does not mutate the state it is given', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     const before = structuredClone(r.s);
     const frozen = r.s;
@@ -185,7 +110,7 @@ describe('classifier: basic transitions and hysteresis', () => {
 
 describe('classifier: diagnoses', () => {
   it('critical thread death asks for a confirmation round, rate limited, and one failing probe confirms it', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     const step = r.log({
       severity: 'critical',
@@ -216,7 +141,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('a confirmation probe still in flight confirmAfter after the critical line confirms it (no waiting for its timeout)', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_dead', line: THREAD_DEATH, time: r.now });
     const startedAt = r.now;
@@ -241,7 +166,7 @@ describe('classifier: diagnoses', () => {
   // Issue 24: a prompt wrote a fake traceback into the log and a merely slow engine "confirmed" it (wedged, a
   // bundle, remediation next). Confirmed means no first token within confirmAfter; a slow stream is not that.
   it('a slow stream confirms nothing: in flight past confirmAfter with its first token, or cut mid-stream', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_dead', line: THREAD_DEATH, time: r.now });
     const startedAt = r.now;
@@ -271,7 +196,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('a failure whose first token came only after confirmAfter confirms (no first token in time)', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_dead', line: THREAD_DEATH, time: r.now });
     const start = r.now;
@@ -287,7 +212,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('stays unknown while only health has answered: ok needs a finished completion', () => {
-    const r = new Run();
+    const r = run();
     r.probe({ probe: 'health', probeKind: 'health', endpoint: 'router' });
     r.probe({ probe: 'health', probeKind: 'health', endpoint: 'proxy' });
     expect(r.s.state).toBe('unknown');
@@ -296,7 +221,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('a thread death during the first round, which then passes, still names the wedge that follows', () => {
-    const r = new Run();
+    const r = run();
     const roundStart = r.now;
     r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_dead', line: THREAD_DEATH, time: r.now + 50 });
     // The round was in flight before the thread died: it passes, and the target is ok for now.
@@ -311,7 +236,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('names the thread from the line when the rule has no field', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.log({ severity: 'critical', rule: 'python_thread_exception', line: THREAD_DEATH });
     r.probe({ endpoint: 'router', result: 'http_error', start: r.now + 200 });
@@ -319,7 +244,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('a probe started after the critical line that passes leaves it unconfirmed', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.log({ severity: 'critical', rule: 'other_fatal', line: 'boom' });
     expect(r.s.pendingCritical?.diagnosis).toBe('log:other_fatal');
@@ -330,7 +255,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('a failure before the critical line does not confirm it', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     const t = r.now;
     r.log({ severity: 'critical', rule: 'other_fatal', line: 'boom', time: t + 5000 });
@@ -340,7 +265,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('keepalive_only: reused connections fail while fresh ones pass, even with new-connection passes in between', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     const ka = (result: ProbeResultSignal['result'], reused: boolean) =>
       r.probe({ endpoint: 'proxy', conn: 'keepalive', result, reusedConnection: reused });
@@ -355,7 +280,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('keepalive_only: the pass right after a keep-alive failure is on a new connection, whatever the client reports', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round();
     const ka = (result: ProbeResultSignal['result']) =>
@@ -371,7 +296,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('a keep-alive slot whose server closes idle connections recovers on new-connection passes', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round();
     const ka = (result: ProbeResultSignal['result']) =>
@@ -385,7 +310,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('a reused failure followed only by new-connection passes stops holding the slot after recoverAfter of them', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round();
     r.probe({ endpoint: 'router', conn: 'keepalive', result: 'timeout', reusedConnection: true });
@@ -397,7 +322,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('hop:<name>: the outer hop fails while the hop behind it passes', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round('http_error', { endpoint: 'proxy' });
     r.round('http_error', { endpoint: 'proxy' });
@@ -406,7 +331,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('toolcall_leak degrades at once and recovers after passes', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     const tools = (result: ProbeResultSignal['result']) =>
       r.probe({ probe: 'tools', probeKind: 'toolcall', endpoint: 'router', result });
@@ -422,7 +347,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('slow: time to first token over the objective wedgeAfter times in a row', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.probe({ endpoint: 'router', ttftMs: 900 });
     expect(r.s.state).toBe('ok');
@@ -433,7 +358,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('health_failing: a health check that cannot connect downAfter times → down, and back after passes', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     const health = (result: ProbeResultSignal['result']) =>
       r.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result });
@@ -451,7 +376,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('health_failing: a live server answering 503 while completions pass is degraded, never down', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     const health = () =>
       r.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result: 'http_error' });
@@ -465,7 +390,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('connection_refused: a chat probe whose port refuses → down (down outranks wedged)', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round('connect_error');
     r.round('connect_error');
@@ -474,13 +399,13 @@ describe('classifier: diagnoses', () => {
   });
 
   it('hop:<name> also when the outer hop refuses connections or fails its health check while the inner passes', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round('connect_error', { endpoint: 'proxy' });
     r.round('connect_error', { endpoint: 'proxy' });
     expect(r.s.state).toBe('degraded');
     expect(r.s.diagnosis).toBe('hop:proxy');
-    const h = new Run();
+    const h = run();
     h.round();
     h.probe({ probe: 'health', probeKind: 'health', endpoint: 'proxy', result: 'http_error' });
     h.probe({ probe: 'health', probeKind: 'health', endpoint: 'proxy', result: 'http_error' });
@@ -492,7 +417,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('abort_storm: abortStormCount abort lines within the window → degraded, ok once the window passes', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round();
     const abort = () =>
@@ -513,7 +438,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('aborts before a wedge are attributed to it: recovery does not stop at abort_storm', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round();
     for (let i = 0; i < 3; i++)
@@ -527,7 +452,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('engine_stalled: requests held with flat counters for stallAfter → degraded while the last probes passed, wedged once they fail', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round();
     r.engine({ running: 3, queued: 1, finishedTotal: 10, generatedTokensTotal: 500 });
@@ -550,7 +475,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('frozen gauges on an idle engine: passing completions count as progress, so no stall and no wedge', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     // SGLang's log gauges keep the last logged batch (running 2) after the engine went idle.
     r.feed({ kind: 'engine', target: 't', service: 'decode', source: 'log', time: r.now, running: 2 });
@@ -563,7 +488,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('a failed scrape makes the busy state unknown: no stall from stale values while chat passes', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.engine({ running: 3, finishedTotal: 10 });
     for (let i = 0; i < 12; i++) {
@@ -583,7 +508,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('a scraped engine whose reports stop arriving is unknown after stallAfter, not stalled', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.engine({ running: 3, finishedTotal: 10 });
     r.feed({ kind: 'tick' }, 11_000);
@@ -592,7 +517,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('an idle engine with flat counters is not stalled', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     for (let i = 0; i < 5; i++) r.engine({ running: 0, queued: 0, finishedTotal: 10 }, 5000);
     r.feed({ kind: 'tick' }, 30_000);
@@ -601,7 +526,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('batch log lines count as progress while counters only move on finish', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.engine({ running: 2, finishedTotal: 10 });
     for (let i = 0; i < 6; i++) {
@@ -625,7 +550,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('a stall is judged on ticks when a log-only engine goes quiet', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.feed({ kind: 'engine', target: 't', service: 'decode', source: 'log', time: r.now, running: 1 }, 1000);
     r.feed({ kind: 'tick' }, 9000);
@@ -635,7 +560,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('failing completions with a hung scheduler round trip (serverinfo timeout) → engine_stalled', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.probe({ probe: 'info', probeKind: 'serverinfo', endpoint: 'router', result: 'timeout' });
     r.round('timeout');
@@ -646,7 +571,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('a thread death seen before completions fail names the wedge even if unconfirmed by its own round', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.log({ severity: 'critical', rule: 'other_fatal', line: 'boom', time: r.now + 1e9 });
     r.round('timeout');
@@ -656,7 +581,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('critical lines the passes have seen past (or left unconfirmed) do not name a later wedge', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.log({ severity: 'critical', rule: 'first_fatal', line: 'boom' });
     r.log({ severity: 'critical', rule: 'other_fatal', line: 'boom' });
@@ -672,7 +597,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('slow → ok needs recoverAfter fast passes, not one (slow passes do not count toward recovery)', () => {
-    const r = new Run();
+    const r = run();
     r.probe({ endpoint: 'router' });
     expect(r.s.state).toBe('ok');
     r.probe({ endpoint: 'router', ttftMs: 900 });
@@ -685,7 +610,7 @@ describe('classifier: diagnoses', () => {
   });
 
   it('records a diagnosis change inside one state as its own event', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round('timeout');
     r.round('timeout');
@@ -709,7 +634,7 @@ describe('classifier: the most specific evidence names the wedge (issue 16, item
   };
 
   it('a user rule line after a confirmed thread death does not replace kv_bootstrap_thread_dead', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.log(death);
     r.probe({ endpoint: 'router', result: 'timeout', start: r.now, durationMs: 1000 });
@@ -724,7 +649,7 @@ describe('classifier: the most specific evidence names the wedge (issue 16, item
   });
 
   it('a user rule line between the thread death and its confirmation does not take its place', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.log(death);
     r.log(userLine);
@@ -734,7 +659,7 @@ describe('classifier: the most specific evidence names the wedge (issue 16, item
   });
 
   it('without a confirmation, failing completions name the most specific line, not the latest', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.log(death);
     r.log(userLine);
@@ -746,7 +671,7 @@ describe('classifier: the most specific evidence names the wedge (issue 16, item
   });
 
   it('a built-in rule outranks a user rule; a thread death seen later still upgrades a pending user rule', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.log(userLine);
     expect(r.s.pendingCritical?.diagnosis).toBe('log:oom_killed');
@@ -757,7 +682,7 @@ describe('classifier: the most specific evidence names the wedge (issue 16, item
   });
 
   it('many later lines do not push the most specific one out of the bounded memory', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.log(death);
     for (let i = 0; i < 30; i++) r.log({ ...userLine, time: r.now + 100 + i });
@@ -774,7 +699,7 @@ describe('classifier: /health failing on a live server (issue 13, item 3)', () =
     r.probe({ probe: 'health', probeKind: 'health', endpoint: 'router', result, status });
 
   it('503 from /health while completions fail → wedged/health_generate_failing, never down', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     health(r, 'http_error', 503);
     r.round('timeout');
@@ -787,7 +712,7 @@ describe('classifier: /health failing on a live server (issue 13, item 3)', () =
   });
 
   it('a /health that times out on an accepted connection is a live server too', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round('timeout');
     r.round('timeout');
@@ -798,7 +723,7 @@ describe('classifier: /health failing on a live server (issue 13, item 3)', () =
   });
 
   it('a refused /health port is down whatever the completions do', () => {
-    const r = new Run();
+    const r = run();
     r.round();
     r.round('timeout');
     r.round('timeout');

@@ -2,8 +2,11 @@
 // probe that hangs while chat passes is structured_output_stalled; both recover after passes.
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import { initialState, reduce, type ClassifierConfig, type TargetState } from '../../src/detect/state.js';
+import type { ClassifierConfig } from '../../src/detect/state.js';
 import type { ProbeKind, ProbeResultSignal } from '../../src/signals.js';
+import { Run } from './run.js';
+
+type Result = ProbeResultSignal['result'];
 
 const cfg: ClassifierConfig = {
   detect: detectSchema.parse({}),
@@ -15,108 +18,95 @@ const cfg: ClassifierConfig = {
   },
 };
 
-class Run {
-  now = 1_000_000;
-  s: TargetState = initialState('t', this.now);
-  probe(probe: string, kind: ProbeKind, result: ProbeResultSignal['result'], error?: string): void {
-    this.now += 1000;
-    const sig: ProbeResultSignal = {
-      kind: 'probe',
-      target: 't',
-      probe,
-      probeKind: kind,
-      endpoint: 'router',
-      conn: 'fresh',
-      result,
-      start: this.now - 50,
-      durationMs: 50,
-      ...(error ? { error } : {}),
-    };
-    this.s = reduce(this.s, sig, this.now, cfg).state;
-  }
-  round(canary: ProbeResultSignal['result'] = 'ok', json: ProbeResultSignal['result'] = 'ok'): void {
-    this.probe('chat', 'chat', 'ok');
-    this.probe(
-      'canary',
-      'canary',
-      canary,
-      canary === 'wrong_output' ? 'expected "7748", got "7749"' : undefined,
-    );
-    this.probe('json', 'structured', json);
-  }
-  get verdict() {
-    return `${this.s.state}/${this.s.diagnosis}`;
-  }
+/** Each probe on the router's fresh connection, a second after the previous one, its 50 ms run ending now. */
+function answer(r: Run, probe: string, probeKind: ProbeKind, result: Result, error?: string): void {
+  r.probe(
+    { probe, probeKind, endpoint: 'router', result, start: r.now + 1000 - 50, ...(error ? { error } : {}) },
+    1000,
+  );
+}
+
+/** Chat, canary and structured probes, one each. */
+function round(r: Run, canary: Result = 'ok', json: Result = 'ok'): void {
+  answer(r, 'chat', 'chat', 'ok');
+  answer(
+    r,
+    'canary',
+    'canary',
+    canary,
+    canary === 'wrong_output' ? 'expected "7748", got "7749"' : undefined,
+  );
+  answer(r, 'json', 'structured', json);
 }
 
 describe('wrong_output', () => {
   it('one wrong answer degrades the target at once, with the answer in the cause', () => {
-    const r = new Run();
-    r.round();
+    const r = new Run(cfg);
+    round(r);
     expect(r.verdict).toBe('ok/null');
-    r.probe('canary', 'canary', 'wrong_output', 'wrong answer: expected "7748", got "7749"');
+    answer(r, 'canary', 'canary', 'wrong_output', 'wrong answer: expected "7748", got "7749"');
     expect(r.verdict).toBe('degraded/wrong_output');
     expect(r.s.cause).toContain('expected "7748", got "7749"');
   });
 
   it('outranks a slow or leaking probe and stays while answers stay wrong', () => {
-    const r = new Run();
-    r.round();
-    r.probe('chat', 'chat', 'toolcall_leak');
-    r.probe('canary', 'canary', 'wrong_output');
-    r.probe('canary', 'canary', 'wrong_output');
+    const r = new Run(cfg);
+    round(r);
+    answer(r, 'chat', 'chat', 'toolcall_leak');
+    answer(r, 'canary', 'canary', 'wrong_output');
+    answer(r, 'canary', 'canary', 'wrong_output');
     expect(r.verdict).toBe('degraded/wrong_output');
     expect(r.s.slots['canary|router|fresh']!.wrongStreak).toBe(2);
   });
 
   it('is a finished completion: it neither wedges the target nor counts toward a wedge', () => {
-    const r = new Run();
-    r.round();
-    for (let i = 0; i < 5; i++) r.round('wrong_output');
+    const r = new Run(cfg);
+    round(r);
+    for (let i = 0; i < 5; i++) round(r, 'wrong_output');
     expect(r.s.state).toBe('degraded');
     expect(r.s.slots['canary|router|fresh']!.failStreak).toBe(0);
   });
 
   it('recovers to ok after recoverAfter passing rounds, not after one', () => {
-    const r = new Run();
-    r.round();
-    r.round('wrong_output');
-    r.round();
+    const r = new Run(cfg);
+    round(r);
+    round(r, 'wrong_output');
+    round(r);
     expect(r.verdict).toBe('degraded/wrong_output');
-    r.round();
+    round(r);
     expect(r.verdict).toBe('ok/null');
   });
 });
 
 describe('structured_output_stalled', () => {
   it('structured probes timing out while chat and canary pass → degraded/structured_output_stalled', () => {
-    const r = new Run();
-    r.round();
-    r.round('ok', 'timeout');
+    const r = new Run(cfg);
+    round(r);
+    round(r, 'ok', 'timeout');
     expect(r.s.state).toBe('ok'); // one timeout is not yet a failing slot (wedgeAfter 2)
-    r.round('ok', 'timeout');
+    round(r, 'ok', 'timeout');
     expect(r.verdict).toBe('degraded/structured_output_stalled');
     expect(r.s.cause).toContain('completions without a response_format pass');
-    r.round();
-    r.round();
+    round(r);
+    round(r);
     expect(r.verdict).toBe('ok/null');
   });
 
   it('everything failing is a wedge, not a grammar problem', () => {
-    const r = new Run();
-    r.round();
+    const r = new Run(cfg);
+    round(r);
     for (let i = 0; i < 2; i++) {
-      r.probe('chat', 'chat', 'timeout');
-      r.probe('canary', 'canary', 'timeout');
-      r.probe('json', 'structured', 'timeout');
+      answer(r, 'chat', 'chat', 'timeout');
+      answer(r, 'canary', 'canary', 'timeout');
+      answer(r, 'json', 'structured', 'timeout');
     }
     expect(r.s.state).toBe('wedged');
   });
 
   it('structured output that breaks its schema is wrong_output', () => {
-    const r = new Run();
-    r.round();
-    r.round('ok', 'wrong_output');
+    const r = new Run(cfg);
+    round(r);
+    round(r, 'ok', 'wrong_output');
     expect(r.verdict).toBe('degraded/wrong_output');
   });
 });

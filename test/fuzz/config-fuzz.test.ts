@@ -10,7 +10,8 @@ import { ConfigError, parseConfigText, type LoadedConfig } from '../../src/confi
 import { restartOnlyChanges } from '../../src/config/reload-limits.js';
 import { Daemon } from '../../src/daemon.js';
 import { routePlugins } from '../../src/server/plugins.js';
-import { capturingLogger, tempDir } from '../web/helpers.js';
+import { capturingLogger } from '../helpers/logger.js';
+import { tempDir } from '../web/helpers.js';
 import { mulberry32, mutateText, mutateTree } from './mutate.js';
 
 const CASES = 1000;

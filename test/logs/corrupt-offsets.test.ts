@@ -5,11 +5,10 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
 import { previousOf } from '../../src/logs/state-store.js';
 import { waitFor } from '../helpers/wait.js';
+import { capturingLogger } from '../helpers/logger.js';
 import { harness, source } from './helpers.js';
 
 let dir: string;
@@ -25,16 +24,7 @@ const MARK = (n: number) =>
 const OFFSETS = () => join(dir, 'log-offsets-t1.json');
 
 function run() {
-  const lines: string[] = [];
-  const logger = createLogger({
-    destination: new Writable({
-      write: (c, _e, cb) => {
-        lines.push(String(c));
-        cb();
-      },
-    }),
-    level: 'warn',
-  });
+  const { logger, lines } = capturingLogger('warn');
   const h = harness({
     sources: [source({ path: join(dir, 'prefill.log'), service: 'prefill' })],
     stateDir: dir,

@@ -6,11 +6,10 @@ import * as fs from 'node:fs';
 import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, expect, it } from 'vitest';
 import { LogWindows, type LogWindow } from '../../src/incidents/log-window.js';
-import { createLogger } from '../../src/logger.js';
 import { waitFor } from '../helpers/wait.js';
+import { capturingLogger } from '../helpers/logger.js';
 import { harness, source } from './helpers.js';
 
 const dirs: string[] = [];
@@ -58,16 +57,7 @@ it('a FIFO swapped in between the stat and the open: no freeze, skipped with a w
       return fs.openSync(p, flags ?? 'r', mode);
     }) as typeof fs.openSync,
   };
-  const lines: string[] = [];
-  const logger = createLogger({
-    destination: new Writable({
-      write: (c, _e, cb) => {
-        lines.push(String(c));
-        cb();
-      },
-    }),
-    level: 'warn',
-  });
+  const { logger, lines } = capturingLogger('warn');
   const h = harness({
     sources: [source({ path: f, service: 'prefill', from: 'start' })],
     stateDir: dir,

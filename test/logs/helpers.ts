@@ -1,10 +1,9 @@
-import { Writable } from 'node:stream';
 import client from 'prom-client';
 import { LOG_PACKS, logSourceSchema, type LogSourceConfig } from '../../src/config/schema.js';
-import { createLogger } from '../../src/logger.js';
 import { LogWatcher, type LogWatcherOptions } from '../../src/logs/watcher.js';
 import { createEngineMetrics, createLogMetrics } from '../../src/metrics.js';
 import type { EngineSignal, LogEventSignal } from '../../src/signals.js';
+import { quietLogger } from '../helpers/logger.js';
 
 export function source(over: Partial<LogSourceConfig> & { path: string }): LogSourceConfig {
   return logSourceSchema.parse({ service: 'decode', packs: [...LOG_PACKS], ...over });
@@ -15,12 +14,11 @@ export function harness(opts: Partial<LogWatcherOptions> & { sources: LogSourceC
   const metrics = { ...createLogMetrics(registry), ...createEngineMetrics(registry) };
   const events: LogEventSignal[] = [];
   const engine: EngineSignal[] = [];
-  const sink = new Writable({ write: (_c, _e, cb) => cb() });
   const watcher = new LogWatcher({
     target: 't1',
     userRules: [],
     metrics,
-    logger: createLogger({ destination: sink, level: 'error' }),
+    logger: quietLogger('error'),
     onEvent: (e) => events.push(e),
     onEngine: (e) => engine.push(e),
     follow: { pollMs: 50, idleFlushMs: 300, retireQuietMs: 1000 },

@@ -6,14 +6,13 @@ import * as realFsp from 'node:fs/promises';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Journal } from '../../src/detect/journal.js';
-import { createLogger } from '../../src/logger.js';
 import { OffsetStore } from '../../src/logs/offsets.js';
 import { CursorStore } from '../../src/logs/state-store.js';
 import { waitFor } from '../helpers/wait.js';
 import { harness, source } from './helpers.js';
+import { quietLogger } from '../helpers/logger.js';
 
 /** While set, writes to matching files write half their bytes and fail with ENOSPC (a disk filling up). */
 const full = { on: false, match: /./ };
@@ -200,11 +199,10 @@ describe('LogWatcher on a full state directory', () => {
 
 describe('events journal on a full disk', () => {
   it('a torn line swallows no event: the failed write is cut back and retried', async () => {
-    const sink = new Writable({ write: (_c, _e, cb) => cb() });
     const errors: string[] = [];
     const j = new Journal({
       dir,
-      logger: createLogger({ destination: sink, level: 'fatal' }),
+      logger: quietLogger('fatal'),
       retryMs: 20,
       onWriteError: (m) => errors.push(m),
     });
@@ -229,7 +227,7 @@ describe('events journal on a full disk', () => {
     const parsed = lines.map((l) => JSON.parse(l) as { summary: string });
     expect(parsed.map((e) => e.summary).sort()).toEqual(['event 1', 'event 2', 'event 3']);
     expect(errors).toHaveLength(1);
-    const again = new Journal({ dir, logger: createLogger({ destination: sink, level: 'fatal' }) });
+    const again = new Journal({ dir, logger: quietLogger('fatal') });
     expect(
       again
         .query()

@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { steppedPoll } from '../helpers/stepped-poll.js';
 import { waitFor } from '../helpers/wait.js';
 import { harness, source } from './helpers.js';
 
@@ -205,36 +206,43 @@ describe('LogWatcher', () => {
   it('a directory at the path is an unreadable error, an open that fails is a permission error; no crash', async () => {
     mkdirSync(join(dir, 'isdir.log'));
     const locked = join(dir, 'locked.log');
-    writeFileSync(locked, 'x\n');
+    writeFileSync(locked, ABORT(1));
+    let denied = true;
+    let opens = 0;
     const failingFs = {
       ...fs,
       openSync: ((p: fs.PathLike, flags: fs.OpenMode) => {
-        if (String(p) === locked)
-          throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+        if (String(p) === locked) {
+          opens++;
+          if (denied) throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+        }
         return fs.openSync(p, flags);
       }) as typeof fs.openSync,
     };
+    const clock = steppedPoll();
     const h = await started(
       harness({
         sources: [
           source({ path: join(dir, 'isdir.log'), service: 'a' }),
-          source({ path: locked, service: 'b' }),
+          source({ path: locked, service: 'b', from: 'start' }),
         ],
         stateDir: dir,
-        follow: { pollMs: 30, fs: failingFs },
+        follow: { fs: failingFs, poll: clock.poll },
       }),
     );
-    await waitFor(
-      async () => (await h.value('logReadErrors', { reason: 'unreadable', service: 'a' })) === 1,
-      { what: 'unreadable' },
-    );
-    await waitFor(
-      async () => (await h.value('logReadErrors', { reason: 'permission', service: 'b' })) === 1,
-      { what: 'permission' },
-    );
-    // Retried silently, not counted on every poll.
-    await new Promise((r) => setTimeout(r, 200));
+    // start() polls once.
+    expect(await h.value('logReadErrors', { reason: 'unreadable', service: 'a' })).toBe(1);
     expect(await h.value('logReadErrors', { reason: 'permission', service: 'b' })).toBe(1);
+    // Five more polls: each retries the open (counted here), none counts the error again.
+    const before = opens;
+    clock.step(5);
+    expect(opens - before).toBe(5);
+    expect(await h.value('logReadErrors', { reason: 'permission', service: 'b' })).toBe(1);
+    expect(await h.value('logReadErrors', { reason: 'unreadable', service: 'a' })).toBe(1);
+    // The retry is real: once the open succeeds, the file is read.
+    denied = false;
+    clock.step();
+    expect(h.events.map((e) => e.line)).toEqual([ABORT(1).trimEnd()]);
   });
 
   it('a binary file is an error metric; a 10 MB single line is truncated, counted, and reading goes on', async () => {
@@ -289,18 +297,45 @@ describe('LogWatcher', () => {
     expect(await h.value('logLines')).toBe(1);
   });
 
+  it('polls on the clock it is given: one subscription per follower, a read per step, let go at stop', async () => {
+    const f = join(dir, 'c.log');
+    writeFileSync(f, '');
+    const clock = steppedPoll();
+    const h = harness({ sources: [source({ path: f })], stateDir: dir, follow: { poll: clock.poll } });
+    await h.watcher.start();
+    expect(clock.subscribers).toBe(1);
+    appendFileSync(f, ABORT(1));
+    clock.step();
+    expect(h.events).toHaveLength(1);
+    await h.watcher.stop();
+    expect(clock.subscribers).toBe(0);
+  });
+
   it('follows a rename: lines written to the old inode after the rename are not lost', async () => {
     const f = join(dir, 'r.log');
     writeFileSync(f, '');
-    const h = await started(harness({ sources: [source({ path: f })], stateDir: dir }));
+    const clock = steppedPoll();
+    // A fixed time: the renamed file is never quiet long enough to be let go between these polls.
+    const h = await started(
+      harness({
+        sources: [source({ path: f })],
+        stateDir: dir,
+        now: () => 1_000_000,
+        follow: { poll: clock.poll },
+      }),
+    );
     const fd = fs.openSync(f, 'a');
     fs.writeSync(fd, ABORT(1));
     renameSync(f, `${f}.1`);
-    await new Promise((r) => setTimeout(r, 120));
+    // One poll: the rename is seen and the old inode retired before the writer writes to it again.
+    clock.step();
+    expect(await h.value('logRotations', { kind: 'rename' })).toBe(1);
+    expect(h.events).toHaveLength(1);
     fs.writeSync(fd, ABORT(2));
     fs.closeSync(fd);
     writeFileSync(f, ABORT(3));
-    await waitFor(() => h.events.length === 3, { what: 'all three lines' });
+    clock.step();
+    expect(h.events.map((e) => e.line)).toEqual([ABORT(1), ABORT(2), ABORT(3)].map((l) => l.trimEnd()));
     expect(await h.value('logRotations', { kind: 'rename' })).toBe(1);
   });
 });

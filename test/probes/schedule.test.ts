@@ -1,13 +1,12 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
-import { createLogger } from '../../src/logger.js';
 import { createProbeMetrics } from '../../src/metrics.js';
 import { phaseOffset, ProbeScheduler } from '../../src/probes/schedule.js';
 import type { ProbeResultSignal } from '../../src/signals.js';
 import { healthyHandler, startServer, type TestServer } from './hostile.js';
 import { waitFor } from '../helpers/wait.js';
-import { Writable } from 'node:stream';
+import { capturingLogger } from '../helpers/logger.js';
 
 let servers: TestServer[] = [];
 let schedulers: ProbeScheduler[] = [];
@@ -18,24 +17,13 @@ afterEach(async () => {
   servers = [];
 });
 
-function sink() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(c, _e, cb) {
-      lines.push(c.toString());
-      cb();
-    },
-  });
-  return { lines, logger: createLogger({ destination, level: 'debug' }) };
-}
-
 function scheduler(yaml: string, clock?: { t: number }, wallOnly?: { t: number }) {
   const loaded = parseConfigText(yaml, 'test.yaml', { TOKEN: 'sekrit-token-123' });
   const target = loaded.config.targets[0]!;
   const registry = new Registry();
   const metrics = createProbeMetrics(registry);
   const results: ProbeResultSignal[] = [];
-  const log = sink();
+  const log = capturingLogger('debug');
   const s = new ProbeScheduler({
     target,
     headers: loaded.headers.get(target.name)!,
@@ -300,7 +288,7 @@ targets:
       target,
       headers: loaded.headers.get(target.name)!,
       metrics,
-      logger: sink().logger,
+      logger: capturingLogger('debug').logger,
       onResult: () => {},
       now: () => Date.now(),
       monoNow: () => performance.now(),

@@ -1,14 +1,13 @@
 // Probes against the simulated SGLang PD deployment (src/sim): each fault shows up as the probe result
 // the detector relies on.
 import { Registry } from 'prom-client';
-import { Writable } from 'node:stream';
 import { afterEach, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
-import { createLogger } from '../../src/logger.js';
 import { createProbeMetrics } from '../../src/metrics.js';
 import { ProbeScheduler } from '../../src/probes/schedule.js';
 import { startSim, type Sim } from '../../src/sim/index.js';
 import { tripBootstrapThreadDeath } from '../helpers/sim.js';
+import { quietLogger } from '../helpers/logger.js';
 
 let sim: Sim | undefined;
 let scheduler: ProbeScheduler | undefined;
@@ -19,7 +18,7 @@ afterEach(async () => {
   sim = undefined;
 });
 
-const quiet = createLogger({ destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+const quiet = quietLogger();
 
 function probesFor(s: Sim, probesYaml: string): ProbeScheduler {
   const loaded = parseConfigText(

@@ -13,7 +13,8 @@ import { readSnippet, type ProbeResponse } from '../../src/probes/request.js';
 import { REDACTED, Redactor, redactor } from '../../src/redact.js';
 import { routePlugins } from '../../src/server/plugins.js';
 import { waitFor } from '../helpers/wait.js';
-import { capturingLogger, tempDir } from '../web/helpers.js';
+import { capturingLogger } from '../helpers/logger.js';
+import { tempDir } from '../web/helpers.js';
 
 const SECRET = 'Zq7xK2mP9vR4tW8yL3nB';
 /** Every piece of the secret long enough to matter: none may show. */

@@ -11,7 +11,7 @@ import { bootstrapThreadTraceback } from '../../src/sim/logfmt.js';
 import { visibleControls } from '../../src/terminal-text.js';
 import { runCli } from '../helpers/cli.js';
 import { startServer, type TestServer } from '../probes/hostile.js';
-import { capturingLogger } from '../web/helpers.js';
+import { capturingLogger } from '../helpers/logger.js';
 
 const OSC52 = '\x1b]52;c;ZWNobyBvd25lZA==\x07';
 const TITLE = '\x1b]0;owned\x07';

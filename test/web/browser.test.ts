@@ -11,7 +11,8 @@ import { startSim, type Sim } from '../../src/sim/index.js';
 import { tripBootstrapThreadDeath } from '../helpers/sim.js';
 import { waitFor } from '../helpers/wait.js';
 import { chromium, requireChromium } from './chromium.js';
-import { capturingLogger, tempDir } from './helpers.js';
+import { capturingLogger } from '../helpers/logger.js';
+import { tempDir } from './helpers.js';
 
 const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts');
 const HOSTILE = `<script>alert(1)</script><script>document.title='pwned'</script><img src=x onerror="document.title='pwned'">`;

@@ -12,7 +12,7 @@ import { Daemon } from '../../src/daemon.js';
 import { REDACTED, redactor } from '../../src/redact.js';
 import { acceptsGzip, wantsOpenMetrics } from '../../src/server/exposition.js';
 import { routePlugins } from '../../src/server/plugins.js';
-import { capturingLogger } from './helpers.js';
+import { capturingLogger } from '../helpers/logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-exposition-'));
 let engine: Server;

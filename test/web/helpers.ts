@@ -1,9 +1,7 @@
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { connect } from 'node:tls';
-import { createLogger } from '../../src/logger.js';
 import { makeSelfSignedCert } from '../helpers/tls.js';
 
 export function tempDir(prefix: string): string {
@@ -23,17 +21,6 @@ export function selfSignedCert(
 export function replaceFile(path: string, content: string | Buffer): void {
   writeFileSync(`${path}.new`, content);
   renameSync(`${path}.new`, path);
-}
-
-export function capturingLogger(level: 'info' | 'debug' | 'trace' = 'info') {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      lines.push(chunk.toString());
-      cb();
-    },
-  });
-  return { logger: createLogger({ level, destination: sink }), lines };
 }
 
 export function basic(user: string, password: string): string {

@@ -4,7 +4,8 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
 import { routePlugins } from '../../src/server/plugins.js';
-import { capturingLogger, tempDir } from './helpers.js';
+import { capturingLogger } from '../helpers/logger.js';
+import { tempDir } from './helpers.js';
 
 const dir = tempDir('ww-remed-');
 let daemon: Daemon | undefined;

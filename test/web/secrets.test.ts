@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
 import { routePlugins } from '../../src/server/plugins.js';
 import { waitFor } from '../helpers/wait.js';
-import { capturingLogger, tempDir } from './helpers.js';
+import { capturingLogger } from '../helpers/logger.js';
+import { tempDir } from './helpers.js';
 
 const SECRET = 'tok-9f3a7c51e2d84b6a';
 const dir = tempDir('ww-secrets-');

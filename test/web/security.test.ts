@@ -11,14 +11,8 @@ import { bcryptWorker } from '../../src/server/bcrypt-pool.js';
 import { routePlugins } from '../../src/server/plugins.js';
 import { loadWebConfig, WebConfigWatcher } from '../../src/server/web-config.js';
 import { waitFor } from '../helpers/wait.js';
-import {
-  basic,
-  capturingLogger,
-  replaceFile,
-  selfSignedCert,
-  servedFingerprint,
-  tempDir,
-} from './helpers.js';
+import { capturingLogger } from '../helpers/logger.js';
+import { basic, replaceFile, selfSignedCert, servedFingerprint, tempDir } from './helpers.js';
 
 const dir = tempDir('ww-web-');
 const COST = 10;

@@ -9,7 +9,7 @@ import { connectionGuards, createServer } from '../../src/server/app.js';
 import { perAddressLimit } from '../../src/server/connection-guard.js';
 import { createMetrics } from '../../src/metrics.js';
 import { waitFor } from '../helpers/wait.js';
-import { capturingLogger } from './helpers.js';
+import { capturingLogger } from '../helpers/logger.js';
 
 const sockets: Socket[] = [];
 let app: FastifyInstance | undefined;

@@ -11,7 +11,7 @@ import { ConfigError } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
 import { loadWebConfig } from '../../src/server/web-config.js';
 import { makeSelfSignedCert } from '../helpers/tls.js';
-import { capturingLogger } from './helpers.js';
+import { capturingLogger } from '../helpers/logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-mtls-'));
 const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });

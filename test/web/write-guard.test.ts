@@ -11,7 +11,8 @@ import { foreignHost } from '../../src/server/origin-policy.js';
 import { routePlugins } from '../../src/server/plugins.js';
 import { runCli } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
-import { capturingLogger, tempDir } from './helpers.js';
+import { capturingLogger } from '../helpers/logger.js';
+import { tempDir } from './helpers.js';
 
 const dir = tempDir('ww-write-guard-');
 let daemon: Daemon | undefined;

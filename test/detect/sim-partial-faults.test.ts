@@ -1,4 +1,5 @@
-// Issue 13's diagnoses end to end: the real runtime against the simulator, one fault at a time.
+// Faults that fail only part of the probes (issue 13's diagnoses), end to end: the real runtime against the
+// simulator, one fault at a time: intermittent hangs, a leaked queue, a stuck router, our own probes' aborts.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { abortCascade } from '../../src/sim/abort-cascade.js';
@@ -32,7 +33,7 @@ const health = {
   endpoints: ['router'],
 };
 
-describe('issue 13 against the simulator', () => {
+describe('partial faults against the simulator', () => {
   it('intermittent_hang every=3 → degraded/intermittent, never wedged; disabled → ok', async () => {
     h = await startHarness({}, { probes: [chat(), health] });
     await h.waitHealthy();

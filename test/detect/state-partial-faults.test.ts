@@ -1,16 +1,10 @@
-// The classifier on issue 13's diagnoses: intermittent failures, progress that means tokens (per engine and per
-// rank), leaked PD queues, a stuck router, and the aborts our own probes cause.
+// The classifier on faults that fail only part of the probes (issue 13): intermittent failures, progress that
+// means tokens (per engine and per rank), leaked PD queues, a stuck router, and the aborts our own probes cause.
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import {
-  initialState,
-  reduce,
-  type ClassifierConfig,
-  type Step,
-  type TargetState,
-  type TickSignal,
-} from '../../src/detect/state.js';
-import type { ConnKind, EngineSignal, LogEventSignal, ProbeResultSignal, Signal } from '../../src/signals.js';
+import type { ClassifierConfig } from '../../src/detect/state.js';
+import type { EngineSignal } from '../../src/signals.js';
+import { Run } from './run.js';
 
 const base = {
   hops: ['proxy', 'router'],
@@ -24,92 +18,14 @@ const config = (detect: Record<string, unknown> = {}): ClassifierConfig => ({
   detect: detectSchema.parse({ stallAfter: '10s', abortStormCount: 3, abortStormWindow: '60s', ...detect }),
 });
 
-class Run {
-  now = 1_000_000;
-  s: TargetState = initialState('t', this.now);
-  steps: Step[] = [];
-  constructor(readonly cfg: ClassifierConfig = config()) {}
-  feed(sig: Signal | TickSignal, advance = 100): Step {
-    this.now += advance;
-    const step = reduce(this.s, sig, this.now, this.cfg);
-    this.s = step.state;
-    this.steps.push(step);
-    return step;
-  }
-  probe(p: Partial<ProbeResultSignal> & { endpoint: string; conn?: ConnKind }): Step {
-    return this.feed({
-      kind: 'probe',
-      target: 't',
-      probe: 'chat',
-      probeKind: 'chat',
-      conn: 'fresh',
-      result: 'ok',
-      start: this.now,
-      durationMs: 50,
-      ...p,
-    });
-  }
-  /** One round on every hop and connection kind; `fail` picks the slots that time out. */
-  round(fail: (endpoint: string, conn: ConnKind) => boolean = () => false): void {
-    for (const endpoint of ['proxy', 'router']) {
-      for (const conn of ['fresh', 'keepalive'] as const) {
-        this.probe({
-          endpoint,
-          conn,
-          result: fail(endpoint, conn) ? 'timeout' : 'ok',
-          reusedConnection: conn === 'keepalive',
-        });
-      }
-    }
-  }
-  engine(p: Partial<EngineSignal>, advance = 1000): Step {
-    return this.feed(
-      {
-        kind: 'engine',
-        target: 't',
-        service: 'decode',
-        source: 'metrics',
-        time: this.now,
-        scrapeOk: true,
-        ...p,
-      },
-      advance,
-    );
-  }
-  abort(rid: string | undefined): Step {
-    const sig: LogEventSignal = {
-      kind: 'log',
-      target: 't',
-      service: 'prefill',
-      rule: 'sglang_prefill_bootstrap_aborted',
-      class: 'abort',
-      severity: 'warning',
-      line: `Prefill bootstrap failed for request rank=0 req.rid='${rid ?? 'x'}' req.bootstrap_room=1 with exception KVTransferError(bootstrap_room=1): Aborted by AbortReq.`,
-      file: '/p.log',
-      offset: 0,
-      time: this.now,
-      fields: rid === undefined ? {} : { rid },
-    };
-    return this.feed(sig);
-  }
-  transitions(): string[] {
-    return this.steps.flatMap((s) =>
-      s.transition ? [`${s.transition.to}/${s.transition.diagnosis ?? '-'}`] : [],
-    );
-  }
-  diagnoses(): Array<string | null> {
-    return this.steps.map((s) => s.state.diagnosis);
-  }
-}
-
 describe('intermittent failures (issue 13 item 4)', () => {
   it('one hang in three on a slot never makes a streak, and is degraded/intermittent once 3 of the last 10 failed', () => {
-    const r = new Run();
+    const r = new Run(config());
     let n = 0;
     const failures: number[] = [];
     for (let i = 0; i < 9; i++) {
       n++;
-      r.round((e, c) => e === 'router' && c === 'fresh' && n % 3 === 0);
+      r.round('timeout', (e, c) => e === 'router' && c === 'fresh' && n % 3 === 0);
       failures.push(r.s.slots['chat|router|fresh']!.recent!.reduce((a, b) => a + b, 0));
       expect(r.s.slots['chat|router|fresh']!.failStreak).toBeLessThan(2);
     }
@@ -119,23 +35,25 @@ describe('intermittent failures (issue 13 item 4)', () => {
   });
 
   it('three isolated failures are intermittent, two are not; the window forgets old ones and the target recovers', () => {
-    const r = new Run();
-    for (let i = 0; i < 10; i++) r.round((e, c) => e === 'proxy' && c === 'fresh' && i % 3 === 0 && i < 9);
+    const r = new Run(config());
+    for (let i = 0; i < 10; i++)
+      r.round('timeout', (e, c) => e === 'proxy' && c === 'fresh' && i % 3 === 0 && i < 9);
     expect(r.s.state).toBe('degraded');
     expect(r.s.diagnosis).toBe('intermittent');
     // Passing runs push the failures out of the window.
     for (let i = 0; i < 10; i++) r.round();
     expect(r.s.state).toBe('ok');
-    const rr = new Run();
-    for (let i = 0; i < 10; i++) rr.round((e, c) => e === 'proxy' && c === 'fresh' && (i === 2 || i === 6));
+    const rr = new Run(config());
+    for (let i = 0; i < 10; i++)
+      rr.round('timeout', (e, c) => e === 'proxy' && c === 'fresh' && (i === 2 || i === 6));
     expect(rr.transitions()).toEqual(['ok/-']);
   });
 
   it('a solid wedge that recovers leaves no intermittent behind', () => {
-    const r = new Run();
+    const r = new Run(config());
     r.round();
     r.round();
-    for (let i = 0; i < 4; i++) r.round(() => true);
+    for (let i = 0; i < 4; i++) r.round('timeout', () => true);
     expect(r.s.state).toBe('wedged');
     for (let i = 0; i < 3; i++) r.round();
     expect(r.s.state).toBe('ok');
@@ -143,10 +61,10 @@ describe('intermittent failures (issue 13 item 4)', () => {
   });
 
   it('mostly failures on every slot with passes in between is wedged/intermittent, and stays wedged across single passes', () => {
-    const r = new Run();
+    const r = new Run(config());
     r.round();
     // fail, fail, pass, fail, fail, pass, …: 2 of 3 fail on every slot.
-    for (let i = 1; i <= 12; i++) r.round(() => i % 3 !== 0);
+    for (let i = 1; i <= 12; i++) r.round('timeout', () => i % 3 !== 0);
     expect(r.s.state).toBe('wedged');
     expect(r.s.diagnosis).toBe('intermittent');
     expect(r.s.cause).toContain('most runs fail on every completion slot');
@@ -155,26 +73,27 @@ describe('intermittent failures (issue 13 item 4)', () => {
   });
 
   it('a slot failing outright beside slots failing now and then is named intermittent; a solid streak alone is not', () => {
-    const r = new Run();
+    const r = new Run(config());
     r.round();
     // router/keepalive (say a 7-request tool-call matrix) fails every run; router/fresh one run in three.
-    for (let i = 1; i <= 9; i++) r.round((e, c) => e === 'router' && (c === 'keepalive' || i % 3 === 0));
+    for (let i = 1; i <= 9; i++)
+      r.round('timeout', (e, c) => e === 'router' && (c === 'keepalive' || i % 3 === 0));
     expect(r.s.state).toBe('degraded');
     expect(r.s.diagnosis).toBe('intermittent');
     expect(r.s.cause).toContain('chat on router/fresh: 3 of its last 10 runs failed');
-    const solid = new Run();
+    const solid = new Run(config());
     solid.round();
-    for (let i = 0; i < 6; i++) solid.round((e) => e === 'router');
+    for (let i = 0; i < 6; i++) solid.round('timeout', (e) => e === 'router');
     expect(solid.s.diagnosis).toBe('completions_failing');
   });
 
   it('the window is configurable (detect.intermittentFailures / intermittentWindow)', () => {
     const r = new Run(config({ intermittentFailures: 2, intermittentWindow: 4 }));
     r.round();
-    r.round((e, c) => e === 'router' && c === 'fresh');
+    r.round('timeout', (e, c) => e === 'router' && c === 'fresh');
     r.round();
     expect(r.s.state).toBe('ok');
-    r.round((e, c) => e === 'router' && c === 'fresh');
+    r.round('timeout', (e, c) => e === 'router' && c === 'fresh');
     expect(r.s.diagnosis).toBe('intermittent');
     expect(() => detectSchema.parse({ intermittentFailures: 11 })).toThrow(/intermittentWindow/);
   });
@@ -185,7 +104,7 @@ describe('progress means tokens (issue 13 item 5)', () => {
     r.feed({ kind: 'engine', target: 't', service: 'decode', source: 'log', time: r.now, ...p }, 2000);
 
   it('lines that report no tokens do not reset the stall clock: vLLM 0.0 tokens/s, a rule-extracted gauge', () => {
-    const r = new Run();
+    const r = new Run(config());
     r.round();
     logLine(r, { running: 1, progress: true });
     for (let i = 0; i < 6; i++) {
@@ -198,7 +117,7 @@ describe('progress means tokens (issue 13 item 5)', () => {
   });
 
   it('a counter going down (a restart) is not progress', () => {
-    const r = new Run();
+    const r = new Run(config());
     r.round();
     r.engine({ running: 2, finishedTotal: 100, generatedTokensTotal: 5000 });
     r.engine({ running: 2, finishedTotal: 3, generatedTokensTotal: 40 }, 6000);
@@ -207,7 +126,7 @@ describe('progress means tokens (issue 13 item 5)', () => {
   });
 
   it('one DP rank with running > 0 and no tokens while its sibling produces them is degraded/rank_stalled, naming the rank', () => {
-    const r = new Run();
+    const r = new Run(config());
     r.round();
     for (let i = 0; i < 8; i++) {
       r.engine(
@@ -249,7 +168,7 @@ describe('progress means tokens (issue 13 item 5)', () => {
   });
 
   it('per-rank lines that say so themselves (vLLM Engine 001: … 0.0 tokens/s) are judged the same way', () => {
-    const r = new Run();
+    const r = new Run(config());
     r.round();
     for (let i = 0; i < 7; i++) {
       logLine(r, { ranks: { '0': { running: 4, progress: true } }, progress: true });
@@ -261,7 +180,7 @@ describe('progress means tokens (issue 13 item 5)', () => {
   });
 
   it('an idle rank, or a rank whose siblings make no tokens either, is not rank_stalled', () => {
-    const r = new Run();
+    const r = new Run(config());
     r.round();
     for (let i = 0; i < 8; i++) {
       r.engine(
@@ -276,7 +195,7 @@ describe('progress means tokens (issue 13 item 5)', () => {
       r.round();
     }
     expect(r.s.state).toBe('ok');
-    const r2 = new Run();
+    const r2 = new Run(config());
     r2.round();
     for (let i = 0; i < 8; i++) {
       r2.engine(
@@ -375,7 +294,7 @@ describe('leaks before wedges (issue 13 item 6)', () => {
 
 describe('our own aborts are ours (issue 13 item 7)', () => {
   it('abort lines carrying an id our probe sent do not count toward a storm; the same lines without it do', () => {
-    const r = new Run();
+    const r = new Run(config());
     r.round();
     r.feed({
       kind: 'tick',
@@ -394,14 +313,14 @@ describe('our own aborts are ours (issue 13 item 7)', () => {
   });
 
   it('one id hides at most 16 lines, and only while it is among the 256 most recent ids', () => {
-    const r = new Run();
+    const r = new Run(config());
     r.round();
     r.probe({ endpoint: 'router', requestIds: ['wedgewatch-cc'] });
     for (let i = 0; i < 16; i++) r.abort('wedgewatch-cc');
     expect(r.s.aborts.length).toBe(0);
     r.abort('wedgewatch-cc');
     expect(r.s.aborts.length).toBe(1);
-    const rr = new Run();
+    const rr = new Run(config());
     rr.round();
     rr.probe({ endpoint: 'router', requestIds: ['wedgewatch-old'] });
     rr.probe({ endpoint: 'router', requestIds: Array.from({ length: 256 }, (_, i) => `wedgewatch-${i}`) });
