@@ -6,22 +6,20 @@ import type { Config } from './config/schema.js';
 import type { ReadErrorReason } from './logs/follow.js';
 import type { JournalErrorReason } from './logs/journald.js';
 import type { StateRecovery } from './logs/state-store.js';
-import { compileRuleSet } from './logs/rules.js';
+import { compileRuleSet, ruleClasses } from './logs/rules.js';
+import { probeResultNames, type Vocabulary, VOCABULARY } from './core/vocabulary.js';
 import { hasSeries, type Metrics } from './metrics.js';
 import type { ConnKind, ProbeKind, ProbeResultClass } from './signals.js';
 import type { RemediationRecord } from './remediate/remediator.js';
 
-/** Probe result classes (src/signals.ts ProbeResultClass); the satisfies check keeps the list complete. */
-export const PROBE_RESULTS = [
-  'ok',
-  'timeout',
-  'connect_error',
-  'http_error',
-  'bad_response',
-  'empty',
-  'toolcall_leak',
-  'skipped_overlap',
-] as const satisfies readonly ProbeResultClass[];
+/** Probe result classes: every one the vocabulary has (src/core/vocabulary.ts), wrong_output included. */
+export const PROBE_RESULTS = probeResultNames() as readonly ProbeResultClass[];
+
+/** The `probes_total` label sets of one slot, one per result class of `vocabulary`, to create at 0. */
+export function probeSeries(slot: ProbeSlot, target: string, vocabulary: Vocabulary = VOCABULARY) {
+  const labels = { target, probe: slot.probe, endpoint: slot.endpoint, conn: slot.conn, kind: slot.kind };
+  return probeResultNames(vocabulary).map((result) => ({ ...labels, result }));
+}
 
 export const REMEDIATION_RESULTS = [
   'success',
@@ -82,13 +80,13 @@ export function createKnownSeries(
     for (const recovery of STATE_RECOVERIES) metrics.stateLoadErrors.inc({ store, recovery }, 0);
   for (const target of config.targets) {
     for (const slot of slots.get(target.name) ?? []) {
-      const labels = { target: target.name, probe: slot.probe, endpoint: slot.endpoint, conn: slot.conn };
-      for (const result of PROBE_RESULTS) metrics.probesTotal.inc({ ...labels, kind: slot.kind, result }, 0);
+      for (const labels of probeSeries(slot, target.name)) metrics.probesTotal.inc(labels, 0);
     }
     for (const src of target.logs) {
       const labels = { target: target.name, service: src.service };
       for (const rule of compileRuleSet(src.packs, config.rules, src.service).rules) {
-        metrics.logEvents.inc({ ...labels, rule: rule.name, class: rule.class, severity: rule.severity }, 0);
+        for (const cls of ruleClasses(rule))
+          metrics.logEvents.inc({ ...labels, rule: rule.name, class: cls, severity: rule.severity }, 0);
       }
       metrics.logLines.inc(labels, 0);
       metrics.logLinesTruncated.inc(labels, 0);

@@ -2,23 +2,12 @@
 // only produce these; the detector only consumes them (docs/design.md#principles, 5: pure core, I/O at the
 // edges).
 
+import type { ConnKind, LogEventClass, ProbeKind, ProbeResultClass } from './core/vocabulary.js';
+
+// The kinds, results and classes are the vocabulary's (src/core/vocabulary.ts), re-exported for the sources.
+export type { ConnKind, LogEventClass, ProbeKind, ProbeResultClass };
+
 export type Severity = 'info' | 'warning' | 'critical';
-
-export type ConnKind = 'fresh' | 'keepalive';
-
-export type ProbeKind = 'chat' | 'toolcall' | 'health' | 'serverinfo' | 'canary' | 'structured';
-
-export type ProbeResultClass =
-  | 'ok'
-  | 'timeout'
-  | 'connect_error'
-  | 'http_error'
-  | 'bad_response'
-  | 'empty'
-  | 'toolcall_leak'
-  /** The completion finished with a wrong answer (canary) or output that breaks its schema (structured). */
-  | 'wrong_output'
-  | 'skipped_overlap';
 
 export type TimeoutPhase = 'connect' | 'headers' | 'first_token' | 'stream';
 
@@ -28,8 +17,11 @@ export interface LogEventSignal {
   target: string;
   service: string;
   rule: string;
-  /** The rule's class (thread_death, kv_bootstrap_dead, abort, …): what the line means, not which rule. */
-  class?: string;
+  /**
+   * The rule's class (thread_death, kv_bootstrap_dead, abort, …; `custom` for a user rule without one): what the
+   * line means, not which rule. The classifier keys on it, as the alerts do.
+   */
+  class: LogEventClass;
   /** The rule is the user's own (config `rules:`), not a built-in pack's: it ranks below them as a diagnosis. */
   user?: boolean;
   severity: Severity;

@@ -1,20 +1,34 @@
 // Probe kinds and the other constants the runtime needs from the config's vocabulary, free of zod: probes and
 // routes loaded by `run` import them from here, so the daemon's isolate never loads the schema (schema.ts
 // re-exports them).
+import {
+  completionKinds,
+  CONN_KINDS,
+  isCompletion,
+  PROBE_KINDS as KIND_TRAITS,
+  type ProbeKind,
+} from '../core/vocabulary.js';
 import type { ProbeConfig } from './schema.js';
 
-export const CONN_KINDS = ['fresh', 'keepalive'] as const;
-export const PROBE_KINDS = ['chat', 'toolcall', 'health', 'serverinfo', 'canary', 'structured'] as const;
+export { CONN_KINDS };
+
+/** The probe kinds, from the vocabulary (a tuple: zod's enums want at least one). */
+export const PROBE_KINDS = Object.keys(KIND_TRAITS) as [ProbeKind, ...ProbeKind[]];
+
+/** The kinds whose traits say they run a completion. */
+export type CompletionKind = {
+  [K in ProbeKind]: (typeof KIND_TRAITS)[K]['completion'] extends true ? K : never;
+}[ProbeKind];
 
 /** Kinds that run a completion through the engine (the ones that cost engine work and can trip an abort). */
-export const COMPLETION_KINDS = ['chat', 'toolcall', 'canary', 'structured'] as const;
+export const COMPLETION_KINDS = completionKinds() as readonly CompletionKind[];
 
 /** The tool-call matrix: a tool_choice case, streamed, or with `/nonstream` the same request with stream: false. */
 export const TOOL_CASES = ['auto', 'required', 'named', 'none', 'parallel', 'second_turn'] as const;
 
 /** Whether a probe kind runs a completion through the engine. */
 export function isCompletionKind(kind: string): boolean {
-  return (COMPLETION_KINDS as readonly string[]).includes(kind);
+  return isCompletion(kind);
 }
 
 /** The minimum time between two on-demand runs of a completion probe (see `onDemandInterval`). */

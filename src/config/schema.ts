@@ -6,6 +6,8 @@ import { isIP } from 'node:net';
 import { duration, durationOr, formatDuration } from './duration.js';
 import { COMPLETION_KINDS, CONN_KINDS, isCompletionKind, PROBE_KINDS, TOOL_CASES } from './kinds.js';
 import { parseJsonPath } from '../probes/serverinfo-path.js';
+import type { LogEventClass, ProbeKind } from '../core/vocabulary.js';
+import { logEventClassSchema, stateOrDiagnosisSchema } from './vocabulary-schema.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
 function listenAddressProblem(addr: string): string | undefined {
@@ -260,6 +262,15 @@ const PROBE_KIND_SCHEMAS = [
   canaryProbeSchema,
   structuredProbeSchema,
 ] as const;
+type SchemaKinds = (typeof PROBE_KIND_SCHEMAS)[number]['shape']['kind']['value'];
+// Both ways: a vocabulary kind without a schema here (or a schema for a kind it lacks) does not compile.
+const kindsCovered: [ProbeKind] extends [SchemaKinds]
+  ? [SchemaKinds] extends [ProbeKind]
+    ? true
+    : never
+  : never = true;
+void kindsCovered;
+
 function kindProblem(kind: unknown): string {
   const kinds = PROBE_KINDS.join(', ');
   return kind === undefined
@@ -503,9 +514,8 @@ export const ruleSchema = z.strictObject({
    * What the line means, exported as the `class` label of log_events_total: alerts select on it (e.g.
    * thread_death, kv_bootstrap_dead, abort), never on rule names. A user rule without one is `custom`.
    */
-  class: z
-    .string()
-    .regex(/^[a-z][a-z0-9_]{0,39}$/, 'a class is lower-case letters, digits and _ (1 to 40 characters)')
+  class: logEventClassSchema()
+    .transform((c) => c as LogEventClass)
     .default('custom'),
   /** A regular expression; named groups become event fields. */
   match: z.string().min(1),
@@ -565,7 +575,7 @@ export const captureCommandSchema = z
 export const incidentsSchema = z.strictObject({
   enabled: z.boolean().default(true),
   /** States (wedged, down, degraded) or diagnoses (e.g. keepalive_only) whose onset is captured. */
-  on: z.array(name('state or diagnosis')).min(1).default(['wedged']),
+  on: z.array(stateOrDiagnosisSchema()).min(1).default(['wedged']),
   /** Log lines from this long before the first signal are kept. */
   window: durationOr('5m'),
   /** The whole capture's deadline; remediation waits at most this long for it. */

@@ -14,6 +14,7 @@ export interface JournalEvent {
   /** Unix ms. */
   time: number;
   target: string;
+  /** The vocabulary's JournalEventType when written by this version (a file may hold older ones). */
   type: string;
   summary: string;
   data?: Record<string, unknown>;

@@ -1,26 +1,26 @@
-// What a matched log event means to the classifier. Rule names come from the packs in src/logs/packs/ and
-// from user rules, so the mapping keys on stable traits (severity, the thread the exception killed, the
-// AbortReq reason) rather than on one exact rule name.
+// What a matched log event means to the classifier: the rule's declared class (src/core/vocabulary.ts
+// LOG_EVENT_CLASSES), the same key the alerts select on. Which class a line gets is the pack's decision
+// (src/logs/packs, `class` and `classWhen`), so no engine wording or rule name is matched here.
+import {
+  diagnosisEntry,
+  type Diagnosis,
+  LOG_EVENT_CLASSES,
+  type LogClassEntry,
+  USER_RULE_RANK,
+} from '../core/vocabulary.js';
 import type { LogEventSignal } from '../signals.js';
 
-export type LogClass = { kind: 'critical'; diagnosis: string } | { kind: 'abort' } | { kind: 'other' };
+export type LogClass = { kind: 'critical'; diagnosis: Diagnosis } | { kind: 'abort' } | { kind: 'other' };
 
 const DIAGNOSIS_SAFE = /[^A-Za-z0-9_.:-]/g;
 
-/** Thread names a thread-death event carries: the rule's `thread`/`target` fields, else the `(name)` in the line. */
-function threadsOf(e: LogEventSignal): string[] {
-  const named = [e.fields.target, e.fields.thread].filter((f): f is string => f !== undefined && f !== '');
-  const inLine = /Exception in thread [^\n(]*\(([A-Za-z_][\w.]*)\)/.exec(e.line)?.[1];
-  return inLine ? [...named, inLine] : named;
-}
-
 /**
- * How specific a critical diagnosis is: a named incident (the bootstrap thread death) above any other built-in
- * rule, above the user's own rules. The verdict names the most specific evidence, not the latest line.
+ * How specific a critical diagnosis is (the vocabulary's evidence rank; a user rule's below every built-in one).
+ * The verdict names the most specific evidence, not the latest line.
  */
 export function diagnosisRank(c: { diagnosis: string; user?: boolean }): number {
-  if (!c.diagnosis.startsWith('log:')) return 3;
-  return c.user === true ? 1 : 2;
+  if (c.user === true) return USER_RULE_RANK;
+  return diagnosisEntry(c.diagnosis)?.rank ?? USER_RULE_RANK;
 }
 
 /** The most specific of `cs` (the earliest among equals: the first thing that broke). */
@@ -33,16 +33,15 @@ export function mostSpecific<T extends { diagnosis: string; user?: boolean }>(
 }
 
 export function classifyLog(e: LogEventSignal): LogClass {
+  const entry: LogClassEntry | undefined = Object.hasOwn(LOG_EVENT_CLASSES, e.class)
+    ? LOG_EVENT_CLASSES[e.class]
+    : undefined;
   if (e.severity === 'critical') {
-    const bootstrap =
-      threadsOf(e).some((t) => /bootstrap_thread/.test(t)) ||
-      /bootstrap_thread/.test(e.rule) ||
-      // The NIXL GUARD assertion is the same incident when the header went to another stream.
-      e.line.includes("First message should be b'NixlMsgGuard'");
-    if (bootstrap) return { kind: 'critical', diagnosis: 'kv_bootstrap_thread_dead' };
+    if (entry?.diagnosis !== undefined) return { kind: 'critical', diagnosis: entry.diagnosis };
     // Rule names are validated names (config or pack), never free text from the log line.
-    return { kind: 'critical', diagnosis: `log:${e.rule}`.replace(DIAGNOSIS_SAFE, '_').slice(0, 80) };
+    const diagnosis = `log:${e.rule}`.replace(DIAGNOSIS_SAFE, '_').slice(0, 80) as `log:${string}`;
+    return { kind: 'critical', diagnosis };
   }
-  if (/abort/i.test(e.rule) || e.line.includes('Aborted by AbortReq')) return { kind: 'abort' };
+  if (entry?.abort === true) return { kind: 'abort' };
   return { kind: 'other' };
 }

@@ -1,7 +1,12 @@
 // The classifier: a pure reducer `(state, signal, now) → state'` per target (docs/design.md#states). No I/O,
 // no clock of its own: the watchdog feeds it signals and ticks, and acts on the actions it returns.
 import type { DetectConfig, TargetConfig } from '../config/schema.js';
-import type { TARGET_STATES } from '../metrics.js';
+import {
+  countsForRecovery,
+  type Diagnosis,
+  failThreshold as kindFailThreshold,
+  type TARGET_STATES,
+} from '../core/vocabulary.js';
 import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass, RankSample, Signal } from '../signals.js';
 
 export type { InflightRun } from '../signals.js';
@@ -124,7 +129,7 @@ export interface CriticalMemory {
   time: number;
   service: string;
   rule: string;
-  diagnosis: string;
+  diagnosis: Diagnosis;
   line: string;
   /** From a user rule (ranks below built-in ones). */
   user?: boolean;
@@ -260,9 +265,9 @@ export { isCompletion } from './kinds.js';
 /** The run finished with an answer the probe rejected: the engine is not wedged, its output is wrong. */
 const answeredWrong = (r: ProbeResultClass) => r === 'toolcall_leak' || r === 'wrong_output';
 
-/** The failure streak at which a slot counts as failing (health probes use downAfter). */
+/** The failure streak at which a slot counts as failing (the kind's trait: health probes use downAfter). */
 export function failThreshold(kind: ProbeKind, d: DetectConfig): number {
-  return kind === 'health' ? d.downAfter : d.wedgeAfter;
+  return kindFailThreshold(kind, d);
 }
 
 export function reduce(
@@ -766,7 +771,7 @@ function recovered(s: TargetState, cfg: ClassifierConfig): boolean {
   return Object.values(s.slots)
     .filter(
       (m) =>
-        m.probeKind !== 'serverinfo' &&
+        countsForRecovery(m.probeKind) &&
         m.last !== undefined &&
         m.failStreak === 0 &&
         m.leakStreak === 0 &&

@@ -1,8 +1,8 @@
 // The verdict for a target's current memory, before hysteresis: which state the evidence points at, with
 // a diagnosis from a small fixed vocabulary (a metric label) and a cause a person can read.
-import type { ProbeKind } from '../signals.js';
+import { countsForRecovery, type Diagnosis, wedgeCauses } from '../core/vocabulary.js';
 import { noFirstTokenWithin } from './confirm.js';
-import { isCompletion } from './kinds.js';
+import { hangs as hangingKind, isCompletion } from './kinds.js';
 import { mostSpecific } from './log-classes.js';
 import type {
   ClassifierConfig,
@@ -13,20 +13,12 @@ import type {
   TargetStateName,
 } from './state.js';
 
-/** The causes a wedge usually has (log:<rule> causes come from critical rules outside the NIXL one). */
-export const WEDGE_CAUSES = [
-  'kv_bootstrap_thread_dead',
-  'engine_stalled',
-  'completions_failing',
-  'completions_hung',
-  'health_generate_failing',
-  'intermittent',
-  'router_stuck',
-] as const;
+/** The causes a wedge can have in full (log:<rule> causes come from critical rules outside the NIXL one). */
+export const WEDGE_CAUSES: readonly string[] = wedgeCauses();
 
 export interface Verdict {
   state: TargetStateName;
-  diagnosis: string | null;
+  diagnosis: Diagnosis | null;
   cause: string;
   /** For `ok`: no slot is part-way into a failure streak (unknown → ok waits for that). */
   clean: boolean;
@@ -35,8 +27,6 @@ export interface Verdict {
 const label = (m: SlotMemory) => `${m.probe} on ${m.endpoint}/${m.conn}`;
 const why = (m: SlotMemory) =>
   `${label(m)}: ${m.last?.result ?? '?'}${m.last?.error ? ` (${m.last.error})` : ''}, ${m.failStreak} in a row`;
-
-const completionKind = (k: ProbeKind | undefined) => k === 'chat' || k === 'toolcall';
 
 /** A completion run still in flight, and what its age already proves. */
 interface Hang {
@@ -57,7 +47,7 @@ function hangsOf(s: TargetState, now: number, cfg: ClassifierConfig): Hang[] {
   const out: Hang[] = [];
   for (const run of s.inflight ?? []) {
     const probe = cfg.probes[run.probe];
-    if (!completionKind(probe?.kind)) continue;
+    if (!hangingKind(probe?.kind)) continue;
     const ageMs = now - run.startedAt;
     const objective = probe?.ttftObjective;
     out.push({
@@ -128,7 +118,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   const d = cfg.detect;
   const hangs = hangsOf(s, now, cfg);
   const slots = withHangs(s, hangs, cfg);
-  const verdict = (state: TargetStateName, diagnosis: string | null, cause: string): Verdict => ({
+  const verdict = (state: TargetStateName, diagnosis: Diagnosis | null, cause: string): Verdict => ({
     state,
     diagnosis,
     cause,
@@ -205,7 +195,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     const newest = hungRuns.reduce((a, b) => (b.run.startedAt > a.run.startedAt ? b : a));
     const finishedSince = Object.values(s.slots).some(
       (m) =>
-        completionKind(m.probeKind) &&
+        isCompletion(m.probeKind) &&
         (m.last?.result === 'ok' || m.last?.result === 'toolcall_leak') &&
         m.last.start + m.last.durationMs > newest.run.startedAt,
     );
@@ -338,7 +328,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   if (completionConfigured && completion.length === 0)
     return { state: 'unknown', diagnosis: null, cause: 'no completion probe has finished yet', clean: false };
   const clean = slots
-    .filter((m) => m.probeKind !== 'serverinfo')
+    .filter((m) => countsForRecovery(m.probeKind))
     .every((m) => m.failStreak === 0 && m.leakStreak === 0 && !m.wrongStreak);
   return { state: 'ok', diagnosis: null, cause: 'completions finish on every probed hop', clean };
 }

@@ -2,6 +2,7 @@
 // confirmation rounds (a critical log line makes the probes run now) and remediation. Sources are built
 // by the runtime and only call `handle`; this file never does source I/O itself.
 import { WEDGE_CAUSES } from './verdict.js';
+import { confirmingKinds, type JournalEventType, type ProbeKind } from '../core/vocabulary.js';
 import type { TargetConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import { TARGET_STATES, hasSeries, type Metrics } from '../metrics.js';
@@ -20,6 +21,9 @@ import {
   type TargetState,
   type TickSignal,
 } from './state.js';
+
+/** The kinds a confirmation round runs (the vocabulary's `confirms` trait). */
+const CONFIRMING_KINDS = confirmingKinds() as ProbeKind[];
 
 /** What the watchdog needs of the probe scheduler: confirmation rounds. */
 export interface ConfirmationRunner {
@@ -181,7 +185,7 @@ export class TargetWatchdog {
     for (const a of step.actions) {
       if (a.kind !== 'confirm' || !this.confirmer) continue;
       this.journal('confirm', `confirmation round: ${a.reason}`, { reason: a.reason });
-      this.confirmer.runNow({ kinds: ['chat'] }).catch((err: unknown) => {
+      this.confirmer.runNow({ kinds: CONFIRMING_KINDS }).catch((err: unknown) => {
         this.log.error({ err }, 'confirmation round failed');
       });
     }
@@ -281,7 +285,7 @@ export class TargetWatchdog {
     }
   }
 
-  private journal(type: string, summary: string, data?: Record<string, unknown>): void {
+  private journal(type: JournalEventType, summary: string, data?: Record<string, unknown>): void {
     this.opts.journal.append({ time: this.now(), target: this.name, type, summary, data });
   }
 

@@ -50,7 +50,9 @@ export interface CaptureDeps {
   exec?: (argv: string[], opts: ExecOptions) => Promise<ExecResult>;
 }
 
-export type CaptureResult = 'captured' | 'partial' | 'no_space' | 'failed';
+/** The `result` label of wedgewatch_incidents_total: every one is created at 0 per target. */
+export const CAPTURE_RESULTS = ['captured', 'partial', 'no_space', 'failed'] as const;
+export type CaptureResult = (typeof CAPTURE_RESULTS)[number];
 
 export interface CaptureOutcome {
   result: CaptureResult;

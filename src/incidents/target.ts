@@ -7,7 +7,7 @@ import type { Journal } from '../detect/journal.js';
 import type { TargetState } from '../detect/state.js';
 import type { Logger } from '../logger.js';
 import type { IncidentMetrics } from '../metrics.js';
-import { captureIncident, type CaptureDeps, type CaptureOutcome } from './capture.js';
+import { CAPTURE_RESULTS, captureIncident, type CaptureDeps, type CaptureOutcome } from './capture.js';
 import { enforceRetention, incidentsDir } from './store.js';
 
 export interface TargetIncidentsOptions {
@@ -43,7 +43,7 @@ export class TargetIncidents {
     this.carried = o.previous ?? { episodeCaptured: false };
     this.now = o.now ?? Date.now;
     this.log = o.logger.child({ component: 'incidents', target: o.deps.target.name });
-    for (const result of ['captured', 'partial', 'no_space', 'failed'])
+    for (const result of CAPTURE_RESULTS)
       o.metrics.incidentsTotal.inc({ target: o.deps.target.name, result }, 0);
   }
 

@@ -10,7 +10,7 @@ import type { EngineSignal, Severity } from '../signals.js';
 import { applyEngineValues, LINE_STAMP, type EngineValues } from './engine-lines.js';
 import { addTotals, EngineRanks, engineSignal, writeEngineGauges } from './engine-ranks.js';
 import { replayTimeline, stampMs, type Timeline, type TimedSignal } from './replay-timeline.js';
-import { compileRuleSet } from './rules.js';
+import { compileRuleSet, eventClass } from './rules.js';
 import { ChunkScanner } from './scanner.js';
 import { detectFormat, LINE_FORMATS } from './formats/index.js';
 import { AutoFeed, Unwrapper, type LineFeed } from './unwrap.js';
@@ -142,10 +142,11 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
         match: (m) => {
           const meta = unwrapper?.lookup(m.offset);
           const fileOffset = meta?.offset ?? m.offset;
+          const cls = eventClass(m);
           metrics.logEvents.inc({
             ...labels,
             rule: m.rule.name,
-            class: m.rule.class,
+            class: cls,
             severity: m.rule.severity,
           });
           if (m.values) applyEngineValues(metrics, labels, m.values, Date.now(), false);
@@ -165,7 +166,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
               kind: 'log',
               ...labels,
               rule: m.rule.name,
-              class: m.rule.class,
+              class: cls,
               severity: m.rule.severity,
               line: m.line,
               file,
@@ -185,7 +186,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             lineNo: meta?.line ?? m.lineNo,
             rule: m.rule.name,
             severity: m.rule.severity,
-            class: m.rule.class,
+            class: cls,
             line: m.line,
             fields: m.fields,
             // A copy: the stamp may be a slice of a 64 KiB feed's text (an engine line's), and an event holding the

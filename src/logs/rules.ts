@@ -2,7 +2,7 @@
 // literal prefilter (one regex, built as a trie of the literals every match must contain) lets the chunk
 // scanner skip the ~99.9% of lines no rule can match without looking at them one by one.
 import type { EngineGauge, LogPack, RuleConfig } from '../config/schema.js';
-import type { Severity } from '../signals.js';
+import type { LogEventClass, Severity } from '../signals.js';
 import type { EngineValues } from './engine-lines.js';
 import { literalAvoidsBatchLines } from './batch-lines.js';
 import { PACKS, type EngineLineKind, type PackRule } from './packs/index.js';
@@ -13,7 +13,9 @@ import { isRequestEcho, prefixAllows, prefixShape } from './request-echo.js';
 export interface CompiledRule {
   name: string;
   /** The rule's class (the `class` metric label alerts select on). */
-  class: string;
+  class: LogEventClass;
+  /** Classes that replace `class` when an event's fields say so (PackRule.classWhen). */
+  classWhen?: { class: LogEventClass; in: readonly string[]; re: RegExp }[];
   severity: Severity;
   re: RegExp;
   /** At least one of these occurs in every matching line; null = the rule must see every line. */
@@ -56,6 +58,21 @@ export interface RuleMatch {
   fields: Record<string, string>;
   values?: EngineValues;
 }
+
+/** The class an event of this match carries: the rule's, unless a `classWhen` entry matches its fields. */
+export function eventClass(m: Pick<RuleMatch, 'rule' | 'line' | 'fields'>): LogEventClass {
+  for (const w of m.rule.classWhen ?? []) {
+    const texts = w.in.map((f) => (f === '$line' ? m.line : m.fields[f]));
+    if (texts.some((t) => t !== undefined && w.re.test(t))) return w.class;
+  }
+  return m.rule.class;
+}
+
+/** Every class a rule's events can carry (the label sets to pre-create). */
+export const ruleClasses = (r: CompiledRule): LogEventClass[] => [
+  r.class,
+  ...(r.classWhen ?? []).map((w) => w.class).filter((c) => c !== r.class),
+];
 
 export class RuleError extends Error {
   constructor(readonly problems: string[]) {
@@ -105,6 +122,9 @@ function compileOne(rule: RuleConfig | PackRule, user: boolean): CompiledRule {
     name: rule.name,
     // Config parsing defaults it; a rule object built in code without one is custom too.
     class: rule.class ?? 'custom',
+    ...('classWhen' in rule && rule.classWhen !== undefined
+      ? { classWhen: rule.classWhen.map((w) => ({ class: w.class, in: w.in, re: new RegExp(w.match) })) }
+      : {}),
     severity: rule.severity,
     re: userRegExp(rule.match, user),
     literals: lits === null || lits.some((l) => l.length < 3) ? null : lits,

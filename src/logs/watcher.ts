@@ -13,7 +13,7 @@ import { DirGlobFollower, hasDirGlob } from './dir-glob.js';
 import { eventRef, lineTime } from './event-ref.js';
 import { CursorStore } from './state-store.js';
 import { JournalFollower } from './journald.js';
-import { compileRuleSet, type RuleSet } from './rules.js';
+import { compileRuleSet, eventClass, type RuleSet } from './rules.js';
 import { ChunkScanner, type ScanSink } from './scanner.js';
 import { detectFormat, LINE_FORMATS } from './formats/index.js';
 import { AutoFeed, MetaRing, Unwrapper, type LineFeed, type LineMeta } from './unwrap.js';
@@ -248,7 +248,8 @@ export class LogWatcher {
         const now = this.now();
         const own = Number.isFinite(stamped) ? stamped : old ? lineTime(m.line, now) : NaN;
         const time = Number.isFinite(own) ? Math.min(own, now) : now;
-        const rule = { rule: m.rule.name, class: m.rule.class };
+        const cls = eventClass(m);
+        const rule = { rule: m.rule.name, class: cls };
         metrics.logEvents.inc({ ...labels, ...rule, severity: m.rule.severity });
         metrics.logLastEvent.set({ ...labels, ...rule }, time / 1000);
         if (m.values) this.o.onEngine(applyEngineValues(metrics, labels, m.values, time, false));
@@ -256,7 +257,7 @@ export class LogWatcher {
           kind: 'log',
           ...labels,
           rule: m.rule.name,
-          class: m.rule.class,
+          class: cls,
           ...(m.rule.user ? { user: true } : {}),
           severity: m.rule.severity,
           line: m.line,

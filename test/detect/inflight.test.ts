@@ -17,6 +17,7 @@ function tracebackAt(time: number): LogEventSignal {
     target: 'dsv4-pd',
     service: 'prefill',
     rule: 'nixl_bootstrap_thread_died',
+    class: 'kv_bootstrap_dead',
     severity: 'critical',
     line: THREAD_DEATH,
     file: '/var/log/sglang/prefill.log',

@@ -87,6 +87,7 @@ export class Run {
       target: 't',
       service: 'prefill',
       rule: 'some_rule',
+      class: 'custom',
       severity: 'info',
       line: '',
       file: '/x.log',

@@ -115,6 +115,7 @@ describe('classifier: diagnoses', () => {
     const step = r.log({
       severity: 'critical',
       rule: 'nixl_bootstrap_thread_died',
+      class: 'kv_bootstrap_dead',
       line: THREAD_DEATH,
       fields: { thread: 'bootstrap_thread' },
     });
@@ -122,7 +123,12 @@ describe('classifier: diagnoses', () => {
     expect(step.events.map((e) => e.type)).toContain('critical_log');
     expect(r.s.state).toBe('ok');
     // Within confirmInterval: no second round.
-    const again = r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_died', line: THREAD_DEATH });
+    const again = r.log({
+      severity: 'critical',
+      rule: 'nixl_bootstrap_thread_died',
+      class: 'kv_bootstrap_dead',
+      line: THREAD_DEATH,
+    });
     expect(again.actions).toEqual([]);
     r.now += 500;
     r.probe({ endpoint: 'router', result: 'timeout', start: r.now, durationMs: 1000, confirmation: true });
@@ -135,6 +141,7 @@ describe('classifier: diagnoses', () => {
       r.log({
         severity: 'critical',
         rule: 'x_thread_died',
+        class: 'kv_bootstrap_dead',
         line: 'Exception in thread Thread-9 (bootstrap_thread):',
       }).actions,
     ).toHaveLength(1);
@@ -143,7 +150,13 @@ describe('classifier: diagnoses', () => {
   it('a confirmation probe still in flight confirmAfter after the critical line confirms it (no waiting for its timeout)', () => {
     const r = run();
     r.round();
-    r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_dead', line: THREAD_DEATH, time: r.now });
+    r.log({
+      severity: 'critical',
+      rule: 'nixl_bootstrap_thread_dead',
+      class: 'kv_bootstrap_dead',
+      line: THREAD_DEATH,
+      time: r.now,
+    });
     const startedAt = r.now;
     const inflight = [{ probe: 'chat', endpoint: 'router', conn: 'fresh' as const, startedAt }];
     r.feed({ kind: 'tick', inflight }, cfg.detect.confirmAfter - 500);
@@ -168,7 +181,13 @@ describe('classifier: diagnoses', () => {
   it('a slow stream confirms nothing: in flight past confirmAfter with its first token, or cut mid-stream', () => {
     const r = run();
     r.round();
-    r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_dead', line: THREAD_DEATH, time: r.now });
+    r.log({
+      severity: 'critical',
+      rule: 'nixl_bootstrap_thread_dead',
+      class: 'kv_bootstrap_dead',
+      line: THREAD_DEATH,
+      time: r.now,
+    });
     const startedAt = r.now;
     const streaming = [
       { probe: 'chat', endpoint: 'router', conn: 'fresh' as const, startedAt, firstTokenMs: 300 },
@@ -198,7 +217,13 @@ describe('classifier: diagnoses', () => {
   it('a failure whose first token came only after confirmAfter confirms (no first token in time)', () => {
     const r = run();
     r.round();
-    r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_dead', line: THREAD_DEATH, time: r.now });
+    r.log({
+      severity: 'critical',
+      rule: 'nixl_bootstrap_thread_dead',
+      class: 'kv_bootstrap_dead',
+      line: THREAD_DEATH,
+      time: r.now,
+    });
     const start = r.now;
     r.probe({
       endpoint: 'router',
@@ -223,7 +248,13 @@ describe('classifier: diagnoses', () => {
   it('a thread death during the first round, which then passes, still names the wedge that follows', () => {
     const r = run();
     const roundStart = r.now;
-    r.log({ severity: 'critical', rule: 'nixl_bootstrap_thread_dead', line: THREAD_DEATH, time: r.now + 50 });
+    r.log({
+      severity: 'critical',
+      rule: 'nixl_bootstrap_thread_dead',
+      class: 'kv_bootstrap_dead',
+      line: THREAD_DEATH,
+      time: r.now + 50,
+    });
     // The round was in flight before the thread died: it passes, and the target is ok for now.
     for (const endpoint of ['proxy', 'router']) {
       for (const conn of ['fresh', 'keepalive'] as const) r.probe({ endpoint, conn, start: roundStart });
@@ -238,7 +269,12 @@ describe('classifier: diagnoses', () => {
   it('names the thread from the line when the rule has no field', () => {
     const r = run();
     r.round();
-    r.log({ severity: 'critical', rule: 'python_thread_exception', line: THREAD_DEATH });
+    r.log({
+      severity: 'critical',
+      rule: 'python_thread_exception',
+      class: 'kv_bootstrap_dead',
+      line: THREAD_DEATH,
+    });
     r.probe({ endpoint: 'router', result: 'http_error', start: r.now + 200 });
     expect(r.s.diagnosis).toBe('kv_bootstrap_thread_dead');
   });
@@ -423,6 +459,7 @@ describe('classifier: diagnoses', () => {
     const abort = () =>
       r.log({
         rule: 'prefill_bootstrap_failed',
+        class: 'abort',
         severity: 'warning',
         line: 'KVTransferError(bootstrap_room=1): Aborted by AbortReq.',
       });
@@ -442,7 +479,12 @@ describe('classifier: diagnoses', () => {
     r.round();
     r.round();
     for (let i = 0; i < 3; i++)
-      r.log({ rule: 'sglang_decode_transfer_aborted', severity: 'warning', line: 'Aborted by AbortReq.' });
+      r.log({
+        rule: 'sglang_decode_transfer_aborted',
+        class: 'abort',
+        severity: 'warning',
+        line: 'Aborted by AbortReq.',
+      });
     expect(r.s.diagnosis).toBe('abort_storm');
     r.round('timeout');
     r.round('timeout');
@@ -625,7 +667,12 @@ describe('classifier: diagnoses', () => {
 });
 
 describe('classifier: the most specific evidence names the wedge (issue 16, item 8)', () => {
-  const death = { severity: 'critical' as const, rule: 'nixl_bootstrap_thread_died', line: THREAD_DEATH };
+  const death = {
+    severity: 'critical' as const,
+    rule: 'nixl_bootstrap_thread_died',
+    class: 'kv_bootstrap_dead' as const,
+    line: THREAD_DEATH,
+  };
   const userLine = {
     severity: 'critical' as const,
     rule: 'oom_killed',

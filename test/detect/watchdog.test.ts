@@ -11,7 +11,7 @@ import { TargetWatchdog, Watchdog } from '../../src/detect/watchdog.js';
 import { createMetrics } from '../../src/metrics.js';
 import { createRuntime } from '../../src/runtime.js';
 import type { ProbeFilter } from '../../src/probes/schedule.js';
-import type { ProbeResultSignal } from '../../src/signals.js';
+import type { LogEventClass, ProbeResultSignal } from '../../src/signals.js';
 import type { TargetState } from '../../src/detect/state.js';
 import { statusRoutes } from '../../src/server/status-routes.js';
 
@@ -109,6 +109,7 @@ describe('TargetWatchdog', () => {
       target: 'pd',
       service: 'prefill',
       rule: 'nixl_bootstrap_thread_died',
+      class: 'kv_bootstrap_dead',
       severity: 'critical',
       line: 'Exception in thread Thread-3 (bootstrap_thread):\nTraceback (most recent call last):',
       file: '/p.log',
@@ -228,12 +229,13 @@ describe('TargetWatchdog', () => {
       remediate: { command: ['true'], dryRun: true, after: '1s', cooldown: '1s', maxPerHour: 10 },
     });
     probe('ok');
-    const line = (rule: string, text: string, user?: boolean) =>
+    const line = (rule: string, cls: LogEventClass, text: string, user?: boolean) =>
       wd.handle({
         kind: 'log',
         target: 'pd',
         service: 'prefill',
         rule,
+        class: cls,
         severity: 'critical',
         line: text,
         file: '/p.log',
@@ -242,11 +244,15 @@ describe('TargetWatchdog', () => {
         fields: {},
         ...(user ? { user } : {}),
       });
-    line('nixl_bootstrap_thread_died', 'Exception in thread Thread-3 (bootstrap_thread):');
+    line(
+      'nixl_bootstrap_thread_died',
+      'kv_bootstrap_dead',
+      'Exception in thread Thread-3 (bootstrap_thread):',
+    );
     probe('timeout');
     expect(wd.state.diagnosis).toBe('kv_bootstrap_thread_dead');
     clock.now += 20_000;
-    line('oom_killed', 'CUDA out of memory', true);
+    line('oom_killed', 'custom', 'CUDA out of memory', true);
     probe('timeout');
     probe('timeout');
     await wd.idle();

@@ -34,6 +34,7 @@ beforeAll(async () => {
     target: 't',
     service: 'prefill',
     rule: 'nixl_bootstrap_thread_died',
+    class: 'kv_bootstrap_dead',
     severity: 'critical',
     line: bootstrapThreadTraceback(1)[0]!,
     file: log,

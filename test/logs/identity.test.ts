@@ -35,7 +35,9 @@ const lines = (from: number, to: number) => {
   return out;
 };
 
-const SEQ = [{ name: 'seq', severity: 'info' as const, class: 'custom', match: 'seq=(?<seq>\\d+) ' }];
+const SEQ = [
+  { name: 'seq', severity: 'info' as const, class: 'custom' as const, match: 'seq=(?<seq>\\d+) ' },
+];
 
 async function watch(path: string, over: Partial<LogWatcherOptions> = {}) {
   const h = harness({

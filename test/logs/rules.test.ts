@@ -82,7 +82,7 @@ describe('user rules', () => {
       {
         name: 'q',
         severity: 'info' as const,
-        class: 'custom',
+        class: 'custom' as const,
         match: 'qdepth=(?<d>\\d+)',
         extract: { d: 'queued' as const },
         services: ['decode'],

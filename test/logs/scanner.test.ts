@@ -6,7 +6,12 @@ import type { EngineValues } from '../../src/logs/engine-lines.js';
 function make(
   max = 65_536,
   rules = [
-    { name: 'hit', severity: 'warning' as const, class: 'custom', match: 'ERR(?<code>\\d+) (?<msg>.*)$' },
+    {
+      name: 'hit',
+      severity: 'warning' as const,
+      class: 'custom' as const,
+      match: 'ERR(?<code>\\d+) (?<msg>.*)$',
+    },
   ],
 ) {
   const matches: RuleMatch[] = [];
@@ -120,7 +125,7 @@ describe('batch-line skipping', () => {
 
   function run(
     skip: boolean | undefined,
-    rules: { name: string; severity: 'warning'; class: string; match: string }[] = [],
+    rules: { name: string; severity: 'warning'; class: 'custom'; match: string }[] = [],
   ) {
     const set = compileRuleSet(['sglang', 'nixl', 'python'], rules);
     if (skip !== undefined) set.skipBatchLines = skip;
@@ -196,7 +201,7 @@ describe('batch-line skipping', () => {
     const rule = {
       name: 'busy',
       severity: 'warning' as const,
-      class: 'custom',
+      class: 'custom' as const,
       match: '#running-req: (?<n>4\\d)',
     };
     const withRule = run(undefined, [rule]);

@@ -21,6 +21,13 @@ export const pythonPack: RulePack = {
       // the literal, quadratic on a line that repeats it (issue 24).
       match: String.raw`Exception in thread (?<thread>.{1,200}?)(?: \((?<target>[\w.<>]{1,200})\))?:\s*$`,
       follows: { match: EXCEPTION_LINE, within: 100 },
+      // The PD bootstrap thread (NIXL, Mooncake: `_start_bootstrap_thread` names its thread target
+      // bootstrap_thread) dying on any exception is the KV bootstrap incident, whatever the engine pack; so is a
+      // thread death that ends on NIXL's GUARD assertion (disaggregation/nixl/conn.py, see ./nixl.ts).
+      classWhen: [
+        { class: 'kv_bootstrap_dead', in: ['target', 'thread'], match: 'bootstrap_thread' },
+        { class: 'kv_bootstrap_dead', in: ['$line'], match: "First message should be b'NixlMsgGuard'" },
+      ],
     },
     // torch/cuda memory (torch 2.0 → 2.9): `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate …`
     // (older `torch.cuda.OutOfMemoryError`). Whether it kills anything depends on who catches it: a warning.

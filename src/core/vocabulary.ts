@@ -1,0 +1,401 @@
+// The detector's vocabulary in one place: probe kinds and their traits, probe results, target states,
+// diagnoses, log event classes and journal event types. Everything that names one (the config schema, the
+// verdict, the pre-created metric series, the README and runbook checks) derives from these tables, so a new
+// kind or diagnosis is one entry here and cannot be forgotten silently elsewhere. Pure data: imports nothing.
+
+export const CONN_KINDS = ['fresh', 'keepalive'] as const;
+export type ConnKind = (typeof CONN_KINDS)[number];
+
+/** Which detect threshold a failing slot of the kind must reach before it counts as failing. */
+export type FailAfter = 'wedgeAfter' | 'downAfter';
+
+export interface ProbeKindTraits {
+  /** Runs a completion through the engine: a finished one proves the engine is not stuck; it costs engine work. */
+  readonly completion: boolean;
+  /** A run in flight is judged before its timeout fires (hangAfter, confirmAfter, the TTFT objective). */
+  readonly hangs: boolean;
+  /** Run by a confirmation round after a critical log line. */
+  readonly confirms: boolean;
+  readonly failAfter: FailAfter;
+  /** Its passes count towards recovery (recoverAfter); a failing one keeps a target from `ok` being clean. */
+  readonly countsForRecovery: boolean;
+}
+
+export const PROBE_KINDS = {
+  chat: { completion: true, hangs: true, confirms: true, failAfter: 'wedgeAfter', countsForRecovery: true },
+  toolcall: {
+    completion: true,
+    hangs: true,
+    confirms: false,
+    failAfter: 'wedgeAfter',
+    countsForRecovery: true,
+  },
+  canary: {
+    completion: true,
+    hangs: true,
+    confirms: false,
+    failAfter: 'wedgeAfter',
+    countsForRecovery: true,
+  },
+  structured: {
+    completion: true,
+    hangs: true,
+    confirms: false,
+    failAfter: 'wedgeAfter',
+    countsForRecovery: true,
+  },
+  health: {
+    completion: false,
+    hangs: false,
+    confirms: false,
+    failAfter: 'downAfter',
+    countsForRecovery: true,
+  },
+  // The scheduler round trip: evidence of a hang, never of recovery (it answers while completions hang).
+  serverinfo: {
+    completion: false,
+    hangs: false,
+    confirms: false,
+    failAfter: 'wedgeAfter',
+    countsForRecovery: false,
+  },
+} as const satisfies Record<string, ProbeKindTraits>;
+
+export type ProbeKind = keyof typeof PROBE_KINDS;
+
+/** The result classes of a probe run (the `result` label of wedgewatch_probes_total). */
+export const PROBE_RESULTS = {
+  ok: 'the run finished as expected',
+  timeout: 'no answer (or no first token, or no end of stream) within the timeout',
+  connect_error: 'the connection was refused or could not be opened',
+  http_error: 'an HTTP status other than 2xx',
+  bad_response: 'an answer that is not what the kind expects (no JSON, no choices, a failed check)',
+  empty: 'a completion with no content',
+  toolcall_leak: 'tool-call markup in the content instead of tool_calls',
+  wrong_output: 'a wrong answer (canary) or output that breaks its schema (structured)',
+  skipped_overlap: 'not run: the previous run of the slot was still in flight',
+} as const;
+export type ProbeResultClass = keyof typeof PROBE_RESULTS;
+
+/** Target states, best first (the order is the ranking the hysteresis uses, unknown aside). */
+export const TARGET_STATES = ['unknown', 'ok', 'degraded', 'wedged', 'down'] as const;
+export type TargetStateName = (typeof TARGET_STATES)[number];
+
+export interface DiagnosisEntry {
+  readonly states: readonly TargetStateName[];
+  /** How specific the evidence is: the verdict names the highest-ranked critical evidence (a user rule ranks 1). */
+  readonly rank: number;
+  /** The anchor of its section in docs/runbooks.md. */
+  readonly runbook: string;
+  /** The alert (alerts/wedgewatch.rules.yml) that pages or warns for it. */
+  readonly alert: string;
+  readonly meaning: string;
+}
+
+/** Diagnoses named in full. */
+export const DIAGNOSES = {
+  kv_bootstrap_thread_dead: {
+    states: ['wedged'],
+    rank: 3,
+    runbook: 'wedgewatchkvbootstrapthreaddead',
+    alert: 'WedgewatchKVBootstrapThreadDead',
+    meaning:
+      'the NIXL/Mooncake bootstrap thread traceback, confirmed by a completion failing or still in flight `confirmAfter` (5 s) after it',
+  },
+  completions_hung: {
+    states: ['wedged'],
+    rank: 3,
+    runbook: 'diagnosis-completions_hung',
+    alert: 'WedgewatchTargetWedged',
+    meaning:
+      'a completion in flight `hangAfter` (20 s) with none finished since it started, on any hop; no log line named a cause',
+  },
+  health_generate_failing: {
+    states: ['wedged'],
+    rank: 3,
+    runbook: 'diagnosis-health_generate_failing',
+    alert: 'WedgewatchTargetWedged',
+    meaning:
+      "the engine's `/health` answers 503 (or not in time) on an open port while completions fail (SGLang: detokenizer heartbeat stopped)",
+  },
+  engine_stalled: {
+    states: ['wedged', 'degraded'],
+    rank: 3,
+    runbook: 'wedgewatchenginestalled',
+    alert: 'WedgewatchEngineStalled',
+    meaning: 'running or queued requests with no progress for `stallAfter`',
+  },
+  completions_failing: {
+    states: ['wedged', 'degraded'],
+    rank: 3,
+    runbook: 'wedgewatchtargetwedged',
+    alert: 'WedgewatchTargetWedged',
+    meaning: '`wedgeAfter` failed completions in a row on every hop (or on some)',
+  },
+  router_stuck: {
+    states: ['wedged'],
+    rank: 3,
+    runbook: 'diagnosis-router_stuck',
+    alert: 'WedgewatchTargetWedged',
+    meaning:
+      "the router's in-flight requests (`smg_http_inflight_request_age_count`) above zero for `stallAfter` while every engine runs and queues nothing, and completions hang (router `/metrics` in `engines:`)",
+  },
+  intermittent: {
+    states: ['degraded', 'wedged'],
+    rank: 3,
+    runbook: 'wedgewatchintermittentfailures',
+    alert: 'WedgewatchIntermittentFailures',
+    meaning:
+      "`intermittentFailures` (3) of a completion slot's last `intermittentWindow` (10) runs failed, never two in a row; wedged when most runs fail on every slot",
+  },
+  rank_stalled: {
+    states: ['degraded'],
+    rank: 3,
+    runbook: 'wedgewatchrankstalled',
+    alert: 'WedgewatchRankStalled',
+    meaning:
+      'one data-parallel rank holds running requests with no tokens for `stallAfter` while a sibling produces them (vLLM per-engine stats lines and metrics); the cause names the rank',
+  },
+  queue_leak: {
+    states: ['degraded'],
+    rank: 3,
+    runbook: 'wedgewatchqueueleak',
+    alert: 'WedgewatchQueueLeak',
+    meaning:
+      'PD bootstrap/prealloc/transfer queues above zero for `leakAfter` (10 m) while the engine runs nothing and completions pass',
+  },
+  health_failing: {
+    states: ['down', 'degraded'],
+    rank: 3,
+    runbook: 'wedgewatchtargetdown',
+    alert: 'WedgewatchTargetDown',
+    meaning:
+      'health fails with no completion probe configured (a live server answering 503 is degraded or wedged); degraded while completions pass',
+  },
+  connection_refused: {
+    states: ['down'],
+    rank: 3,
+    runbook: 'wedgewatchtargetdown',
+    alert: 'WedgewatchTargetDown',
+    meaning: 'a probed port refuses connections `downAfter` times in a row and no hop behind it passes',
+  },
+  keepalive_only: {
+    states: ['degraded'],
+    rank: 3,
+    runbook: 'wedgewatchkeepaliveonlyfailures',
+    alert: 'WedgewatchKeepaliveOnlyFailures',
+    meaning: 'completions fail on reused keep-alive connections while fresh ones to the same hop pass',
+  },
+  slow: {
+    states: ['degraded'],
+    rank: 3,
+    runbook: 'wedgewatchttftoverobjective',
+    alert: 'WedgewatchTTFTOverObjective',
+    meaning:
+      'first token past `ttftObjective` `wedgeAfter` runs in a row (a run still in flight past it counts)',
+  },
+  toolcall_leak: {
+    states: ['degraded'],
+    rank: 3,
+    runbook: 'wedgewatchtoolcallleak',
+    alert: 'WedgewatchToolCallLeak',
+    meaning: 'tool-call markup in the content instead of `tool_calls`',
+  },
+  abort_storm: {
+    states: ['degraded'],
+    rank: 3,
+    runbook: 'wedgewatchabortstorm',
+    alert: 'WedgewatchAbortStorm',
+    meaning: '`abortStormCount` aborts within `abortStormWindow`',
+  },
+  wrong_output: {
+    states: ['degraded'],
+    rank: 3,
+    runbook: 'wedgewatchwrongoutput',
+    alert: 'WedgewatchWrongOutput',
+    meaning: 'a canary got a wrong known answer, or a structured probe output that breaks its schema',
+  },
+  structured_output_stalled: {
+    states: ['degraded'],
+    rank: 3,
+    runbook: 'diagnosis-structured_output_stalled',
+    alert: 'WedgewatchTargetDegraded',
+    meaning:
+      'structured-output probes fail `wedgeAfter` times in a row while completions without a `response_format` pass: the grammar backend, not the engine',
+  },
+} as const satisfies Record<string, DiagnosisEntry>;
+
+/** Diagnoses with a variable part: the prefix, its placeholder in the docs, and the same traits. */
+export const DIAGNOSIS_TEMPLATES = {
+  'hop:': {
+    placeholder: 'hop:<name>',
+    states: ['degraded'],
+    rank: 3,
+    runbook: 'wedgewatchtargetdegraded',
+    alert: 'WedgewatchTargetDegraded',
+    meaning:
+      "completions (or health) fail on that hop only (proxy, router) while the hops behind it pass: that hop's problem",
+  },
+  'log:': {
+    placeholder: 'log:<rule>',
+    states: ['wedged'],
+    rank: 2,
+    runbook: 'wedgewatchtargetwedged',
+    alert: 'WedgewatchTargetWedged',
+    meaning:
+      "a critical built-in rule other than the bootstrap thread death (or, ranked below it, the user's own), confirmed by a failing or hung completion",
+  },
+} as const satisfies Record<string, DiagnosisEntry & { placeholder: string }>;
+
+export type NamedDiagnosis = keyof typeof DIAGNOSES;
+export type Diagnosis = NamedDiagnosis | `hop:${string}` | `log:${string}`;
+
+/** The evidence rank of a user rule's diagnosis: below every built-in one. */
+export const USER_RULE_RANK = 1;
+
+export interface LogClassEntry {
+  readonly meaning: string;
+  /** A critical event of this class names this diagnosis (else `log:<rule>`). */
+  readonly diagnosis?: NamedDiagnosis;
+  /** An event of this class is a request abort (the abort storm counts them). */
+  readonly abort?: boolean;
+}
+
+/**
+ * What a matched log line means, as a bounded label (the `class` of wedgewatch_log_events_total): alerts and
+ * the classifier select on it, never on rule names. One class per consequence, not per wording.
+ */
+export const LOG_EVENT_CLASSES = {
+  kv_bootstrap_dead: {
+    meaning: 'the PD bootstrap thread died: no new request gets its KV cache (wedge)',
+    diagnosis: 'kv_bootstrap_thread_dead',
+  },
+  thread_death: { meaning: 'some other worker thread died; the process lives on' },
+  engine_death: {
+    meaning: 'a scheduler/manager/engine-core process or the whole server died or is being killed',
+  },
+  watchdog_timeout: { meaning: 'an engine watchdog fired (soft: a dump; hard: it kills the server)' },
+  collective_timeout: { meaning: 'NCCL/gloo collective timed out (a rank hung)' },
+  shm_hang: { meaning: 'vLLM shared-memory broadcast found no free block: a process is hanging' },
+  abort: { meaning: 'a request was aborted (client disconnect, AbortReq)', abort: true },
+  transfer_failure: { meaning: "one request's KV transfer or handshake failed" },
+  transfer_timeout: { meaning: 'a request timed out waiting for bootstrap or KV transfer' },
+  connection_lost: { meaning: 'the decode side lost the prefill bootstrap server' },
+  retract: { meaning: 'KV cache pool full: requests retracted (memory pressure)' },
+  oom: { meaning: 'out of device memory' },
+  grammar: { meaning: 'structured-output grammar failed to advance' },
+  tool_call_parse_error: { meaning: 'a tool-call parser failed and returned raw markup' },
+  health_check_failed: { meaning: "the engine's own health check failed" },
+  corruption: { meaning: 'the engine detected corrupted state' },
+  startup_info: { meaning: 'informational startup markers' },
+  custom: { meaning: "a user rule's line that declares no class of its own" },
+} as const satisfies Record<string, LogClassEntry>;
+
+export type LogEventClass = keyof typeof LOG_EVENT_CLASSES;
+/** The classes a built-in pack rule may declare (`custom` is the user rules' default only). */
+export type RuleClass = Exclude<LogEventClass, 'custom'>;
+
+/** The `type` of an events-journal entry. */
+export const JOURNAL_EVENT_TYPES = [
+  'transition',
+  'diagnosis',
+  'critical_log',
+  'critical_confirmed',
+  'critical_unconfirmed',
+  'probe_failing',
+  'probe_recovered',
+  'engine_stalled',
+  'engine_progress',
+  'rank_stalled',
+  'confirm',
+  'remediation',
+  'remediation_pause',
+  'file_change',
+  'incident',
+] as const;
+export type JournalEventType = (typeof JOURNAL_EVENT_TYPES)[number];
+
+/** The whole vocabulary: the derivations take it as an argument, so a test can extend it. */
+export interface Vocabulary {
+  readonly probeKinds: Readonly<Record<string, ProbeKindTraits>>;
+  readonly probeResults: Readonly<Record<string, string>>;
+  readonly targetStates: readonly string[];
+  readonly diagnoses: Readonly<Record<string, DiagnosisEntry>>;
+  readonly diagnosisTemplates: Readonly<Record<string, DiagnosisEntry & { placeholder: string }>>;
+  readonly logEventClasses: Readonly<Record<string, LogClassEntry>>;
+}
+
+export const VOCABULARY = {
+  probeKinds: PROBE_KINDS,
+  probeResults: PROBE_RESULTS,
+  targetStates: TARGET_STATES,
+  diagnoses: DIAGNOSES,
+  diagnosisTemplates: DIAGNOSIS_TEMPLATES,
+  logEventClasses: LOG_EVENT_CLASSES,
+} as const satisfies Vocabulary;
+
+// Derivations (pure functions of a vocabulary).
+
+const keys = <K extends string>(o: Readonly<Record<K, unknown>>): K[] => Object.keys(o) as K[];
+
+export const probeKindNames = (v: Vocabulary = VOCABULARY): string[] => keys(v.probeKinds);
+export const probeResultNames = (v: Vocabulary = VOCABULARY): string[] => keys(v.probeResults);
+
+/** The probe kinds that run a completion. */
+export const completionKinds = (v: Vocabulary = VOCABULARY): string[] =>
+  keys(v.probeKinds).filter((k) => v.probeKinds[k]!.completion);
+
+/** Whether a probe kind runs a completion through the engine (unknown or absent kinds do not). */
+export function isCompletion(kind: string | undefined, v: Vocabulary = VOCABULARY): boolean {
+  return kind !== undefined && Object.hasOwn(v.probeKinds, kind) && v.probeKinds[kind]!.completion;
+}
+
+/** Whether a run of this kind in flight is judged before its timeout. */
+export function hangs(kind: string | undefined, v: Vocabulary = VOCABULARY): boolean {
+  return kind !== undefined && Object.hasOwn(v.probeKinds, kind) && v.probeKinds[kind]!.hangs;
+}
+
+/** The kinds a confirmation round runs. */
+export const confirmingKinds = (v: Vocabulary = VOCABULARY): string[] =>
+  keys(v.probeKinds).filter((k) => v.probeKinds[k]!.confirms);
+
+export function countsForRecovery(kind: string, v: Vocabulary = VOCABULARY): boolean {
+  return !Object.hasOwn(v.probeKinds, kind) || v.probeKinds[kind]!.countsForRecovery;
+}
+
+/** The failure streak at which a slot of `kind` counts as failing. */
+export function failThreshold(
+  kind: string,
+  d: Readonly<Record<FailAfter, number>>,
+  v: Vocabulary = VOCABULARY,
+): number {
+  return d[Object.hasOwn(v.probeKinds, kind) ? v.probeKinds[kind]!.failAfter : 'wedgeAfter'];
+}
+
+/** The diagnoses a wedge can name in full (the pre-created `cause` series of wedgewatch_wedges_total). */
+export const wedgeCauses = (v: Vocabulary = VOCABULARY): string[] =>
+  keys(v.diagnoses).filter((d) => v.diagnoses[d]!.states.includes('wedged'));
+
+/** The entry of a diagnosis, named or from a template; undefined when the vocabulary has none. */
+export function diagnosisEntry(name: string, v: Vocabulary = VOCABULARY): DiagnosisEntry | undefined {
+  if (Object.hasOwn(v.diagnoses, name)) return v.diagnoses[name];
+  for (const [prefix, t] of Object.entries(v.diagnosisTemplates))
+    if (name.startsWith(prefix) && name.length > prefix.length) return t;
+  return undefined;
+}
+
+/** Whether a text names a state or a diagnosis of the vocabulary (config fields such as incidents.on). */
+export function isStateOrDiagnosis(name: string, v: Vocabulary = VOCABULARY): boolean {
+  return v.targetStates.includes(name) || diagnosisEntry(name, v) !== undefined;
+}
+
+/** The names the docs list: named diagnoses, then each template's placeholder. */
+export function documentedDiagnosisNames(v: Vocabulary = VOCABULARY): string[] {
+  return [...keys(v.diagnoses), ...Object.values(v.diagnosisTemplates).map((t) => t.placeholder)];
+}
+
+/** The entry the docs list under a name (a diagnosis or a template placeholder). */
+export function documentedDiagnosis(name: string, v: Vocabulary = VOCABULARY): DiagnosisEntry | undefined {
+  if (Object.hasOwn(v.diagnoses, name)) return v.diagnoses[name];
+  return Object.values(v.diagnosisTemplates).find((t) => t.placeholder === name);
+}
