@@ -30,20 +30,6 @@ export const PROBE_KINDS = {
     failAfter: 'wedgeAfter',
     countsForRecovery: true,
   },
-  canary: {
-    completion: true,
-    hangs: true,
-    confirms: false,
-    failAfter: 'wedgeAfter',
-    countsForRecovery: true,
-  },
-  structured: {
-    completion: true,
-    hangs: true,
-    confirms: false,
-    failAfter: 'wedgeAfter',
-    countsForRecovery: true,
-  },
   health: {
     completion: false,
     hangs: false,
@@ -58,6 +44,20 @@ export const PROBE_KINDS = {
     confirms: false,
     failAfter: 'wedgeAfter',
     countsForRecovery: false,
+  },
+  canary: {
+    completion: true,
+    hangs: true,
+    confirms: false,
+    failAfter: 'wedgeAfter',
+    countsForRecovery: true,
+  },
+  structured: {
+    completion: true,
+    hangs: true,
+    confirms: false,
+    failAfter: 'wedgeAfter',
+    countsForRecovery: true,
   },
 } as const satisfies Record<string, ProbeKindTraits>;
 
