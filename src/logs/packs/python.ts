@@ -26,7 +26,7 @@ export const pythonPack: RulePack = {
       // thread death that ends on NIXL's GUARD assertion (disaggregation/nixl/conn.py, see ./nixl.ts).
       classWhen: [
         { class: 'kv_bootstrap_dead', in: ['target', 'thread'], match: 'bootstrap_thread' },
-        { class: 'kv_bootstrap_dead', in: ['$line'], match: "First message should be b'NixlMsgGuard'" },
+        { class: 'kv_bootstrap_dead', in: ['message'], match: "^First message should be b'NixlMsgGuard'" },
       ],
     },
     // torch/cuda memory (torch 2.0 → 2.9): `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate …`
