@@ -16,7 +16,11 @@ import type { RemediationRecord } from './remediate/remediator.js';
 export const PROBE_RESULTS = probeResultNames() as readonly ProbeResultClass[];
 
 /** The `probes_total` label sets of one slot, one per result class of `vocabulary`, to create at 0. */
-export function probeSeries(slot: ProbeSlot, target: string, vocabulary: Vocabulary = VOCABULARY) {
+export function probeSeries(
+  slot: Omit<ProbeSlot, 'kind'> & { kind: string },
+  target: string,
+  vocabulary: Vocabulary = VOCABULARY,
+) {
   const labels = { target, probe: slot.probe, endpoint: slot.endpoint, conn: slot.conn, kind: slot.kind };
   return probeResultNames(vocabulary).map((result) => ({ ...labels, result }));
 }
