@@ -35,7 +35,7 @@ const increase = (before: number | undefined, after: number | undefined) =>
 
 async function sample(m: ReturnType<typeof createMetrics>, result: string): Promise<number | undefined> {
   const got = (await m.probesTotal.get()).values.find((v) =>
-    Object.entries({ ...labels, result }).every(([k, x]) => v.labels[k] === x),
+    Object.entries({ ...labels, result }).every(([k, x]) => (v.labels as Record<string, unknown>)[k] === x),
   );
   return got?.value;
 }
