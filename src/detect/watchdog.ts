@@ -10,16 +10,16 @@ import type { PauseRecord, RemediationHistory } from '../remediate/history.js';
 import { Remediator, type RemediationRecord, type RemediatorCarry } from '../remediate/remediator.js';
 import type { FileChangeSignal, InflightRun, Signal } from '../signals.js';
 import type { Journal, JournalEvent } from './journal.js';
+import { reduceInPlace } from './state/reduce.js';
 import {
   classifierConfig,
   initialState,
-  reduceInPlace,
   type ClassifierConfig,
   type DetectEvent,
   type SlotMemory,
   type TargetState,
   type TickSignal,
-} from './state.js';
+} from './state/memory.js';
 
 /** What the watchdog needs of the probe scheduler: confirmation rounds. */
 export interface ConfirmationRunner {

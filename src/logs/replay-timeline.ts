@@ -4,13 +4,13 @@
 // or hangs. The engine stall and the abort storm come out of the core exactly as the daemon computes them.
 import { DETECT_DEFAULTS } from '../config/detect-defaults.js';
 import type { DetectConfig } from '../config/schema.js';
+import { reduceInPlace } from '../detect/state/reduce.js';
 import {
   initialState,
-  reduceInPlace,
   type ClassifierConfig,
   type DetectEvent,
   type TargetState,
-} from '../detect/state.js';
+} from '../detect/state/memory.js';
 import type { EngineSignal, LogEventSignal } from '../signals.js';
 
 export type TimedSignal = LogEventSignal | EngineSignal;

@@ -2,14 +2,14 @@
 // rank), leaked PD queues, a stuck router, and the aborts our own probes cause.
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
+import { reduce } from '../../src/detect/state/reduce.js';
 import {
   initialState,
-  reduce,
   type ClassifierConfig,
   type Step,
   type TargetState,
   type TickSignal,
-} from '../../src/detect/state.js';
+} from '../../src/detect/state/memory.js';
 import type { ConnKind, EngineSignal, LogEventSignal, ProbeResultSignal, Signal } from '../../src/signals.js';
 
 const base = {

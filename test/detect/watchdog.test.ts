@@ -12,7 +12,7 @@ import { createMetrics } from '../../src/metrics.js';
 import { createRuntime } from '../../src/runtime.js';
 import type { ProbeFilter } from '../../src/probes/schedule.js';
 import type { ProbeResultSignal } from '../../src/signals.js';
-import type { TargetState } from '../../src/detect/state.js';
+import type { TargetState } from '../../src/detect/state/memory.js';
 import { statusRoutes } from '../../src/server/status-routes.js';
 
 const logger = pino({ level: 'silent' });

@@ -2,7 +2,8 @@
 // probe that hangs while chat passes is structured_output_stalled; both recover after passes.
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import { initialState, reduce, type ClassifierConfig, type TargetState } from '../../src/detect/state.js';
+import { reduce } from '../../src/detect/state/reduce.js';
+import { initialState, type ClassifierConfig, type TargetState } from '../../src/detect/state/memory.js';
 import type { ProbeKind, ProbeResultSignal } from '../../src/signals.js';
 
 const cfg: ClassifierConfig = {
