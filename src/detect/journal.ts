@@ -8,6 +8,14 @@ import { open, rename, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { redactor } from '../redact.js';
+import type { DetectEvent } from './state/memory.js';
+
+/**
+ * Every type of event the journal holds: the classifier's own (DetectEvent) and those the watchdog, remediation and
+ * incident capture append. A consumer switches over it exhaustively, so a new or renamed type fails to compile there.
+ */
+export type JournalType =
+  DetectEvent['type'] | 'confirm' | 'remediation' | 'remediation_pause' | 'file_change' | 'incident';
 
 export interface JournalEvent {
   seq: number;
