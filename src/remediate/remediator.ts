@@ -4,7 +4,7 @@ import type { RemediateConfig } from '../config/schema.js';
 import type { TargetStateName } from '../detect/state/memory.js';
 import type { Logger } from '../logger.js';
 import type { TargetMetrics } from '../metrics.js';
-import { remediationAction } from '../known-series.js';
+import { remediationAction } from './action.js';
 import { runCommand, type ExecOptions, type ExecResult } from './exec.js';
 import {
   lockHeld,
