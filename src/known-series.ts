@@ -1,7 +1,6 @@
 // Every label set a counter can take under the loaded config, created at 0 on start and on reload. A labelled
 // counter born at its first value (1) has no earlier sample, so increase()/rate() over it read 0 and the
 // first thread death, abort or failed remediation would move no dashboard and no alert.
-import { basename } from 'node:path';
 import type { Config } from './config/schema.js';
 import type { ReadErrorReason } from './logs/follow.js';
 import type { JournalErrorReason } from './logs/journald.js';
@@ -10,6 +9,7 @@ import { compileRuleSet, ruleClasses } from './logs/rules.js';
 import { probeResultNames, type Vocabulary, VOCABULARY } from './core/vocabulary.js';
 import { hasSeries, type Metrics } from './metrics.js';
 import type { ConnKind, ProbeKind, ProbeResultClass } from './signals.js';
+import { remediationAction } from './remediate/action.js';
 import type { RemediationRecord } from './remediate/remediator.js';
 
 /** Probe result classes: every one the vocabulary has (src/core/vocabulary.ts), wrong_output included. */
@@ -59,13 +59,6 @@ export interface ProbeSlot {
   kind: ProbeKind;
   endpoint: string;
   conn: ConnKind;
-}
-
-/** The remediation `action` label: the command's base name, as the remediator exports it. */
-export function remediationAction(command: readonly string[]): string {
-  return basename(command[0] ?? '')
-    .replace(/[^A-Za-z0-9_.:-]/g, '_')
-    .slice(0, 100);
 }
 
 /**

@@ -2,6 +2,7 @@
 // runtime from the new config and only then stops the old one, so a bad config never leaves nothing running.
 // Per target: probes, log watcher, engine scrapes and file watches feed one TargetWatchdog (src/detect/).
 import { RemediationHistory } from './remediate/history.js';
+import { remediationFor } from './remediate/target.js';
 import { dirname } from 'node:path';
 import { FileWatch } from './changes/watch.js';
 import { createKnownSeries } from './known-series.js';
@@ -122,6 +123,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       previous: ctx.previous?.incidents?.get(target.name)?.carry(),
     });
     incidents.set(target.name, targetIncidents);
+    const previous = before?.carry();
     const wd = new TargetWatchdog({
       target,
       history,
@@ -129,7 +131,14 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       logger: ctx.logger,
       journal,
       incidents: targetIncidents,
-      previous: before?.carry(),
+      remediation: remediationFor(target, {
+        metrics: ctx.metrics,
+        logger: ctx.logger,
+        journal,
+        previous: previous?.remediation,
+        history,
+      }),
+      previous,
     });
     watchdog.add(wd);
     const scheduler = new ProbeScheduler({

@@ -9,8 +9,6 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import type { Daemon } from '../daemon.js';
-import { detectorTimeline } from '../detect/demo-timeline.js';
-import { incidentTimeline } from '../incidents/demo-timeline.js';
 import type { LogLevel } from '../logger.js';
 import { abortCascade } from '../sim/abort-cascade.js';
 import { parseDurationArg } from '../sim/cli-args.js';
@@ -18,6 +16,7 @@ import { demoConfig } from '../sim/demo-config.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { createLogger } from '../logger.js';
 import { addLogFlags, EXIT } from './common.js';
+import { journalTimeline } from './demo-timeline.js';
 import { parseListenAddress } from '../server/listen.js';
 import { runDaemonUntilSignal } from './run.js';
 import { describeSim } from './sim.js';
@@ -32,9 +31,6 @@ export interface DemoContext {
 
 /** Something that adds to the demo once the daemon runs (e.g. printing state transitions); may return a cleanup. */
 export type DemoExtension = (ctx: DemoContext) => void | (() => void);
-
-/** Extensions every demo run applies; features register here (one line each). */
-export const demoExtensions: DemoExtension[] = [detectorTimeline, incidentTimeline];
 
 export interface DemoOptions {
   listenAddress: string;
@@ -142,7 +138,10 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
         );
         cleanups.push(sim.onEvent((ev) => timeline(`sim:${ev.service}`, ev.message)));
         const ctx: DemoContext = { sim, daemon, configPath, timeline };
-        for (const ext of [...demoExtensions, ...(opts.extensions ?? [])]) {
+        // The journal outlives reloads (the next runtime takes it over), so one subscription serves the whole run.
+        const journal = daemon.runtime?.watchdog?.journal;
+        if (journal) cleanups.push(journalTimeline(journal, timeline));
+        for (const ext of opts.extensions ?? []) {
           const cleanup = ext(ctx);
           if (cleanup) cleanups.push(cleanup);
         }

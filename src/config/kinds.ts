@@ -23,8 +23,7 @@ export type CompletionKind = {
 /** Kinds that run a completion through the engine (the ones that cost engine work and can trip an abort). */
 export const COMPLETION_KINDS = completionKinds() as readonly CompletionKind[];
 
-/** The tool-call matrix: a tool_choice case, streamed, or with `/nonstream` the same request with stream: false. */
-export const TOOL_CASES = ['auto', 'required', 'named', 'none', 'parallel', 'second_turn'] as const;
+export { TOOL_CASES } from '../probes/tool-cases.js';
 
 /** Whether a probe kind runs a completion through the engine. */
 export function isCompletionKind(kind: string): boolean {

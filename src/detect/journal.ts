@@ -8,7 +8,6 @@ import { open, rename, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { redactor } from '../redact.js';
-
 export interface JournalEvent {
   seq: number;
   /** Unix ms. */

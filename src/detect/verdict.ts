@@ -11,7 +11,7 @@ import type {
   SlotMemory,
   TargetState,
   TargetStateName,
-} from './state.js';
+} from './state/memory.js';
 
 /** The causes a wedge can have in full (log:<rule> causes come from critical rules outside the NIXL one). */
 export const WEDGE_CAUSES: readonly string[] = wedgeCauses();

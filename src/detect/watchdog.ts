@@ -1,6 +1,7 @@
 // Wires one target's signals into the classifier and its verdicts out: metrics, the events journal,
-// confirmation rounds (a critical log line makes the probes run now) and remediation. Sources are built
-// by the runtime and only call `handle`; this file never does source I/O itself.
+// confirmation rounds (a critical log line makes the probes run now), incident capture and remediation. Sources,
+// incident capture and remediation are built by the runtime: sources only call `handle`, the two outputs are told
+// of each verdict; this file never does source I/O or runs a command itself.
 import { WEDGE_CAUSES } from './verdict.js';
 import { confirmingKinds, type JournalEventType, type ProbeKind } from '../core/vocabulary.js';
 import type { TargetConfig } from '../config/schema.js';
@@ -8,19 +9,19 @@ import type { Logger } from '../logger.js';
 import { TARGET_STATES, hasSeries, type Metrics } from '../metrics.js';
 import type { ProbeFilter } from '../probes/schedule.js';
 import type { PauseRecord, RemediationHistory } from '../remediate/history.js';
-import { Remediator, type RemediationRecord, type RemediatorCarry } from '../remediate/remediator.js';
+import type { Remediator, RemediatorCarry } from '../remediate/remediator.js';
 import type { FileChangeSignal, InflightRun, Signal } from '../signals.js';
 import type { Journal, JournalEvent } from './journal.js';
+import { reduceInPlace } from './state/reduce.js';
 import {
   classifierConfig,
   initialState,
-  reduceInPlace,
   type ClassifierConfig,
   type DetectEvent,
   type SlotMemory,
   type TargetState,
   type TickSignal,
-} from './state.js';
+} from './state/memory.js';
 
 /** The kinds a confirmation round runs (the vocabulary's `confirms` trait). */
 const CONFIRMING_KINDS = confirmingKinds() as ProbeKind[];
@@ -43,6 +44,11 @@ export interface TargetWatchdogOptions {
    * it settles (the capture's own deadline bounds it).
    */
   incidents?: { onVerdict(prev: VerdictBefore, next: TargetState): Promise<void> | undefined };
+  /**
+   * Remediation (src/remediate/target.ts, built from `target.remediate` with `previous.remediation`): considers the
+   * state after every step, unless an incident capture holds it; follows the pause.
+   */
+  remediation?: Pick<Remediator, 'consider' | 'setPaused' | 'carry' | 'idle' | 'shutdown'>;
   /** State carried over from the runtime a reload replaces. */
   previous?: { state: TargetState; paused: boolean; remediation?: RemediatorCarry };
   /** Persisted remediation history and pause (stateDir): restored when there is no `previous`. */
@@ -83,7 +89,7 @@ export class TargetWatchdog {
   private readonly cfg: ClassifierConfig;
   private readonly now: () => number;
   private readonly log: Logger;
-  private readonly remediator?: Remediator;
+  private readonly remediator?: TargetWatchdogOptions['remediation'];
   private paused: boolean;
   private confirmer?: ConfirmationRunner;
   /** An incident capture is in flight: remediation waits (at most the capture's deadline). */
@@ -99,18 +105,7 @@ export class TargetWatchdog {
     this.paused =
       opts.previous?.paused ??
       (stored !== undefined && (stored.until === undefined || stored.until > this.now()));
-    if (opts.target.remediate) {
-      this.remediator = new Remediator({
-        target: this.name,
-        config: opts.target.remediate,
-        metrics: opts.metrics,
-        logger: opts.logger,
-        onRecord: (r) => this.onRemediation(r),
-        now: this.now,
-        previous: opts.previous?.remediation,
-        history: opts.history,
-      });
-    }
+    this.remediator = opts.remediation;
     this.opts.metrics.remediationPaused.set({ target: this.name }, this.paused ? 1 : 0);
     // Counters start at 0 for the usual causes, so the first wedge is an increase() and not a series appearing.
     for (const cause of WEDGE_CAUSES) this.opts.metrics.wedgesTotal.inc({ target: this.name, cause }, 0);
@@ -376,21 +371,6 @@ export class TargetWatchdog {
         diff: c.diff,
       },
     );
-  }
-
-  private onRemediation(r: RemediationRecord): void {
-    const what = r.result === 'dry_run' ? 'would run (dry run)' : r.result;
-    const argv = r.argv.join(' ');
-    const shown = argv.length > 120 ? `${argv.slice(0, 60)} … ${argv.slice(-50)}` : argv;
-    this.journal('remediation', `remediation ${r.action} ${what}: ${shown} (${r.diagnosis})`, {
-      action: r.action,
-      argv: r.argv,
-      result: r.result,
-      diagnosis: r.diagnosis,
-      durationMs: r.durationMs,
-      code: r.code,
-      output: r.output,
-    });
   }
 }
 

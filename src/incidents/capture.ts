@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Agent, request } from '../http/undici.js';
 import type { CaptureCommandConfig, IncidentsConfig, TargetConfig } from '../config/schema.js';
 import type { Journal, JournalEvent } from '../detect/journal.js';
-import type { TargetState } from '../detect/state.js';
+import type { TargetState } from '../detect/state/memory.js';
 import { runCommand, type ExecOptions, type ExecResult } from '../remediate/exec.js';
 import type { ConnKind, ProbeResultSignal } from '../signals.js';
 import { VERSION } from '../version.js';

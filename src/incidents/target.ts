@@ -4,7 +4,7 @@
 // first: remediation waits for it, never longer.
 import type { IncidentsConfig } from '../config/schema.js';
 import type { Journal } from '../detect/journal.js';
-import type { TargetState } from '../detect/state.js';
+import type { TargetState } from '../detect/state/memory.js';
 import type { Logger } from '../logger.js';
 import type { IncidentMetrics } from '../metrics.js';
 import { CAPTURE_RESULTS, captureIncident, type CaptureDeps, type CaptureOutcome } from './capture.js';

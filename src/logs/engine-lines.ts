@@ -324,3 +324,12 @@ export function applyEngineValues(
   if (values.tokenUsage !== undefined) sig.tokenUsage = values.tokenUsage;
   return sig;
 }
+
+/** Unix ms of a line timestamp (`2026-08-10 14:00:01`, `2026-08-10T14:00:01`, vLLM `08-10 14:00:01`). */
+export function stampMs(stamp: string, year: number): number {
+  const full = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)/.exec(stamp);
+  if (full) return Date.UTC(+full[1]!, +full[2]! - 1, +full[3]!, +full[4]!, +full[5]!, +full[6]!);
+  const short = /^(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)/.exec(stamp);
+  if (short) return Date.UTC(year, +short[1]! - 1, +short[2]!, +short[3]!, +short[4]!, +short[5]!);
+  return NaN;
+}

@@ -4,13 +4,13 @@
 // or hangs. The engine stall and the abort storm come out of the core exactly as the daemon computes them.
 import { DETECT_DEFAULTS } from '../config/detect-defaults.js';
 import type { DetectConfig } from '../config/schema.js';
+import { reduceInPlace } from '../detect/state/reduce.js';
 import {
   initialState,
-  reduceInPlace,
   type ClassifierConfig,
   type DetectEvent,
   type TargetState,
-} from '../detect/state.js';
+} from '../detect/state/memory.js';
 import type { EngineSignal, LogEventSignal } from '../signals.js';
 
 export type TimedSignal = LogEventSignal | EngineSignal;
@@ -119,15 +119,6 @@ function describe(e: DetectEvent, gen: Map<string, number>): TimelineEntry[] {
     default:
       return [];
   }
-}
-
-/** Unix ms of a line timestamp (`2026-08-10 14:00:01`, `2026-08-10T14:00:01`, vLLM `08-10 14:00:01`). */
-export function stampMs(stamp: string, year: number): number {
-  const full = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)/.exec(stamp);
-  if (full) return Date.UTC(+full[1]!, +full[2]! - 1, +full[3]!, +full[4]!, +full[5]!, +full[6]!);
-  const short = /^(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)/.exec(stamp);
-  if (short) return Date.UTC(year, +short[1]! - 1, +short[2]!, +short[3]!, +short[4]!, +short[5]!);
-  return NaN;
 }
 
 /** `2026-08-10 14:07:24` for a timeline line. */

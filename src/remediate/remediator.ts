@@ -1,10 +1,10 @@
 // The opt-in action on a confirmed wedge, per target: decides with the pure policy, runs the command
 // (or only reports it in dry-run), counts wedgewatch_remediations_total, and honours an operator pause.
 import type { RemediateConfig } from '../config/schema.js';
-import type { TargetStateName } from '../detect/state.js';
+import type { TargetStateName } from '../detect/state/memory.js';
 import type { Logger } from '../logger.js';
 import type { TargetMetrics } from '../metrics.js';
-import { remediationAction } from '../known-series.js';
+import { remediationAction } from './action.js';
 import { runCommand, type ExecOptions, type ExecResult } from './exec.js';
 import {
   lockHeld,

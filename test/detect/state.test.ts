@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import { reduce, type ClassifierConfig } from '../../src/detect/state.js';
+import { reduce } from '../../src/detect/state/reduce.js';
+import type { ClassifierConfig } from '../../src/detect/state/memory.js';
 import type { ProbeResultSignal } from '../../src/signals.js';
 import { Run } from './run.js';
 

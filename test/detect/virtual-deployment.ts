@@ -4,16 +4,16 @@
 import { readFileSync } from 'node:fs';
 import { parseConfigText } from '../../src/config/load.js';
 import type { ProbeConfig, TargetConfig } from '../../src/config/schema.js';
+import { reduce } from '../../src/detect/state/reduce.js';
 import {
   classifierConfig,
   initialState,
-  reduce,
   type ClassifierConfig,
   type InflightRun,
   type Step,
   type TargetState,
   type TickSignal,
-} from '../../src/detect/state.js';
+} from '../../src/detect/state/memory.js';
 import { probeConns } from '../../src/probes/schedule.js';
 import type { ConnKind, ProbeResultClass, Signal } from '../../src/signals.js';
 import { mulberry32 } from '../../bench/ingest-gen.mjs';

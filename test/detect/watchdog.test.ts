@@ -8,11 +8,12 @@ import { parseConfigText } from '../../src/config/load.js';
 import { targetSchema } from '../../src/config/schema.js';
 import { Journal, JOURNAL_FILE } from '../../src/detect/journal.js';
 import { TargetWatchdog, Watchdog } from '../../src/detect/watchdog.js';
+import { remediationFor } from '../../src/remediate/target.js';
 import { createMetrics } from '../../src/metrics.js';
 import { createRuntime } from '../../src/runtime.js';
 import type { ProbeFilter } from '../../src/probes/schedule.js';
 import type { LogEventClass, ProbeResultSignal } from '../../src/signals.js';
-import type { TargetState } from '../../src/detect/state.js';
+import type { TargetState } from '../../src/detect/state/memory.js';
 import { statusRoutes } from '../../src/server/status-routes.js';
 
 const logger = pino({ level: 'silent' });
@@ -78,7 +79,10 @@ describe('TargetWatchdog', () => {
       probes: [{ name: 'chat', kind: 'chat', every: '2s', conn: ['fresh'] }],
       ...extra,
     });
-    const wd = new TargetWatchdog({ target, metrics, logger, journal, now: () => clock.now });
+    const now = () => clock.now;
+    // Remediation is built beside the watchdog, as the runtime does (issue 25: it subscribes to verdicts).
+    const remediation = remediationFor(target, { metrics, logger, journal, now });
+    const wd = new TargetWatchdog({ target, metrics, logger, journal, now, remediation });
     const rounds: ProbeFilter[] = [];
     wd.setConfirmer({ runNow: async (f) => void rounds.push(f ?? {}), inflight: () => [] });
     const probe = (result: ProbeResultSignal['result']) => {

@@ -2,7 +2,7 @@
 // probe that hangs while chat passes is structured_output_stalled; both recover after passes.
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import type { ClassifierConfig } from '../../src/detect/state.js';
+import type { ClassifierConfig } from '../../src/detect/state/memory.js';
 import type { ProbeKind, ProbeResultSignal } from '../../src/signals.js';
 import { Run } from './run.js';
 

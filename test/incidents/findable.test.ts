@@ -9,7 +9,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { incidentsSchema, targetSchema } from '../../src/config/schema.js';
 import { Journal } from '../../src/detect/journal.js';
-import { initialState } from '../../src/detect/state.js';
+import { initialState } from '../../src/detect/state/memory.js';
 import { captureIncident } from '../../src/incidents/capture.js';
 import { LogWindows } from '../../src/incidents/log-window.js';
 import { incidentRoutes } from '../../src/server/incident-routes.js';

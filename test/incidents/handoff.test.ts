@@ -17,6 +17,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { incidentsSchema, targetSchema } from '../../src/config/schema.js';
 import { Journal } from '../../src/detect/journal.js';
 import { TargetWatchdog } from '../../src/detect/watchdog.js';
+import { remediationFor } from '../../src/remediate/target.js';
 import { nodeBundleFs, type BundleFs } from '../../src/incidents/bundle.js';
 import { LogWindows } from '../../src/incidents/log-window.js';
 import type { IncidentManifest } from '../../src/incidents/manifest.js';
@@ -69,7 +70,14 @@ function setup(incidents: Record<string, unknown>, fs?: BundleFs) {
     logger,
     journal,
   });
-  wd.w = new TargetWatchdog({ target, metrics, logger, journal, incidents: hook });
+  wd.w = new TargetWatchdog({
+    target,
+    metrics,
+    logger,
+    journal,
+    incidents: hook,
+    remediation: remediationFor(target, { metrics, logger, journal }),
+  });
   return { w: wd.w, journal, metrics, hook };
 }
 

@@ -1,0 +1,49 @@
+// The demo's timeline of what the daemon decided: state transitions with their diagnosis, the critical log line
+// that started a confirmation round, each incident capture with its bundle's path, and the remediation that
+// brought the target back. One subscription to the events journal; the switch names every journal type, so a new
+// type is a compile error here until the demo decides whether to show it.
+import type { JournalEventType } from '../core/vocabulary.js';
+import type { Journal, JournalEvent } from '../detect/journal.js';
+
+/** The timeline column a journal event is shown under, or undefined when the demo leaves it out. */
+export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | undefined {
+  // The journal's file holds what older versions wrote too: a type this build does not know is not shown.
+  const kind = e.type as JournalEventType;
+  switch (kind) {
+    case 'transition':
+    case 'diagnosis':
+    case 'critical_log':
+    case 'confirm':
+    case 'critical_confirmed':
+    case 'engine_stalled':
+    case 'file_change':
+      return 'detector';
+    case 'remediation':
+      // A cooldown skip right after a restart is routine (the target needs a few probes to recover).
+      return e.data?.result === 'cooldown' ? undefined : 'detector';
+    case 'incident':
+      return 'incidents';
+    case 'critical_unconfirmed':
+    case 'probe_failing':
+    case 'probe_recovered':
+    case 'engine_progress':
+    case 'rank_stalled':
+    case 'remediation_pause':
+      return undefined;
+    default:
+      kind satisfies never;
+      return undefined;
+  }
+}
+
+/** Prints the journal's events to the demo's timeline as they are appended; returns the unsubscribe function. */
+export function journalTimeline(
+  journal: Journal,
+  timeline: (source: string, message: string) => void,
+): () => void {
+  return journal.subscribe((e) => {
+    const source = timelineSource(e);
+    if (source === undefined) return;
+    timeline(source, `${e.target}: ${e.type === 'transition' ? 'state ' : ''}${e.summary}`);
+  });
+}

@@ -1,0 +1,5 @@
+// The toolcall probe's matrix cases, free of zod and of the probe's code: the config schema validates `cases`
+// against them, the probe runs them. They belong to the probe (a source), not to the config.
+
+/** The tool-call matrix: a tool_choice case, streamed, or with `/nonstream` the same request with stream: false. */
+export const TOOL_CASES = ['auto', 'required', 'named', 'none', 'parallel', 'second_turn'] as const;
