@@ -13,9 +13,9 @@ export default tseslint.config(
   },
   {
     // undici's index loads fetch, WebSocket, the caches and the mocks (~8 MB resident the daemon never uses):
-    // src takes undici's values from src/http/undici.ts; types from 'undici' are erased and cost nothing.
+    // src takes undici's values from src/lib/http/undici.ts; types from 'undici' are erased and cost nothing.
     files: ['src/**/*.ts'],
-    ignores: ['src/http/undici.ts', 'src/http/undici-lib.d.ts'],
+    ignores: ['src/lib/http/undici.ts', 'src/lib/http/undici-lib.d.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -24,7 +24,7 @@ export default tseslint.config(
             {
               name: 'undici',
               message:
-                'Import Agent, Client, Pool and request from src/http/undici.ts (the index loads fetch etc.).',
+                'Import Agent, Client, Pool and request from src/lib/http/undici.ts (the index loads fetch etc.).',
               allowTypeImports: true,
             },
           ],

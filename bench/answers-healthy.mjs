@@ -12,7 +12,7 @@ import { parse, stringify } from 'yaml';
 const dist = process.env.WEDGEWATCH_DIST ?? new URL('../dist/', import.meta.url).pathname;
 const { parseConfigText } = await import(join(dist, 'config/load.js'));
 const { createMetrics } = await import(join(dist, 'metrics.js'));
-const { ProbeScheduler } = await import(join(dist, 'probes/schedule.js'));
+const { ProbeScheduler } = await import(join(dist, 'sources/probes/schedule.js'));
 const { startSim } = await import(join(dist, 'sim/index.js'));
 
 const { values: args } = parseArgs({

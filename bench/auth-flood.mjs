@@ -92,7 +92,7 @@ if (!isMainThread) {
 } else {
   const bcrypt = (await import('bcryptjs')).default;
   const { Daemon } = await import('../dist/daemon.js');
-  const { createLogger } = await import('../dist/logger.js');
+  const { createLogger } = await import('../dist/lib/logger.js');
   const dir = mkdtempSync(join(tmpdir(), 'ww-bench-auth-'));
   const eng = new Worker(new URL(import.meta.url), { workerData: { role: 'engine' } });
   const port = await new Promise((r) => eng.once('message', (m) => r(m.port)));

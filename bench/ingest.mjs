@@ -19,8 +19,8 @@ import { writeLog } from './ingest-gen.mjs';
 import { writeVariedLog } from './ingest-varied.mjs';
 
 const ROOT = resolve(process.env.WEDGEWATCH_ROOT ?? fileURLToPath(new URL('..', import.meta.url)));
-const { replayFiles } = await import(join(ROOT, 'dist/logs/replay.js'));
-const { PACKS } = await import(join(ROOT, 'dist/logs/packs/index.js'));
+const { replayFiles } = await import(join(ROOT, 'dist/commands/replay-files.js'));
+const { PACKS } = await import(join(ROOT, 'dist/sources/logs/packs/index.js'));
 const { LOG_PACKS } = await import(join(ROOT, 'dist/config/schema.js'));
 
 const LINES = Number(process.env.LINES ?? 1_000_000);

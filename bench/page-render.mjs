@@ -8,10 +8,10 @@
 /* global Buffer */
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { Journal } from '../dist/detect/journal.js';
-import { ProbeHistory } from '../dist/probes/history.js';
-import { withHistory } from '../dist/server/status-page-route.js';
-import { renderStatusPage } from '../dist/server/status-page.js';
+import { Journal } from '../dist/outputs/journal/journal.js';
+import { ProbeHistory } from '../dist/sources/probes/history.js';
+import { withHistory } from '../dist/outputs/server/status-page-route.js';
+import { renderStatusPage } from '../dist/outputs/server/status-page.js';
 
 const TARGETS = Number(process.env.TARGETS ?? 50);
 const RUNS = Number(process.env.RUNS ?? 30);

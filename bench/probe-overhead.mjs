@@ -38,8 +38,8 @@ if (!isMainThread) {
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
 } else {
-  const { EndpointDispatchers, tlsOptions } = await import('../dist/probes/http.js');
-  const { runProbe } = await import('../dist/probes/runner.js');
+  const { EndpointDispatchers, tlsOptions } = await import('../dist/sources/probes/http.js');
+  const { runProbe } = await import('../dist/sources/probes/runner.js');
   const { endpointSchema, probeSchema } = await import('../dist/config/schema.js');
 
   const worker = new Worker(new URL(import.meta.url));

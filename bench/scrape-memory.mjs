@@ -48,7 +48,7 @@ async function peakGrowth(fn) {
 if (process.argv[2] === 'floor') {
   // The transport alone: the same body read through undici and dropped. Its garbage (chunk buffers not yet
   // collected) is RSS any reader of the body pays; the parser's own cost is what the scrape adds over it.
-  const { request, Agent } = await import(pathToFileURL(`${dist}/http/undici.js`).href);
+  const { request, Agent } = await import(pathToFileURL(`${dist}/lib/http/undici.js`).href);
   const agent = new Agent({ connections: 1 });
   const read = async (path) => {
     const res = await request(process.argv[3] + path, { dispatcher: agent });
@@ -59,7 +59,7 @@ if (process.argv[2] === 'floor') {
   process.exit(0);
 } else if (process.argv[2] === 'child') {
   const [url] = process.argv.slice(3);
-  const { EngineScraper } = await import(pathToFileURL(`${dist}/engines/scrape.js`).href);
+  const { EngineScraper } = await import(pathToFileURL(`${dist}/sources/engines/scrape.js`).href);
   const { createEngineMetrics } = await import(pathToFileURL(`${dist}/metrics.js`).href);
   const { engineScrapeSchema } = await import(pathToFileURL(`${dist}/config/schema.js`).href);
   const { default: client } = await import('prom-client');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export async function startLogSource({ file, dir, metrics, logger }) {
-  const { LogWatcher } = await import('../dist/logs/watcher.js');
+  const { LogWatcher } = await import('../dist/sources/logs/watcher.js');
   const { logSourceSchema } = await import('../dist/config/schema.js');
   let events = 0;
   const source = logSourceSchema.parse({

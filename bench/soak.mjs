@@ -24,8 +24,8 @@ const TARGETS = { rssGrowth: 0.1, lagP99Ms: 50, jitterP99Ms: 50 };
 
 const { parseConfigText } = await import('../dist/config/load.js');
 const { createMetrics } = await import('../dist/metrics.js');
-const { createLogger } = await import('../dist/logger.js');
-const { ProbeScheduler } = await import('../dist/probes/schedule.js');
+const { createLogger } = await import('../dist/lib/logger.js');
+const { ProbeScheduler } = await import('../dist/sources/probes/schedule.js');
 const { startLogSource } = await import('./soak-logs.mjs');
 
 if (typeof globalThis.gc !== 'function') {

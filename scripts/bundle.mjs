@@ -71,8 +71,8 @@ const result = await build({
       "const __dirname = __ww_fileURLToPath(new URL('.', import.meta.url));",
     ].join('\n'),
   },
-  // Loaded at run time from node_modules, not bundled: pino-pretty only for --log.format pretty (src/logger.ts
-  // requires it by name). The bcrypt worker thread (src/server/bcrypt-pool.ts) also requires bcryptjs from there.
+  // Loaded at run time from node_modules, not bundled: pino-pretty only for --log.format pretty (src/lib/logger.ts
+  // requires it by name). The bcrypt worker thread (src/outputs/server/bcrypt-pool.ts) also requires bcryptjs from there.
   external: ['pino-pretty'],
   logLevel: 'warning',
   metafile: true,

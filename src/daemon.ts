@@ -4,14 +4,14 @@ import { ConfigError } from './config/errors.js';
 import type { LoadedConfig } from './config/load.js';
 import { loadConfigInChild } from './config/load-in-child.js';
 import { restartOnlyChanges } from './config/reload-limits.js';
-import type { Logger } from './logger.js';
+import type { Logger } from './lib/logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { redactor } from './redact.js';
+import { redactor } from './lib/redact.js';
 import { createRuntime, type Runtime, type RuntimeFactory } from './runtime.js';
-import { connectionGuards, createServer, type ReloadOutcome } from './server/app.js';
+import { connectionGuards, createServer, type ReloadOutcome } from './outputs/server/app.js';
 import { shutdownDrainMs } from './shutdown-budget.js';
-import { parseListenAddress } from './server/listen.js';
-import type { WebSecurity } from './server/web-security.js';
+import { parseListenAddress } from './outputs/server/listen.js';
+import type { WebSecurity } from './outputs/server/web-security.js';
 
 const STOPPING: ReloadOutcome = { ok: false, errors: ['the daemon is stopping'] };
 const RELOAD_WAIT_ON_STOP_MS = 10_000;
@@ -33,7 +33,7 @@ export interface DaemonOptions {
   env?: NodeJS.ProcessEnv;
   /** --web.config.file: TLS and basic auth (exporter-toolkit format); re-read when it changes. */
   webConfigFile?: string;
-  /** --web.external-url: overrides web.externalURL (the origin browsers use; write guard, src/server/origin-policy.ts). */
+  /** --web.external-url: overrides web.externalURL (the origin browsers use; write guard, src/outputs/server/origin-policy.ts). */
   externalUrl?: string;
   /** How often the web config, certificate and key are checked for changes (tests shorten it). */
   webConfigPollMs?: number;
@@ -75,7 +75,7 @@ export class Daemon {
     // Before anything runs: a bad web config stops the start with nothing started. Imported only when given: its
     // schema loads zod, which the daemon's isolate otherwise never does (docs/decisions.md).
     if (this.opts.webConfigFile !== undefined) {
-      const { WebSecurity } = await import('./server/web-security.js');
+      const { WebSecurity } = await import('./outputs/server/web-security.js');
       this.web = await WebSecurity.load(this.opts.webConfigFile, this.logger);
     }
     const factory = this.opts.runtimeFactory ?? createRuntime;

@@ -1,24 +1,24 @@
 // What the daemon runs for one loaded configuration: the sources and the detector. A reload builds a new
 // runtime from the new config and only then stops the old one, so a bad config never leaves nothing running.
-// Per target: probes, log watcher, engine scrapes and file watches feed one TargetWatchdog (src/detect/).
-import { RemediationHistory } from './remediate/history.js';
-import { remediationFor } from './remediate/target.js';
+// Per target: probes, log watcher, engine scrapes and file watches feed one TargetWatchdog (src/core/).
+import { RemediationHistory } from './outputs/remediate/history.js';
+import { remediationFor } from './outputs/remediate/target.js';
 import { dirname } from 'node:path';
-import { FileWatch } from './changes/watch.js';
-import { createKnownSeries } from './known-series.js';
+import { FileWatch } from './sources/changes/watch.js';
+import { createKnownSeries } from './outputs/metrics/known-series.js';
 import type { LoadedConfig } from './config/load.js';
-import { forgetRemovedSeries } from './detect/forget-series.js';
-import { Journal } from './detect/journal.js';
-import { TargetWatchdog, Watchdog } from './detect/watchdog.js';
-import { EngineScraper } from './engines/scrape.js';
-import { LogWindows } from './incidents/log-window.js';
-import { TargetIncidents } from './incidents/target.js';
-import type { Logger } from './logger.js';
-import { LogWatcher } from './logs/watcher.js';
+import { forgetRemovedSeries } from './outputs/metrics/forget-series.js';
+import { Journal } from './outputs/journal/journal.js';
+import { TargetWatchdog, Watchdog } from './watchdog.js';
+import { EngineScraper } from './sources/engines/scrape.js';
+import { LogWindows } from './outputs/incidents/log-window.js';
+import { TargetIncidents } from './outputs/incidents/target.js';
+import type { Logger } from './lib/logger.js';
+import { LogWatcher } from './sources/logs/watcher.js';
 import type { Metrics } from './metrics.js';
-import { ProbeHistory } from './probes/history.js';
-import { ProbeScheduler } from './probes/schedule.js';
-import { Redactor, redactor } from './redact.js';
+import { ProbeHistory } from './sources/probes/history.js';
+import { ProbeScheduler } from './sources/probes/schedule.js';
+import { Redactor, redactor } from './lib/redact.js';
 
 export interface StopOptions {
   /**
@@ -54,7 +54,7 @@ export interface Runtime {
   probes?: Map<string, ProbeScheduler>;
   /** Per-target state, the journal, remediation pause/resume (status page, /api/*). */
   watchdog?: Watchdog;
-  /** Incident capture per target (src/incidents/). */
+  /** Incident capture per target (src/outputs/incidents/). */
   incidents?: Map<string, TargetIncidents>;
   /** The status page's sparklines; outlives reloads like the journal. */
   probeHistory?: ProbeHistory;

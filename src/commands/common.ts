@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { createLogger, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from '../logger.js';
+import { createLogger, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from '../lib/logger.js';
 
 export { EXIT } from './exit-codes.js';
 

@@ -3,7 +3,7 @@
 // brought the target back. One subscription to the events journal; the switch names every journal type, so a new
 // type is a compile error here until the demo decides whether to show it.
 import type { JournalEventType } from '../core/vocabulary.js';
-import type { Journal, JournalEvent } from '../detect/journal.js';
+import type { Journal, JournalEvent } from '../outputs/journal/journal.js';
 
 /** The timeline column a journal event is shown under, or undefined when the demo leaves it out. */
 export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | undefined {

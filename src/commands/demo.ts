@@ -9,15 +9,15 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import type { Daemon } from '../daemon.js';
-import type { LogLevel } from '../logger.js';
+import type { LogLevel } from '../lib/logger.js';
 import { abortCascade } from '../sim/abort-cascade.js';
 import { parseDurationArg } from '../sim/cli-args.js';
 import { demoConfig } from '../sim/demo-config.js';
 import { startSim, type Sim } from '../sim/index.js';
-import { createLogger } from '../logger.js';
+import { createLogger } from '../lib/logger.js';
 import { addLogFlags, EXIT } from './common.js';
 import { journalTimeline } from './demo-timeline.js';
-import { parseListenAddress } from '../server/listen.js';
+import { parseListenAddress } from '../outputs/server/listen.js';
 import { runDaemonUntilSignal } from './run.js';
 import { describeSim } from './sim.js';
 

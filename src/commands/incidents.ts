@@ -4,11 +4,11 @@ import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { Command } from 'commander';
 import { ConfigError, loadConfigFile } from '../config/load.js';
-import type { IncidentManifest } from '../incidents/manifest.js';
-import { bundleFiles, incidentsDir, listIncidents, readManifest } from '../incidents/store.js';
-import { tarGzBundle } from '../incidents/tar.js';
+import type { IncidentManifest } from '../outputs/incidents/manifest.js';
+import { bundleFiles, incidentsDir, listIncidents, readManifest } from '../outputs/incidents/store.js';
+import { tarGzBundle } from '../outputs/incidents/tar.js';
 import { EXIT } from './common.js';
-import { visibleControls } from '../terminal-text.js';
+import { visibleControls } from '../lib/terminal-text.js';
 
 interface DirOpts {
   config?: string;
@@ -126,7 +126,7 @@ export function incidentsCommand(): Command {
             'files:',
             ...(await bundleFiles(dir, id)).map((f) => `  ${f.path}  ${f.bytes} B`),
           ];
-          // A cause can quote a log line: its escapes are shown, not run (src/terminal-text.ts).
+          // A cause can quote a log line: its escapes are shown, not run (src/lib/terminal-text.ts).
           process.stdout.write(visibleControls(out.join('\n')) + '\n');
         }),
       ),

@@ -2,13 +2,13 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { LogFormat, LogPack, RuleConfig } from '../config/schema.js';
-import type { IncidentManifest } from '../incidents/manifest.js';
-import { PACKS } from '../logs/packs/index.js';
-import { formatMetrics, replayFiles, type ReplayEvent, type ReplayResult } from '../logs/replay.js';
-import { formatAt } from '../logs/replay-timeline.js';
-import { RuleError } from '../logs/rules.js';
+import type { IncidentManifest } from '../outputs/incidents/manifest.js';
+import { PACKS } from '../sources/logs/packs/index.js';
+import { formatMetrics, replayFiles, type ReplayEvent, type ReplayResult } from './replay-files.js';
+import { formatAt } from './replay-timeline.js';
+import { RuleError } from '../sources/logs/rules.js';
 import { EXIT } from './exit-codes.js';
-import { visibleControls } from '../terminal-text.js';
+import { visibleControls } from '../lib/terminal-text.js';
 
 // The pack names from the pack registry: yaml, the config loader and the logger cost start-up time and are
 // needed only for --rules.
@@ -216,7 +216,7 @@ export function replayCommand(): Command {
             );
           }
           out.push('', '# metrics', await formatMetrics(result.registry), '');
-          // Log lines go to a terminal: their escapes are shown, not run (src/terminal-text.ts).
+          // Log lines go to a terminal: their escapes are shown, not run (src/lib/terminal-text.ts).
           process.stdout.write(visibleControls(out.join('\n')));
           process.stderr.write(`replay: ${result.lines} lines, ${result.bytes} bytes in ${s.toFixed(2)} s\n`);
           process.exitCode = EXIT.ok;

@@ -1,9 +1,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../config/errors.js';
 import { Daemon, type DaemonOptions } from '../daemon.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../lib/logger.js';
 import { appliedNodeFlags } from '../node-flags.js';
-import { routePlugins } from '../server/plugins.js';
+import { routePlugins } from '../outputs/server/plugins.js';
 import { SHUTDOWN_AFTER_DRAIN_MS, shutdownDeadlineMs } from '../shutdown-budget.js';
 import { addLogFlags, EXIT, loggerFrom } from './common.js';
 

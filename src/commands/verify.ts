@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { parseDuration } from '../config/duration.js';
-import { redactor } from '../redact.js';
+import { redactor } from '../lib/redact.js';
 import { knobDefaultText, knobFlag, parseKnob } from '../verify/knobs.js';
 import { STEPS, STEP_NAMES } from '../verify/registry.js';
 import { formatReport } from '../verify/report.js';

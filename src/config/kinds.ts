@@ -23,7 +23,7 @@ export type CompletionKind = {
 /** Kinds that run a completion through the engine (the ones that cost engine work and can trip an abort). */
 export const COMPLETION_KINDS = completionKinds() as readonly CompletionKind[];
 
-export { TOOL_CASES } from '../probes/tool-cases.js';
+export { TOOL_CASES } from '../sources/probes/tool-cases.js';
 
 /** Whether a probe kind runs a completion through the engine. */
 export function isCompletionKind(kind: string): boolean {

@@ -5,9 +5,9 @@ import { dirname, resolve } from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { ConfigError, formatPath } from './errors.js';
-import { MAX_WATCHED_BYTES } from '../changes/limits.js';
-import { ruleProblems } from '../logs/rules.js';
-import { Redactor } from '../redact.js';
+import { MAX_WATCHED_BYTES } from '../sources/changes/limits.js';
+import { ruleProblems } from '../sources/logs/rules.js';
+import { Redactor } from '../lib/redact.js';
 import {
   describeReadError,
   MAX_CA_FILE_BYTES,
@@ -15,7 +15,7 @@ import {
   MAX_TOKEN_FILE_BYTES,
   readSmallFile,
   SmallFileError,
-} from './small-file.js';
+} from '../lib/small-file.js';
 import {
   CAPTURE_PLACEHOLDERS,
   configSchema,
@@ -181,7 +181,7 @@ export function parseConfigText(
         problems.push(`${where}: ${w} is ${st.size} bytes; watched files are capped at ${MAX_WATCHED_BYTES}`);
     });
   });
-  // Invalid patterns, and patterns that could backtrack without bound (src/logs/regex.ts), fail `check`.
+  // Invalid patterns, and patterns that could backtrack without bound (src/sources/logs/regex.ts), fail `check`.
   for (const [i, r] of config.rules.entries()) {
     for (const p of ruleProblems(r)) problems.push(`rules[${i}].${p}`);
   }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { isIP } from 'node:net';
 import { duration, durationOr, formatDuration } from './duration.js';
 import { COMPLETION_KINDS, CONN_KINDS, isCompletionKind, PROBE_KINDS, TOOL_CASES } from './kinds.js';
-import { parseJsonPath } from '../probes/serverinfo-path.js';
+import { parseJsonPath } from '../sources/probes/serverinfo-path.js';
 import type { LogEventClass, ProbeKind } from '../core/vocabulary.js';
 import { logEventClassSchema, stateOrDiagnosisSchema } from './vocabulary-schema.js';
 
@@ -142,7 +142,7 @@ const probeCommon = {
   timeout: durationOr('30s'),
   /** Hops to probe, by endpoint name; default all the target's endpoints. */
   endpoints: z.array(z.string()).optional(),
-  /** Connection kinds; chat defaults to both, every other kind to fresh (src/probes/registry.ts says why). */
+  /** Connection kinds; chat defaults to both, every other kind to fresh (src/sources/probes/registry.ts says why). */
   conn: z.array(z.enum(CONN_KINDS)).min(1).optional(),
   /**
    * Minimum time between two on-demand runs (GET /probe) of this probe; default its `every` (60s for a
@@ -183,7 +183,7 @@ const kindObject = <K extends string, S extends z.core.$ZodLooseShape>(kind: K, 
   );
 
 const chatProbeSchema = kindObject('chat', { ...completionFields, prompt: z.string().default('Say OK.') });
-// The toolcall probe sends its own fixed prompts (src/probes/toolcall.ts): `prompt` is not one of its fields.
+// The toolcall probe sends its own fixed prompts (src/sources/probes/toolcall.ts): `prompt` is not one of its fields.
 const toolcallProbeSchema = kindObject('toolcall', {
   ...completionFields,
   /** The matrix cells run each time, in order; each is judged on its own. */
@@ -192,7 +192,7 @@ const toolcallProbeSchema = kindObject('toolcall', {
     .min(1)
     .default([...DEFAULT_TOOL_CELLS]),
 });
-// A canary asks its own questions (src/probes/canary.ts); maxTokens leaves room for a nonce and a full stop.
+// A canary asks its own questions (src/sources/probes/canary.ts); maxTokens leaves room for a nonce and a full stop.
 const canaryProbeSchema = kindObject('canary', {
   ...completionFields,
   maxTokens: z.number().int().min(1).max(4096).default(8),
@@ -204,7 +204,7 @@ const canaryProbeSchema = kindObject('canary', {
   /** Every n-th run asks two questions at once over two connections (cross-request mix-ups); 0: never. */
   pairEvery: z.number().int().min(0).default(4),
 });
-// The structured probe's prompt and schema are its own (src/probes/structured.ts): ~15 tokens of JSON.
+// The structured probe's prompt and schema are its own (src/sources/probes/structured.ts): ~15 tokens of JSON.
 const structuredProbeSchema = kindObject('structured', {
   ...completionFields,
   maxTokens: z.number().int().min(1).max(4096).default(32),
@@ -212,7 +212,7 @@ const structuredProbeSchema = kindObject('structured', {
 const healthProbeSchema = kindObject('health', httpGetFields);
 
 /**
- * One check on the serverinfo probe's JSON: `path` (a JSON-path subset, src/probes/serverinfo-path.ts) selects
+ * One check on the serverinfo probe's JSON: `path` (a JSON-path subset, src/sources/probes/serverinfo-path.ts) selects
  * values, and every selected value must pass each test given. `exists: false` passes when nothing is selected.
  */
 export const serverinfoExpectSchema = z
@@ -253,7 +253,7 @@ const serverinfoProbeSchema = kindObject('serverinfo', {
   expect: z.array(serverinfoExpectSchema).max(32).default([]),
 });
 
-/** Every probe kind's schema; a new kind is one entry here (and one in src/probes/registry.ts). */
+/** Every probe kind's schema; a new kind is one entry here (and one in src/sources/probes/registry.ts). */
 const PROBE_KIND_SCHEMAS = [
   chatProbeSchema,
   toolcallProbeSchema,
@@ -401,7 +401,7 @@ export const logSourceSchema = z
         message: '`format` applies to files, not to `journal`',
       });
     }
-    // Directory wildcards match one path segment each and may not be `**` (see src/logs/dir-glob.ts).
+    // Directory wildcards match one path segment each and may not be `**` (see src/sources/logs/dir-glob.ts).
     if (src.path !== undefined && /\*\*/.test(src.path)) {
       ctx.addIssue({
         code: 'custom',
@@ -495,7 +495,7 @@ export const targetSchema = z.strictObject({
   watch: z.array(z.string().min(1)).default([]),
 });
 
-/** Engine gauges a rule's `extract` may feed (src/logs/engine-lines.ts maps them to metrics). */
+/** Engine gauges a rule's `extract` may feed (src/sources/logs/engine-lines.ts maps them to metrics). */
 export const ENGINE_GAUGES = [
   'running',
   'queued',

@@ -29,7 +29,7 @@ export function engineMetricsText(
     g('sglang:gen_throughput', 'The generation throughput (token/s).', pub.genThroughput),
     g('sglang:cache_hit_rate', 'The prefix cache hit rate.', 0),
     // metrics/collector.py: `num_prefill_bootstrap_queue_reqs` replaced `num_prefill_prealloc_queue_reqs`
-    // (2025-10; the mapping in src/engines/mappings/sglang.ts reads both).
+    // (2025-10; the mapping in src/sources/engines/mappings/sglang.ts reads both).
     format === 'current'
       ? g(
           'sglang:num_prefill_bootstrap_queue_reqs',

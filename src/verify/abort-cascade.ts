@@ -2,7 +2,7 @@
 // (their sockets destroyed, as when a client process is killed), so the engine aborts them all at once; after a
 // settle pause, liveness probes must still complete, and no critical signature (thread death, GUARD assertion)
 // may appear in the logs during the whole window.
-import { Client } from '../http/undici.js';
+import { Client } from '../lib/http/undici.js';
 import { CriticalScanner, describeHit } from './critical-rules.js';
 import { runLivenessProbes, roundLine } from './liveness.js';
 import { streamChat, type StreamResult } from './load-client.js';

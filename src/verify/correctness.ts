@@ -2,13 +2,13 @@
 // at once, and the tool-call matrix, cell by cell. A deployment can be up, fast and wrong: a KV transfer that
 // delivers another request's blocks answers 200 with garbage, and it shows under concurrency — a wrong answer
 // that is another concurrent request's answer is named a cross-request mix-up. Any wrong answer fails the gate
-// and is quoted. Everything is run by the daemon's own probe code (src/probes/canary.ts, answer.ts, toolcall.ts
+// and is quoted. Everything is run by the daemon's own probe code (src/sources/probes/canary.ts, answer.ts, toolcall.ts
 // through runner.ts), so verify and the watchdog judge answers the same way.
 import { DEFAULT_TOOL_CELLS, endpointSchema, probeSchema, type ProbeConfig } from '../config/schema.js';
-import { checkAnswer, type Question } from '../probes/answer.js';
-import { EndpointDispatchers, tlsOptions } from '../probes/http.js';
-import { runProbe } from '../probes/runner.js';
-import type { AnswerCheck, ProbeResultSignal } from '../signals.js';
+import { checkAnswer, type Question } from '../sources/probes/answer.js';
+import { EndpointDispatchers, tlsOptions } from '../sources/probes/http.js';
+import { runProbe } from '../sources/probes/runner.js';
+import type { AnswerCheck, ProbeResultSignal } from '../core/signals.js';
 import type { Target } from './target.js';
 import { defineStep } from './types.js';
 

@@ -1,9 +1,9 @@
 // Critical engine log signatures: a hit during a verify window fails the step. The rules are the built-in packs'
-// critical rules (src/logs/packs), so verify and the daemon agree on what a critical line is. A rule that opens a
+// critical rules (src/sources/logs/packs), so verify and the daemon agree on what a critical line is. A rule that opens a
 // Python traceback (a multi-line `follows` rule, or an exception report) starts a capture, so the report can name
 // the exception that ended it.
 import { LOG_PACKS } from '../config/schema.js';
-import { PACKS } from '../logs/packs/index.js';
+import { PACKS } from '../sources/logs/packs/index.js';
 
 export interface CriticalRule {
   name: string;

@@ -1,7 +1,7 @@
 // liveness: N small chat completions over brand-new connections and N over one reused keep-alive connection;
 // each must reach [DONE] within its timeout. "Fresh works, reused stalls" points at a proxy
 // (docs/design.md#principles, 2).
-import { Client } from '../http/undici.js';
+import { Client } from '../lib/http/undici.js';
 import { streamChat, type StreamResult } from './load-client.js';
 import { percentile, secs } from './stats.js';
 import type { Target } from './target.js';

@@ -3,7 +3,7 @@
 // (bench/verify-client); only the usage and error chunks (and, with onEvent, what the caller asks for) are parsed.
 import type { Dispatcher } from 'undici';
 import { readCapped } from './read-capped.js';
-import { redactor } from '../redact.js';
+import { redactor } from '../lib/redact.js';
 import type { Target } from './target.js';
 
 /** Longest SSE event accepted; anything beyond is a broken stream, not a completion. */

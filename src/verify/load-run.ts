@@ -1,6 +1,6 @@
 // Runs n streaming completions at concurrency c over one undici Pool (c connections): the shared driver of
 // the throughput and batching steps and of bench/verify-client.
-import { Pool } from '../http/undici.js';
+import { Pool } from '../lib/http/undici.js';
 import { streamChat, type StreamResult } from './load-client.js';
 import type { Target } from './target.js';
 

@@ -2,7 +2,7 @@
 // vllm:num_requests_running; summed over ranks) and/or from the `Decode batch, #running-req: N` lines its
 // scheduler logs (SGLang managers/scheduler_metrics_mixin.py; metrics/collector.py @93d0487). Keeps the peak
 // and the sample count, nothing else.
-import { Client } from '../http/undici.js';
+import { Client } from '../lib/http/undici.js';
 import { LogWindow } from './log-window.js';
 
 const RUNNING_METRICS = ['sglang:num_running_reqs', 'vllm:num_requests_running'];

@@ -1,6 +1,6 @@
 // The deployment under test: where to send chat completions, with which model and headers, and the start
 // check that tells "target unreachable" (exit 2) from "a step failed" (exit 1).
-import { Client } from '../http/undici.js';
+import { Client } from '../lib/http/undici.js';
 import { readCapped } from './read-capped.js';
 import { UsageError } from './types.js';
 

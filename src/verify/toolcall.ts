@@ -1,8 +1,8 @@
 // toolcall: C concurrent multi-turn tool-calling conversations of R rounds each. Every assistant turn must come
 // back as structured tool_calls with JSON arguments; a parser failure in the engine returns the raw markup as
-// content with HTTP 200 (src/probes/leak-markup.ts). Leaks are counted per response, by kind, and must be 0.
-import { Pool } from '../http/undici.js';
-import { findToolMarkup } from '../probes/toolcall.js';
+// content with HTTP 200 (src/sources/probes/leak-markup.ts). Leaks are counted per response, by kind, and must be 0.
+import { Pool } from '../lib/http/undici.js';
+import { findToolMarkup } from '../sources/probes/toolcall.js';
 import { streamChat } from './load-client.js';
 import { defineStep } from './types.js';
 

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import client from 'prom-client';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { unifiedDiff } from '../../src/changes/diff.js';
-import { FileWatch } from '../../src/changes/watch.js';
+import { unifiedDiff } from '../../src/sources/changes/diff.js';
+import { FileWatch } from '../../src/sources/changes/watch.js';
 import { createTargetMetrics } from '../../src/metrics.js';
-import type { FileChangeSignal } from '../../src/signals.js';
+import type { FileChangeSignal } from '../../src/core/signals.js';
 
 describe('unifiedDiff', () => {
   it('writes hunks with context in unified format', () => {

@@ -3,7 +3,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { journalTimeline } from '../../src/commands/demo-timeline.js';
-import { Journal } from '../../src/detect/journal.js';
+import { Journal } from '../../src/outputs/journal/journal.js';
 
 const logger = pino({ level: 'silent' });
 

@@ -5,8 +5,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tlsOptions } from '../../src/probes/http.js';
-import { MAX_TOKEN_FILE_BYTES, readSmallFile } from '../../src/config/small-file.js';
+import { tlsOptions } from '../../src/sources/probes/http.js';
+import { MAX_TOKEN_FILE_BYTES, readSmallFile } from '../../src/lib/small-file.js';
 import { runCli } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-credfiles-'));

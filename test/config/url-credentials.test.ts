@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfigText } from '../../src/config/load.js';
-import { REDACTED, Redactor } from '../../src/redact.js';
+import { REDACTED, Redactor } from '../../src/lib/redact.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-urlcreds-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
 import { PROBE_KINDS, type ProbeKind } from '../../src/core/vocabulary.js';
-import { reduce } from '../../src/detect/state/reduce.js';
-import { initialState, type ClassifierConfig, type TargetState } from '../../src/detect/state/memory.js';
+import { reduce } from '../../src/core/state/reduce.js';
+import { initialState, type ClassifierConfig, type TargetState } from '../../src/core/state/memory.js';
 
 const completionKinds = (Object.keys(PROBE_KINDS) as ProbeKind[]).filter((k) => PROBE_KINDS[k].completion);
 

@@ -13,8 +13,8 @@ import {
   wedgeCauses,
   type Vocabulary,
 } from '../../src/core/vocabulary.js';
-import { WEDGE_CAUSES } from '../../src/detect/verdict.js';
-import { probeSeries } from '../../src/known-series.js';
+import { WEDGE_CAUSES } from '../../src/core/verdict.js';
+import { probeSeries } from '../../src/outputs/metrics/known-series.js';
 import { diagnosisDocProblems } from '../helpers/vocabulary-docs.js';
 
 const extended: Vocabulary = {

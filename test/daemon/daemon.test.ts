@@ -131,7 +131,7 @@ describe('wedgewatch run (process)', () => {
       }
       child.kill('SIGTERM');
       // A server that waited for idle keep-alive connections would hold the exit until its keepAliveTimeout
-      // (30 s, src/server/app.ts) closed them: the bound is a poll deadline below that, not a speed claim.
+      // (30 s, src/outputs/server/app.ts) closed them: the bound is a poll deadline below that, not a speed claim.
       let code: number | null | undefined;
       void exited.then((c) => (code = c));
       await waitFor(() => code !== undefined, {

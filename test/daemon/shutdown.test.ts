@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { alive } from '../../src/remediate/history.js';
+import { alive } from '../../src/outputs/remediate/history.js';
 import { startCli } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 

@@ -1,7 +1,7 @@
 // In-flight evidence (issue 13, item 1): a hung completion counts for the verdict before its timeout fires.
 // Run on a virtual clock with the example config's cadence and timeouts, after a long healthy period.
 import { describe, expect, it } from 'vitest';
-import type { LogEventSignal } from '../../src/signals.js';
+import type { LogEventSignal } from '../../src/core/signals.js';
 import { exampleTarget, healthy, rng, VirtualDeployment, type RunInfo } from './virtual-deployment.js';
 import type { ProbeOf } from '../../src/config/schema.js';
 

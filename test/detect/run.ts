@@ -1,14 +1,20 @@
 // The one driver of the classifier's tests: a fake clock and the reducer, so each test reads as a timeline.
 // Every signal advances the clock first (by `advance` ms), then is reduced at the new time.
-import { reduce } from '../../src/detect/state/reduce.js';
+import { reduce } from '../../src/core/state/reduce.js';
 import {
   initialState,
   type ClassifierConfig,
   type Step,
   type TargetState,
   type TickSignal,
-} from '../../src/detect/state/memory.js';
-import type { ConnKind, EngineSignal, LogEventSignal, ProbeResultSignal, Signal } from '../../src/signals.js';
+} from '../../src/core/state/memory.js';
+import type {
+  ConnKind,
+  EngineSignal,
+  LogEventSignal,
+  ProbeResultSignal,
+  Signal,
+} from '../../src/core/signals.js';
 
 type Result = ProbeResultSignal['result'];
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import { reduce } from '../../src/detect/state/reduce.js';
-import type { ClassifierConfig } from '../../src/detect/state/memory.js';
-import type { ProbeResultSignal } from '../../src/signals.js';
+import { reduce } from '../../src/core/state/reduce.js';
+import type { ClassifierConfig } from '../../src/core/state/memory.js';
+import type { ProbeResultSignal } from '../../src/core/signals.js';
 import { Run } from './run.js';
 
 const cfg: ClassifierConfig = {

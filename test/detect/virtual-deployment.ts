@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { parseConfigText } from '../../src/config/load.js';
 import type { ProbeConfig, TargetConfig } from '../../src/config/schema.js';
-import { reduce } from '../../src/detect/state/reduce.js';
+import { reduce } from '../../src/core/state/reduce.js';
 import {
   classifierConfig,
   initialState,
@@ -13,9 +13,9 @@ import {
   type Step,
   type TargetState,
   type TickSignal,
-} from '../../src/detect/state/memory.js';
-import { probeConns } from '../../src/probes/schedule.js';
-import type { ConnKind, ProbeResultClass, Signal } from '../../src/signals.js';
+} from '../../src/core/state/memory.js';
+import { probeConns } from '../../src/sources/probes/schedule.js';
+import type { ConnKind, ProbeResultClass, Signal } from '../../src/core/signals.js';
 import { mulberry32 } from '../../bench/ingest-gen.mjs';
 
 export const EXAMPLE = new URL('../../examples/wedgewatch.yaml', import.meta.url).pathname;

@@ -2,8 +2,8 @@
 // probe that hangs while chat passes is structured_output_stalled; both recover after passes.
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import type { ClassifierConfig } from '../../src/detect/state/memory.js';
-import type { ProbeKind, ProbeResultSignal } from '../../src/signals.js';
+import type { ClassifierConfig } from '../../src/core/state/memory.js';
+import type { ProbeKind, ProbeResultSignal } from '../../src/core/signals.js';
 import { Run } from './run.js';
 
 type Result = ProbeResultSignal['result'];

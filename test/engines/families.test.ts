@@ -7,12 +7,12 @@ import client from 'prom-client';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engineScrapeSchema } from '../../src/config/schema.js';
-import { mapEngineMetrics } from '../../src/engines/map.js';
-import { mapOllamaPs, OllamaShapeError } from '../../src/engines/ollama.js';
-import { parsePrometheusText } from '../../src/engines/promtext.js';
-import { EngineScraper } from '../../src/engines/scrape.js';
+import { mapEngineMetrics } from '../../src/sources/engines/map.js';
+import { mapOllamaPs, OllamaShapeError } from '../../src/sources/engines/ollama.js';
+import { parsePrometheusText } from '../../src/sources/engines/promtext.js';
+import { EngineScraper } from '../../src/sources/engines/scrape.js';
 import { createEngineMetrics } from '../../src/metrics.js';
-import type { EngineSignal } from '../../src/signals.js';
+import type { EngineSignal } from '../../src/core/signals.js';
 
 const fixture = (name: string) =>
   readFileSync(new URL(`../fixtures/engines/${name}`, import.meta.url), 'utf8');

@@ -1,8 +1,8 @@
 // Engine /metrics mapping (issue 12, item 5): current names first, old names as fallbacks; DP-attention ranks
 // all count; vLLM usage is not summed over engines; aborted/errored requests and router /health are not progress.
 import { describe, expect, it } from 'vitest';
-import { mapEngineMetrics } from '../../src/engines/map.js';
-import { parsePrometheusText } from '../../src/engines/promtext.js';
+import { mapEngineMetrics } from '../../src/sources/engines/map.js';
+import { parsePrometheusText } from '../../src/sources/engines/promtext.js';
 
 const map = (text: string) => mapEngineMetrics(parsePrometheusText(text).samples);
 

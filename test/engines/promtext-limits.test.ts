@@ -3,13 +3,13 @@
 // change nothing it reads.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { SCRAPE_FAMILIES, SCRAPE_LABELS } from '../../src/engines/map.js';
+import { SCRAPE_FAMILIES, SCRAPE_LABELS } from '../../src/sources/engines/map.js';
 import {
   DEFAULT_LIMITS,
   parsePrometheusText,
   PromTextParser,
   type ParsedMetrics,
-} from '../../src/engines/promtext.js';
+} from '../../src/sources/engines/promtext.js';
 
 /** Deterministic pseudo-random numbers (xorshift32): the same splits on every run. */
 function rng(seed: number) {

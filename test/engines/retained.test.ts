@@ -2,9 +2,9 @@
 // every mapping must read the same from those as from the whole body, or a declaration has fallen behind its code.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { mapEngineMetrics, SCRAPE_FAMILIES, SCRAPE_LABELS } from '../../src/engines/map.js';
-import { ENGINE_MAPPINGS } from '../../src/engines/mappings/index.js';
-import { parsePrometheusText } from '../../src/engines/promtext.js';
+import { mapEngineMetrics, SCRAPE_FAMILIES, SCRAPE_LABELS } from '../../src/sources/engines/map.js';
+import { ENGINE_MAPPINGS } from '../../src/sources/engines/mappings/index.js';
+import { parsePrometheusText } from '../../src/sources/engines/promtext.js';
 
 const fixture = (name: string) =>
   readFileSync(new URL(`../fixtures/engines/${name}`, import.meta.url), 'utf8');

@@ -4,11 +4,11 @@ import client from 'prom-client';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engineScrapeSchema } from '../../src/config/schema.js';
-import { mapEngineMetrics } from '../../src/engines/map.js';
-import { parsePrometheusText } from '../../src/engines/promtext.js';
-import { EngineScraper, YIELD_BYTES } from '../../src/engines/scrape.js';
+import { mapEngineMetrics } from '../../src/sources/engines/map.js';
+import { parsePrometheusText } from '../../src/sources/engines/promtext.js';
+import { EngineScraper, YIELD_BYTES } from '../../src/sources/engines/scrape.js';
 import { createEngineMetrics } from '../../src/metrics.js';
-import type { EngineSignal } from '../../src/signals.js';
+import type { EngineSignal } from '../../src/core/signals.js';
 
 const SGLANG = `# HELP sglang:num_running_reqs The number of running requests.
 # TYPE sglang:num_running_reqs gauge

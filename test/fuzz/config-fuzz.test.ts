@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfigText, type LoadedConfig } from '../../src/config/load.js';
 import { restartOnlyChanges } from '../../src/config/reload-limits.js';
 import { Daemon } from '../../src/daemon.js';
-import { routePlugins } from '../../src/server/plugins.js';
+import { routePlugins } from '../../src/outputs/server/plugins.js';
 import { capturingLogger } from '../helpers/logger.js';
 import { tempDir } from '../web/helpers.js';
 import { mulberry32, mutateText, mutateTree } from './mutate.js';

@@ -1,7 +1,7 @@
 // Loggers for tests: one that keeps every line it writes (a test asserts on what was logged), one that drops
 // them (a test that only needs a logger to exist, without noise in the runner's output).
 import { Writable } from 'node:stream';
-import { createLogger, type Logger, type LogLevel } from '../../src/logger.js';
+import { createLogger, type Logger, type LogLevel } from '../../src/lib/logger.js';
 
 /** A logger at `level` whose output lines (JSON, one per entry) are kept in `lines`. */
 export function capturingLogger(level: LogLevel = 'info'): { logger: Logger; lines: string[] } {

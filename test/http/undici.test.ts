@@ -1,4 +1,4 @@
-// src/http/undici.ts takes Agent, Client and Pool from undici's own files instead of its index (which also loads
+// src/lib/http/undici.ts takes Agent, Client and Pool from undici's own files instead of its index (which also loads
 // fetch, WebSocket and the caches): these tests pin that the deep paths still resolve to working dispatchers with
 // the index's request API, and that loading them leaves the index's extra modules unloaded.
 import { spawnSync } from 'node:child_process';
@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as Index from 'undici';
-import { Agent, Client, Pool, request } from '../../src/http/undici.js';
+import { Agent, Client, Pool, request } from '../../src/lib/http/undici.js';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -67,7 +67,7 @@ describe('undici from its own files', () => {
   });
 
   it('loading them leaves undici’s index, fetch and WebSocket unloaded', () => {
-    const mod = fileURLToPath(new URL('../../dist/http/undici.js', import.meta.url));
+    const mod = fileURLToPath(new URL('../../dist/lib/http/undici.js', import.meta.url));
     const script = `import { createRequire } from 'node:module';
 await import(${JSON.stringify(mod)});
 console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));`;

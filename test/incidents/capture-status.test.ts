@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { incidentsSchema, targetSchema } from '../../src/config/schema.js';
-import { Journal } from '../../src/detect/journal.js';
-import { initialState } from '../../src/detect/state/memory.js';
-import { captureIncident } from '../../src/incidents/capture.js';
-import { LogWindows } from '../../src/incidents/log-window.js';
-import type { IncidentManifest } from '../../src/incidents/manifest.js';
+import { Journal } from '../../src/outputs/journal/journal.js';
+import { initialState } from '../../src/core/state/memory.js';
+import { captureIncident } from '../../src/outputs/incidents/capture.js';
+import { LogWindows } from '../../src/outputs/incidents/log-window.js';
+import type { IncidentManifest } from '../../src/outputs/incidents/manifest.js';
 
 let dir: string;
 let server: Server | undefined;

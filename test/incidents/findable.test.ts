@@ -8,11 +8,11 @@ import Fastify from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { incidentsSchema, targetSchema } from '../../src/config/schema.js';
-import { Journal } from '../../src/detect/journal.js';
-import { initialState } from '../../src/detect/state/memory.js';
-import { captureIncident } from '../../src/incidents/capture.js';
-import { LogWindows } from '../../src/incidents/log-window.js';
-import { incidentRoutes } from '../../src/server/incident-routes.js';
+import { Journal } from '../../src/outputs/journal/journal.js';
+import { initialState } from '../../src/core/state/memory.js';
+import { captureIncident } from '../../src/outputs/incidents/capture.js';
+import { LogWindows } from '../../src/outputs/incidents/log-window.js';
+import { incidentRoutes } from '../../src/outputs/server/incident-routes.js';
 import { bootstrapThreadTraceback, httpLine } from '../../src/sim/logfmt.js';
 import { runCli } from '../helpers/cli.js';
 

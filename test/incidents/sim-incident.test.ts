@@ -7,7 +7,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { parseConfigText } from '../../src/config/load.js';
-import type { IncidentManifest } from '../../src/incidents/manifest.js';
+import type { IncidentManifest } from '../../src/outputs/incidents/manifest.js';
 import { createMetrics } from '../../src/metrics.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { DUMP_SCRIPT } from '../../src/sim/demo-config.js';

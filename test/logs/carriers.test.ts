@@ -3,9 +3,9 @@
 // event; the engine's own traceback after the record still does.
 import { describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
-import { MAX_CARRIER_LINES } from '../../src/logs/carriers.js';
-import { compileRuleSet, type RuleMatch } from '../../src/logs/rules.js';
-import { ChunkScanner } from '../../src/logs/scanner.js';
+import { MAX_CARRIER_LINES } from '../../src/sources/logs/carriers.js';
+import { compileRuleSet, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 
 function scan(text: string, chunk = 1 << 20): RuleMatch[] {

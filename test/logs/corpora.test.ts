@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeLineSource } from '../../bench/ingest-gen.mjs';
 import { LOG_PACKS } from '../../src/config/schema.js';
-import { PACKS, RULE_CLASSES } from '../../src/logs/packs/index.js';
-import { INCIDENT_LINES } from '../../src/logs/rules.js';
-import { replayFiles, type ReplayEvent } from '../../src/logs/replay.js';
+import { PACKS, RULE_CLASSES } from '../../src/sources/logs/packs/index.js';
+import { INCIDENT_LINES } from '../../src/sources/logs/rules.js';
+import { replayFiles, type ReplayEvent } from '../../src/commands/replay-files.js';
 import { REPORT_CORPUS } from '../fixtures/logs/report-corpus.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 

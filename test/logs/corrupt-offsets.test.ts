@@ -6,7 +6,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { previousOf } from '../../src/logs/state-store.js';
+import { previousOf } from '../../src/lib/state-store.js';
 import { waitFor } from '../helpers/wait.js';
 import { capturingLogger } from '../helpers/logger.js';
 import { harness, source } from './helpers.js';

@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { classifyLog } from '../../src/detect/log-classes.js';
-import { replayFiles } from '../../src/logs/replay.js';
-import type { LogEventClass, LogEventSignal } from '../../src/signals.js';
+import { classifyLog } from '../../src/core/log-classes.js';
+import { replayFiles } from '../../src/commands/replay-files.js';
+import type { LogEventClass, LogEventSignal } from '../../src/core/signals.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-class-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { LogWindows, type LogWindow } from '../../src/incidents/log-window.js';
+import { LogWindows, type LogWindow } from '../../src/outputs/incidents/log-window.js';
 import { waitFor } from '../helpers/wait.js';
 import { capturingLogger } from '../helpers/logger.js';
 import { harness, source } from './helpers.js';

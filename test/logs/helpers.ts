@@ -1,8 +1,8 @@
 import client from 'prom-client';
 import { LOG_PACKS, logSourceSchema, type LogSourceConfig } from '../../src/config/schema.js';
-import { LogWatcher, type LogWatcherOptions } from '../../src/logs/watcher.js';
+import { LogWatcher, type LogWatcherOptions } from '../../src/sources/logs/watcher.js';
 import { createEngineMetrics, createLogMetrics } from '../../src/metrics.js';
-import type { EngineSignal, LogEventSignal } from '../../src/signals.js';
+import type { EngineSignal, LogEventSignal } from '../../src/core/signals.js';
 import { quietLogger } from '../helpers/logger.js';
 
 export function source(over: Partial<LogSourceConfig> & { path: string }): LogSourceConfig {

@@ -14,7 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { LogWatcherOptions } from '../../src/logs/watcher.js';
+import type { LogWatcherOptions } from '../../src/sources/logs/watcher.js';
 import { waitFor } from '../helpers/wait.js';
 import { harness, source } from './helpers.js';
 

@@ -7,10 +7,10 @@ import {
   parseSglangLine,
   parseVllmLine,
   parseVllmStats,
-} from '../../src/logs/engine-lines.js';
-import { PACKS } from '../../src/logs/packs/index.js';
-import { compileRuleSet, type RuleMatch } from '../../src/logs/rules.js';
-import { ChunkScanner } from '../../src/logs/scanner.js';
+} from '../../src/sources/logs/engine-lines.js';
+import { PACKS } from '../../src/sources/logs/packs/index.js';
+import { compileRuleSet, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 
 const ALL = [...LOG_PACKS];

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { replayCommand } from '../../src/commands/replay.js';
-import { formatMetrics, replayFiles } from '../../src/logs/replay.js';
+import { formatMetrics, replayFiles } from '../../src/commands/replay-files.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-timeline-'));

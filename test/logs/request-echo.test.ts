@@ -2,10 +2,10 @@
 // built-in critical (and warning) phrase goes through each request-echo format the engines print: zero events.
 import { describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
-import { PACKS } from '../../src/logs/packs/index.js';
-import { echoAfterPrefix, isRequestEcho } from '../../src/logs/request-echo.js';
-import { compileRuleSet, type RuleMatch } from '../../src/logs/rules.js';
-import { ChunkScanner } from '../../src/logs/scanner.js';
+import { PACKS } from '../../src/sources/logs/packs/index.js';
+import { echoAfterPrefix, isRequestEcho } from '../../src/sources/logs/request-echo.js';
+import { compileRuleSet, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 
 function scan(text: string): RuleMatch[] {

@@ -4,9 +4,9 @@
 // line (measured side by side, so a loaded machine slows both).
 import { describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
-import { CARRIERS, OpenCarrier } from '../../src/logs/carriers.js';
-import { PACKS } from '../../src/logs/packs/index.js';
-import { requiredLiterals } from '../../src/logs/regex.js';
+import { CARRIERS, OpenCarrier } from '../../src/sources/logs/carriers.js';
+import { PACKS } from '../../src/sources/logs/packs/index.js';
+import { requiredLiterals } from '../../src/sources/logs/regex.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 
 const SIZE = 64 * 1024;

@@ -4,15 +4,15 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { ConfigError, parseConfigText } from '../../src/config/load.js';
 import { replayCommand } from '../../src/commands/replay.js';
-import { requiredLiterals } from '../../src/logs/regex.js';
+import { requiredLiterals } from '../../src/sources/logs/regex.js';
 import {
   compileRuleSet,
   LineMatcher,
   RuleError,
   USER_RULE_MAX_CHARS,
   type RuleMatch,
-} from '../../src/logs/rules.js';
-import { replayFiles } from '../../src/logs/replay.js';
+} from '../../src/sources/logs/rules.js';
+import { replayFiles } from '../../src/commands/replay-files.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 
 const CONFIG = (rules: string) => `

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compileRuleSet, type RuleMatch } from '../../src/logs/rules.js';
-import { ChunkScanner } from '../../src/logs/scanner.js';
-import type { EngineValues } from '../../src/logs/engine-lines.js';
+import { compileRuleSet, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { ChunkScanner } from '../../src/sources/logs/scanner.js';
+import type { EngineValues } from '../../src/sources/logs/engine-lines.js';
 
 function make(
   max = 65_536,

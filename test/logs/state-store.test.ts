@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Journal } from '../../src/detect/journal.js';
-import { OffsetStore } from '../../src/logs/offsets.js';
-import { CursorStore } from '../../src/logs/state-store.js';
+import { Journal } from '../../src/outputs/journal/journal.js';
+import { OffsetStore } from '../../src/sources/logs/offsets.js';
+import { CursorStore } from '../../src/lib/state-store.js';
 import { waitFor } from '../helpers/wait.js';
 import { harness, source } from './helpers.js';
 import { quietLogger } from '../helpers/logger.js';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ruleSchema } from '../../src/config/schema.js';
-import { cri } from '../../src/logs/formats/cri.js';
-import { docker } from '../../src/logs/formats/docker.js';
-import { detectFormat, type LineFormat } from '../../src/logs/formats/index.js';
-import { compileRuleSet } from '../../src/logs/rules.js';
-import { ChunkScanner } from '../../src/logs/scanner.js';
-import { AutoFeed, Unwrapper } from '../../src/logs/unwrap.js';
+import { cri } from '../../src/sources/logs/formats/cri.js';
+import { docker } from '../../src/sources/logs/formats/docker.js';
+import { detectFormat, type LineFormat } from '../../src/sources/logs/formats/index.js';
+import { compileRuleSet } from '../../src/sources/logs/rules.js';
+import { ChunkScanner } from '../../src/sources/logs/scanner.js';
+import { AutoFeed, Unwrapper } from '../../src/sources/logs/unwrap.js';
 import { NUMBERED, criBytes, dockerBytes, engineLine } from './wrapped-lines.js';
 
 const T0 = Date.UTC(2026, 11, 1, 5, 0, 0);

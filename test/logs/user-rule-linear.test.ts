@@ -3,8 +3,8 @@
 // now run on V8's linear engine and see at most USER_RULE_MAX_CHARS of a line.
 import { describe, expect, it } from 'vitest';
 import { ruleSchema } from '../../src/config/schema.js';
-import { compileRuleSet, USER_RULE_MAX_CHARS, type RuleMatch } from '../../src/logs/rules.js';
-import { ChunkScanner } from '../../src/logs/scanner.js';
+import { compileRuleSet, USER_RULE_MAX_CHARS, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 
 const RULE = ruleSchema.parse({
   name: 'upload_retries',

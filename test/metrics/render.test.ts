@@ -3,8 +3,8 @@
 import client from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
-import { openMetrics, renderMetrics } from '../../src/metrics-render.js';
-import { REDACTED, Redactor } from '../../src/redact.js';
+import { openMetrics, renderMetrics } from '../../src/outputs/metrics/metrics-render.js';
+import { REDACTED, Redactor } from '../../src/lib/redact.js';
 
 // The process and event-loop defaults are live: their values move between two renders, their lines must not.
 const settled = (text: string) => text.replace(/^((?:process|nodejs)_\S+) \S+$/gm, '$1 V');

@@ -10,47 +10,11 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DESIGN = readFileSync(join(ROOT, 'docs/design.md'), 'utf8');
 
-/**
- * Until the issue-25 move lands, a path written as it will be after the move is found where it is today.
- * Each entry is consulted only while its new path does not exist and its old one does, so after the move (old
- * paths gone) every path must exist as written; delete this table then. `src/core/vocabulary.ts` is new (issue
- * 25 item 1): until it exists, its names are looked for in the files that hold them today.
- */
-const PRE_MOVE: [string, string[]][] = [
-  ['src/sources/logs/', ['src/logs/']],
-  ['src/sources/probes/', ['src/probes/']],
-  ['src/sources/engines/', ['src/engines/']],
-  ['src/sources/changes/', ['src/changes/']],
-  ['src/core/signals.ts', ['src/signals.ts']],
-  ['src/core/verdict.ts', ['src/detect/verdict.ts']],
-  ['src/core/log-classes.ts', ['src/detect/log-classes.ts']],
-  ['src/core/confirm.ts', ['src/detect/confirm.ts']],
-  ['src/core/state/', ['src/detect/state.ts']],
-  ['src/core/vocabulary.ts', ['src/config/kinds.ts', 'src/metrics.ts', 'src/detect/verdict.ts']],
-  ['src/core/', ['src/detect/']],
-  ['src/outputs/metrics/', ['src/metrics-render.ts']],
-  ['src/outputs/journal/', ['src/detect/journal.ts']],
-  ['src/outputs/server/', ['src/server/']],
-  ['src/outputs/remediate/', ['src/remediate/']],
-  ['src/outputs/incidents/', ['src/incidents/']],
-  ['src/lib/', ['src/http/']],
-];
-
-/** Tables the vocabulary introduces (issue 25 item 1), accepted unseen only while the vocabulary file is absent. */
-const VOCABULARY_PENDING = new Set(['DIAGNOSES', 'LOG_EVENT_CLASSES']);
-
 const exists = (p: string) => existsSync(join(ROOT, p));
 
-/** Where a path written in the design document is in this checkout: itself, or its pre-move places. */
+/** A path written in the design document, if it exists in this checkout. */
 function resolve(path: string): string[] {
-  if (exists(path)) return [path];
-  for (const [to, from] of PRE_MOVE) {
-    if (path !== to && !(to.endsWith('/') && path.startsWith(to))) continue;
-    const old = from.map((f) => (path === to ? f : f.endsWith('/') ? f + path.slice(to.length) : f));
-    const found = old.filter(exists);
-    if (found.length > 0) return found;
-  }
-  return [];
+  return exists(path) ? [path] : [];
 }
 
 /** Backticked repository paths in the document, with a placeholder (`<kind>.ts`) cut back to its folder. */
@@ -114,7 +78,6 @@ describe('docs/design.md', () => {
     const claims = [...DESIGN.matchAll(/`([A-Za-z_][A-Za-z0-9_]*)` in `(src\/[^`]+)`/g)];
     expect(claims.length).toBeGreaterThanOrEqual(8);
     const wrong = claims.filter(([, name, path]) => {
-      if (path === 'src/core/vocabulary.ts' && !exists(path) && VOCABULARY_PENDING.has(name!)) return false;
       const files = resolve(path!).filter((f) => statSync(join(ROOT, f)).isFile());
       const declares = new RegExp(`\\b(?:const|type|interface|class|function)\\s+${name}\\b`);
       return !files.some((f) => declares.test(readFileSync(join(ROOT, f), 'utf8')));

@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { parseConfigText } from '../../src/config/load.js';
 import { PROBE_RESULTS as VOCABULARY_RESULTS } from '../../src/core/vocabulary.js';
-import { createKnownSeries } from '../../src/known-series.js';
+import { createKnownSeries } from '../../src/outputs/metrics/known-series.js';
 import { createMetrics } from '../../src/metrics.js';
-import { recordResult } from '../../src/probes/runner.js';
+import { recordResult } from '../../src/sources/probes/runner.js';
 
 const config = parseConfigText(
   stringify({

@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { parseConfigText } from '../../src/config/load.js';
-import { createKnownSeries } from '../../src/known-series.js';
-import { PACKS } from '../../src/logs/packs/index.js';
+import { createKnownSeries } from '../../src/outputs/metrics/known-series.js';
+import { PACKS } from '../../src/sources/logs/packs/index.js';
 import { createMetrics } from '../../src/metrics.js';
 
 const config = parseConfigText(

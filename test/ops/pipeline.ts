@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse as parseYaml, stringify } from 'yaml';
 import { Daemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/lib/logger.js';
 import { startSim, type Sim } from '../../src/sim/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { AM_CONFIG, RULES, requireBinary } from './tools.js';

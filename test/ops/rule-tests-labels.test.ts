@@ -10,11 +10,11 @@ import {
   LOG_ROTATION_KINDS,
   PROBE_RESULTS,
   REMEDIATION_RESULTS,
-} from '../../src/known-series.js';
+} from '../../src/outputs/metrics/known-series.js';
 import { COMPLETION_KINDS, PROBE_KINDS } from '../../src/config/schema.js';
-import { PACKS } from '../../src/logs/packs/index.js';
+import { PACKS } from '../../src/sources/logs/packs/index.js';
 import { TARGET_STATES } from '../../src/metrics.js';
-import { PROBES } from '../../src/probes/registry.js';
+import { PROBES } from '../../src/sources/probes/registry.js';
 import { RULE_TESTS, loadRules } from './tools.js';
 
 interface RuleTestGroup {

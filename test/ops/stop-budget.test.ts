@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
-import { SHUTDOWN_GRACE_MS } from '../../src/remediate/remediator.js';
+import { SHUTDOWN_GRACE_MS } from '../../src/outputs/remediate/remediator.js';
 import {
   SHUTDOWN_AFTER_DRAIN_MS,
   SHUTDOWN_DRAIN_MAX_MS,

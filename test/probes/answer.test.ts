@@ -7,7 +7,7 @@ import {
   echoQuestion,
   extractAnswer,
   type Question,
-} from '../../src/probes/answer.js';
+} from '../../src/sources/probes/answer.js';
 
 /** A deterministic rng (mulberry32) so the generated questions are the same every run. */
 function seeded(seed: number): () => number {

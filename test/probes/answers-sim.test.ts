@@ -2,9 +2,9 @@
 // healthy deployment, and each answer fault fails the probe — and the matrix cell — that should catch it.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ProbeConfig } from '../../src/config/schema.js';
-import { runProbe } from '../../src/probes/runner.js';
+import { runProbe } from '../../src/sources/probes/runner.js';
 import { startSim, type Sim } from '../../src/sim/index.js';
-import type { ProbeResultSignal } from '../../src/signals.js';
+import type { ProbeResultSignal } from '../../src/core/signals.js';
 import { hop, probe } from './fixtures.js';
 
 let sim: Sim | undefined;

@@ -5,7 +5,7 @@
 // template's own tokens are not counted: they depend on the model (a few for ChatML, ~25 for Llama 3.1's default
 // system header) and are the same for any request, so README states them apart.
 import { afterEach, describe, expect, it } from 'vitest';
-import { runProbe } from '../../src/probes/runner.js';
+import { runProbe } from '../../src/sources/probes/runner.js';
 import { chunk, sendSse, startServer, usageChunk, type TestServer } from './hostile.js';
 import { hop, probe } from './fixtures.js';
 

@@ -5,9 +5,9 @@ import {
   type EndpointConfig,
   type ProbeConfig,
 } from '../../src/config/schema.js';
-import { EndpointDispatchers, tlsOptions } from '../../src/probes/http.js';
-import { runProbe, type RunOutcome } from '../../src/probes/runner.js';
-import type { ConnKind } from '../../src/signals.js';
+import { EndpointDispatchers, tlsOptions } from '../../src/sources/probes/http.js';
+import { runProbe, type RunOutcome } from '../../src/sources/probes/runner.js';
+import type { ConnKind } from '../../src/core/signals.js';
 
 export function endpoint(url: string, extra: Record<string, unknown> = {}): EndpointConfig {
   return endpointSchema.parse({ name: 'hop', url, ...extra });

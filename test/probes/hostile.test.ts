@@ -10,7 +10,7 @@ import {
   type TestServer,
 } from './hostile.js';
 import { hop, probe, runOnce } from './fixtures.js';
-import { runProbe } from '../../src/probes/runner.js';
+import { runProbe } from '../../src/sources/probes/runner.js';
 import { waitFor } from '../helpers/wait.js';
 
 let servers: TestServer[] = [];

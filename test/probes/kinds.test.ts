@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { findToolMarkup } from '../../src/probes/toolcall.js';
-import { runProbe } from '../../src/probes/runner.js';
-import { probeConns } from '../../src/probes/schedule.js';
+import { findToolMarkup } from '../../src/sources/probes/toolcall.js';
+import { runProbe } from '../../src/sources/probes/runner.js';
+import { probeConns } from '../../src/sources/probes/schedule.js';
 import {
   chunk,
   healthyHandler,

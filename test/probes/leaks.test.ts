@@ -2,8 +2,8 @@
 // failure would itself wedge after a long outage (docs/design.md#principles, 4).
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runProbe } from '../../src/probes/runner.js';
-import type { ConnKind } from '../../src/signals.js';
+import { runProbe } from '../../src/sources/probes/runner.js';
+import type { ConnKind } from '../../src/core/signals.js';
 import { startServer, type TestServer } from './hostile.js';
 import { hop, probe } from './fixtures.js';
 import { waitFor } from '../helpers/wait.js';

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
-import { probeRoutes } from '../../src/server/probe-routes.js';
+import { probeRoutes } from '../../src/outputs/server/probe-routes.js';
 import { goodStream, healthyHandler, startServer, type TestServer } from './hostile.js';
 import { waitFor } from '../helpers/wait.js';
-import { PROBES } from '../../src/probes/registry.js';
+import { PROBES } from '../../src/sources/probes/registry.js';
 import { capturingLogger } from '../helpers/logger.js';
 
 const TOKEN = 'tok-9f8e7d6c5b4a';

@@ -2,8 +2,8 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { createProbeMetrics } from '../../src/metrics.js';
-import { phaseOffset, ProbeScheduler } from '../../src/probes/schedule.js';
-import type { ProbeResultSignal } from '../../src/signals.js';
+import { phaseOffset, ProbeScheduler } from '../../src/sources/probes/schedule.js';
+import type { ProbeResultSignal } from '../../src/core/signals.js';
 import { healthyHandler, startServer, type TestServer } from './hostile.js';
 import { waitFor } from '../helpers/wait.js';
 import { capturingLogger } from '../helpers/logger.js';
@@ -195,7 +195,7 @@ targets:
     endpoints: [{ name: e, url: "${a.url}", bearerToken: "\${TOKEN}", headers: { X-Team: ml } }]
     probes: [{ name: chat, kind: chat, every: 1h }]
 `);
-    const { redactor } = await import('../../src/redact.js');
+    const { redactor } = await import('../../src/lib/redact.js');
     redactor.set(['sekrit-token-123']);
     await s.runNow();
     expect(a.requests[0]!.authorization).toBe('Bearer sekrit-token-123');

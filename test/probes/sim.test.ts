@@ -4,7 +4,7 @@ import { Registry } from 'prom-client';
 import { afterEach, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { createProbeMetrics } from '../../src/metrics.js';
-import { ProbeScheduler } from '../../src/probes/schedule.js';
+import { ProbeScheduler } from '../../src/sources/probes/schedule.js';
 import { startSim, type Sim } from '../../src/sim/index.js';
 import { tripBootstrapThreadDeath } from '../helpers/sim.js';
 import { quietLogger } from '../helpers/logger.js';

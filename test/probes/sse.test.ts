@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseFramingError, SseParser } from '../../src/probes/sse.js';
+import { SseFramingError, SseParser } from '../../src/sources/probes/sse.js';
 
 function feedAll(parts: string[]) {
   const p = new SseParser(1024);

@@ -3,8 +3,8 @@
 // chunked result is the whole-text result.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BundleWriter, type BundleFs } from '../../src/incidents/bundle.js';
-import { REDACTED, redactInChunks, redactor } from '../../src/redact.js';
+import { BundleWriter, type BundleFs } from '../../src/outputs/incidents/bundle.js';
+import { REDACTED, redactInChunks, redactor } from '../../src/lib/redact.js';
 
 const SECRET = 'configured-Secret-42';
 afterAll(() => redactor.set([]));

@@ -2,7 +2,7 @@
 // so every shape it looks for must cost time linear in the text. The regex it had restarted a greedy prefix at
 // every word boundary: `'a-'.repeat(32000)` took seconds and froze the daemon through an incident capture.
 import { describe, expect, it } from 'vitest';
-import { REDACTED, Redactor, redactShapes, type ScanStats } from '../../src/redact.js';
+import { REDACTED, Redactor, redactShapes, type ScanStats } from '../../src/lib/redact.js';
 
 const KB64 = 64 * 1024;
 const fill = (unit: string) => unit.repeat(Math.ceil(KB64 / unit.length)).slice(0, KB64);

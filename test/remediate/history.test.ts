@@ -9,8 +9,13 @@ import pino from 'pino';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { remediateSchema } from '../../src/config/schema.js';
 import { createTargetMetrics } from '../../src/metrics.js';
-import { alive, HISTORY_FILE, procStartTime, RemediationHistory } from '../../src/remediate/history.js';
-import { Remediator, type RemediationRecord } from '../../src/remediate/remediator.js';
+import {
+  alive,
+  HISTORY_FILE,
+  procStartTime,
+  RemediationHistory,
+} from '../../src/outputs/remediate/history.js';
+import { Remediator, type RemediationRecord } from '../../src/outputs/remediate/remediator.js';
 import { waitFor } from '../helpers/wait.js';
 
 let dir: string;

@@ -5,12 +5,16 @@ import client from 'prom-client';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { detectSchema, remediateSchema } from '../../src/config/schema.js';
-import { reduce } from '../../src/detect/state/reduce.js';
-import { initialState, type ClassifierConfig } from '../../src/detect/state/memory.js';
+import { reduce } from '../../src/core/state/reduce.js';
+import { initialState, type ClassifierConfig } from '../../src/core/state/memory.js';
 import { createTargetMetrics } from '../../src/metrics.js';
-import { runCommand } from '../../src/remediate/exec.js';
+import { runCommand } from '../../src/outputs/remediate/exec.js';
 import { waitFor } from '../helpers/wait.js';
-import { Remediator, type RemediationRecord, type RemediatorCarry } from '../../src/remediate/remediator.js';
+import {
+  Remediator,
+  type RemediationRecord,
+  type RemediatorCarry,
+} from '../../src/outputs/remediate/remediator.js';
 
 let dir: string;
 let script: string;

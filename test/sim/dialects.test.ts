@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
-import { replayFiles } from '../../src/logs/replay.js';
+import { replayFiles } from '../../src/commands/replay-files.js';
 import { startSim, type Sim, type SglangFormat } from '../../src/sim/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { chatBody, openStream, streamChat } from './client.js';

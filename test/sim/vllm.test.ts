@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
-import { vllmMapping } from '../../src/engines/mappings/vllm.js';
-import { parsePrometheusText } from '../../src/engines/promtext.js';
-import { replayFiles } from '../../src/logs/replay.js';
+import { vllmMapping } from '../../src/sources/engines/mappings/vllm.js';
+import { parsePrometheusText } from '../../src/sources/engines/promtext.js';
+import { replayFiles } from '../../src/commands/replay-files.js';
 import { faultHelp } from '../../src/sim/faults/help.js';
 import { startSim } from '../../src/sim/index.js';
 import { startVllmSim, type VllmSim } from '../../src/sim/vllm/index.js';

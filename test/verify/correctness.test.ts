@@ -6,7 +6,7 @@ import { startSim, type Sim, type SimOptions } from '../../src/sim/index.js';
 import { runVerify } from '../../src/verify/runner.js';
 import { makeTarget } from '../../src/verify/target.js';
 import { judgeBatch, type LevelCount } from '../../src/verify/correctness.js';
-import type { ProbeResultSignal } from '../../src/signals.js';
+import type { ProbeResultSignal } from '../../src/core/signals.js';
 
 let sim: Sim | undefined;
 afterEach(async () => {

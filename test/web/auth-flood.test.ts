@@ -5,8 +5,13 @@ import bcrypt from 'bcryptjs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { threadId } from 'node:worker_threads';
 import { expect, it } from 'vitest';
-import { BasicAuth, CACHE_TTL_MS, FREE_FAILURES, MAX_CONCURRENT_COMPARES } from '../../src/server/auth.js';
-import { BcryptWorker, type Compare } from '../../src/server/bcrypt-pool.js';
+import {
+  BasicAuth,
+  CACHE_TTL_MS,
+  FREE_FAILURES,
+  MAX_CONCURRENT_COMPARES,
+} from '../../src/outputs/server/auth.js';
+import { BcryptWorker, type Compare } from '../../src/outputs/server/bcrypt-pool.js';
 
 const basic = (user: string, password: string) =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;

@@ -9,9 +9,9 @@ import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
-import { REDACTED, redactor } from '../../src/redact.js';
-import { acceptsGzip, wantsOpenMetrics } from '../../src/server/exposition.js';
-import { routePlugins } from '../../src/server/plugins.js';
+import { REDACTED, redactor } from '../../src/lib/redact.js';
+import { acceptsGzip, wantsOpenMetrics } from '../../src/outputs/server/exposition.js';
+import { routePlugins } from '../../src/outputs/server/plugins.js';
 import { capturingLogger } from '../helpers/logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-exposition-'));

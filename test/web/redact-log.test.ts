@@ -1,6 +1,6 @@
 // Log lines are redacted after pino has serialised them: a secret holding characters JSON escapes must still go.
 import { afterEach, describe, expect, it } from 'vitest';
-import { redactor, REDACTED } from '../../src/redact.js';
+import { redactor, REDACTED } from '../../src/lib/redact.js';
 import { capturingLogger } from '../helpers/logger.js';
 
 afterEach(() => redactor.set([]));

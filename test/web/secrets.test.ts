@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
-import { routePlugins } from '../../src/server/plugins.js';
+import { routePlugins } from '../../src/outputs/server/plugins.js';
 import { waitFor } from '../helpers/wait.js';
 import { capturingLogger } from '../helpers/logger.js';
 import { tempDir } from './helpers.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, html } from '../../src/server/html.js';
-import { renderStatusPage as render, type StatusView } from '../../src/server/status-page.js';
+import { escapeHtml, html } from '../../src/outputs/server/html.js';
+import { renderStatusPage as render, type StatusView } from '../../src/outputs/server/status-page.js';
 
 /** The page with whitespace runs collapsed: the template's indentation is not what is under test. */
 const renderStatusPage = (...args: Parameters<typeof render>) => render(...args).replace(/\s+/g, ' ');

@@ -1,12 +1,12 @@
 // The status page's history (issue 30): the probe history's buckets and bound, the strip rebuilt from journal
 // events, and both drawn as SVG that escapes what came from logs.
 import { describe, expect, it } from 'vitest';
-import type { JournalEvent } from '../../src/detect/journal.js';
-import { BYTES_PER_SLOT, ProbeHistory, TIERS } from '../../src/probes/history.js';
-import type { ProbeResultSignal } from '../../src/signals.js';
-import { renderStatusPage } from '../../src/server/status-page.js';
-import { MIN_WINDOW_MS, parseRange, windowStart } from '../../src/server/status-page-route.js';
-import { buildStrip } from '../../src/server/status-strip.js';
+import type { JournalEvent } from '../../src/outputs/journal/journal.js';
+import { BYTES_PER_SLOT, ProbeHistory, TIERS } from '../../src/sources/probes/history.js';
+import type { ProbeResultSignal } from '../../src/core/signals.js';
+import { renderStatusPage } from '../../src/outputs/server/status-page.js';
+import { MIN_WINDOW_MS, parseRange, windowStart } from '../../src/outputs/server/status-page-route.js';
+import { buildStrip } from '../../src/outputs/server/status-strip.js';
 import { sparklines } from './sparklines.js';
 
 const H = 3_600_000;

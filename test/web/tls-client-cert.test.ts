@@ -9,7 +9,7 @@ import { connect, type ConnectionOptions, type SecureVersion } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
-import { loadWebConfig } from '../../src/server/web-config.js';
+import { loadWebConfig } from '../../src/outputs/server/web-config.js';
 import { makeSelfSignedCert } from '../helpers/tls.js';
 import { capturingLogger } from '../helpers/logger.js';
 

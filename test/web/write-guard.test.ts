@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, expect, it } from 'vitest';
 import { Daemon } from '../../src/daemon.js';
-import { crossSiteRequest } from '../../src/server/app.js';
-import { foreignHost } from '../../src/server/origin-policy.js';
-import { routePlugins } from '../../src/server/plugins.js';
+import { crossSiteRequest } from '../../src/outputs/server/app.js';
+import { foreignHost } from '../../src/outputs/server/origin-policy.js';
+import { routePlugins } from '../../src/outputs/server/plugins.js';
 import { runCli } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { capturingLogger } from '../helpers/logger.js';
@@ -162,7 +162,7 @@ it('Host on a loopback connection: IP literals, localhost and the external URL p
   expect(foreignHost('evil.example:9787', { ...lo, localAddress: '10.0.0.5' })).toBeUndefined();
 });
 
-// Beyond the cap the connections without a request in progress give way (src/server/connection-guard.ts): here
+// Beyond the cap the connections without a request in progress give way (src/outputs/server/connection-guard.ts): here
 // none has sent anything, so 12 of the 20 are closed either way.
 it('keeps open connections to web.maxConnections and serves again once they close', async () => {
   const addr = await start(', maxConnections: 8');

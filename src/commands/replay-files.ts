@@ -1,0 +1,352 @@
+// Rules over captured log files, once, in process: the engine of `wedgewatch replay` and bench/ingest.
+// Same scanner, rules and metrics as the live watcher, so "would this have caught last night?" has the
+// answer the daemon would have given.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { basename } from 'node:path';
+import client from 'prom-client';
+import type { DetectConfig, LogFormat, LogPack, RuleConfig } from '../config/schema.js';
+import { createEngineMetrics, createLogMetrics } from '../metrics.js';
+import type { EngineSignal, Severity } from '../core/signals.js';
+import { applyEngineValues, LINE_STAMP, stampMs, type EngineValues } from '../sources/logs/engine-lines.js';
+import { addTotals, EngineRanks, engineSignal, writeEngineGauges } from '../sources/logs/engine-ranks.js';
+import { replayTimeline, type Timeline, type TimedSignal } from './replay-timeline.js';
+import { compileRuleSet, eventClass } from '../sources/logs/rules.js';
+import { ChunkScanner } from '../sources/logs/scanner.js';
+import { detectFormat, LINE_FORMATS } from '../sources/logs/formats/index.js';
+import { AutoFeed, Unwrapper, type LineFeed } from '../sources/logs/unwrap.js';
+
+export interface ReplayEvent {
+  file: string;
+  service: string;
+  offset: number;
+  /** 1-based line number of the (first) line in its file. */
+  lineNo: number;
+  rule: string;
+  severity: Severity;
+  /** The rule's class (`thread_death`, `abort`, …; `custom` for user rules). */
+  class: string;
+  line: string;
+  fields: Record<string, string>;
+  /** The line's own timestamp text (`2026-07-10 12:00:01`), inherited from the previous line that had one. */
+  stamp: string;
+  /** Unix ms of `stamp` (NaN when the file had no timestamp before this line). */
+  time: number;
+}
+
+export interface ReplayOptions {
+  files: string[];
+  packs: readonly LogPack[];
+  userRules?: readonly RuleConfig[];
+  /** Service label; default the file name without its extension. */
+  service?: string;
+  /** Service label per file (same order as `files`), e.g. from an incident bundle's manifest. */
+  services?: (string | undefined)[];
+  maxLineBytes?: number;
+  /** How the files wrap their lines (a captured pod log is `cri`); default plain. */
+  format?: LogFormat;
+  /** Events kept for the timeline (the rest are counted in the metrics only). */
+  maxEvents?: number;
+  onProgress?: (p: { file: string; bytes: number; size: number; lines: number }) => void;
+  progressEveryBytes?: number;
+  /**
+   * Also run the detector over the logs' own timestamps and return its verdict timeline. Parses every
+   * periodic engine line (not only the last of each chunk), so it costs more on batch-line-heavy logs.
+   */
+  timeline?: boolean;
+  /** Detection settings for the timeline (defaults: the daemon's). */
+  detect?: Partial<DetectConfig>;
+}
+
+export interface ReplayResult {
+  events: ReplayEvent[];
+  droppedEvents: number;
+  lines: number;
+  bytes: number;
+  registry: client.Registry;
+  /** The detector's verdict timeline (with `timeline: true`). */
+  timeline?: Timeline;
+}
+
+/** Totals of an engine signal not yet known (see the engine sink's settle). */
+const NO_TOTALS: EngineValues = Object.freeze({});
+
+/**
+ * Bytes fed to the scanner at a time. The scanner's work depends on where its feeds end (a line across two feeds is
+ * read whole, on its own; batch lines are thinned per feed), so this stays what replay has always fed: its answer
+ * on a file must not change.
+ */
+const FEED_BYTES = 1 << 16;
+/** Bytes read at a time, fed FEED_BYTES at a time: one read call per 16 feeds instead of one per feed. */
+const READ_BYTES = 16 * FEED_BYTES;
+
+/** Engine signals that all report progress are merged over at most this span (see the engine sink). */
+const PROGRESS_MERGE_MS = 5_000;
+
+export function replayFiles(o: ReplayOptions): ReplayResult {
+  const registry = new client.Registry();
+  const metrics = { ...createLogMetrics(registry), ...createEngineMetrics(registry) };
+  const maxLine = o.maxLineBytes ?? 65_536;
+  const maxEvents = o.maxEvents ?? 100_000;
+  const events: ReplayEvent[] = [];
+  let dropped = 0;
+  let lines = 0;
+  let bytes = 0;
+  const buf = Buffer.allocUnsafe(READ_BYTES);
+  const signals: TimedSignal[] = [];
+  let mergeStart = 0;
+  let year = 1970;
+  // The last full stamp (`YYYY-MM-DD HH:MM:SS`) read, its year and its time: a log has tens of lines per second, all
+  // with the same stamp. A full stamp's time depends on nothing else, and reading it sets `year` to its own.
+  let knownStamp: string | undefined;
+  let knownYear = 0;
+  let knownTime = NaN;
+  const timeOf = (stamp: string | undefined, fallback: number): number => {
+    if (stamp === undefined) return fallback;
+    if (stamp === knownStamp) {
+      year = knownYear;
+      return knownTime;
+    }
+    const y = /^(\d{4})-/.exec(stamp);
+    if (y) year = Number(y[1]);
+    const t = stampMs(stamp, year);
+    if (y && Number.isFinite(t)) {
+      knownStamp = stamp;
+      knownYear = year;
+      knownTime = t;
+    }
+    return Number.isFinite(t) ? t : fallback;
+  };
+  for (const [fileIndex, file] of o.files.entries()) {
+    const service = o.service ?? o.services?.[fileIndex] ?? basename(file).replace(/\.[^.]*$/, '');
+    const labels = { target: 'replay', service };
+    const set = compileRuleSet(o.packs, o.userRules ?? [], service);
+    const ranks = new EngineRanks();
+    let lastBatchMs: number | undefined;
+    // The last engine signal, still without its totals (a later line of its second or run may replace it).
+    let unsettled: EngineSignal | undefined;
+    const settle = () => {
+      if (unsettled !== undefined) addTotals(unsettled, ranks.total);
+      unsettled = undefined;
+    };
+    const fd = openSync(file, 'r');
+    // vLLM stamps have no year: the file's own year stands in for it.
+    year = new Date(fstatSync(fd).mtimeMs).getUTCFullYear();
+    let lastStamp = '';
+    let lastTime = NaN;
+    // Set for a wrapped file: the runtime's time is the line's stamp, and offsets are file offsets.
+    let unwrapper: Unwrapper | undefined;
+    const scanner = new ChunkScanner(
+      set,
+      maxLine,
+      {
+        match: (m) => {
+          const meta = unwrapper?.lookup(m.offset);
+          const fileOffset = meta?.offset ?? m.offset;
+          const cls = eventClass(m);
+          metrics.logEvents.inc({
+            ...labels,
+            rule: m.rule.name,
+            class: cls,
+            severity: m.rule.severity,
+          });
+          if (m.values) applyEngineValues(metrics, labels, m.values, Date.now(), false);
+          // A line without a time of its own (a stderr traceback) has the time of the last line before it that
+          // had one: looked up in the file (for the timeline), since the scanner skipped the lines in between.
+          // A wrapped file's runtime time stamp is the line's own.
+          const own =
+            (typeof meta?.time === 'string' && meta.time !== '' ? meta.time : undefined) ??
+            LINE_STAMP.exec(m.line.slice(0, 160))?.[0] ??
+            (o.timeline ? stampBefore(fd, fileOffset) : undefined);
+          if (own !== undefined) {
+            lastStamp = own;
+            lastTime = timeOf(own, lastTime);
+          }
+          if (o.timeline && Number.isFinite(lastTime)) {
+            signals.push({
+              kind: 'log',
+              ...labels,
+              rule: m.rule.name,
+              class: cls,
+              severity: m.rule.severity,
+              line: m.line,
+              file,
+              offset: fileOffset,
+              time: lastTime,
+              fields: m.fields,
+            });
+          }
+          if (events.length >= maxEvents) {
+            dropped++;
+            return;
+          }
+          events.push({
+            file,
+            service,
+            offset: fileOffset,
+            lineNo: meta?.line ?? m.lineNo,
+            rule: m.rule.name,
+            severity: m.rule.severity,
+            class: cls,
+            line: m.line,
+            fields: m.fields,
+            // A copy: the stamp may be a slice of a 64 KiB feed's text (an engine line's), and an event holding the
+            // slice held that whole text for the rest of the replay.
+            stamp: Buffer.from(lastStamp, 'utf16le').toString('utf16le'),
+            time: lastTime,
+          });
+        },
+        engine: (line) => {
+          if (line.stamp !== undefined) {
+            lastStamp = line.stamp;
+            lastTime = timeOf(line.stamp, lastTime);
+          }
+          lastBatchMs = Number.isFinite(lastTime) ? lastTime : 0;
+          if (!(o.timeline && Number.isFinite(lastTime))) {
+            // Gauges are written once, after the file (writeEngineGauges): nothing reads them before.
+            ranks.record(line);
+            return;
+          }
+          const prev = signals.at(-1);
+          if (prev !== undefined && prev === unsettled && prev.time === lastTime) {
+            // A line of the second the last signal stands for: what the branch below gives when it replaces
+            // that signal by this line's (same time and labels, progress of either, per-rank evidence of both),
+            // made in place: most engine lines take this path (a second holds a line per rank), and a signal built
+            // per line only to be thrown away was garbage to collect. Only the unsettled signal is changed so: a
+            // settled one (an earlier file's, same service) has its totals and must be replaced.
+            prev.progress = line.progress || prev.progress === true;
+            if (line.periodic === true) {
+              prev.ranks = {
+                ...prev.ranks,
+                [line.rank]: { running: line.values.running, progress: line.progress },
+              };
+            }
+            ranks.record(line);
+            return;
+          }
+          // The signal's totals are filled in once no later line can replace it (settle): most are replaced.
+          const sig = engineSignal(labels, NO_TOTALS, line, lastTime);
+          // Engine lines in a row that the detector cannot tell apart become one signal (each reduce
+          // copies the detector state; a busy log has lines every second for hours): lines with the same
+          // stamp (one-second resolution; the last one's totals cover every rank), and lines that all report
+          // progress within PROGRESS_MERGE_MS (the last one sets the progress clock exactly as the run would;
+          // only the gauges in between, which no verdict reads while work is progressing, are skipped).
+          const sameRun = prev?.kind === 'engine' && prev.service === sig.service;
+          // Per-rank evidence of the merged lines is kept: a rank's stall must survive its siblings' lines.
+          if (sameRun && prev.ranks !== undefined) sig.ranks = { ...prev.ranks, ...sig.ranks };
+          if (sameRun && prev.time === sig.time) {
+            sig.progress = sig.progress === true || prev.progress === true;
+            signals[signals.length - 1] = sig;
+          } else if (
+            sameRun &&
+            prev.progress === true &&
+            sig.progress === true &&
+            sig.time - mergeStart < PROGRESS_MERGE_MS
+          ) {
+            signals[signals.length - 1] = sig;
+          } else {
+            // The previous signal is final: its totals are those after its own last line, before this one's.
+            settle();
+            mergeStart = sig.time;
+            signals.push(sig);
+          }
+          ranks.record(line);
+          unsettled = sig;
+        },
+        truncated: () => metrics.logLinesTruncated.inc(labels),
+      },
+      0,
+      o.timeline === true,
+    );
+    const unwrap = (f: 'cri' | 'docker'): LineFeed => {
+      scanner.reset(0);
+      unwrapper = new Unwrapper(LINE_FORMATS[f], maxLine, scanner, 0);
+      return unwrapper;
+    };
+    const format = o.format ?? 'plain';
+    const feed: LineFeed =
+      format === 'plain'
+        ? scanner
+        : format === 'auto'
+          ? new AutoFeed(0, (first) => {
+              const f = detectFormat(first);
+              return f === 'plain' ? scanner : unwrap(f);
+            })
+          : unwrap(format);
+    try {
+      const size = fstatSync(fd).size;
+      let pos = 0;
+      let nextReport = o.progressEveryBytes ?? 64 << 20;
+      for (;;) {
+        const got = readSync(fd, buf, 0, buf.length, pos);
+        if (got <= 0) break;
+        for (let at = 0; at < got; at += FEED_BYTES) {
+          const n = Math.min(FEED_BYTES, got - at);
+          feed.feed(buf.subarray(at, at + n), n);
+          pos += n;
+          if (o.onProgress && pos >= nextReport) {
+            nextReport += o.progressEveryBytes ?? 64 << 20;
+            o.onProgress({ file, bytes: pos, size, lines: scanner.lines });
+          }
+        }
+      }
+      feed.flush();
+      bytes += pos;
+    } finally {
+      closeSync(fd);
+    }
+    settle();
+    if (lastBatchMs !== undefined) writeEngineGauges(metrics, labels, ranks, lastBatchMs);
+    lines += scanner.lines;
+    metrics.logLines.inc(labels, scanner.lines);
+  }
+  if (o.files.length > 1) {
+    // One timeline across files: by the lines' own timestamps (stable, so file order breaks ties).
+    events.sort((a, b) => (a.stamp < b.stamp ? -1 : a.stamp > b.stamp ? 1 : 0));
+  }
+  const out: ReplayResult = { events, droppedEvents: dropped, lines, bytes, registry };
+  if (o.timeline) out.timeline = replayTimeline(signals, o.detect);
+  return out;
+}
+
+/** Window stampBefore searches first: a traceback is a few KiB, so the stamped line before it is nearly always here. */
+const NEAR_STAMP_BYTES = 4 * 1024;
+/** The window the answer is defined on. */
+const STAMP_WINDOW_BYTES = 64 * 1024;
+
+/**
+ * The timestamp of the last stamped line within 64 KiB before `offset`, if any. The last 4 KiB are read first: its
+ * whole lines (all but the first, cut by the window, unless the window starts the file) are the 64 KiB window's
+ * last lines, decoded alike (UTF-8 resynchronises at a newline), so a stamp found there is the one the 64 KiB
+ * search finds; only when none is there is the 64 KiB window read. Reading and decoding 64 KiB per matched line
+ * was a tenth of replay on a log with a thousand tracebacks.
+ */
+function stampBefore(fd: number, offset: number): string | undefined {
+  for (const span of [NEAR_STAMP_BYTES, STAMP_WINDOW_BYTES]) {
+    const n = Math.min(offset, span);
+    if (n === 0) return undefined;
+    const b = Buffer.allocUnsafe(n);
+    const got = readSync(fd, b, 0, n, offset - n);
+    const lines = b.toString('utf8', 0, got).split('\n');
+    const whole = n === offset || span === STAMP_WINDOW_BYTES;
+    for (let i = lines.length - 1; i >= (whole ? 0 : 1); i--) {
+      const m = LINE_STAMP.exec(lines[i]!.slice(0, 160));
+      if (m) return m[0];
+    }
+    if (whole) return undefined;
+  }
+  return undefined;
+}
+
+/** Final metric values as Prometheus text, only series that have a value (mtail --one_shot style). */
+export async function formatMetrics(registry: client.Registry): Promise<string> {
+  const out: string[] = [];
+  for (const m of await registry.getMetricsAsJSON()) {
+    for (const v of m.values) {
+      const labels = Object.entries(v.labels)
+        .map(([k, val]) => `${k}=${JSON.stringify(String(val))}`)
+        .join(',');
+      out.push(`${m.name}${labels ? `{${labels}}` : ''} ${v.value}`);
+    }
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,192 @@
+// The typed signals that sources (logs, probes, engine scrapes, file watches) hand to the detector. Sources
+// only produce these; the detector only consumes them (docs/design.md#principles, 5: pure core, I/O at the
+// edges).
+
+import type { ConnKind, LogEventClass, ProbeKind, ProbeResultClass } from './vocabulary.js';
+
+// The kinds, results and classes are the vocabulary's (src/core/vocabulary.ts), re-exported for the sources.
+export type { ConnKind, LogEventClass, ProbeKind, ProbeResultClass };
+
+export type Severity = 'info' | 'warning' | 'critical';
+
+export type TimeoutPhase = 'connect' | 'headers' | 'first_token' | 'stream';
+
+/** A log line (or multi-line group) that matched a rule. */
+export interface LogEventSignal {
+  kind: 'log';
+  target: string;
+  service: string;
+  rule: string;
+  /**
+   * The rule's class (thread_death, kv_bootstrap_dead, abort, …; `custom` for a user rule without one): what the
+   * line means, not which rule. The classifier keys on it, as the alerts do.
+   */
+  class: LogEventClass;
+  /** The rule is the user's own (config `rules:`), not a built-in pack's: it ranks below them as a diagnosis. */
+  user?: boolean;
+  severity: Severity;
+  /** The matched line (for multi-line rules, the lines joined with \n), already length-capped. */
+  line: string;
+  file: string;
+  /** Byte offset of the start of the line in the file. */
+  offset: number;
+  /**
+   * Unix ms: the line's own time when it was in the file before we opened it (a restart's catch-up), else
+   * when it was read (stderr tracebacks carry no timestamp of their own).
+   */
+  time: number;
+  /** The event's identity across restarts (src/sources/logs/event-ref.ts); journaled with critical lines. */
+  ref?: string;
+  /** Named capture groups of the rule (e.g. thread target, exception, reason). */
+  fields: Record<string, string>;
+}
+
+/** The outcome of one probe run against one hop over one connection kind. */
+export interface ProbeResultSignal {
+  kind: 'probe';
+  target: string;
+  probe: string;
+  probeKind: ProbeKind;
+  endpoint: string;
+  conn: ConnKind;
+  result: ProbeResultClass;
+  phase?: TimeoutPhase;
+  status?: number;
+  /** Unix ms when the run started. */
+  start: number;
+  /** A random id per run: the exemplar on the probe histograms (OpenMetrics) and in /api/probes, to find the run. */
+  runId?: string;
+  durationMs: number;
+  ttftMs?: number;
+  /** Time to open a new connection (absent when an open keep-alive connection was reused). */
+  connectMs?: number;
+  /** Time from the start of the run to the response headers. */
+  headersMs?: number;
+  /** True when the run went over an already open keep-alive connection. */
+  reusedConnection?: boolean;
+  /**
+   * keep-alive runs: the connection was closed since the last run (the hop's idle timeout is shorter than the
+   * probe interval), so a cheap request opened it first and the run went second on it.
+   */
+  primedConnection?: boolean;
+  tokens?: number;
+  tokensPerSecond?: number;
+  /** Human-readable reason for a failure; never contains secrets. */
+  error?: string;
+  /** True when this run was a confirmation round started by the detector. */
+  confirmation?: boolean;
+  /** What the run checked, for the probe history: canary questions and answers, tool-call matrix cells. */
+  detail?: ProbeDetail;
+  /**
+   * Request ids the run sent (body `rid`, header `X-Request-Id`): the engine logs them on an abort, and the
+   * detector discounts the aborts its own timed-out or cut probes caused.
+   */
+  requestIds?: string[];
+}
+
+/** One known-answer check of a canary run (texts capped and redacted). */
+export interface AnswerCheck {
+  question: string;
+  expected: string;
+  actual: string;
+  ok: boolean;
+  /** The wrong answer is the expected answer of another request that ran at the same time. */
+  mixup?: string;
+  /** Engine tokens the request cost (prompt + completion, from the usage chunk). */
+  tokens?: number;
+}
+
+/** One cell of the tool-call matrix (a tool_choice mode, streamed or not). */
+export interface MatrixCell {
+  cell: string;
+  result: Exclude<ProbeResultClass, 'skipped_overlap' | 'timeout'>;
+  error?: string;
+}
+
+export interface ProbeDetail {
+  answers?: AnswerCheck[];
+  cells?: MatrixCell[];
+}
+
+/** A probe run that has not finished yet (the scheduler's view, handed to the detector on each tick). */
+export interface InflightRun {
+  probe: string;
+  endpoint: string;
+  conn: ConnKind;
+  /** Unix ms. */
+  startedAt: number;
+  /** Time to the first token, once it arrived (completion kinds). */
+  firstTokenMs?: number;
+  /** Request ids the run has sent so far (see ProbeResultSignal.requestIds). */
+  requestIds?: string[];
+}
+
+/**
+ * One data-parallel rank of an engine, from a source that reports every rank on its own cadence whether or not it
+ * works (vLLM's per-engine stats line, SGLang/vLLM metrics with a dp_rank/engine label): a rank that holds work
+ * and makes none while its siblings progress is stalled on its own.
+ */
+export interface RankSample {
+  running?: number;
+  /** Monotonic generated-token counter of the rank (metrics). */
+  generatedTokensTotal?: number;
+  /** The sample itself says whether tokens were produced (a stats line); absent: judged on the counter. */
+  progress?: boolean;
+}
+
+/** Engine load and progress, from a scraped /metrics or from Prefill/Decode batch log lines. */
+export interface EngineSignal {
+  kind: 'engine';
+  target: string;
+  service: string;
+  source: 'metrics' | 'log';
+  time: number;
+  running?: number;
+  queued?: number;
+  transferQueue?: number;
+  preallocQueue?: number;
+  /** Monotonic counters of progress (finished requests, generated tokens); absent when the source has none. */
+  finishedTotal?: number;
+  generatedTokensTotal?: number;
+  genThroughput?: number;
+  tokenUsage?: number;
+  /** Failure counters from /metrics (monotonic; absent when the engine exports none). */
+  abortedTotal?: number;
+  kvTransferFailedTotal?: number;
+  kvExpiredTotal?: number;
+  /** Preempted (vLLM) or retracted (SGLang) requests. */
+  preemptedTotal?: number;
+  /** Latest KV transfer latency the engine reports (SGLang PD), ms. */
+  kvTransferLatencyMs?: number;
+  /** Router: workers whose health is 1 / not 1, and workers whose circuit breaker is open. */
+  workersHealthy?: number;
+  workersUnhealthy?: number;
+  circuitOpen?: number;
+  /**
+   * Router: HTTP requests in flight (smg_http_inflight_request_age_count summed over its age buckets). Set only by
+   * the router mapping, so the detector knows this service is a router.
+   */
+  routerInflight?: number;
+  /** Per data-parallel rank, keyed by rank (see RankSample); only the ranks this signal reports. */
+  ranks?: Record<string, RankSample>;
+  scrapeOk?: boolean;
+  /**
+   * Log signals only: whether the line reports work done. SGLang batch lines do (printed only when a batch
+   * ran); vLLM's stats line is printed every interval and says 0 tokens/s when nothing ran. Absent: false (a
+   * rule's `extract` of a gauge, say, is no evidence that tokens came out).
+   */
+  progress?: boolean;
+}
+
+/** A watched file changed (serve script, unit file, env file). */
+export interface FileChangeSignal {
+  kind: 'file_change';
+  target: string;
+  path: string;
+  time: number;
+  /** sha256 of the new content, or null when the file was deleted. */
+  hash: string | null;
+  diff: string;
+}
+
+export type Signal = LogEventSignal | ProbeResultSignal | EngineSignal | FileChangeSignal;

@@ -1,0 +1,90 @@
+// Hysteresis between the verdict (verdict.ts) and the state: worse verdicts apply at once, better ones wait until
+// every passing slot has passed recoverAfter times; a transition clears the evidence the passes post-date.
+import { countsForRecovery } from '../vocabulary.js';
+import { isCompletion } from '../kinds.js';
+import type { Verdict } from '../verdict.js';
+import type { ClassifierConfig, DetectEvent, TargetState, TargetStateName, Transition } from './memory.js';
+
+/** Hysteresis: worse verdicts apply at once; back to ok needs recoverAfter passes on every slot. */
+export function applyVerdict(
+  s: TargetState,
+  v: Verdict,
+  now: number,
+  cfg: ClassifierConfig,
+  events: DetectEvent[],
+): Transition | undefined {
+  if (v.state === 'unknown') return undefined;
+  if (v.state === 'ok') {
+    if (s.state === 'ok') {
+      s.lastOkAt = now;
+      // Staying ok clears what the passes post-date too, or an old line would name a wedge hours later.
+      const evidence = oldestPassingCompletion(s, now);
+      s.criticalSinceOk = s.criticalSinceOk.filter((c) => c.time > evidence);
+      return undefined;
+    }
+    if (!v.clean) return undefined;
+  }
+  // Getting better (wedged → degraded → ok) waits until the passing slots have passed recoverAfter times,
+  // so one lucky probe mid-round does not flap the state.
+  if (s.state !== 'unknown' && RANK[v.state] < RANK[s.state] && !recovered(s, cfg)) return undefined;
+  if (v.state === s.state) {
+    if (v.diagnosis !== s.diagnosis) {
+      events.push({
+        type: 'diagnosis',
+        at: now,
+        state: s.state,
+        from: s.diagnosis,
+        to: v.diagnosis,
+        cause: v.cause,
+      });
+      s.diagnosis = v.diagnosis;
+      s.cause = v.cause;
+    }
+    return undefined;
+  }
+  const t: Transition = { from: s.state, to: v.state, at: now, diagnosis: v.diagnosis, cause: v.cause };
+  if (s.state === 'ok') s.lastOkAt = now;
+  s.state = v.state;
+  s.since = now;
+  s.diagnosis = v.diagnosis;
+  s.cause = v.cause;
+  s.counters.transitions++;
+  if (v.state === 'wedged') s.counters.wedges++;
+  if (v.state === 'ok') {
+    s.lastOkAt = now;
+    // Passes only clear what they post-date: a critical line written while the passing round was already in
+    // flight (the first round after startup, say, when the thread dies mid-round) still stands.
+    const evidence = oldestPassingCompletion(s, now);
+    s.criticalSinceOk = s.criticalSinceOk.filter((c) => c.time > evidence);
+    s.confirmedCritical = undefined;
+    if (s.pendingCritical !== undefined && s.pendingCritical.time <= evidence) s.pendingCritical = undefined;
+  }
+  events.push({ type: 'transition', ...t });
+  return t;
+}
+
+/** When the oldest passing completion probe started: what happened before then, the passes have seen past. */
+function oldestPassingCompletion(s: TargetState, now: number): number {
+  let oldest = Infinity;
+  for (const m of Object.values(s.slots)) {
+    if (isCompletion(m.probeKind) && m.last?.result === 'ok') oldest = Math.min(oldest, m.last.start);
+  }
+  // With no completion passing, no pass has seen past anything: nothing is cleared.
+  return oldest === Infinity ? -Infinity : Math.min(oldest, now);
+}
+
+const RANK: Record<TargetStateName, number> = { unknown: -1, ok: 0, degraded: 1, wedged: 2, down: 3 };
+
+/** Every slot that is passing now has passed recoverAfter times in a row. */
+function recovered(s: TargetState, cfg: ClassifierConfig): boolean {
+  return Object.values(s.slots)
+    .filter(
+      (m) =>
+        countsForRecovery(m.probeKind) &&
+        m.last !== undefined &&
+        m.failStreak === 0 &&
+        m.leakStreak === 0 &&
+        !m.wrongStreak,
+    )
+    .every((m) => m.okStreak >= cfg.detect.recoverAfter);
+}

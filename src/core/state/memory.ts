@@ -1,0 +1,245 @@
+// What the classifier remembers of one target between signals, and the shapes it returns (docs/design.md#states).
+// Types and constructors only: the reducer (reduce.ts) and its parts change this memory, nothing here does.
+import type { DetectConfig, TargetConfig } from '../../config/schema.js';
+import type { Diagnosis, TARGET_STATES } from '../vocabulary.js';
+import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass } from '../signals.js';
+
+export type { InflightRun } from '../signals.js';
+
+export type TargetStateName = (typeof TARGET_STATES)[number];
+
+/** Time passing with no signal: stall and abort-storm windows are judged on ticks too. */
+export interface TickSignal {
+  kind: 'tick';
+  /**
+   * Probe runs in flight (the scheduler's view): a hang after a critical log line confirms it, and a hang is
+   * evidence for the verdict before any timeout fires.
+   */
+  inflight?: InflightRun[];
+}
+
+export interface ClassifierConfig {
+  detect: DetectConfig;
+  /** Endpoint names, outermost hop first (proxy, router, engine). */
+  hops: string[];
+  /** Probe name → what the classifier needs of its config. */
+  probes: Record<string, { kind: ProbeKind; ttftObjective?: number }>;
+  /** Services with an engine scrape or a log source (a reload drops the memory of the others). */
+  engines?: string[];
+}
+
+export function classifierConfig(target: TargetConfig): ClassifierConfig {
+  return {
+    detect: target.detect,
+    hops: target.endpoints.map((e) => e.name),
+    probes: Object.fromEntries(
+      target.probes.map((p) => [
+        p.name,
+        { kind: p.kind, ttftObjective: 'ttftObjective' in p ? p.ttftObjective : undefined },
+      ]),
+    ),
+    engines: [...new Set([...target.engines.map((e) => e.service), ...target.logs.map((l) => l.service)])],
+  };
+}
+
+export interface SlotMemory {
+  probe: string;
+  probeKind: ProbeKind;
+  endpoint: string;
+  conn: ConnKind;
+  last?: {
+    result: ProbeResultClass;
+    start: number;
+    durationMs: number;
+    ttftMs?: number;
+    status?: number;
+    phase?: string;
+    error?: string;
+    reusedConnection?: boolean;
+  };
+  failStreak: number;
+  okStreak: number;
+  slowStreak: number;
+  leakStreak: number;
+  /** Finished runs in a row whose answer was wrong (canary) or broke its schema (structured). */
+  wrongStreak?: number;
+  /** keep-alive slots: the last run over a reused connection failed. */
+  reusedFailed?: boolean;
+  /** keep-alive slots: passes in a row that could not test a reused connection. */
+  inconclusive?: number;
+  /**
+   * The last `intermittentWindow` finished runs, oldest first: 1 failed, 0 passed (a wrong answer or leaked markup
+   * is its own diagnosis and counts as 0). One hang in three never makes two failures in a row; this does.
+   */
+  recent?: number[];
+  /** The window holds a streak that reached the failure threshold (cleared with it once the slot recovers). */
+  wedgedStreak?: boolean;
+}
+
+/** One data-parallel rank of an engine (see RankSample in signals.ts). */
+export interface RankMemory {
+  running: number;
+  generatedTokensTotal?: number;
+  lastSignalAt: number;
+  /** The rank produced tokens or had nothing to run: its stall clock. */
+  lastProgressAt: number;
+  /** The rank produced tokens (an idle rank is no evidence that the engine's loop turns). */
+  lastTokensAt?: number;
+  stalled: boolean;
+}
+
+export interface EngineMemory {
+  service: string;
+  running: number;
+  queued: number;
+  transferQueue: number;
+  preallocQueue: number;
+  finishedTotal?: number;
+  generatedTokensTotal?: number;
+  lastSignalAt: number;
+  lastProgressAt: number;
+  stalled: boolean;
+  /** Where the last good signal came from: a scrape that stops answering leaves the busy values stale. */
+  lastSource?: 'metrics' | 'log';
+  /** The last scrape failed: running/queued are stale, so the engine's busy state is unknown. */
+  unknown?: boolean;
+  /** Per data-parallel rank, from sources that report every rank whether or not it works. */
+  ranks?: Record<string, RankMemory>;
+  /** Since when the PD bootstrap/prealloc/transfer queues have held entries without a break. */
+  queuedSince?: number;
+  /** Last time those queues held entries while the engine ran and queued nothing. */
+  queuedIdleAt?: number;
+  /** Since when the engine has run, queued and held nothing (router_stuck needs every engine idle). */
+  idleSince?: number;
+  /** Routers only: HTTP requests in flight, and since when that has been above zero. */
+  routerInflight?: number;
+  routerBusySince?: number;
+}
+
+export interface CriticalMemory {
+  time: number;
+  service: string;
+  rule: string;
+  diagnosis: Diagnosis;
+  line: string;
+  /** From a user rule (ranks below built-in ones). */
+  user?: boolean;
+}
+
+export interface TargetState {
+  target: string;
+  state: TargetStateName;
+  since: number;
+  diagnosis: string | null;
+  cause: string;
+  slots: Record<string, SlotMemory>;
+  engines: Record<string, EngineMemory>;
+  /** Times of recent abort lines, newest last, at most abortStormCount of them. */
+  aborts: number[];
+  /** Probe runs in flight at the last tick, minus those that have reported since. */
+  inflight?: InflightRun[];
+  /** A critical log event waiting for a probe to confirm it. */
+  pendingCritical?: CriticalMemory;
+  /** A critical log event a failing probe confirmed: the target stays wedged with its diagnosis until ok. */
+  confirmedCritical?: CriticalMemory;
+  /** Critical events since the target was last ok (bounded): they name the cause of a later wedge. */
+  criticalSinceOk: CriticalMemory[];
+  lastConfirmAt?: number;
+  /** Unix ms the target was last seen ok (now while it is ok). */
+  lastOkAt?: number;
+  /**
+   * Request ids our own probes sent, newest last, each with how many more abort lines it may discount (an engine
+   * logs one abort per TP rank and per PD side). Only ids we generated; bounded, so a line that repeats one can
+   * hide at most that many aborts, and only while the id is recent.
+   */
+  ownIds?: Array<{ id: string; left: number }>;
+  /** Abort lines discounted as our own probes' (timed out or cut by the watchdog itself). */
+  ownAborts?: number;
+  counters: {
+    signals: number;
+    transitions: number;
+    wedges: number;
+    criticalEvents: number;
+    confirmations: number;
+  };
+}
+
+export interface Transition {
+  from: TargetStateName;
+  to: TargetStateName;
+  at: number;
+  diagnosis: string | null;
+  cause: string;
+}
+
+export type Action = { kind: 'confirm'; reason: string };
+
+export type DetectEvent =
+  | ({ type: 'transition' } & Transition)
+  | {
+      type: 'diagnosis';
+      at: number;
+      state: TargetStateName;
+      from: string | null;
+      to: string | null;
+      cause: string;
+    }
+  | { type: 'critical_log'; at: number; service: string; rule: string; diagnosis: string; line: string }
+  | { type: 'critical_confirmed'; at: number; rule: string; diagnosis: string; by: string }
+  | { type: 'critical_unconfirmed'; at: number; rule: string; by: string }
+  | {
+      type: 'probe_failing';
+      at: number;
+      probe: string;
+      endpoint: string;
+      conn: ConnKind;
+      result: ProbeResultClass;
+      streak: number;
+      error?: string;
+    }
+  | { type: 'probe_recovered'; at: number; probe: string; endpoint: string; conn: ConnKind }
+  | {
+      type: 'engine_stalled';
+      at: number;
+      service: string;
+      running: number;
+      queued: number;
+      transferQueue: number;
+      preallocQueue: number;
+      sinceMs: number;
+    }
+  | { type: 'engine_progress'; at: number; service: string }
+  | {
+      type: 'rank_stalled';
+      at: number;
+      service: string;
+      rank: string;
+      running: number;
+      sinceMs: number;
+    };
+
+export interface Step {
+  state: TargetState;
+  actions: Action[];
+  events: DetectEvent[];
+  transition?: Transition;
+}
+
+export function initialState(target: string, now: number): TargetState {
+  return {
+    target,
+    state: 'unknown',
+    since: now,
+    diagnosis: null,
+    cause: 'no verdict yet',
+    slots: {},
+    engines: {},
+    aborts: [],
+    criticalSinceOk: [],
+    counters: { signals: 0, transitions: 0, wedges: 0, criticalEvents: 0, confirmations: 0 },
+  };
+}
+
+export function slotKey(probe: string, endpoint: string, conn: ConnKind): string {
+  return `${probe}|${endpoint}|${conn}`;
+}

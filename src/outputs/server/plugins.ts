@@ -1,0 +1,16 @@
+// Route plugins that need the daemon (its runtime, config). Each feature adds its plugin factory here.
+import type { FastifyPluginAsync } from 'fastify';
+import type { Daemon } from '../../daemon.js';
+import { daemonIncidentRoutes } from './incident-routes.js';
+import { probeRoutes } from './probe-routes.js';
+import { daemonRemediationRoutes } from './remediation-routes.js';
+import { statusPageRoutes } from './status-page-route.js';
+import { daemonStatusRoutes } from './status-routes.js';
+
+export const routePlugins: ((daemon: Daemon) => FastifyPluginAsync)[] = [
+  probeRoutes,
+  statusPageRoutes,
+  daemonRemediationRoutes,
+  daemonStatusRoutes,
+  daemonIncidentRoutes,
+];

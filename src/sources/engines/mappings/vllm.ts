@@ -1,0 +1,75 @@
+// vLLM V1 metrics (vllm/v1/metrics/loggers.py PrometheusStatLogger and the KV-connector stats of
+// kv_connector/v1/nixl_connector.py / nixl/worker.py; vLLM 0.8 → main 2026-08). Data-parallel engines carry an
+// `engine` label: counts add up across engines, usage does not.
+import type { RankSample } from '../../../core/signals.js';
+import type { Sample } from '../promtext.js';
+import { maxOf, sumOf, type EngineMapping, type EngineFields } from './types.js';
+
+/** finished_reason values that are not work done (vllm/v1/engine FinishReason). */
+const NOT_PROGRESS = new Set(['abort', 'error']);
+
+export const vllmMapping: EngineMapping = {
+  name: 'vllm',
+  families: [
+    'vllm:num_requests_running',
+    'vllm:num_requests_waiting',
+    'vllm:request_success_total',
+    'vllm:generation_tokens_total',
+    'vllm:kv_cache_usage_perc',
+    'vllm:gpu_cache_usage_perc',
+    'vllm:nixl_num_failed_transfers_total',
+    'vllm:nixl_num_failed_transfers',
+    'vllm:nixl_num_kv_expired_reqs_total',
+    'vllm:nixl_num_kv_expired_reqs',
+    'vllm:num_preemptions_total',
+    'vllm:num_preemptions',
+  ],
+  labels: ['finished_reason', 'engine'],
+  detect: (samples) => samples.some((s) => s.name.startsWith('vllm:')),
+  map(samples): EngineFields {
+    const sum = (names: string[]) => sumOf(samples, names);
+    return {
+      running: sum(['vllm:num_requests_running']),
+      queued: sum(['vllm:num_requests_waiting']),
+      // An aborted or failed request finished nothing: not progress.
+      finishedTotal: sumOf(
+        samples,
+        ['vllm:request_success_total'],
+        (s) => !NOT_PROGRESS.has(s.labels.finished_reason ?? ''),
+      ),
+      generatedTokensTotal: sum(['vllm:generation_tokens_total']),
+      // `kv_cache_usage_perc` replaced `gpu_cache_usage_perc` (0.10); builds that export both carry one value.
+      tokenUsage: maxOf(samples, ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc']),
+      abortedTotal: sumOf(
+        samples,
+        ['vllm:request_success_total'],
+        (s) => s.labels.finished_reason === 'abort',
+      ),
+      kvTransferFailedTotal: sum(['vllm:nixl_num_failed_transfers_total', 'vllm:nixl_num_failed_transfers']),
+      kvExpiredTotal: sum(['vllm:nixl_num_kv_expired_reqs_total', 'vllm:nixl_num_kv_expired_reqs']),
+      preemptedTotal: sum(['vllm:num_preemptions_total', 'vllm:num_preemptions']),
+      ranks: engineRanks(samples),
+    };
+  },
+};
+
+/**
+ * Data-parallel engines, one per `engine` label value (PrometheusStatLogger labels every series with engine_idx):
+ * running requests and generated tokens each. A stuck engine core sends no stats, so its gauge holds and its
+ * counter stops while its siblings' move.
+ */
+function engineRanks(samples: Sample[]): Record<string, RankSample> | undefined {
+  const ranks: Record<string, RankSample> = {};
+  for (const s of samples) {
+    const id = s.labels.engine;
+    if (id === undefined || !Number.isFinite(s.value)) continue;
+    if (s.name === 'vllm:num_requests_running') {
+      const r = (ranks[id] ??= {});
+      r.running = (r.running ?? 0) + s.value;
+    } else if (s.name === 'vllm:generation_tokens_total') {
+      const r = (ranks[id] ??= {});
+      r.generatedTokensTotal = (r.generatedTokensTotal ?? 0) + s.value;
+    }
+  }
+  return Object.keys(ranks).length >= 2 ? ranks : undefined;
+}

@@ -1,0 +1,47 @@
+import type { LogPack, RuleConfig } from '../../../config/schema.js';
+import { LOG_EVENT_CLASSES, type LogEventClass, type RuleClass } from '../../../core/vocabulary.js';
+
+/** Periodic engine lines a pack turns into engine gauges (see ../engine-lines.ts). */
+export type EngineLineKind = 'sglang_batch' | 'vllm_stats';
+
+/**
+ * What a built-in rule's event means, as a bounded label: the vocabulary's log event classes
+ * (src/core/vocabulary.ts) minus `custom`, which only user rules take.
+ */
+export const RULE_CLASSES = (Object.keys(LOG_EVENT_CLASSES) as LogEventClass[]).filter(
+  (c): c is RuleClass => c !== 'custom',
+);
+export type { RuleClass };
+
+/** A built-in rule: a user-rule shape plus what the pack knows about it. */
+export interface PackRule extends RuleConfig {
+  class: RuleClass;
+  /** Upstream file(s) and the versions the wording applies to (also said in a comment next to the rule). */
+  upstream: string;
+  /**
+   * Rules sharing a key describe one incident: a multi-line record of that key absorbs the others' matches on
+   * its own lines (a thread-death record and the GUARD assertion that ends it are one event).
+   */
+  incident?: string;
+  /**
+   * Named group holding the request id: per-rank copies of one request's line (TP0..TP7) count once.
+   */
+  perRequest?: string;
+  /**
+   * A multi-line rule whose header alone is decisive: when the closing line never comes (the window ran out,
+   * or the input ended or went idle) the event is still raised, with the header's fields.
+   */
+  emitUnclosed?: boolean;
+  /**
+   * Data-dependent classes: the first entry whose `match` finds a text in one of the event's fields `in`
+   * (`$line`: the matched text) gives the event its class instead of `class`. The pack decides what a line
+   * means, so the core keys on the class alone (a generic thread death whose thread is the bootstrap thread).
+   */
+  classWhen?: readonly { class: RuleClass; in: readonly string[]; match: string }[];
+}
+
+export interface RulePack {
+  name: LogPack;
+  rules: PackRule[];
+  engineLines: EngineLineKind[];
+}

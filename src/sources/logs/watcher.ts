@@ -1,0 +1,412 @@
+// One LogWatcher per target: follows each configured log source, runs its rules, keeps the log and
+// engine metrics, and hands every match and engine reading to the detector as typed signals.
+import type { JournalSourceConfig, LogSourceConfig, RuleConfig } from '../../config/schema.js';
+import type { Logger } from '../../lib/logger.js';
+import type { EngineMetrics, LogMetrics } from '../../metrics.js';
+import type { EngineSignal, LogEventSignal } from '../../core/signals.js';
+import { applyEngineValues } from './engine-lines.js';
+import { applyEngineLine, EngineRanks } from './engine-ranks.js';
+import { Follower, type FileReader, type FollowFs, type ReadErrorReason } from './follow.js';
+import { OffsetStore } from './offsets.js';
+import type { PollClock } from './poll-clock.js';
+import { DirGlobFollower, hasDirGlob } from './dir-glob.js';
+import { eventRef, lineTime } from './event-ref.js';
+import { CursorStore } from '../../lib/state-store.js';
+import { JournalFollower } from './journald.js';
+import { compileRuleSet, eventClass, type RuleSet } from './rules.js';
+import { ChunkScanner, type ScanSink } from './scanner.js';
+import { detectFormat, LINE_FORMATS } from './formats/index.js';
+import { AutoFeed, MetaRing, Unwrapper, type LineFeed, type LineMeta } from './unwrap.js';
+
+export interface LogWatcherOptions {
+  target: string;
+  sources: LogSourceConfig[];
+  userRules: RuleConfig[];
+  /** Offsets are persisted here (atomic write), keyed by path and inode. */
+  stateDir: string;
+  metrics: LogMetrics & EngineMetrics;
+  logger: Logger;
+  /** Every rule match. */
+  onEvent: (e: LogEventSignal) => void;
+  /** Gauges parsed from Prefill/Decode batch lines, vLLM `Engine 000:` lines and `extract` rules. */
+  onEngine: (e: EngineSignal) => void;
+  /**
+   * `ref` of every log event the journal holds (journaled critical lines): a line read again after a restart
+   * (kill -9 since the last offsets save) raises no event that was already journaled.
+   */
+  journaled?: () => Iterable<string>;
+  /** Resolves once every event raised so far is journaled on disk: offsets are saved no further than that. */
+  durable?: () => Promise<void>;
+  /** How far each file has been read, and when (incident bundles cut their log windows by it). */
+  onRead?: (service: string, file: string, offset: number, time: number) => void;
+  now?: () => number;
+  /** Follower tuning, mostly for tests. */
+  follow?: {
+    pollMs?: number;
+    poll?: PollClock;
+    idleFlushMs?: number;
+    retireQuietMs?: number;
+    saveEveryMs?: number;
+    fs?: FollowFs;
+    rescanMs?: number;
+  };
+  /** Journal source tuning, mostly for tests. */
+  journal?: { journalctl?: string; retryMs?: number };
+}
+
+export class LogWatcher {
+  private followers: { start(): void; stop(): void; halt?(): void }[] = [];
+  /** Offsets of lines whose event is not durable yet, per open file (see reader()). */
+  private readonly holds = new Set<number[]>();
+  private cursors: CursorStore;
+  private readonly now: () => number;
+  private readonly store: OffsetStore;
+  private readonly log: Logger;
+
+  constructor(private readonly o: LogWatcherOptions) {
+    this.now = o.now ?? Date.now;
+    this.store = new OffsetStore(o.stateDir, o.target);
+    this.cursors = new CursorStore(o.stateDir, o.target);
+    this.log = o.logger.child({ component: 'logs', target: o.target });
+  }
+
+  /** Refs of journaled events not met again yet (each suppresses one re-read line). */
+  private journaledRefs = new Set<string>();
+
+  async start(): Promise<void> {
+    this.journaledRefs = new Set(this.o.journaled?.() ?? []);
+    this.loadState('log_offsets', this.store);
+    if (this.o.sources.some((s) => s.journal !== undefined)) this.loadState('journal_cursors', this.cursors);
+    for (const src of this.o.sources) {
+      const labels = { target: this.o.target, service: src.service };
+      const onError = (
+        reason: ReadErrorReason | 'binary' | 'line_too_long',
+        file: string,
+        message: string,
+      ) => {
+        this.o.metrics.logReadErrors.inc({ ...labels, reason });
+        this.log.warn({ service: src.service, file, reason }, `log source: ${message}`);
+      };
+      let set: RuleSet;
+      let follower: { start(): void; stop(): void; halt?(): void };
+      try {
+        set = compileRuleSet(src.packs, this.o.userRules, src.service);
+        if (src.journal !== undefined) {
+          follower = this.journal(src, src.journal, set);
+          follower.start();
+          this.followers.push(follower);
+          continue;
+        }
+        const path = src.path!;
+        follower = new (hasDirGlob(path) ? DirGlobFollower : Follower)({
+          path,
+          from: src.from,
+          maxCatchUpBytes: src.maxCatchUpBytes,
+          offsets: this.store,
+          now: this.now,
+          ...this.o.follow,
+          openReader: (file, start, replayEnd) => this.reader(src, set, file, start, replayEnd, onError),
+          onRotation: (kind, file) => {
+            this.o.metrics.logRotations.inc({ ...labels, kind });
+            this.log.info({ service: src.service, file, kind }, 'log rotated');
+          },
+          onError,
+          onSaveError: (message) => this.saveError('log_offsets', message),
+          onGap: (file, message) => this.log.warn({ service: src.service, file }, `log source: ${message}`),
+          onTick: (now) => this.o.metrics.logFollowerTick.set(labels, now / 1000),
+          onSkip: (file, bytes) => {
+            // Counted, not only logged: lines nobody read are a gap an alert can see.
+            this.o.metrics.logSkippedBytes.inc(labels, bytes);
+            this.log.warn(
+              { service: src.service, file, bytes },
+              'catch-up limit: skipped bytes written while down',
+            );
+          },
+        });
+      } catch (err) {
+        onError('io', src.path ?? 'journal', (err as Error).message);
+        continue;
+      }
+      follower.start();
+      this.followers.push(follower);
+    }
+  }
+
+  async stop(): Promise<void> {
+    // Read to the end, let the journal write the events of what was read, then save: a clean stop (a reload)
+    // leaves offsets just after the last line, so the next run reads nothing twice.
+    for (const f of this.followers) f.halt?.();
+    if (this.o.durable) {
+      // Bounded: a journal stuck on a dead disk must not hold the shutdown (those lines are read again).
+      let timer: NodeJS.Timeout | undefined;
+      const written = await Promise.race([
+        this.o.durable().then(() => true),
+        new Promise<false>((r) => (timer = setTimeout(() => r(false), DURABLE_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+      if (written) for (const h of this.holds) h.length = 0;
+    }
+    for (const f of this.followers) f.stop();
+    this.followers = [];
+    this.holds.clear();
+    // A background save still in flight lands nothing older than the final one; nothing is left writing.
+    await Promise.all([this.store.settled(), this.cursors.settled()]);
+  }
+
+  /** A state save failed: its own counter, never a read error of the sources (they read on). */
+  /** Loads a store; an unusable state file is an error line and a counted metric, never one quiet warning. */
+  private loadState(store: 'log_offsets' | 'journal_cursors', from: OffsetStore | CursorStore): void {
+    const loaded = from.load();
+    if (loaded.error === undefined) return;
+    if (loaded.recovery !== undefined)
+      this.o.metrics.stateLoadErrors.inc({ store, recovery: loaded.recovery });
+    const consequence =
+      loaded.recovery === 'lost'
+        ? store === 'log_offsets'
+          ? 'log files without a saved offset are read from their start (at most maxCatchUpBytes each), from: end or not'
+          : 'journal sources start where a first start would'
+        : 'lines since that save are read again';
+    this.log.error(
+      { store, recovery: loaded.recovery },
+      `saved state unusable: ${loaded.error}; ${consequence}`,
+    );
+  }
+
+  private saveError(store: 'log_offsets' | 'journal_cursors', message: string): void {
+    this.o.metrics.stateSaveErrors.inc({ store });
+    this.log.warn({ store }, message);
+  }
+
+  /** A journal source: entries are lines of one stream, so multi-line rules see a traceback whole. */
+  private journal(src: LogSourceConfig, j: JournalSourceConfig, set: RuleSet): JournalFollower {
+    const { metrics, target } = this.o;
+    const labels = { target, service: src.service };
+    const units = j.unit === undefined ? [] : Array.isArray(j.unit) ? j.unit : [j.unit];
+    const name = `journal:${[...units, ...(j.match ?? [])].join(',')}`;
+    const metas = new MetaRing();
+    const sink = this.sink(src, name, (at) => metas.lookup(at), NO_REPLAY);
+    const scanner = new ChunkScanner(set, src.maxLineBytes, sink, 0);
+    let at = 0;
+    let counted = 0;
+    return new JournalFollower({
+      journal: j,
+      from: src.from,
+      maxCatchUpBytes: src.maxCatchUpBytes,
+      cursors: this.cursors,
+      key: `${src.service}|${name}|${j.directory ?? j.file ?? ''}`,
+      now: this.now,
+      ...this.o.journal,
+      onEntry: (e) => {
+        const text = e.text.length > src.maxLineBytes + 1 ? e.text.subarray(0, src.maxLineBytes + 1) : e.text;
+        metas.push({ at, offset: at, time: e.time, stream: e.unit });
+        const line = Buffer.concat([text, NL]);
+        scanner.feed(line, line.length);
+        at += line.length;
+        metas.trim();
+        const n = scanner.lines - counted;
+        counted = scanner.lines;
+        metrics.logLines.inc(labels, n);
+        metrics.logLastLine.set(labels, this.now() / 1000);
+      },
+      onError: (reason, message) => {
+        metrics.logReadErrors.inc({ ...labels, reason });
+        this.log.warn({ service: src.service, journal: name, reason }, `journal source: ${message}`);
+      },
+      onSaveError: (message) => this.saveError('journal_cursors', message),
+      onSkip: (entries, bytes) =>
+        this.log.warn(
+          { service: src.service, journal: name, entries, bytes },
+          'catch-up limit: skipped journal entries written while down',
+        ),
+    });
+  }
+
+  /** Where a source's rule matches go: metrics, then the detector as events. */
+  private sink(
+    src: LogSourceConfig,
+    file: string,
+    lookup: (at: number) => LineMeta | undefined,
+    replay: Replay,
+  ): ScanSink {
+    const { metrics, target } = this.o;
+    const labels = { target, service: src.service };
+    let warnedLong = false;
+    return {
+      match: (m) => {
+        const meta = lookup(m.offset);
+        const offset = meta?.offset ?? m.offset;
+        const old = offset < replay.end;
+        // Read again after a restart (offsets are saved every second; a kill -9 loses up to that much): an
+        // event already journaled is not raised twice. Each journaled ref stands for one line.
+        const ref = eventRef(src.service, offset, m.line);
+        if (old && this.journaledRefs.delete(ref)) return;
+        // The runtime's (or journald's) timestamp is when the engine wrote the line. A line that was in the
+        // file before we opened it carries its own time when it has one (a re-read old traceback must not
+        // look fresh); a line read as it is written is stamped now (its own stamp has a second's precision and
+        // the engine's clock zone).
+        const stamped = typeof meta?.time === 'number' ? meta.time : meta?.time ? Date.parse(meta.time) : NaN;
+        const now = this.now();
+        const own = Number.isFinite(stamped) ? stamped : old ? lineTime(m.line, now) : NaN;
+        const time = Number.isFinite(own) ? Math.min(own, now) : now;
+        const cls = eventClass(m);
+        const rule = { rule: m.rule.name, class: cls };
+        metrics.logEvents.inc({ ...labels, ...rule, severity: m.rule.severity });
+        metrics.logLastEvent.set({ ...labels, ...rule }, time / 1000);
+        if (m.values) this.o.onEngine(applyEngineValues(metrics, labels, m.values, time, false));
+        this.o.onEvent({
+          kind: 'log',
+          ...labels,
+          rule: m.rule.name,
+          class: cls,
+          ...(m.rule.user ? { user: true } : {}),
+          severity: m.rule.severity,
+          line: m.line,
+          file,
+          offset,
+          time,
+          ref,
+          fields: meta?.stream ? { ...m.fields, [src.journal ? 'unit' : 'stream']: meta.stream } : m.fields,
+        });
+        replay.raised(offset);
+      },
+      engine: (line) =>
+        this.o.onEngine(applyEngineLine(metrics, labels, this.ranksOf(src), line, this.now())),
+      truncated: () => {
+        metrics.logLinesTruncated.inc(labels);
+        metrics.logReadErrors.inc({ ...labels, reason: 'line_too_long' });
+        if (!warnedLong) {
+          warnedLong = true;
+          this.log.warn(
+            { service: src.service, file },
+            `line longer than ${src.maxLineBytes} bytes, truncated`,
+          );
+        }
+      },
+    };
+  }
+
+  /** Per-rank engine values of each source, kept across its files (rotation) until the watcher stops. */
+  private readonly engineRanks = new Map<LogSourceConfig, EngineRanks>();
+
+  private ranksOf(src: LogSourceConfig): EngineRanks {
+    let r = this.engineRanks.get(src);
+    if (!r) this.engineRanks.set(src, (r = new EngineRanks()));
+    return r;
+  }
+
+  private reader(
+    src: LogSourceConfig,
+    set: RuleSet,
+    file: string,
+    start: number,
+    replayEnd: number,
+    onError: (reason: 'binary', file: string, message: string) => void,
+  ): FileReader {
+    const { metrics, target } = this.o;
+    const labels = { target, service: src.service };
+    // Set when the file is wrapped by a container runtime: maps scanner offsets to file offsets and times.
+    let unwrapper: Unwrapper | undefined;
+    // Offsets of lines whose event is not on disk yet: the saved offset stays before the first of them, so a
+    // kill -9 before the journal write reads the line again and raises its event then.
+    const inflight: number[] = [];
+    this.holds.add(inflight);
+    const durable = this.o.durable;
+    const replay: Replay = {
+      end: replayEnd,
+      raised: (offset) => {
+        if (!durable) return;
+        inflight.push(offset);
+        void durable().then(() => {
+          const i = inflight.indexOf(offset);
+          if (i >= 0) inflight.splice(i, 1);
+        });
+      },
+    };
+    const sink = this.sink(src, file, (at) => unwrapper?.lookup(at), replay);
+    const scanner = new ChunkScanner(set, src.maxLineBytes, sink, start);
+    let warnedMalformed = false;
+    const unwrapped = (format: 'cri' | 'docker'): LineFeed => {
+      scanner.reset(0);
+      unwrapper = new Unwrapper(LINE_FORMATS[format], src.maxLineBytes, scanner, start, () => {
+        metrics.logReadErrors.inc({ ...labels, reason: 'malformed' });
+        if (!warnedMalformed) {
+          warnedMalformed = true;
+          this.log.warn(
+            { service: src.service, file, reason: 'malformed' },
+            `log source: a line not in the ${format} format (passed on as it is)`,
+          );
+        }
+      });
+      return unwrapper;
+    };
+    const feed: LineFeed =
+      src.format === 'plain'
+        ? scanner
+        : src.format === 'auto'
+          ? new AutoFeed(start, (first) => {
+              const f = detectFormat(first);
+              return f === 'plain' ? scanner : unwrapped(f);
+            })
+          : unwrapped(src.format);
+    let counted = 0;
+    let binary = false;
+    this.o.onRead?.(src.service, file, start, this.now());
+    const account = () => {
+      this.o.onRead?.(src.service, file, scanner.committed, this.now());
+      const n = scanner.lines - counted;
+      if (n > 0) {
+        counted = scanner.lines;
+        metrics.logLines.inc(labels, n);
+        metrics.logLastLine.set(labels, this.now() / 1000);
+      }
+    };
+    return {
+      feed: (buf, n) => {
+        if (!binary) {
+          const z = buf.indexOf(0);
+          if (z >= 0 && z < n) {
+            binary = true;
+            onError('binary', file, 'NUL bytes: binary data in a log file');
+          }
+        }
+        feed.feed(buf, n);
+        account();
+      },
+      flush: () => {
+        feed.flush();
+        account();
+      },
+      settle: () => {
+        feed.settle();
+        account();
+      },
+      reset: () => {
+        inflight.length = 0;
+        replay.end = 0;
+        feed.reset(0);
+      },
+      get hasPartial() {
+        return feed.hasPartial;
+      },
+      get committed() {
+        return inflight.length > 0 ? Math.min(feed.committed, ...inflight) : feed.committed;
+      },
+      get consumed() {
+        return feed.committed;
+      },
+    };
+  }
+}
+
+const NL = Buffer.from('\n');
+
+/** How long a stop waits for the journal to write the last events before saving offsets short of them. */
+const DURABLE_WAIT_MS = 1000;
+
+/** Where re-read lines end (offsets below `end` were in the file when it was opened) and the event hook. */
+interface Replay {
+  end: number;
+  raised(offset: number): void;
+}
+
+const NO_REPLAY: Replay = { end: 0, raised: () => {} };

@@ -1,0 +1,443 @@
+// Wires one target's signals into the classifier and its verdicts out: metrics, the events journal,
+// confirmation rounds (a critical log line makes the probes run now), incident capture and remediation. Sources,
+// incident capture and remediation are built by the runtime: sources only call `handle`, the two outputs are told
+// of each verdict; this file never does source I/O or runs a command itself.
+import { WEDGE_CAUSES } from './core/verdict.js';
+import { confirmingKinds, type JournalEventType, type ProbeKind } from './core/vocabulary.js';
+import type { TargetConfig } from './config/schema.js';
+import type { Logger } from './lib/logger.js';
+import { TARGET_STATES, hasSeries, type Metrics } from './metrics.js';
+import type { ProbeFilter } from './sources/probes/schedule.js';
+import type { PauseRecord, RemediationHistory } from './outputs/remediate/history.js';
+import type { Remediator, RemediatorCarry } from './outputs/remediate/remediator.js';
+import type { FileChangeSignal, InflightRun, Signal } from './core/signals.js';
+import type { Journal, JournalEvent } from './outputs/journal/journal.js';
+import { reduceInPlace } from './core/state/reduce.js';
+import {
+  classifierConfig,
+  initialState,
+  type ClassifierConfig,
+  type DetectEvent,
+  type SlotMemory,
+  type TargetState,
+  type TickSignal,
+} from './core/state/memory.js';
+
+/** The kinds a confirmation round runs (the vocabulary's `confirms` trait). */
+const CONFIRMING_KINDS = confirmingKinds() as ProbeKind[];
+
+/** What the watchdog needs of the probe scheduler: confirmation rounds. */
+export interface ConfirmationRunner {
+  runNow(filter?: ProbeFilter): Promise<unknown>;
+  /** Runs in flight, so a confirmation probe that hangs confirms before its timeout. */
+  inflight(): InflightRun[];
+}
+
+export interface TargetWatchdogOptions {
+  target: TargetConfig;
+  metrics: Metrics;
+  logger: Logger;
+  journal: Journal;
+  now?: () => number;
+  /**
+   * Incident capture (src/outputs/incidents/): told of every verdict change; a returned promise holds remediation until
+   * it settles (the capture's own deadline bounds it).
+   */
+  incidents?: { onVerdict(prev: VerdictBefore, next: TargetState): Promise<void> | undefined };
+  /**
+   * Remediation (src/outputs/remediate/target.ts, built from `target.remediate` with `previous.remediation`): considers the
+   * state after every step, unless an incident capture holds it; follows the pause.
+   */
+  remediation?: Pick<Remediator, 'consider' | 'setPaused' | 'carry' | 'idle' | 'shutdown'>;
+  /** State carried over from the runtime a reload replaces. */
+  previous?: { state: TargetState; paused: boolean; remediation?: RemediatorCarry };
+  /** Persisted remediation history and pause (stateDir): restored when there is no `previous`. */
+  history?: RemediationHistory;
+}
+
+export interface TargetStatus {
+  target: string;
+  state: TargetState['state'];
+  since: number;
+  diagnosis: string | null;
+  cause: string;
+  endpoints: string[];
+  probes: Array<
+    Pick<SlotMemory, 'probe' | 'probeKind' | 'endpoint' | 'conn' | 'failStreak' | 'okStreak'> &
+      NonNullable<SlotMemory['last']>
+  >;
+  engines: TargetState['engines'];
+  lastOkAt?: number;
+  recentEvents: JournalEvent[];
+  changesSinceOk: JournalEvent[];
+  remediation: { configured: boolean; dryRun?: boolean; paused: boolean; pause?: PauseRecord };
+}
+
+const RECENT_EVENTS = 50;
+
+/** What handle() compares across one step of the classifier (the state itself is changed in place). */
+export interface VerdictBefore {
+  state: TargetState['state'];
+  diagnosis: string | null;
+  /** Each engine's stalled flag before the step; an engine absent here is new. */
+  stalled: Map<string, boolean | undefined>;
+}
+
+export class TargetWatchdog {
+  readonly name: string;
+  private s: TargetState;
+  private readonly cfg: ClassifierConfig;
+  private readonly now: () => number;
+  private readonly log: Logger;
+  private readonly remediator?: TargetWatchdogOptions['remediation'];
+  private paused: boolean;
+  private confirmer?: ConfirmationRunner;
+  /** An incident capture is in flight: remediation waits (at most the capture's deadline). */
+  private capturing = false;
+
+  constructor(private readonly opts: TargetWatchdogOptions) {
+    this.name = opts.target.name;
+    this.now = opts.now ?? Date.now;
+    this.cfg = classifierConfig(opts.target);
+    this.log = opts.logger.child({ component: 'detect', target: this.name });
+    this.s = opts.previous ? carryOver(opts.previous.state, this.cfg) : initialState(this.name, this.now());
+    const stored = opts.history?.get(this.name).paused;
+    this.paused =
+      opts.previous?.paused ??
+      (stored !== undefined && (stored.until === undefined || stored.until > this.now()));
+    this.remediator = opts.remediation;
+    this.opts.metrics.remediationPaused.set({ target: this.name }, this.paused ? 1 : 0);
+    // Counters start at 0 for the usual causes, so the first wedge is an increase() and not a series appearing.
+    for (const cause of WEDGE_CAUSES) this.opts.metrics.wedgesTotal.inc({ target: this.name, cause }, 0);
+    this.remediator?.setPaused(this.paused);
+    this.exportState();
+  }
+
+  /** The scheduler that runs confirmation rounds (set once the sources exist). */
+  setConfirmer(c: ConfirmationRunner): void {
+    this.confirmer = c;
+  }
+
+  get state(): TargetState {
+    return this.s;
+  }
+
+  isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** What a reload hands to the replacing watchdog: verdict, pause, and remediation history. */
+  carry(): NonNullable<TargetWatchdogOptions['previous']> {
+    return { state: this.s, paused: this.paused, remediation: this.remediator?.carry() };
+  }
+
+  /** Pauses (by whom, for how long) or resumes remediation; persisted so a restart keeps it. */
+  setPaused(paused: boolean, by = 'operator', forMs?: number): void {
+    const h = this.opts.history;
+    if (h !== undefined) {
+      // One clock read: `until` is exactly `forMs` after `at` (two reads could be a millisecond apart).
+      const at = this.now();
+      const pause = paused ? { by, at, ...(forMs !== undefined ? { until: at + forMs } : {}) } : undefined;
+      h.set(this.name, { ...h.get(this.name), paused: pause });
+    }
+    if (paused === this.paused) return;
+    this.paused = paused;
+    this.remediator?.setPaused(paused);
+    this.opts.metrics.remediationPaused.set({ target: this.name }, paused ? 1 : 0);
+    this.journal(
+      'remediation_pause',
+      paused ? 'remediation paused by an operator' : 'remediation resumed by an operator',
+      {
+        paused,
+      },
+    );
+  }
+
+  /** Feeds one signal (or a tick) through the classifier and acts on the outcome. */
+  handle(signal: Signal | TickSignal): void {
+    const now = this.now();
+    // The state is this watchdog's alone and is changed in place: a copy of it per signal (a tick a second, a
+    // batch line, a probe, a scrape) was most of the daemon's detector CPU with 50 targets. What the step is
+    // compared against is taken first; whatever keeps the state past this call gets its own copy.
+    const prev: VerdictBefore = {
+      state: this.s.state,
+      diagnosis: this.s.diagnosis,
+      stalled: new Map(Object.values(this.s.engines).map((e) => [e.service, e.stalled])),
+    };
+    const step = reduceInPlace(this.s, signal, now, this.cfg);
+    this.s = step.state;
+    // A log event's ref goes with its critical line into the journal: a restart that reads the line again
+    // (src/sources/logs/watcher.ts) knows it is journaled already.
+    const ref = signal.kind === 'log' ? signal.ref : undefined;
+    for (const e of step.events) this.journalDetect(e, ref);
+    if (signal.kind === 'file_change') this.journalFileChange(signal);
+    if (step.transition || prev.diagnosis !== this.s.diagnosis) {
+      this.exportState(prev);
+      // An incident capture reads the state after awaits: it gets the verdict as it was, not what comes next.
+      this.holdRemediation(this.opts.incidents?.onVerdict(prev, structuredClone(this.s)));
+    }
+    this.exportEngines(prev);
+    for (const a of step.actions) {
+      if (a.kind !== 'confirm' || !this.confirmer) continue;
+      this.journal('confirm', `confirmation round: ${a.reason}`, { reason: a.reason });
+      this.confirmer.runNow({ kinds: CONFIRMING_KINDS }).catch((err: unknown) => {
+        this.log.error({ err }, 'confirmation round failed');
+      });
+    }
+    if (!this.capturing) this.remediator?.consider(this.s);
+  }
+
+  private holdRemediation(capture: Promise<void> | undefined): void {
+    if (capture === undefined) return;
+    this.capturing = true;
+    void capture
+      .catch(() => undefined)
+      .then(() => {
+        this.capturing = false;
+        this.remediator?.consider(this.s);
+      });
+  }
+
+  tick(): void {
+    const until = this.opts.history?.get(this.name).paused?.until;
+    if (this.paused && until !== undefined && until <= this.now()) this.setPaused(false, 'expiry');
+    this.handle({ kind: 'tick', inflight: this.confirmer?.inflight() });
+  }
+
+  /** Waits for a remediation command in flight. */
+  async idle(): Promise<void> {
+    await this.remediator?.idle();
+  }
+
+  /** Shutdown: waits up to graceMs for a remediation command in flight, then cuts it (Remediator.shutdown). */
+  async shutdownRemediation(graceMs?: number): Promise<void> {
+    await this.remediator?.shutdown(graceMs);
+  }
+
+  status(): TargetStatus {
+    const j = this.opts.journal;
+    const okSince = this.s.lastOkAt ?? 0;
+    return {
+      target: this.name,
+      state: this.s.state,
+      since: this.s.since,
+      diagnosis: this.s.diagnosis,
+      cause: this.s.cause,
+      endpoints: this.cfg.hops,
+      probes: Object.values(this.s.slots).flatMap((m) =>
+        m.last
+          ? [
+              {
+                probe: m.probe,
+                probeKind: m.probeKind,
+                endpoint: m.endpoint,
+                conn: m.conn,
+                failStreak: m.failStreak,
+                okStreak: m.okStreak,
+                ...m.last,
+              },
+            ]
+          : [],
+      ),
+      engines: this.s.engines,
+      lastOkAt: this.s.lastOkAt,
+      recentEvents: j.query({ target: this.name, limit: RECENT_EVENTS }),
+      changesSinceOk:
+        this.s.state === 'ok' ? [] : j.query({ target: this.name, type: 'file_change', since: okSince - 1 }),
+      remediation: {
+        configured: this.opts.target.remediate !== undefined,
+        dryRun: this.opts.target.remediate?.dryRun,
+        paused: this.paused,
+        ...(this.paused && this.opts.history?.get(this.name).paused
+          ? { pause: this.opts.history.get(this.name).paused }
+          : {}),
+      },
+    };
+  }
+
+  private exportState(prev?: Pick<VerdictBefore, 'state' | 'diagnosis'>): void {
+    const m = this.opts.metrics;
+    const t = { target: this.name };
+    for (const st of TARGET_STATES) m.targetState.set({ ...t, state: st }, st === this.s.state ? 1 : 0);
+    m.targetWedged.set(t, this.s.state === 'wedged' ? 1 : 0);
+    m.targetStateSince.set(t, this.s.since / 1000);
+    // The bootstrap-thread alert compares a death with this: only a recovery after the death clears it.
+    if (this.s.state === 'ok') m.targetEnteredOk.set(t, this.s.since / 1000);
+    // 0 only for a target never seen before: a reload must not forget a recovery (an old death would re-fire).
+    else if (!hasSeries(m.targetEnteredOk, t)) m.targetEnteredOk.set(t, 0);
+    if (prev?.diagnosis && prev.diagnosis !== this.s.diagnosis)
+      m.targetDiagnosis.remove({ ...t, diagnosis: prev.diagnosis });
+    if (this.s.diagnosis) m.targetDiagnosis.set({ ...t, diagnosis: this.s.diagnosis }, 1);
+    if (prev && this.s.state === 'wedged' && prev.state !== 'wedged') {
+      m.wedgesTotal.inc({ ...t, cause: this.s.diagnosis ?? 'unknown' });
+    }
+  }
+
+  private exportEngines(prev: VerdictBefore): void {
+    for (const e of Object.values(this.s.engines)) {
+      if (prev.stalled.has(e.service) && prev.stalled.get(e.service) === e.stalled) continue;
+      this.opts.metrics.engineStalled.set({ target: this.name, service: e.service }, e.stalled ? 1 : 0);
+    }
+  }
+
+  private journal(type: JournalEventType, summary: string, data?: Record<string, unknown>): void {
+    this.opts.journal.append({ time: this.now(), target: this.name, type, summary, data });
+  }
+
+  private journalDetect(e: DetectEvent, ref?: string): void {
+    switch (e.type) {
+      case 'transition': {
+        const text = `${e.from} → ${e.to}${e.diagnosis ? ` (${e.diagnosis})` : ''}: ${e.cause}`;
+        if (e.to === 'ok') this.log.info({ from: e.from, to: e.to }, `target state ${text}`);
+        else
+          this.log.warn(
+            { from: e.from, to: e.to, diagnosis: e.diagnosis, cause: e.cause },
+            `target state ${text}`,
+          );
+        this.journal('transition', text, { from: e.from, to: e.to, diagnosis: e.diagnosis, cause: e.cause });
+        return;
+      }
+      case 'diagnosis':
+        this.log.warn({ state: e.state, from: e.from, to: e.to }, 'diagnosis changed');
+        this.journal('diagnosis', `${e.state}: diagnosis ${e.from ?? '-'} → ${e.to ?? '-'}: ${e.cause}`, {
+          ...e,
+        });
+        return;
+      case 'critical_log':
+        this.journal('critical_log', `${e.service}: ${e.rule}: ${e.line.split('\n')[0]}`, {
+          service: e.service,
+          rule: e.rule,
+          diagnosis: e.diagnosis,
+          line: e.line,
+          ...(ref !== undefined ? { ref } : {}),
+        });
+        return;
+      case 'critical_confirmed':
+        this.journal('critical_confirmed', `${e.rule} confirmed by ${e.by}`, {
+          rule: e.rule,
+          diagnosis: e.diagnosis,
+        });
+        return;
+      case 'critical_unconfirmed':
+        this.journal('critical_unconfirmed', `${e.rule} not confirmed: ${e.by}`, { rule: e.rule });
+        return;
+      case 'probe_failing':
+        this.journal(
+          'probe_failing',
+          `${e.probe} on ${e.endpoint}/${e.conn} failing: ${e.result}, ${e.streak} in a row${e.error ? ` (${e.error})` : ''}`,
+          { probe: e.probe, endpoint: e.endpoint, conn: e.conn, result: e.result, streak: e.streak },
+        );
+        return;
+      case 'probe_recovered':
+        this.journal('probe_recovered', `${e.probe} on ${e.endpoint}/${e.conn} passing again`, {
+          probe: e.probe,
+          endpoint: e.endpoint,
+          conn: e.conn,
+        });
+        return;
+      case 'engine_stalled':
+        this.journal(
+          'engine_stalled',
+          `${e.service}: ${e.running} running, ${e.queued} queued, ${e.transferQueue} in transfer, ${e.preallocQueue} bootstrapping, no progress for ${Math.round(e.sinceMs / 1000)} s`,
+          {
+            service: e.service,
+            running: e.running,
+            queued: e.queued,
+            transferQueue: e.transferQueue,
+            preallocQueue: e.preallocQueue,
+          },
+        );
+        return;
+      case 'engine_progress':
+        this.journal('engine_progress', `${e.service}: progress again`, { service: e.service });
+        return;
+      case 'rank_stalled':
+        this.journal(
+          'rank_stalled',
+          `${e.service} rank ${e.rank}: ${e.running} running, no tokens for ${Math.round(e.sinceMs / 1000)} s while its siblings progress`,
+          { service: e.service, rank: e.rank, running: e.running },
+        );
+        return;
+    }
+  }
+
+  private journalFileChange(c: FileChangeSignal): void {
+    this.journal(
+      'file_change',
+      `${c.path} ${c.hash === null ? 'deleted' : `changed (sha256 ${c.hash.slice(0, 12)})`}`,
+      {
+        path: c.path,
+        hash: c.hash,
+        diff: c.diff,
+      },
+    );
+  }
+}
+
+/** Keeps the verdict across a reload, dropping memory of probes the new config no longer has. */
+function carryOver(prev: TargetState, cfg: ClassifierConfig): TargetState {
+  const s = structuredClone(prev);
+  for (const [k, m] of Object.entries(s.slots)) {
+    if (!(m.probe in cfg.probes) || !cfg.hops.includes(m.endpoint)) delete s.slots[k];
+  }
+  // An engine the new config no longer scrapes or tails would keep its last busy values forever.
+  for (const service of Object.keys(s.engines)) {
+    if (!cfg.engines?.includes(service)) delete s.engines[service];
+  }
+  return s;
+}
+
+/** Every target's watchdog; what route plugins reach as `daemon.runtime.watchdog`. */
+export class Watchdog {
+  readonly targets = new Map<string, TargetWatchdog>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly journal: Journal,
+    private readonly tickMs = 1000,
+  ) {}
+
+  add(w: TargetWatchdog): void {
+    this.targets.set(w.name, w);
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => {
+      for (const w of this.targets.values()) w.tick();
+    }, this.tickMs);
+  }
+
+  /**
+   * `handover` (a reload): a remediation in flight belongs to the next runtime's remediator (it shares the run),
+   * so it is not waited for. Otherwise (shutdown) it gets remediationGraceMs, then its process group is cut.
+   */
+  async stop(opts: { handover?: boolean; remediationGraceMs?: number } = {}): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    if (!opts.handover)
+      await Promise.all(
+        [...this.targets.values()].map((w) => w.shutdownRemediation(opts.remediationGraceMs)),
+      );
+    await this.journal.flush();
+  }
+
+  pause(target: string, by?: string, forMs?: number): boolean {
+    const w = this.targets.get(target);
+    w?.setPaused(true, by, forMs);
+    return w !== undefined;
+  }
+
+  resume(target: string, by?: string): boolean {
+    const w = this.targets.get(target);
+    w?.setPaused(false, by);
+    return w !== undefined;
+  }
+
+  isPaused(target: string): boolean {
+    return this.targets.get(target)?.isPaused() ?? false;
+  }
+
+  status(): TargetStatus[] {
+    return [...this.targets.values()].map((w) => w.status());
+  }
+}
