@@ -8,6 +8,7 @@ import { CARRIERS, OpenCarrier } from '../../src/sources/logs/carriers.js';
 import { PACKS } from '../../src/sources/logs/packs/index.js';
 import { requiredLiterals } from '../../src/sources/logs/regex.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
+import { best, plainScan } from '../helpers/linear-bound.js';
 
 const SIZE = 64 * 1024;
 /** A linear pattern may cost this many plain scans of the same line (a quadratic one costs ~10^4 and more). */
@@ -33,22 +34,6 @@ function adversarial(match: string, fixtures: string[]): [string, string][] {
     }
   }
   return out;
-}
-
-function plainScan(s: string): number {
-  let h = 0;
-  for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
-  return h;
-}
-
-function best(fn: () => unknown, n = 3): number {
-  let min = Infinity;
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    fn();
-    min = Math.min(min, performance.now() - t);
-  }
-  return min;
 }
 
 const patterns = LOG_PACKS.flatMap((p) =>

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ruleSchema } from '../../src/config/schema.js';
 import { compileRuleSet, USER_RULE_MAX_CHARS, type RuleMatch } from '../../src/sources/logs/rules.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';
+import { best, plainScan } from '../helpers/linear-bound.js';
 
 const RULE = ruleSchema.parse({
   name: 'upload_retries',
@@ -23,22 +24,6 @@ function scan(text: string): RuleMatch[] {
   s.feed(buf, buf.length);
   s.flush();
   return out;
-}
-
-function plainScan(s: string): number {
-  let h = 0;
-  for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
-  return h;
-}
-
-function best(fn: () => unknown, n = 3): number {
-  let min = Infinity;
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    fn();
-    min = Math.min(min, performance.now() - t);
-  }
-  return min;
 }
 
 // Five logged prompts of 64 KB that mention the rule's literal and then never say `retries`.

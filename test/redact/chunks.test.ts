@@ -5,19 +5,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BundleWriter, type BundleFs } from '../../src/outputs/incidents/bundle.js';
 import { REDACTED, redactInChunks, redactor } from '../../src/lib/redact.js';
+import { mulberry32 as rng } from '../../bench/ingest-gen.mjs';
 
 const SECRET = 'configured-Secret-42';
 afterAll(() => redactor.set([]));
 
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 // Pieces that build credentials across newlines (`Bearer\n<token>`, `token:\n <value>`) and around them.
 const PIECES = [
   'token',

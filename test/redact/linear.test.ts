@@ -3,6 +3,7 @@
 // every word boundary: `'a-'.repeat(32000)` took seconds and froze the daemon through an incident capture.
 import { describe, expect, it } from 'vitest';
 import { REDACTED, Redactor, redactShapes, type ScanStats } from '../../src/lib/redact.js';
+import { mulberry32 as rng } from '../../bench/ingest-gen.mjs';
 
 const KB64 = 64 * 1024;
 const fill = (unit: string) => unit.repeat(Math.ceil(KB64 / unit.length)).slice(0, KB64);
@@ -38,16 +39,6 @@ const OLD: Array<[RegExp, string]> = [
 ];
 const oldShapes = (text: string) => OLD.reduce((t, [re, to]) => t.replace(re, to), text);
 
-/** A seeded generator (mulberry32), so a failure reproduces. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const PIECES = [
   'token',
   'TOKEN',

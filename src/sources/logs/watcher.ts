@@ -6,12 +6,18 @@ import type { EngineMetrics, LogMetrics } from '../../metrics.js';
 import type { EngineSignal, LogEventSignal } from '../../core/signals.js';
 import { applyEngineValues } from './engine-lines.js';
 import { applyEngineLine, EngineRanks } from './engine-ranks.js';
-import type { FileReader, FollowFs } from './follow.js';
+import type { FileReader } from './follow.js';
 import { OffsetStore } from './offsets.js';
-import type { PollClock } from './poll-clock.js';
 import { eventRef, lineTime } from './event-ref.js';
 import { CursorStore } from '../../lib/state-store.js';
-import type { LogSource, LogSourceHooks, LogSourceKindDef, LogSourceKinds, SourceLine } from './source.js';
+import type {
+  LogSource,
+  LogSourceContext,
+  LogSourceHooks,
+  LogSourceKindDef,
+  LogSourceKinds,
+  SourceLine,
+} from './source.js';
 import { LOG_SOURCE_KINDS, logSourceKind } from './sources/index.js';
 import { compileRuleSet, eventClass, type RuleSet } from './rules.js';
 import { ChunkScanner, type ScanSink } from './scanner.js';
@@ -41,17 +47,9 @@ export interface LogWatcherOptions {
   onRead?: (service: string, file: string, offset: number, time: number) => void;
   now?: () => number;
   /** Follower tuning, mostly for tests. */
-  follow?: {
-    pollMs?: number;
-    poll?: PollClock;
-    idleFlushMs?: number;
-    retireQuietMs?: number;
-    saveEveryMs?: number;
-    fs?: FollowFs;
-    rescanMs?: number;
-  };
+  follow?: LogSourceContext['follow'];
   /** Journal source tuning, mostly for tests. */
-  journal?: { journalctl?: string; retryMs?: number };
+  journal?: LogSourceContext['journal'];
   /** The source kinds a config entry may select; default LOG_SOURCE_KINDS (a test adds its own). */
   kinds?: LogSourceKinds;
 }
