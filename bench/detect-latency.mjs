@@ -19,9 +19,15 @@ const { startSim } = await import(join(dist, 'sim/index.js'));
 const { abortCascade } = await import(join(dist, 'sim/abort-cascade.js'));
 
 const { values: args } = parseArgs({
-  options: { trials: { type: 'string', default: '5' }, faults: { type: 'string' } },
+  options: {
+    trials: { type: 'string', default: '5' },
+    faults: { type: 'string' },
+    hold: { type: 'string', default: '0' },
+  },
 });
 const TRIALS = Number(args.trials);
+// Seconds the fault is held after the verdict, counting diagnosis changes meanwhile (0: restore at once).
+const HOLD_MS = Number(args.hold) * 1000;
 const EXAMPLE = new URL('../examples/wedgewatch.yaml', import.meta.url).pathname;
 const HEALTHY_ROUNDS = 3;
 
@@ -120,7 +126,12 @@ async function bench(name, plan) {
   const matches = () =>
     [state].flat().includes(wd.state.state) && (diagnoses === null || diagnoses.includes(wd.state.diagnosis));
   let verdict;
+  let changes = 0;
+  let lastLabel;
   const off = runtime.watchdog.journal.subscribe((e) => {
+    const label = `${wd.state.state}/${wd.state.diagnosis}`;
+    if (verdict !== undefined && label !== lastLabel) changes++;
+    lastLabel = label;
     if ((e.type === 'transition' || e.type === 'diagnosis') && matches())
       verdict ??= { at: e.time, state: wd.state.state, diagnosis: wd.state.diagnosis };
   });
@@ -148,7 +159,10 @@ async function bench(name, plan) {
           `${err.message} (now ${wd.state.state}/${wd.state.diagnosis}: ${wd.state.cause}; ${slots.join(', ')}; sim ${sims})`,
         );
       });
-      trials.push({ ms: verdict.at - t0, state: verdict.state, diagnosis: verdict.diagnosis });
+      changes = 0;
+      lastLabel = `${wd.state.state}/${wd.state.diagnosis}`;
+      if (HOLD_MS > 0) await sleep(HOLD_MS);
+      trials.push({ ms: verdict.at - t0, state: verdict.state, diagnosis: verdict.diagnosis, changes });
       await plan.restore(sim);
     }
   } finally {
@@ -185,7 +199,9 @@ for (const name of selected) {
   const l = t.map((x) => x.ms);
   const fmt = (ms) => `${(ms / 1000).toFixed(1)} s`.padStart(8);
   const seen = [...new Set(t.map((x) => `${x.state}/${x.diagnosis}`))].join(', ');
+  const held =
+    HOLD_MS > 0 ? `  changes in ${HOLD_MS / 1000} s held: ${t.map((x) => x.changes).join(' ')}` : '';
   console.log(
-    `${name.padEnd(22)} ${seen.padEnd(40)} ${fmt(median(l))} ${fmt(Math.max(...l))}  ${l.map((x) => (x / 1000).toFixed(1)).join(' ')}`,
+    `${name.padEnd(22)} ${seen.padEnd(40)} ${fmt(median(l))} ${fmt(Math.max(...l))}  ${l.map((x) => (x / 1000).toFixed(1)).join(' ')}${held}`,
   );
 }
