@@ -4,6 +4,7 @@ import { countsForRecovery, type Diagnosis, wedgeCauses } from './vocabulary.js'
 import { noFirstTokenWithin } from './confirm.js';
 import { hangs as hangingKind, isCompletion } from './kinds.js';
 import { mostSpecific } from './log-classes.js';
+import { incidentWarning, warningText } from './state/warnings.js';
 import type {
   ClassifierConfig,
   EngineMemory,
@@ -173,6 +174,9 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     (m) => m.probeKind === 'serverinfo' && m.failStreak >= 1 && m.last!.result === 'timeout',
   );
   const stuckRouter = routerStuck(s, now, cfg);
+  // A warning that came with the incident names it when nothing stronger does (EVIDENCE: below the engine's
+  // own state and the path, above the bare symptom).
+  const warned = incidentWarning(s, d.stallAfter);
   const flaky = intermittence(completion, cfg);
 
   // wedged: a confirmed critical signature, completions failing on every hop, or an engine with no progress.
@@ -207,6 +211,15 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
       if (stuckRouter) return verdict('wedged', 'router_stuck', `${text}; ${stuckRouter}`);
       if (stalledEngine)
         return verdict('wedged', 'engine_stalled', `${text}; ${stallText(stalledEngine, now)}`);
+      // The scheduler's own round trip hangs as well: the engine, not the path (as in the failing branch).
+      if (serverinfoHang)
+        return verdict(
+          'wedged',
+          'engine_stalled',
+          `${text}; scheduler round trip hangs: ${why(serverinfoHang)}`,
+        );
+      if (warned)
+        return verdict('wedged', `warning:${warned.class}`, `${text}; after ${warningText(warned)}`);
       return verdict('wedged', 'completions_hung', text);
     }
   }
@@ -224,6 +237,12 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
         `${why(failing[0]!)}; scheduler round trip hangs: ${why(serverinfoHang)}`,
       );
     }
+    if (warned)
+      return verdict(
+        'wedged',
+        `warning:${warned.class}`,
+        `${why(failing[0]!)}; after ${warningText(warned)}`,
+      );
     if (flaky?.wedged) return verdict('wedged', 'intermittent', flaky.text);
     return verdict('wedged', 'completions_failing', why(failing[0]!));
   }
@@ -287,6 +306,12 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     }
     // Some slot fails outright while others fail now and then (a tool-call matrix of 7 requests hits a hang in
     // three every run): the hangs are intermittent, the failing slot is their most visible symptom.
+    if (warned)
+      return verdict(
+        'degraded',
+        `warning:${warned.class}`,
+        `${why(failing[0]!)}; after ${warningText(warned)}`,
+      );
     if (flaky) return verdict('degraded', 'intermittent', `${flaky.text}; ${why(failing[0]!)}`);
     return verdict('degraded', 'completions_failing', why(failing[0]!));
   }

@@ -1,7 +1,7 @@
 // What the classifier remembers of one target between signals, and the shapes it returns (docs/design.md#states).
 // Types and constructors only: the reducer (reduce.ts) and its parts change this memory, nothing here does.
 import type { DetectConfig, TargetConfig } from '../../config/schema.js';
-import type { Diagnosis, EvidenceKind, TARGET_STATES } from '../vocabulary.js';
+import type { Diagnosis, EvidenceKind, LogEventClass, TARGET_STATES } from '../vocabulary.js';
 import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass } from '../signals.js';
 
 export type { InflightRun } from '../signals.js';
@@ -116,6 +116,15 @@ export interface EngineMemory {
   routerBusySince?: number;
 }
 
+/** A warning line of a class that can name an incident (core/state/warnings.ts). */
+export interface WarningMemory {
+  time: number;
+  service: string;
+  rule: string;
+  class: LogEventClass;
+  line: string;
+}
+
 export interface CriticalMemory {
   time: number;
   service: string;
@@ -163,6 +172,8 @@ export interface TargetState {
   pendingCritical?: CriticalMemory;
   /** A critical log event a failing probe confirmed: the target stays wedged with its diagnosis until ok. */
   confirmedCritical?: CriticalMemory;
+  /** Recent warnings of classes that can name an incident, newest last (bounded). */
+  warnings?: WarningMemory[];
   /** Critical events since the target was last ok (bounded): they name the cause of a later wedge. */
   criticalSinceOk: CriticalMemory[];
   lastConfirmAt?: number;
