@@ -83,7 +83,9 @@ export function diagnosisDocProblems(v: Vocabulary, t: DocTexts): string[] {
     );
   const ranking = tableIn(t.readme, /^## Diagnoses$/m, EVIDENCE_HEADER);
   if (ranking.join('\n') !== evidenceTable(v))
-    problems.push(`README: the evidence ranking differs from the vocabulary's; it should read:\n${evidenceTable(v)}`);
+    problems.push(
+      `README: the evidence ranking differs from the vocabulary's; it should read:\n${evidenceTable(v)}`,
+    );
 
   const runbookRows = tableIn(t.runbooks, /^## At 3 a\.m\./m, '| diagnosis | what it is | action |');
   const runbookNames = new Set(runbookRows.slice(2).flatMap(namesIn));
