@@ -25,7 +25,8 @@ const d = await loadDist();
 const all = plans({ abortCascade: d.abortCascade });
 const known = new Set(all.map((p) => p.name));
 const wanted = args.faults?.split(',');
-for (const n of wanted ?? []) if (!known.has(n)) throw new Error(`unknown plan ${n} (have ${[...known].join(', ')})`);
+for (const n of wanted ?? [])
+  if (!known.has(n)) throw new Error(`unknown plan ${n} (have ${[...known].join(', ')})`);
 // queue_leak needs leakAfter (10 min) at the example's settings: only with --slow or when named.
 const selected = all.filter((p) => (wanted ? wanted.includes(p.name) : !p.slow || args.slow || args.fast));
 const TRIALS = Number(args.trials);
@@ -84,11 +85,25 @@ for (const { plan, trials } of results) {
     problems,
   });
 }
-console.log('\n| fault | engine | expected | reached | time to diagnosis, median (max) | changes while held, per trial | back to ok, median (max) | labels seen |');
+console.log(
+  '\n| fault | engine | expected | reached | time to diagnosis, median (max) | changes while held, per trial | back to ok, median (max) | labels seen |',
+);
 console.log('|---|---|---|---|---|---|---|---|');
 for (const r of rows)
-  console.log(`| ${r.fault} | ${r.engine} | ${r.expected} | ${r.reached} | ${r.toDiagnosis} | ${r.changes} | ${r.backToOk} | ${r.seen} |`);
+  console.log(
+    `| ${r.fault} | ${r.engine} | ${r.expected} | ${r.reached} | ${r.toDiagnosis} | ${r.changes} | ${r.backToOk} | ${r.seen} |`,
+  );
 for (const r of rows) for (const p of r.problems) console.log(`FAIL ${r.fault}: ${p}`);
-console.log(`\n${rows.length - failed} of ${rows.length} faults met the bar (${((Date.now() - started) / 60_000).toFixed(1)} min)`);
-if (args.json) writeFileSync(args.json, JSON.stringify(results.map(({ plan, trials }) => ({ name: plan.name, trials })), null, 2));
+console.log(
+  `\n${rows.length - failed} of ${rows.length} faults met the bar (${((Date.now() - started) / 60_000).toFixed(1)} min)`,
+);
+if (args.json)
+  writeFileSync(
+    args.json,
+    JSON.stringify(
+      results.map(({ plan, trials }) => ({ name: plan.name, trials })),
+      null,
+      2,
+    ),
+  );
 process.exitCode = failed > 0 ? 1 : 0;

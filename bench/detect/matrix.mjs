@@ -10,7 +10,9 @@ import { parse, stringify } from 'yaml';
 
 const EXAMPLES = new URL('../../examples/', import.meta.url).pathname;
 
-export async function loadDist(dist = process.env.WEDGEWATCH_DIST ?? new URL('../../dist/', import.meta.url).pathname) {
+export async function loadDist(
+  dist = process.env.WEDGEWATCH_DIST ?? new URL('../../dist/', import.meta.url).pathname,
+) {
   const imp = (p) => import(join(dist, p));
   return {
     ...(await imp('config/load.js')),
@@ -33,7 +35,8 @@ function exampleConfig(plan, sim, stateDir) {
   t.endpoints = t.endpoints.map((e) => ({ name: e.name, url: url[e.name] }));
   if (plan.proxy) {
     t.endpoints.unshift({ name: 'proxy', url: sim.urls.proxy });
-    for (const p of t.probes) if (p.kind !== 'health' && p.endpoints?.includes('router')) p.endpoints.unshift('proxy');
+    for (const p of t.probes)
+      if (p.kind !== 'health' && p.endpoints?.includes('router')) p.endpoints.unshift('proxy');
   }
   t.model = 'sim-model';
   const files = vllm ? { [t.logs[0].service]: sim.logFiles.server } : sim.logFiles;
@@ -45,7 +48,8 @@ function exampleConfig(plan, sim, stateDir) {
           return { ...rest, path: files[l.service], from: 'end' };
         });
   t.engines = t.engines.map((e) => ({ ...e, metrics: `${url[e.service]}/metrics` }));
-  if (plan.routerMetrics && !vllm) t.engines.push({ service: 'router', metrics: `${sim.urls.router}/metrics` });
+  if (plan.routerMetrics && !vllm)
+    t.engines.push({ service: 'router', metrics: `${sim.urls.router}/metrics` });
   for (const p of plan.probes ?? []) if (!t.probes.some((q) => q.name === p.name)) t.probes.push({ ...p });
   if (vllm) for (const p of t.probes) delete p.endpoints;
   delete t.remediate;
@@ -63,8 +67,10 @@ function fastConfig(d, plan, sim, stateDir) {
   const doc = parse(text);
   const t = doc.targets[0];
   for (const p of plan.probes ?? [])
-    if (!t.probes.some((q) => q.name === p.name)) t.probes.push({ ...p, every: '2s', timeout: '1s', jitter: 0 });
-  if (plan.routerMetrics) t.engines.push({ service: 'router', metrics: `${sim.urls.router}/metrics`, every: '1s' });
+    if (!t.probes.some((q) => q.name === p.name))
+      t.probes.push({ ...p, every: '2s', timeout: '1s', jitter: 0 });
+  if (plan.routerMetrics)
+    t.engines.push({ service: 'router', metrics: `${sim.urls.router}/metrics`, every: '1s' });
   return stringify(doc);
 }
 
@@ -90,7 +96,9 @@ export async function runPlan(plan, opts) {
   const sim =
     plan.engine === 'vllm' ? await d.startVllmSim({}) : await d.startSim(plan.proxy ? { proxy: true } : {});
   const dir = mkdtempSync(join(tmpdir(), 'ww-bench-matrix-'));
-  const text = opts.fast ? fastConfig(d, plan, sim, join(dir, 'state')) : exampleConfig(plan, sim, join(dir, 'state'));
+  const text = opts.fast
+    ? fastConfig(d, plan, sim, join(dir, 'state'))
+    : exampleConfig(plan, sim, join(dir, 'state'));
   let runtime;
   const trials = [];
   try {
@@ -123,7 +131,11 @@ export async function runPlan(plan, opts) {
               !d.isCompletion(m.probeKind) ||
               ((m.recent ?? []).length >= window && !(m.recent ?? []).includes(1) && m.failStreak === 0),
           );
-        await waitFor(healthy, (opts.fast ? 2 : 12) * 60_000, `${plan.name}: a healthy period before trial ${i + 1}`);
+        await waitFor(
+          healthy,
+          (opts.fast ? 2 : 12) * 60_000,
+          `${plan.name}: a healthy period before trial ${i + 1}`,
+        );
         await sleep(Math.random() * chatEvery);
         labels = [];
         const t0 = await plan.inject(sim);
@@ -137,7 +149,11 @@ export async function runPlan(plan, opts) {
         };
         let reached;
         try {
-          reached = await waitFor(expected, detectMs, `${plan.name}: ${plan.expect.states.join('|')}/${plan.expect.diagnoses?.join('|') ?? '*'}`);
+          reached = await waitFor(
+            expected,
+            detectMs,
+            `${plan.name}: ${plan.expect.states.join('|')}/${plan.expect.diagnoses?.join('|') ?? '*'}`,
+          );
         } catch (err) {
           reached = undefined;
           trials.push({
@@ -152,7 +168,11 @@ export async function runPlan(plan, opts) {
         await plan.restore(sim);
         let backMs;
         try {
-          await waitFor(() => wd.state.state === 'ok', (opts.fast ? 2 : 6) * 60_000, `${plan.name}: ok after the fault`);
+          await waitFor(
+            () => wd.state.state === 'ok',
+            (opts.fast ? 2 : 6) * 60_000,
+            `${plan.name}: ok after the fault`,
+          );
           backMs = Date.now() - tEnd;
         } catch {
           backMs = undefined;
@@ -170,7 +190,8 @@ export async function runPlan(plan, opts) {
           const a = held[k - 1];
           const b = held[k];
           if (a.diagnosis === b.diagnosis) continue;
-          const escalation = strength(b.diagnosis) < strength(a.diagnosis) || (b.state === 'down' && a.state !== 'down');
+          const escalation =
+            strength(b.diagnosis) < strength(a.diagnosis) || (b.state === 'down' && a.state !== 'down');
           changes.push({ from: a.diagnosis, to: b.diagnosis, escalation });
         }
         const trial = {
@@ -201,7 +222,9 @@ export function verdictOf(trials) {
   for (const [i, t] of trials.entries()) {
     if (!t.ok) problems.push(`trial ${i + 1}: ${t.error}`);
     else if (t.changes.length > 1 || t.changes.some((c) => !c.escalation))
-      problems.push(`trial ${i + 1}: ${t.changes.map((c) => `${c.from} → ${c.to}${c.escalation ? '' : ' (not an escalation)'}`).join(', ')}`);
+      problems.push(
+        `trial ${i + 1}: ${t.changes.map((c) => `${c.from} → ${c.to}${c.escalation ? '' : ' (not an escalation)'}`).join(', ')}`,
+      );
     if (t.backMs === undefined) problems.push(`trial ${i + 1}: never back to ok after the fault ended`);
   }
   return problems;

@@ -7,7 +7,8 @@ import { readFileSync, statSync } from 'node:fs';
 /** Resolves with the Unix ms at which `file` first contains `text` past `from` bytes. */
 async function whenWritten(file, text, from, deadline = Date.now() + 60_000) {
   while (Date.now() < deadline) {
-    if (statSync(file).size > from && readFileSync(file, 'utf8').slice(from).includes(text)) return Date.now();
+    if (statSync(file).size > from && readFileSync(file, 'utf8').slice(from).includes(text))
+      return Date.now();
     await new Promise((r) => setTimeout(r, 5));
   }
   throw new Error(`${text} never written to ${file}`);
@@ -37,7 +38,13 @@ const threadDeath = (abortCascade) => ({
 
 /** Probes the plan needs beside the example's own (added when the example does not have them). */
 const CANARY = { name: 'canary', kind: 'canary', every: '30s', timeout: '30s', endpoints: ['router'] };
-const STRUCTURED = { name: 'structured', kind: 'structured', every: '1m', timeout: '30s', endpoints: ['router'] };
+const STRUCTURED = {
+  name: 'structured',
+  kind: 'structured',
+  every: '1m',
+  timeout: '30s',
+  endpoints: ['router'],
+};
 
 export function plans({ abortCascade }) {
   return [
