@@ -124,13 +124,17 @@ export async function runPlan(plan, opts) {
     });
     try {
       for (let i = 0; i < opts.trials; i++) {
+        // A healthy period: the chat slots' whole intermittence window (10 runs, 150 s at the example's 15 s)
+        // passed, and no other completion slot has a failure in its window (a tool-call matrix every minute
+        // would need 10 minutes to fill one).
         const healthy = () =>
           wd.state.state === 'ok' &&
-          Object.values(wd.state.slots).every(
-            (m) =>
-              !d.isCompletion(m.probeKind) ||
-              ((m.recent ?? []).length >= window && !(m.recent ?? []).includes(1) && m.failStreak === 0),
-          );
+          Object.values(wd.state.slots).every((m) => {
+            if (!d.isCompletion(m.probeKind)) return true;
+            const r = m.recent ?? [];
+            const full = m.probeKind !== 'chat' || r.length >= window;
+            return full && !r.includes(1) && m.failStreak === 0;
+          });
         await waitFor(
           healthy,
           (opts.fast ? 2 : 12) * 60_000,
