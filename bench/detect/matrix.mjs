@@ -125,15 +125,15 @@ export async function runPlan(plan, opts) {
     try {
       for (let i = 0; i < opts.trials; i++) {
         // A healthy period: the chat slots' whole intermittence window (10 runs, 150 s at the example's 15 s)
-        // passed, and no other completion slot has a failure in its window (a tool-call matrix every minute
-        // would need 10 minutes to fill one).
+        // passed, and every other completion slot passed its last two runs (a tool-call matrix every minute would
+        // need 10 minutes to flush a window).
         const healthy = () =>
           wd.state.state === 'ok' &&
           Object.values(wd.state.slots).every((m) => {
             if (!d.isCompletion(m.probeKind)) return true;
             const r = m.recent ?? [];
-            const full = m.probeKind !== 'chat' || r.length >= window;
-            return full && !r.includes(1) && m.failStreak === 0;
+            if (m.probeKind === 'chat') return r.length >= window && !r.includes(1);
+            return m.failStreak === 0 && m.okStreak >= 2;
           });
         await waitFor(
           healthy,
