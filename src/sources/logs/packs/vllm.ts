@@ -70,13 +70,106 @@ export const vllmPack: RulePack = {
       match: String.raw`Request (?<rid>\S+) failed \(engine dead\)`,
     },
     // distributed/device_communicators/shm_broadcast.py MessageQueue.acquire_write/acquire_read (0.6 → 2026-08),
-    // every VLLM_RINGBUFFER_WARNING_INTERVAL (60 s): a rank is hanging or compiling. Startup prints it too.
+    // every VLLM_RINGBUFFER_WARNING_INTERVAL (60 s): a rank is hanging or compiling. Startup prints it too. Both
+    // wordings read in the index copies of shm_broadcast.py (old: `logger.warning("No available block found in %s
+    // second. ", …)`).
     {
       name: 'vllm_shm_broadcast_wait',
       severity: 'warning',
       class: 'shm_hang',
       upstream: 'vllm/distributed/device_communicators/shm_broadcast.py (0.6 → 2026-08)',
-      match: String.raw`No available shared memory broadcast block found in (?<seconds>\d+) seconds?`,
+      // Newer: `No available shared memory broadcast block found in %s seconds. This typically happens when some
+      // processes are hanging or doing some time-consuming work (e.g. compilation, …)` (INFO since 2026-02);
+      // 0.6 → 0.10: `No available block found in %s second. ` (a WARNING; SGLang's copy of the ring buffer too).
+      match: String.raw`No available (?:shared memory broadcast )?block found in (?<seconds>\d+) seconds?`,
+    },
+    // v1/engine/utils.py wait_for_engine_startup (0.9 → 2026-08; index copies): `raise RuntimeError("Engine core
+    // initialization failed. See root cause above. Failed core proc(s): {…}")` in the API server when an engine core
+    // (this node's, or with data parallel another node's) died during start-up. The server never comes up.
+    {
+      name: 'vllm_engine_core_init_failed',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream: 'vllm/v1/engine/utils.py wait_for_engine_startup (0.9 → 2026-08)',
+      incident: 'vllm_engine_death',
+      match: String.raw`Engine core initialization failed\. See root cause above\.(?: Failed core proc\(s\): (?<procs>\{[^}\n]{0,500}\}))?`,
+    },
+    // v1/executor/multiproc_executor.py WorkerProc.worker_main (0.9 → 2026-08; index copies): `logger.exception(
+    // "WorkerProc failed to start.")` while the ready pipe is open (the worker died during init: weights, NCCL,
+    // CUDA), its traceback on lines with the same prefix; the last names the cause.
+    {
+      name: 'vllm_worker_start_failed',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream: 'vllm/v1/executor/multiproc_executor.py WorkerProc.worker_main (0.9 → 2026-08)',
+      incident: 'vllm_engine_death',
+      match: String.raw`WorkerProc failed to start\.`,
+      follows: { match: EXCEPTION_LINE, within: 200 },
+      emitUnclosed: true,
+    },
+    // Same function, after start-up: `logger.exception("WorkerProc failed.")` (0.10 → 2026-08) and the older
+    // `logger.exception("WorkerProc hit an exception.")` (0.8 → 0.9): the worker's busy loop (its execute and output
+    // path) raised, the worker exits and the executor shuts the engine down.
+    {
+      name: 'vllm_worker_failed',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream: 'vllm/v1/executor/multiproc_executor.py WorkerProc.worker_main (0.8 → 2026-08)',
+      incident: 'vllm_engine_death',
+      match: String.raw`WorkerProc (?:failed|hit an exception)\.`,
+      follows: { match: EXCEPTION_LINE, within: 200 },
+      emitUnclosed: true,
+    },
+    // v1/executor/multiproc_executor.py MultiprocExecutor.collective_rpc (at 00f6c9bf92aa69c72d5828d28d029129775223b7,
+    // 0.10): `raise TimeoutError(f"RPC call to {method} timed out.") from e` (VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS and
+    // the 10 s check_health): a worker stopped answering; the engine core dies on it.
+    {
+      name: 'vllm_rpc_timeout',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream: 'vllm/v1/executor/multiproc_executor.py collective_rpc (0.10 → 2026-08)',
+      incident: 'vllm_engine_death',
+      match: String.raw`TimeoutError: RPC call to (?<method>\w{1,64}) timed out\.`,
+    },
+    // logging_utils/dump_input.py _dump_engine_exception (0.10 → 2026-08; index copies): before `EngineCore encountered
+    // a fatal error.`, `Dumping scheduler stats: SchedulerStats(num_running_reqs=N, num_waiting_reqs=N, …)`. Its own
+    // class, no incident key: the death after it stays the event (with its exception), this adds the load it died under.
+    {
+      name: 'vllm_scheduler_stats_dump',
+      severity: 'warning',
+      class: 'engine_dump',
+      upstream: 'vllm/logging_utils/dump_input.py _dump_engine_exception (0.10 → 2026-08)',
+      match: String.raw`Dumping scheduler stats: SchedulerStats\(num_running_reqs=(?<running>\d+), num_waiting_reqs=(?<waiting>\d+)`,
+    },
+    // v1/core/sched/scheduler.py _handle_invalid_blocks (KV-load failure recovery, 0.11 → 2026-08; index copies):
+    // kv_load_failure_policy=fail: `Failing %d request(s) due to KV load failure (failure_policy=fail, %d tokens
+    // affected). Request IDs: %s` (the requests end with an error, the engine serves on); =recompute: `Recovered
+    // from KV load failure: %d request(s) rescheduled (%d tokens affected).` (recomputed, slower).
+    {
+      name: 'vllm_kv_load_failed',
+      severity: 'warning',
+      class: 'transfer_failure',
+      upstream: 'vllm/v1/core/sched/scheduler.py _handle_invalid_blocks (0.11 → 2026-08)',
+      match: String.raw`Failing (?<requests>\d+) request\(s\) due to KV load failure \(failure_policy=fail, (?<tokens>\d+) tokens affected\)`,
+    },
+    {
+      name: 'vllm_kv_load_recovered',
+      severity: 'warning',
+      class: 'transfer_failure',
+      upstream: 'vllm/v1/core/sched/scheduler.py _handle_invalid_blocks (0.11 → 2026-08)',
+      match: String.raw`Recovered from KV load failure: (?<requests>\d+) request\(s\) rescheduled \((?<tokens>\d+) tokens affected\)`,
+    },
+    // nixl/worker.py (nixl_connector.py before 2026-03) _ensure_handshake done_callback: `self._log_failure(
+    // failure_type="handshake_setup_failed", req_id=None, error=e, remote_engine_id=eid)`, so the context dict
+    // carries `'request_id': None`: an engine-level handshake with a remote engine failed, every request routed
+    // to it fails until a retry succeeds. The per-request rule below needs a request id, so this is its own rule.
+    {
+      name: 'vllm_nixl_engine_failure',
+      severity: 'warning',
+      class: 'transfer_failure',
+      upstream:
+        'vllm/distributed/kv_transfer/kv_connector/v1/nixl/worker.py _log_failure req_id=None (0.10 → 2026-08)',
+      match: String.raw`NIXL transfer failure: (?<failure>[a-z_]{1,64})[^|\n]{0,500}\| Context: \{'failure_type': '[a-z_]{1,64}', 'request_id': None`,
     },
     // v1/structured_output/backend_xgrammar.py XgrammarGrammar.accept_tokens (0.8 → 2026-08).
     {
