@@ -332,13 +332,7 @@ export function probeFieldKinds(field: string): string[] {
   return PROBE_KIND_SCHEMAS.filter((s) => field in s.shape).map((s) => s.shape.kind.value);
 }
 
-export {
-  DEFAULT_LOG_PACKS,
-  IMPLIED_PACKS,
-  LOG_PACKS,
-  type LogPack,
-  withImpliedPacks,
-} from './log-packs.js';
+export { DEFAULT_LOG_PACKS, IMPLIED_PACKS, LOG_PACKS, type LogPack, withImpliedPacks } from './log-packs.js';
 
 /** How a log file wraps each line: as written (plain), by the kubelet (cri), by Docker's json-file driver. */
 export const LOG_FORMATS = ['plain', 'cri', 'docker', 'auto'] as const;

@@ -45,7 +45,8 @@ export const mooncakePack: RulePack = {
       name: 'mooncake_te_slice_failed',
       severity: 'warning',
       class: 'transfer_failure',
-      upstream: 'mooncake-transfer-engine rdma_transport/worker_pool.cpp performPollCq (Mooncake v0.2.0 → 2026-08)',
+      upstream:
+        'mooncake-transfer-engine rdma_transport/worker_pool.cpp performPollCq (Mooncake v0.2.0 → 2026-08)',
       match: String.raw`Worker: Process failed for slice \(opcode: (?<opcode>\d+)`,
     },
     // transfer_metadata.cpp:1519 TransferMetadata::sendHandshake (2025-01 → 2026-08): `Handshake rejected by
@@ -64,7 +65,8 @@ export const mooncakePack: RulePack = {
       name: 'mooncake_te_qp_setup_failed',
       severity: 'warning',
       class: 'transfer_failure',
-      upstream: 'mooncake-transfer-engine rdma_transport/rdma_endpoint.cpp doSetupConnection (2025-02 → 2026-08)',
+      upstream:
+        'mooncake-transfer-engine rdma_transport/rdma_endpoint.cpp doSetupConnection (2025-02 → 2026-08)',
       match: String.raw`Failed to modify QP to (?<state>RESET|INIT|RTR|RTS)\b`,
     },
   ],

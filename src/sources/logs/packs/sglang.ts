@@ -224,7 +224,8 @@ export const sglangPack: RulePack = {
       name: 'sglang_watchdog_thread_crashed',
       severity: 'critical',
       class: 'thread_death',
-      upstream: 'utils/watchdog.py WatchdogRaw._watchdog_thread, SubprocessWatchdog._monitor_loop (2026 → 2026-08)',
+      upstream:
+        'utils/watchdog.py WatchdogRaw._watchdog_thread, SubprocessWatchdog._monitor_loop (2026 → 2026-08)',
       match: String.raw`\b(?<component>\w{1,64}?)(?: watchdog|Watchdog) thread crashed: `,
     },
     // utils/watchdog.py WatchdogRaw._watchdog_once: before a watchdog kill, `{debug_name} debug info:\n{info}`
@@ -236,7 +237,8 @@ export const sglangPack: RulePack = {
       name: 'sglang_watchdog_pool_dump',
       severity: 'critical',
       class: 'watchdog_timeout',
-      upstream: 'utils/watchdog.py _watchdog_once dump_info, scheduler_runtime_checker_mixin.py (2025-12 → 2026-08)',
+      upstream:
+        'utils/watchdog.py _watchdog_once dump_info, scheduler_runtime_checker_mixin.py (2025-12 → 2026-08)',
       incident: 'sglang_process_death',
       match: String.raw`\b(?<component>\w{1,64}) debug info:\s*$`,
       follows: {

@@ -36,7 +36,8 @@ export const torchPack: RulePack = {
       name: 'torch_collective_dump_signal',
       severity: 'critical',
       class: 'collective_timeout',
-      upstream: 'torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp getNCCLWatchdogTimeoutErrorMsg (torch 2.4 → 2.9)',
+      upstream:
+        'torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp getNCCLWatchdogTimeoutErrorMsg (torch 2.4 → 2.9)',
       incident: 'torch_collective',
       match: String.raw`${RANK}Received a dump signal due to a collective timeout from {1,2}(?<from>this local rank|rank (?<peer>\d+))`,
     },
