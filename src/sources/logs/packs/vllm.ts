@@ -90,7 +90,7 @@ export const vllmPack: RulePack = {
       name: 'vllm_engine_core_init_failed',
       severity: 'critical',
       class: 'engine_death',
-      upstream: 'vllm/v1/engine/utils.py wait_for_engine_startup (0.9 → 2026-08)',
+      upstream: 'vllm/v1/engine/utils.py wait_for_engine_startup (0.9 → 2026-08, index copies and reports)',
       incident: 'vllm_engine_death',
       match: String.raw`Engine core initialization failed\. See root cause above\.(?: Failed core proc\(s\): (?<procs>\{[^}\n]{0,500}\}))?`,
     },
@@ -101,20 +101,22 @@ export const vllmPack: RulePack = {
       name: 'vllm_worker_start_failed',
       severity: 'critical',
       class: 'engine_death',
-      upstream: 'vllm/v1/executor/multiproc_executor.py WorkerProc.worker_main (0.9 → 2026-08)',
+      upstream: 'vllm/v1/executor/multiproc_executor.py WorkerProc.worker_main (0.9 → 2026-08, index copies)',
       incident: 'vllm_engine_death',
       match: String.raw`WorkerProc failed to start\.`,
       follows: { match: EXCEPTION_LINE, within: 200 },
       emitUnclosed: true,
     },
-    // Same function, after start-up: `logger.exception("WorkerProc failed.")` (0.10 → 2026-08) and the older
-    // `logger.exception("WorkerProc hit an exception.")` (0.8 → 0.9): the worker's busy loop (its execute and output
-    // path) raised, the worker exits and the executor shuts the engine down.
+    // Same file after start-up (index copies and public reports, vLLM 0.9 → 2026-03): worker_busy_loop's
+    // `logger.exception("WorkerProc hit an exception.")` when an RPC (execute_model, sample_tokens) raised (the
+    // FAILURE reply makes the engine core die with `Worker failed with error …`), and worker_main's
+    // `logger.exception("WorkerProc failed.")` when the busy loop itself ended on an exception (the worker exits).
+    // The worker's record names the root cause; the engine core's death after it is the same incident.
     {
       name: 'vllm_worker_failed',
       severity: 'critical',
       class: 'engine_death',
-      upstream: 'vllm/v1/executor/multiproc_executor.py WorkerProc.worker_main (0.8 → 2026-08)',
+      upstream: 'vllm/v1/executor/multiproc_executor.py worker_busy_loop/worker_main (0.9 → 2026-08)',
       incident: 'vllm_engine_death',
       match: String.raw`WorkerProc (?:failed|hit an exception)\.`,
       follows: { match: EXCEPTION_LINE, within: 200 },
@@ -127,7 +129,7 @@ export const vllmPack: RulePack = {
       name: 'vllm_rpc_timeout',
       severity: 'critical',
       class: 'engine_death',
-      upstream: 'vllm/v1/executor/multiproc_executor.py collective_rpc (0.10 → 2026-08)',
+      upstream: 'vllm/v1/executor/multiproc_executor.py collective_rpc (0.10 at 00f6c9bf → 2026-08)',
       incident: 'vllm_engine_death',
       match: String.raw`TimeoutError: RPC call to (?<method>\w{1,64}) timed out\.`,
     },
@@ -138,10 +140,11 @@ export const vllmPack: RulePack = {
       name: 'vllm_scheduler_stats_dump',
       severity: 'warning',
       class: 'engine_dump',
-      upstream: 'vllm/logging_utils/dump_input.py _dump_engine_exception (0.10 → 2026-08)',
+      upstream:
+        'vllm/logging_utils/dump_input.py _dump_engine_exception (0.10 → 2026-08, index copies and reports)',
       match: String.raw`Dumping scheduler stats: SchedulerStats\(num_running_reqs=(?<running>\d+), num_waiting_reqs=(?<waiting>\d+)`,
     },
-    // v1/core/sched/scheduler.py _handle_invalid_blocks (KV-load failure recovery, 0.11 → 2026-08; index copies):
+    // v1/core/sched/scheduler.py, the KV-load failure recovery (index copies of main 2026; first version not checked):
     // kv_load_failure_policy=fail: `Failing %d request(s) due to KV load failure (failure_policy=fail, %d tokens
     // affected). Request IDs: %s` (the requests end with an error, the engine serves on); =recompute: `Recovered
     // from KV load failure: %d request(s) rescheduled (%d tokens affected).` (recomputed, slower).
@@ -149,14 +152,16 @@ export const vllmPack: RulePack = {
       name: 'vllm_kv_load_failed',
       severity: 'warning',
       class: 'transfer_failure',
-      upstream: 'vllm/v1/core/sched/scheduler.py _handle_invalid_blocks (0.11 → 2026-08)',
+      upstream:
+        'vllm/v1/core/sched/scheduler.py KV-load failure handling (main 2026; first version not checked)',
       match: String.raw`Failing (?<requests>\d+) request\(s\) due to KV load failure \(failure_policy=fail, (?<tokens>\d+) tokens affected\)`,
     },
     {
       name: 'vllm_kv_load_recovered',
       severity: 'warning',
       class: 'transfer_failure',
-      upstream: 'vllm/v1/core/sched/scheduler.py _handle_invalid_blocks (0.11 → 2026-08)',
+      upstream:
+        'vllm/v1/core/sched/scheduler.py KV-load failure handling (main 2026; first version not checked)',
       match: String.raw`Recovered from KV load failure: (?<requests>\d+) request\(s\) rescheduled \((?<tokens>\d+) tokens affected\)`,
     },
     // nixl/worker.py (nixl_connector.py before 2026-03) _ensure_handshake done_callback: `self._log_failure(
@@ -168,7 +173,7 @@ export const vllmPack: RulePack = {
       severity: 'warning',
       class: 'transfer_failure',
       upstream:
-        'vllm/distributed/kv_transfer/kv_connector/v1/nixl/worker.py _log_failure req_id=None (0.10 → 2026-08)',
+        'vllm/distributed/kv_transfer/kv_connector/v1/nixl/worker.py _log_failure req_id=None (main 2026; first version not checked)',
       match: String.raw`NIXL transfer failure: (?<failure>[a-z_]{1,64})[^|\n]{0,500}\| Context: \{'failure_type': '[a-z_]{1,64}', 'request_id': None`,
     },
     // v1/structured_output/backend_xgrammar.py XgrammarGrammar.accept_tokens (0.8 → 2026-08).
