@@ -150,6 +150,8 @@ describe('new rules: near-misses raise nothing of the rule (issue 27 item 8)', (
       [],
     ],
     ['sglang_scheduler_dead_at_init', '[2026-08-10 09:47:36] Exit code: -9', []],
+    ['sglang_pd_warmup_failed', '[2026-08-10 09:47:36] End of disaggregation warmup', []],
+    ['sglang_warmup_failed', '[2026-08-10 09:47:36] The server is fired up and ready to roll!', []],
     ['sglang_watchdog_thread_crashed', '[2026-08-10 09:47:36 TP0] Watchdog Scheduler initialized.', []],
     [
       'sglang_pool_leak',

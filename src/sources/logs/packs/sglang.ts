@@ -217,6 +217,28 @@ export const sglangPack: RulePack = {
       incident: 'sglang_process_death',
       match: String.raw`Initialization failed\. Please see the error messages above\.`,
     },
+    // entrypoints/http_server.py _execute_server_warmup (2024 → 2026-08, index copies of both ages): `Initialization
+    // failed. warmup error: {last_traceback}`, then kill_process_tree: the server kills itself at start-up.
+    {
+      name: 'sglang_warmup_failed',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream: 'entrypoints/http_server.py _execute_server_warmup (2024 → 2026-08)',
+      incident: 'sglang_process_death',
+      match: String.raw`Initialization failed\. warmup error: `,
+    },
+    // entrypoints/http_server.py _execute_server_warmup, PD mode: the warm-up request through the prefill/decode
+    // pair failed. `Disaggregation warmup failed (mode=%s), status code: %s` (PR #25542, 2026-05 → 2026-08) and
+    // before it `Prefill disaggregation mode warm Up Failed, status code: {}` (2025 → 2026-05); both at INFO, and
+    // the server marks itself UnHealthy (/health 503) while printing `The server is fired up and ready to roll!`.
+    {
+      name: 'sglang_pd_warmup_failed',
+      severity: 'critical',
+      class: 'health_check_failed',
+      upstream:
+        'entrypoints/http_server.py _execute_server_warmup PD branch (2025 → 2026-08; PR #25542 wording)',
+      match: String.raw`(?:Disaggregation warmup failed \(mode=(?<mode>\w{1,32})\)|Prefill disaggregation mode warm Up Failed), status codes?: (?<status>\d+)`,
+    },
     // utils/watchdog.py WatchdogRaw._watchdog_thread and SubprocessWatchdog._monitor_loop (index copy of main
     // 2026-08; older builds had no catch): `{debug_name} watchdog thread crashed: {e}` / `SubprocessWatchdog thread
     // crashed: {e}` with the traceback. The watchdog is gone: a later hang or child crash is never acted on.
