@@ -218,6 +218,21 @@ describe('new rules: near-misses raise nothing of the rule (issue 27 item 8)', (
       '(EngineCore_DP0 pid=9) INFO 08-10 01:44:59 [shm_broadcast.py:300] No available shared memory broadcast block yet',
       [],
     ],
+    [
+      'vllm_mooncake_pull_failed',
+      "(Worker_TP0 pid=3311) DEBUG 08-10 12:00:00 [mooncake_connector.py:1840] pulling kv_caches for ['cmpl-3da4-0'] finished",
+      [],
+    ],
+    [
+      'vllm_mooncake_bootstrap_register_failed',
+      '(Worker_TP0 pid=2211) DEBUG 08-10 12:00:00 [mooncake_connector.py:950] Successfully registered with bootstrap server at http://10.0.0.5:8998/register',
+      [],
+    ],
+    [
+      'vllm_lmcache_retrieve_short',
+      '[2026-01-27 01:40:09,402] LMCache ERROR: Num retrieved tokens: 128, num expected tokens: 256 (vllm_v1_adapter.py:1036:lmcache.integration.vllm.vllm_v1_adapter)',
+      [],
+    ],
     ['rust_panic', 'note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace', []],
   ];
   for (const [rule, line, want] of cases) {

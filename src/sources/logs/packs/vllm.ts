@@ -176,6 +176,99 @@ export const vllmPack: RulePack = {
         'vllm/distributed/kv_transfer/kv_connector/v1/nixl/worker.py _log_failure req_id=None (main 2026; first version not checked)',
       match: String.raw`NIXL transfer failure: (?<failure>[a-z_]{1,64})[^|\n]{0,500}\| Context: \{'failure_type': '[a-z_]{1,64}', 'request_id': None`,
     },
+    // vLLM's MooncakeConnector (MC, below: vllm/distributed/kv_transfer/kv_connector/v1/mooncake/mooncake_connector.py at 00f4240ee6458263d76cf51ca7901ce1350bb4d1, main 2026;
+    // mooncake_connector.py one directory up before the move; older builds not checked). P pushes KV with the
+    // Mooncake transfer engine (batch_transfer_sync_write) to the D that asked for it over ZMQ.
+    // Sender, MooncakeConnectorWorker._mooncake_sender_listener: `Error in Mooncake sender thread: %s. Exiting
+    // thread.` The prefill's sender loop is gone: no decode gets KV from this worker again (every such request
+    // waits out VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT). Critical.
+    {
+      name: 'vllm_mooncake_sender_thread_died',
+      severity: 'critical',
+      class: 'thread_death',
+      upstream:
+        'vllm/distributed/kv_transfer/kv_connector/v1/mooncake/mooncake_connector.py _mooncake_sender_listener (read at 00f4240e)',
+      match: String.raw`Error in Mooncake sender thread: `,
+    },
+    // Sender, _send_blocks: `Sending to %s failed (ret=%s) after %s (%d descriptors, %d bytes)` (the transfer
+    // engine failed the batch; the requests get an error reply) and _sender_worker: `Error processing Mooncake xfer
+    // request: %s`.
+    {
+      name: 'vllm_mooncake_send_failed',
+      severity: 'warning',
+      class: 'transfer_failure',
+      upstream:
+        'vllm/distributed/kv_transfer/kv_connector/v1/mooncake/mooncake_connector.py _send_blocks, _sender_worker (read at 00f4240e)',
+      match: String.raw`Sending to (?<session>[^\s()]{1,300}) failed \(ret=(?<ret>-?\d+)\)|Error processing Mooncake xfer request: `,
+    },
+    // Sender, send_kv_to_decode / fetch_finished_sending_reqs: `Timeout waiting for P side ready: %s` (the decode's
+    // pull waited VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT for the prefill) and `Request %s timed out after %d seconds
+    // without being sent. Freeing its blocks on the producer side.` (no decode came for the KV).
+    {
+      name: 'vllm_mooncake_send_timeout',
+      severity: 'warning',
+      class: 'transfer_timeout',
+      upstream:
+        'vllm/distributed/kv_transfer/kv_connector/v1/mooncake/mooncake_connector.py send_kv_to_decode, fetch_finished_sending_reqs (read at 00f4240e)',
+      match: String.raw`Timeout waiting for P side ready: |Request (?<rid>\S{1,256}) timed out after (?<seconds>\d+) seconds without being sent\. Freeing its blocks on the producer side\.`,
+    },
+    // Receiver, _handle_failed_recv: `pulling kv_caches for %s failed: %s` (the request list, then the reason:
+    // the prefill's error reply, `transfer failed: …`, `remote engine_id … not found from bootstrap server …`); the
+    // scheduler then fails or recomputes the requests (kv_load_failure_policy).
+    {
+      name: 'vllm_mooncake_pull_failed',
+      severity: 'warning',
+      class: 'transfer_failure',
+      upstream:
+        'vllm/distributed/kv_transfer/kv_connector/v1/mooncake/mooncake_connector.py _handle_failed_recv (read at 00f4240e)',
+      match: String.raw`pulling kv_caches for \[[^\]\n]{0,2000}\] failed: `,
+    },
+    // Receiver, _connect_to_prefiller_bootstrap: `Failed to connect to bootstrap server %s: %s`; every request of
+    // that prefill fails until a later query succeeds.
+    {
+      name: 'vllm_mooncake_bootstrap_unreachable',
+      severity: 'warning',
+      class: 'connection_lost',
+      upstream:
+        'vllm/distributed/kv_transfer/kv_connector/v1/mooncake/mooncake_connector.py _connect_to_prefiller_bootstrap (read at 00f4240e)',
+      match: String.raw`Failed to connect to bootstrap server (?<addr>\S{1,300}): `,
+    },
+    // Sender start-up, register_worker_with_bootstrap: retried `Bootstrap registration attempt %d/%d for %s failed
+    // with %s: %s. Retrying in %.1fs.`, then `RuntimeError: Failed to register {payload} with the Mooncake bootstrap
+    // server at {url} after {n} attempts.`, which ends the worker's start-up (its own death chain).
+    {
+      name: 'vllm_mooncake_bootstrap_register_retry',
+      severity: 'warning',
+      class: 'connection_lost',
+      upstream:
+        'vllm/distributed/kv_transfer/kv_connector/v1/mooncake/mooncake_connector.py register_worker_with_bootstrap (read at 00f4240e)',
+      match: String.raw`Bootstrap registration attempt (?<attempt>\d+)/(?<max>\d+) for `,
+    },
+    {
+      name: 'vllm_mooncake_bootstrap_register_failed',
+      severity: 'critical',
+      class: 'connection_lost',
+      upstream:
+        'vllm/distributed/kv_transfer/kv_connector/v1/mooncake/mooncake_connector.py register_worker_with_bootstrap give-up (read at 00f4240e)',
+      incident: 'vllm_engine_death',
+      // The payload is a pydantic RegisterWorkerPayload printed as `engine_id='…' dp_rank=N …`: the rule stops before its
+      // first quote (built-in rules see no text after a quote, request-echo.ts).
+      match: String.raw`Failed to register engine_id=`,
+    },
+    // LMCache's vLLM adapter (LMCache lmcache/integration/vllm/vllm_v1_adapter.py, and vLLM's copy
+    // vllm/distributed/kv_transfer/kv_connector/v1/lmcache_integration/vllm_v1_adapter.py; index copies of both,
+    // main 2026): after a retrieve, `The number of retrieved tokens is less than the expected number of tokens!
+    // This should not happen!` (older) or `Request %s` glued in front (newer, which also reports the missing
+    // blocks so vLLM's KV-load failure policy recomputes or fails them). Printed `LMCache ERROR: …`.
+    {
+      name: 'vllm_lmcache_retrieve_short',
+      severity: 'warning',
+      class: 'transfer_failure',
+      upstream:
+        'lmcache/integration/vllm/vllm_v1_adapter.py start_load_kv, vllm/distributed/kv_transfer/kv_connector/v1/lmcache_integration/vllm_v1_adapter.py (index copies, main 2026)',
+      perRequest: 'rid',
+      match: String.raw`(?:Request (?<rid>\S{1,256}?))?The number of retrieved tokens is less than the expected number of tokens!`,
+    },
     // v1/structured_output/backend_xgrammar.py XgrammarGrammar.accept_tokens (0.8 → 2026-08).
     {
       name: 'vllm_grammar_fsm_failed',
