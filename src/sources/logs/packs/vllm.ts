@@ -164,6 +164,28 @@ export const vllmPack: RulePack = {
         'vllm/v1/core/sched/scheduler.py KV-load failure handling (main 2026; first version not checked)',
       match: String.raw`Recovered from KV load failure: (?<requests>\d+) request\(s\) rescheduled \((?<tokens>\d+) tokens affected\)`,
     },
+    // NIXL push mode (P WRITEs into D's blocks; vllm/distributed/kv_transfer/kv_connector/v1/nixl/push_worker.py at 039e79a67a8416957c1875f9e73655a705bbcbe7, main 2026):
+    // the `nixl-push-writer` thread's catch-all `logger.exception("nixl-push-writer error; continuing")` (it keeps
+    // running; the pushes of that pass fail or retry), and the D side's `No remote agents for engine %s; cannot send
+    // registration for %s` (that request's receive fails). Push failures of one request go through _log_failure
+    // (push_reg_handshake_failed, push_handshake_failed, transfer_setup_failed): vllm_nixl_transfer_failed below.
+    {
+      name: 'vllm_nixl_push_writer_error',
+      severity: 'warning',
+      class: 'transfer_failure',
+      upstream:
+        'vllm/distributed/kv_transfer/kv_connector/v1/nixl/push_worker.py _push_writer_loop (read at 039e79a6)',
+      match: String.raw`nixl-push-writer error; continuing`,
+    },
+    {
+      name: 'vllm_nixl_push_no_remote_agents',
+      severity: 'warning',
+      class: 'transfer_failure',
+      upstream:
+        'vllm/distributed/kv_transfer/kv_connector/v1/nixl/push_worker.py _do_send_reg_notif (read at 039e79a6)',
+      perRequest: 'rid',
+      match: String.raw`No remote agents for engine (?<engine>[^\s;]{1,256}); cannot send registration for (?<rid>\S{1,256})`,
+    },
     // nixl/worker.py (nixl_connector.py before 2026-03) _ensure_handshake done_callback: `self._log_failure(
     // failure_type="handshake_setup_failed", req_id=None, error=e, remote_engine_id=eid)`, so the context dict
     // carries `'request_id': None`: an engine-level handshake with a remote engine failed, every request routed
@@ -221,7 +243,9 @@ export const vllmPack: RulePack = {
       class: 'transfer_failure',
       upstream:
         'vllm/distributed/kv_transfer/kv_connector/v1/mooncake/mooncake_connector.py _handle_failed_recv (read at 00f4240e)',
-      match: String.raw`pulling kv_caches for \[[^\]\n]{0,2000}\] failed: `,
+      // The id list is bounded (600 characters: a dozen vLLM request ids) so a line repeating the opening words costs
+      // 600 per copy, not the rest of the line (test/logs/rule-linearity.test.ts); a longer list is not matched.
+      match: String.raw`pulling kv_caches for \[[^\]\n]{0,600}\] failed: `,
     },
     // Receiver, _connect_to_prefiller_bootstrap: `Failed to connect to bootstrap server %s: %s`; every request of
     // that prefill fails until a later query succeeds.
