@@ -73,10 +73,10 @@ export function plans({ abortCascade }) {
       name: 'crash',
       engine: 'sglang',
       // Decode logs that it lost prefill before the health probe sees the refused port: a signature the
-      // incident keeps into down ("down after log:nixl_lost_prefill_connection").
+      // incident keeps into down ("down after log:sglang_disagg_lost_prefill_connection").
       expect: {
         states: ['down'],
-        diagnoses: ['health_failing', 'connection_refused', 'log:nixl_lost_prefill_connection'],
+        diagnoses: ['health_failing', 'connection_refused', 'log:sglang_disagg_lost_prefill_connection'],
       },
       inject: (sim) => (sim.enableFault('crash', { service: 'prefill' }), Date.now()),
       restore: (sim) => sim.restart('prefill'),
