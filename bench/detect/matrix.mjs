@@ -36,7 +36,8 @@ function exampleConfig(plan, sim, stateDir) {
   if (plan.proxy) {
     t.endpoints.unshift({ name: 'proxy', url: sim.urls.proxy });
     for (const p of t.probes)
-      if (p.kind !== 'health' && p.endpoints?.includes('router')) p.endpoints.unshift('proxy');
+      // As a user uncommenting the example's proxy would: the chat probe goes through it (fresh and reused).
+      if (p.kind === 'chat' && p.endpoints?.includes('router')) p.endpoints.unshift('proxy');
   }
   t.model = 'sim-model';
   const files = vllm ? { [t.logs[0].service]: sim.logFiles.server } : sim.logFiles;
