@@ -169,6 +169,10 @@ function unpaired(text: string): (MarkupHit & { at: number }) | undefined {
     const opens = count(text, open);
     const closes = count(text, close);
     if (opens === closes) continue;
+    // An opening tag in angle brackets alone can be prose ("use the <tool_call> tag"): it counts when nothing
+    // follows it, the call cut at the end of the text. Special tokens (<|…|>, <｜…｜>) are never prose.
+    const special = /^<[|｜]/.test(open) || /[|｜]>$/.test(open);
+    if (opens > closes && !special && text.slice(text.lastIndexOf(open) + open.length).trim() !== '') continue;
     const shape: MarkupShape = closes > opens ? 'orphan' : 'unbalanced';
     const tag = closes > opens ? close : open;
     const at = text.indexOf(tag);
