@@ -90,4 +90,38 @@ describe('probe-shape faults against the simulator', () => {
     h.sim.disableFault('reasoning_garbage');
     await h.waitState('ok', { timeoutMs: 15_000 });
   });
+
+  it('context_ttft_growth → degraded/conversation_stalls naming the round, while chat passes; off → ok', async () => {
+    // The matrix would slow on its reused connection too (its cells share one): this target runs no matrix.
+    h = await startHarness({}, {
+      probes: [
+        probe('chat', 'chat', { maxTokens: 2, conn: ['fresh', 'keepalive'] }),
+        probe('canary', 'canary'),
+        probe('talk', 'conversation', {
+          every: '4s',
+          timeout: '3500ms',
+          rounds: 4,
+          roundTokens: 256,
+          ttftGrowth: 2,
+          ttftGrowthFloor: '200ms',
+          conn: ['keepalive'],
+        }),
+      ],
+    });
+    await h.waitHealthy();
+    h.sim.enableFault('context_ttft_growth', { ms_per_ktok: 1000 });
+    await h.waitState('degraded', { diagnosis: 'conversation_stalls', timeoutMs: 20_000 });
+    expect(h.wd.state.cause).toMatch(
+      /^talk on router\/keepalive: bad_response \(round ([23]) of 4: time to first token \d+ ms, [\d.]+× round 1's \d+ ms .*\), \d+ in a row; the conversation stalls at round \1 of 4 on a keepalive connection while chat on router\/fresh passes$/,
+    );
+    // The rounds' TTFT is exported: it grows round by round in the last run.
+    const rounds = (await h.metrics.registry.getSingleMetric('wedgewatch_probe_round_ttft_seconds')!.get()).values
+      .filter((v) => v.labels.probe === 'talk')
+      .sort((a, b) => Number(a.labels.round) - Number(b.labels.round))
+      .map((v) => v.value);
+    expect(rounds.length).toBeGreaterThanOrEqual(3);
+    expect(rounds[2]!).toBeGreaterThan(rounds[0]! * 2);
+    h.sim.disableFault('context_ttft_growth');
+    await h.waitState('ok', { timeoutMs: 20_000 });
+  });
 });
