@@ -39,7 +39,9 @@ describe('probe-shape faults against the simulator', () => {
     await h.waitHealthy();
     h.sim.enableFault('long_prompt_hang', { above: 4096 });
     await h.waitState('degraded', { diagnosis: 'long_context_failing', timeoutMs: 15_000 });
-    expect(h.wd.state.cause).toMatch(/^long on router\/fresh: timeout .*6000-token prompts fail while .* passes$/);
+    expect(h.wd.state.cause).toMatch(
+      /^long on router\/fresh: timeout .*6000-token prompts fail while .* passes$/,
+    );
     expect(lastError('long|router|fresh')).toContain('a 6000-token prompt');
     expect(h.transitions.some((t) => t.to === 'wedged')).toBe(false);
     h.sim.disableFault('long_prompt_hang');
@@ -63,7 +65,9 @@ describe('probe-shape faults against the simulator', () => {
     await h.waitHealthy();
     h.sim.enableFault('toolcall_leak', { family: 'gemma4' });
     await h.waitState('degraded', { diagnosis: 'toolcall_leak', timeoutMs: 15_000 });
-    expect(lastError('tools|router|fresh')).toMatch(/auto: toolcall_leak \(gemma4 tool-call markup "<\|tool_call>" in content/);
+    expect(lastError('tools|router|fresh')).toMatch(
+      /auto: toolcall_leak \(gemma4 tool-call markup "<\|tool_call>" in content/,
+    );
     h.sim.disableFault('toolcall_leak');
     await h.waitState('ok', { timeoutMs: 15_000 });
   });
@@ -93,21 +97,24 @@ describe('probe-shape faults against the simulator', () => {
 
   it('context_ttft_growth → degraded/conversation_stalls naming the round, while chat passes; off → ok', async () => {
     // The matrix would slow on its reused connection too (its cells share one): this target runs no matrix.
-    h = await startHarness({}, {
-      probes: [
-        probe('chat', 'chat', { maxTokens: 2, conn: ['fresh', 'keepalive'] }),
-        probe('canary', 'canary'),
-        probe('talk', 'conversation', {
-          every: '4s',
-          timeout: '3500ms',
-          rounds: 4,
-          roundTokens: 256,
-          ttftGrowth: 2,
-          ttftGrowthFloor: '200ms',
-          conn: ['keepalive'],
-        }),
-      ],
-    });
+    h = await startHarness(
+      {},
+      {
+        probes: [
+          probe('chat', 'chat', { maxTokens: 2, conn: ['fresh', 'keepalive'] }),
+          probe('canary', 'canary'),
+          probe('talk', 'conversation', {
+            every: '4s',
+            timeout: '3500ms',
+            rounds: 4,
+            roundTokens: 256,
+            ttftGrowth: 2,
+            ttftGrowthFloor: '200ms',
+            conn: ['keepalive'],
+          }),
+        ],
+      },
+    );
     await h.waitHealthy();
     h.sim.enableFault('context_ttft_growth', { ms_per_ktok: 1000 });
     await h.waitState('degraded', { diagnosis: 'conversation_stalls', timeoutMs: 20_000 });
@@ -115,7 +122,9 @@ describe('probe-shape faults against the simulator', () => {
       /^talk on router\/keepalive: bad_response \(round ([23]) of 4: time to first token \d+ ms, [\d.]+× round 1's \d+ ms .*\), \d+ in a row; the conversation stalls at round \1 of 4 on a keepalive connection while chat on router\/fresh passes$/,
     );
     // The rounds' TTFT is exported: it grows round by round in the last run.
-    const rounds = (await h.metrics.registry.getSingleMetric('wedgewatch_probe_round_ttft_seconds')!.get()).values
+    const rounds = (
+      await h.metrics.registry.getSingleMetric('wedgewatch_probe_round_ttft_seconds')!.get()
+    ).values
       .filter((v) => v.labels.probe === 'talk')
       .sort((a, b) => Number(a.labels.round) - Number(b.labels.round))
       .map((v) => v.value);
