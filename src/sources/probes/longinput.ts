@@ -15,7 +15,7 @@ type Ctx = ProbeContext<ProbeOf<'longinput'>>;
 const cryptoRng: Rng = () => randomInt(0, 2 ** 31) / 2 ** 31;
 
 /** Tokens of the prompt that are not filler: the nonce line and the question (upper bound). */
-export const LONGINPUT_OVERHEAD = 32;
+export const LONGINPUT_OVERHEAD = 64;
 
 /** The prompt of one run: a nonce first, about `promptTokens` tokens in all, the echo question last. */
 export function longPrompt(promptTokens: number, rng: Rng): { prompt: string; expected: string } {
