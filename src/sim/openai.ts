@@ -177,7 +177,10 @@ export function planResponse(req: ChatRequest, defaultMaxTokens: number, hooks: 
   if (tools.length > 0) {
     if (hooks.ignoresToolChoice(req)) return { ...filler, finish: 'length' };
     const prompt = lastUserText(req);
-    const calls = tools.map((t) => ({ name: t.name, arguments: JSON.stringify(exampleArgs(t.parameters, prompt)) }));
+    const calls = tools.map((t) => ({
+      name: t.name,
+      arguments: JSON.stringify(exampleArgs(t.parameters, prompt)),
+    }));
     const leaked = hooks.leak(calls, req);
     if (leaked !== undefined) {
       const pieces = splitPieces(leaked, 12);
@@ -359,9 +362,14 @@ export class ChatRenderer {
           }
         : {
             role: 'assistant',
-            content: plan.reasoning === true ? null : Array.from({ length: completionTokens }, (_, i) => plan.piece(i)).join(''),
+            content:
+              plan.reasoning === true
+                ? null
+                : Array.from({ length: completionTokens }, (_, i) => plan.piece(i)).join(''),
             reasoning_content:
-              plan.reasoning === true ? Array.from({ length: completionTokens }, (_, i) => plan.piece(i)).join('') : null,
+              plan.reasoning === true
+                ? Array.from({ length: completionTokens }, (_, i) => plan.piece(i)).join('')
+                : null,
             tool_calls: null,
           };
     return {

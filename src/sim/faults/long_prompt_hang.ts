@@ -9,11 +9,16 @@ export const longPromptHang: FaultDef = {
   name: 'long_prompt_hang',
   summary: 'requests with more than `above` prompt tokens never get a first token; shorter ones are served',
   params: {
-    above: { default: 4096, help: 'prompt tokens (the simulator counts ≈ 4 characters a token) past which a request hangs' },
+    above: {
+      default: 4096,
+      help: 'prompt tokens (the simulator counts ≈ 4 characters a token) past which a request hangs',
+    },
   },
   validate(p: FaultParams) {
     const n = Number(p.above);
-    return Number.isInteger(n) && n >= 1 ? undefined : `above must be a positive integer (got ${JSON.stringify(p.above)})`;
+    return Number.isInteger(n) && n >= 1
+      ? undefined
+      : `above must be a positive integer (got ${JSON.stringify(p.above)})`;
   },
   holdsPrompt(promptTokens, p) {
     return promptTokens > Number(p.above);

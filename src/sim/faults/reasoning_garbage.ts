@@ -6,7 +6,8 @@ import type { FaultDef } from './types.js';
 
 export const reasoningGarbage: FaultDef = {
   name: 'reasoning_garbage',
-  summary: 'text answers come as garbage in reasoning_content with empty content, until max_tokens (finish_reason length)',
+  summary:
+    'text answers come as garbage in reasoning_content with empty content, until max_tokens (finish_reason length)',
   params: {},
   reasoningGarbage() {
     return true;

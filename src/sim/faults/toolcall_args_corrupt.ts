@@ -11,13 +11,19 @@ export const toolcallArgsCorrupt: FaultDef = {
   summary:
     'streamed tool-call arguments longer than `minBytes` reassemble wrong (a fragment repeated or dropped); non-streamed calls are intact',
   params: {
-    minBytes: { default: 512, help: 'arguments at least this long are corrupted (shorter calls stream intact)' },
+    minBytes: {
+      default: 512,
+      help: 'arguments at least this long are corrupted (shorter calls stream intact)',
+    },
     mode: { default: 'repeat', help: 'repeat: one fragment is sent twice; drop: one fragment is never sent' },
   },
   validate(p: FaultParams) {
-    if (p.mode !== 'repeat' && p.mode !== 'drop') return `mode must be repeat or drop (got ${JSON.stringify(p.mode)})`;
+    if (p.mode !== 'repeat' && p.mode !== 'drop')
+      return `mode must be repeat or drop (got ${JSON.stringify(p.mode)})`;
     const n = Number(p.minBytes);
-    return Number.isInteger(n) && n >= 1 ? undefined : `minBytes must be a positive integer (got ${JSON.stringify(p.minBytes)})`;
+    return Number.isInteger(n) && n >= 1
+      ? undefined
+      : `minBytes must be a positive integer (got ${JSON.stringify(p.minBytes)})`;
   },
   corruptStreamedArgs(fragments, p) {
     if (fragments.join('').length < Number(p.minBytes) || fragments.length < 3) return undefined;

@@ -176,7 +176,9 @@ export function judgeReply(q: Question, r: Reply, maxTokens: number, others: str
   });
   if (check.reason === 'unfinished_thinking') {
     const thinking = r.answer.slice(r.answer.search(/<think>/i) + 7);
-    return cut && plausibleText(thinking) ? setting('still thinking') : wrong(thinking, ' in an unclosed thinking block');
+    return cut && plausibleText(thinking)
+      ? setting('still thinking')
+      : wrong(thinking, ' in an unclosed thinking block');
   }
   const answer = extractAnswer(r.answer).answer;
   if (answer === '') {
@@ -187,8 +189,11 @@ export function judgeReply(q: Question, r: Reply, maxTokens: number, others: str
   }
   // Cut off part-way into the right answer: too few tokens, not a wrong answer.
   const said = normalizeAnswer(answer);
-  if (cut && said.length < q.expected.length && q.expected.startsWith(said)) return setting('a start of the answer');
+  if (cut && said.length < q.expected.length && q.expected.startsWith(said))
+    return setting('a start of the answer');
   const why =
-    check.mixup !== undefined ? ': the answer of the other request running at the same time (cross-request mix-up)' : '';
+    check.mixup !== undefined
+      ? ': the answer of the other request running at the same time (cross-request mix-up)'
+      : '';
   return wrong(answer, '', why);
 }

@@ -6,7 +6,14 @@
 import { randomInt } from 'node:crypto';
 import type { ProbeOf } from '../../config/schema.js';
 import type { AnswerCheck } from '../../core/signals.js';
-import { judgeReply, makeQuestion, type Question, type QuestionKind, type Rng, type Verdict } from './answer.js';
+import {
+  judgeReply,
+  makeQuestion,
+  type Question,
+  type QuestionKind,
+  type Rng,
+  type Verdict,
+} from './answer.js';
 import { runChatStream, type ChatStreamSummary } from './chat-stream.js';
 import { ProbeFailure, type ProbeContext, type ProbeFn, type ProbeOutcome } from './types.js';
 import { redactor } from '../../lib/redact.js';

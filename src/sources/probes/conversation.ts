@@ -23,7 +23,11 @@ interface Message {
 }
 
 /** The user turn of round `round` (1-based): a nonce-led block of text, then a question with a fresh answer. */
-export function roundTurn(round: number, roundTokens: number, rng: Rng): { content: string; expected: string } {
+export function roundTurn(
+  round: number,
+  roundTokens: number,
+  rng: Rng,
+): { content: string; expected: string } {
   const q = echoQuestion(rng);
   const head = round === 1 ? `Conversation ${nonce(rng)}, part ${round}.` : `Part ${round}.`;
   // Each round's text starts where the last one stopped: the conversation never repeats itself.
@@ -59,7 +63,8 @@ export async function runConversation(ctx: Ctx, rng: Rng = cryptoRng): Promise<P
     if (firstTtft !== undefined) ctx.progress.ttftMs = firstTtft;
     else firstTtft = ttftMs;
     const v = judgeReply({ kind: 'echo', prompt: turn.content, expected: turn.expected }, s, maxTokens);
-    if (!v.ok) throw new ProbeFailure(v.result, `round ${round} of ${rounds}: ${v.message}`, s.status, detail);
+    if (!v.ok)
+      throw new ProbeFailure(v.result, `round ${round} of ${rounds}: ${v.message}`, s.status, detail);
     if (round > 1 && ttftMs !== undefined && firstTtft !== undefined) {
       const grown = ttftMs > firstTtft * ttftGrowth && ttftMs - firstTtft > ttftGrowthFloor;
       if (grown) {

@@ -61,9 +61,10 @@ export function isJsonPrefix(text: string): boolean {
         afterValue();
         continue;
       }
-      const lit = /^(?:-?(?:0|[1-9]\d*)(?:\.\d*)?(?:[eE][+-]?\d*)?|-|t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?|n(?:u(?:ll?)?)?)/.exec(
-        text.slice(i),
-      );
+      const lit =
+        /^(?:-?(?:0|[1-9]\d*)(?:\.\d*)?(?:[eE][+-]?\d*)?|-|t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?|n(?:u(?:ll?)?)?)/.exec(
+          text.slice(i),
+        );
       if (!lit || lit[0] === '') return false;
       i += lit[0].length;
       if (i >= n) return true;

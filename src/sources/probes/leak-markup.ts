@@ -38,6 +38,9 @@ export type MarkupFamily =
   | 'phi4'
   | 'olmo3'
   | 'step3'
+  | 'minicpm'
+  | 'muse'
+  | 'k2'
   | 'json';
 
 const SEP = '[｜|‖]{1,2}';
@@ -62,12 +65,13 @@ export const FAMILY_MARKUP: Record<MarkupFamily, RegExp> = {
   // Llama 4 pythonic (vLLM llama4_pythonic_tool_parser.py): <|python_start|>[f(…)]<|python_end|>
   llama: /<\|python_(?:tag|start)\|>/,
   // pythonic_detector.py (vLLM pythonic_tool_parser.py): a bare Python list of calls, [get_weather(city="Paris")]
-  pythonic: /^\s*\[\s*[A-Za-z_][\w.]*\(\s*[A-Za-z_]\w*\s*=/m,
+  pythonic: /(?:^|\s)\[\s*[A-Za-z_][\w.]*\(\s*[A-Za-z_]\w*\s*=/,
   // mistral_detector.py (vLLM mistral_tool_parser.py): [TOOL_CALLS] [{"name": …}] (and [TOOL_CALLS]name[ARGS]{…})
   mistral: /\[TOOL_CALLS\]|\[ARGS\]\s*\{/,
   // kimik2_detector.py (vLLM kimi_k2_tool_parser.py):
-  // <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>…
-  kimi: /<\|tool_calls?_(?:section_begin|begin|argument_begin)\|>/,
+  // <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>…;
+  // kimik3_detector.py (vLLM kimi_k3_tool_parser.py), XTML: <|open|>tools<|sep|><|open|>call tool="NAME" …<|close|>call<|sep|>
+  kimi: /<\|tool_calls?_(?:section_begin|begin|argument_begin)\|>|<\|(?:open|close)\|>(?:tools|call|argument)\b/,
   // glm4_moe_detector.py / glm47_moe_detector.py (vLLM glm4_moe / glm47_moe_tool_parser.py):
   // <tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>
   glm: /<arg_key>[\s\S]*?<\/arg_key>|<tool_call>[\w.-]+\s*<arg_key>/,
@@ -97,8 +101,9 @@ export const FAMILY_MARKUP: Record<MarkupFamily, RegExp> = {
   // internlm_detector.py (parser interns1; vLLM internlm2_tool_parser.py): <|action_start|> <|plugin|>\n{…}<|action_end|>
   internlm: /<\|action_start\|>|<\|plugin\|>/,
   // minimax_m2.py (vLLM minimax_m2_tool_parser.py): <minimax:tool_call><invoke name="…"><parameter name="…">;
+  // minimax_m3.py (vLLM minimax_m3_tool_parser.py): the namespace token ]<]minimax[>[ before each tag;
   // vLLM minimax_tool_parser.py (MiniMax-M1): <tool_calls>\n{"name": …, "arguments": …}\n</tool_calls>
-  minimax: /<\/?minimax:tool_call>|<tool_calls>\s*\{\s*"/,
+  minimax: /<\/?minimax:tool_call>|\]<\]minimax\[>\[|<tool_calls>\s*\{\s*"/,
   // vLLM seed_oss_tool_parser.py: <seed:tool_call><function=NAME><parameter=K>V</parameter></function></seed:tool_call>
   seed_oss: /<\/?seed:tool_call>/,
   // vLLM longcat_tool_parser.py (Hermes with its own tags): <longcat_tool_call>{…}</longcat_tool_call>
@@ -116,6 +121,12 @@ export const FAMILY_MARKUP: Record<MarkupFamily, RegExp> = {
   olmo3: /<\/?function_calls>/,
   // step3_detector.py (vLLM step3_tool_parser.py): <｜tool_calls_begin｜>… <steptml:invoke name="…">
   step3: /<\/?steptml:(?:invoke|parameter)/,
+  // minicpm5_detector.py (vLLM minicpm5xml_tool_parser.py): <function name="NAME"><param name="K">V</param></function>
+  minicpm: /<function name="[^"\n]{1,128}">\s*<param name=/,
+  // muse_glimmer_detector.py (vLLM muse_glimmer_tool_parser.py), ATEM: <atem:function_calls><atem:invoke name="…">
+  muse: /<\/?atem:(?:function_calls|invoke|parameter)\b/,
+  // k2_v3_detector.py (parser k2_horizon; vLLM k2_horizon_tool_parser.py): <ifm|tool_calls> / <ifm|tool_call> blocks
+  k2: /<\/?ifm\|tool_calls?>/,
   // A bare JSON call in the text (vLLM xlam_tool_parser.py, phi4/llama JSON without their tags, json_detector.py):
   // a model that wrote the call and a server that never parsed it.
   json: /\{\s*"name"\s*:\s*"[^"\n]{1,128}"\s*,\s*"(?:arguments|parameters)"\s*:|\{\s*"(?:arguments|parameters)"\s*:\s*\{[^\n]*\}\s*,\s*"name"\s*:/,
@@ -145,6 +156,7 @@ export const PAIRED_TAGS: readonly { family: MarkupFamily; open: string; close: 
   { family: 'dots', open: '<dots_function_call>', close: '</dots_function_call>' },
   { family: 'jamba', open: '<tool_calls>', close: '</tool_calls>' },
   { family: 'olmo3', open: '<function_calls>', close: '</function_calls>' },
+  { family: 'muse', open: '<atem:function_calls>', close: '</atem:function_calls>' },
 ];
 
 export type MarkupShape = 'call' | 'orphan' | 'unbalanced';
@@ -172,7 +184,8 @@ function unpaired(text: string): (MarkupHit & { at: number }) | undefined {
     // An opening tag in angle brackets alone can be prose ("use the <tool_call> tag"): it counts when nothing
     // follows it, the call cut at the end of the text. Special tokens (<|…|>, <｜…｜>) are never prose.
     const special = /^<[|｜]/.test(open) || /[|｜]>$/.test(open);
-    if (opens > closes && !special && text.slice(text.lastIndexOf(open) + open.length).trim() !== '') continue;
+    if (opens > closes && !special && text.slice(text.lastIndexOf(open) + open.length).trim() !== '')
+      continue;
     const shape: MarkupShape = closes > opens ? 'orphan' : 'unbalanced';
     const tag = closes > opens ? close : open;
     const at = text.indexOf(tag);

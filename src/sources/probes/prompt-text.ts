@@ -6,10 +6,68 @@
 // earlier run's KV can serve it.
 
 const WORDS = [
-  'the', 'and', 'of', 'to', 'in', 'is', 'it', 'for', 'on', 'was', 'as', 'at', 'by', 'be', 'he', 'we', 'or',
-  'an', 'are', 'but', 'not', 'you', 'all', 'any', 'can', 'had', 'her', 'one', 'our', 'out', 'day', 'get',
-  'has', 'him', 'his', 'how', 'man', 'new', 'now', 'old', 'see', 'two', 'way', 'who', 'boy', 'did', 'its',
-  'let', 'put', 'say', 'she', 'too', 'use', 'sun', 'sea', 'red', 'map', 'box', 'cup', 'key', 'air', 'arm',
+  'the',
+  'and',
+  'of',
+  'to',
+  'in',
+  'is',
+  'it',
+  'for',
+  'on',
+  'was',
+  'as',
+  'at',
+  'by',
+  'be',
+  'he',
+  'we',
+  'or',
+  'an',
+  'are',
+  'but',
+  'not',
+  'you',
+  'all',
+  'any',
+  'can',
+  'had',
+  'her',
+  'one',
+  'our',
+  'out',
+  'day',
+  'get',
+  'has',
+  'him',
+  'his',
+  'how',
+  'man',
+  'new',
+  'now',
+  'old',
+  'see',
+  'two',
+  'way',
+  'who',
+  'boy',
+  'did',
+  'its',
+  'let',
+  'put',
+  'say',
+  'she',
+  'too',
+  'use',
+  'sun',
+  'sea',
+  'red',
+  'map',
+  'box',
+  'cup',
+  'key',
+  'air',
+  'arm',
 ] as const;
 
 /** Words per sentence before its full stop. */
@@ -22,7 +80,8 @@ export function fillerText(tokens: number, offset = 0): string {
   let i = offset;
   while (used + SENTENCE + 1 <= tokens) {
     const words: string[] = [];
-    for (let w = 0; w < SENTENCE; w++, i++) words.push(WORDS[(i * 7 + Math.floor(i / WORDS.length)) % WORDS.length]!);
+    for (let w = 0; w < SENTENCE; w++, i++)
+      words.push(WORDS[(i * 7 + Math.floor(i / WORDS.length)) % WORDS.length]!);
     const s = words.join(' ');
     sentences.push(s[0]!.toUpperCase() + s.slice(1) + '.');
     used += SENTENCE + 1;

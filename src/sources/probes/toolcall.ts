@@ -130,7 +130,10 @@ function leakIn(s: ChatStreamSummary): { where: string; hit: MarkupHit } | undef
     ['content', s.content],
   ];
   for (const [i, tc] of [...s.toolCalls.values()].entries()) {
-    places.push([`tool_calls[${i}].function.name`, tc.name], [`tool_calls[${i}].function.arguments`, tc.arguments]);
+    places.push(
+      [`tool_calls[${i}].function.name`, tc.name],
+      [`tool_calls[${i}].function.arguments`, tc.arguments],
+    );
   }
   for (const [where, text] of places) {
     const hit = findMarkup(text);
