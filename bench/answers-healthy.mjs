@@ -33,7 +33,8 @@ function withOptionalProbes(text) {
   if (at < 0) throw new Error('no optional-probes block in the example');
   let i = at + 1;
   while (i < lines.length && /^\s*#/.test(lines[i]) && !/^\s*# - name:/.test(lines[i])) i++;
-  for (; i < lines.length && /^(\s*)# ([- ].*)$/.test(lines[i]); i++) lines[i] = lines[i].replace(/^(\s*)# /, '$1');
+  for (; i < lines.length && /^(\s*)# ([- ].*)$/.test(lines[i]); i++)
+    lines[i] = lines[i].replace(/^(\s*)# /, '$1');
   return lines.join('\n');
 }
 
@@ -93,7 +94,9 @@ async function bench(engine) {
       `  ${p.name.padEnd(12)} ${p.kind.padEnd(12)} runs ${String(ran.length).padStart(4)}  false failures ${failed.length}  skipped (overlap) ${skipped}${extra}`,
     );
     for (const f of failed)
-      out.push(`    ${new Date(f.start).toISOString()} ${f.endpoint}/${f.conn}: ${f.result}: ${f.error ?? ''}`);
+      out.push(
+        `    ${new Date(f.start).toISOString()} ${f.endpoint}/${f.conn}: ${f.result}: ${f.error ?? ''}`,
+      );
   }
   out.push(`  false failures in all: ${falseFailures}`);
   return { out, falseFailures };

@@ -258,7 +258,7 @@ export const DIAGNOSES = {
     runbook: 'wedgewatchtoolcallleak',
     alert: 'WedgewatchToolCallLeak',
     meaning:
-      'tool-call markup (a whole call, or an orphan or unbalanced tag) in the content, the reasoning or a tool call\'s name or arguments instead of `tool_calls`, or a tool call where `tool_choice: none` forbids one',
+      "tool-call markup (a whole call, or an orphan or unbalanced tag) in the content, the reasoning or a tool call's name or arguments instead of `tool_calls`, or a tool call where `tool_choice: none` forbids one",
   },
   abort_storm: {
     states: ['degraded'],

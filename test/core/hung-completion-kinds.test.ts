@@ -47,7 +47,14 @@ function hungTarget(kind: ProbeKind): TargetState {
 
 describe('a hung completion of every completion kind wedges the target', () => {
   it('the vocabulary has the six completion kinds (canary, structured, longinput and conversation among them)', () => {
-    expect([...completionKinds].sort()).toEqual(['canary', 'chat', 'conversation', 'longinput', 'structured', 'toolcall']);
+    expect([...completionKinds].sort()).toEqual([
+      'canary',
+      'chat',
+      'conversation',
+      'longinput',
+      'structured',
+      'toolcall',
+    ]);
   });
   for (const kind of completionKinds) {
     it(`${kind}: in flight past hangAfter with nothing finished since → wedged/completions_hung`, () => {

@@ -127,7 +127,11 @@ describe('answer checking', () => {
 });
 
 describe('judging a reply (content, reasoning, finish_reason)', () => {
-  const reply = (answer: string, reasoning = '', finishReason = 'stop') => ({ answer, reasoning, finishReason });
+  const reply = (answer: string, reasoning = '', finishReason = 'stop') => ({
+    answer,
+    reasoning,
+    finishReason,
+  });
 
   it('the right answer passes, with or without reasoning beside it', () => {
     expect(judgeReply(sum, reply('7748'), 8)).toEqual({ ok: true });
@@ -152,7 +156,9 @@ describe('judging a reply (content, reasoning, finish_reason)', () => {
 
   it('a cut at max_tokens is the setting only while what came is a plausible start', () => {
     // Thinking in words, cut: raise maxTokens.
-    expect(judgeReply(sum, reply('', 'The user asks for the sum of two numbers, so I', 'length'), 8)).toMatchObject({
+    expect(
+      judgeReply(sum, reply('', 'The user asks for the sum of two numbers, so I', 'length'), 8),
+    ).toMatchObject({
       ok: false,
       result: 'bad_response',
     });

@@ -139,7 +139,7 @@ describe('probe budget: the shapes that need tokens', () => {
     expect(rounds[3]! - rounds[0]!).toBeGreaterThan(3 * 500);
   });
 
-  it("toolcall: the default 8-cell matrix, the large-arguments cell among them, ≤ 3,500 tokens a run", async () => {
+  it('toolcall: the default 8-cell matrix, the large-arguments cell among them, ≤ 3,500 tokens a run', async () => {
     // The test server answers text, not tool calls: the cells fail, the requests are what counts here.
     const sent = await run('toolcall', {}, 1, false);
     expect(sent).toHaveLength(8);

@@ -165,13 +165,23 @@ describe('probe kinds against a healthy server', () => {
   });
 
   it('orphan and unbalanced tags are found: a closing tag alone, an opening tag the text ends on, a special token', () => {
-    expect(findMarkup('It is noon.</tool_call>')).toEqual({ family: 'hermes', shape: 'orphan', text: '</tool_call>' });
-    expect(findMarkup('Sure. <tool_call>\n')).toEqual({ family: 'hermes', shape: 'unbalanced', text: '<tool_call>' });
-    expect(findMarkup('done <|END_ACTION|>')).toMatchObject({ family: 'cohere' });
-    expect(findMarkup('<|tool_call>call:get_current_time{timezone:<|"|>UTC<|"|>}<tool_call|>')).toMatchObject({
-      family: 'gemma4',
-      shape: 'call',
+    expect(findMarkup('It is noon.</tool_call>')).toEqual({
+      family: 'hermes',
+      shape: 'orphan',
+      text: '</tool_call>',
     });
+    expect(findMarkup('Sure. <tool_call>\n')).toEqual({
+      family: 'hermes',
+      shape: 'unbalanced',
+      text: '<tool_call>',
+    });
+    expect(findMarkup('done <|END_ACTION|>')).toMatchObject({ family: 'cohere' });
+    expect(findMarkup('<|tool_call>call:get_current_time{timezone:<|"|>UTC<|"|>}<tool_call|>')).toMatchObject(
+      {
+        family: 'gemma4',
+        shape: 'call',
+      },
+    );
     expect(findMarkup('12:00 <tool_call|>')).toMatchObject({ family: 'gemma4' });
   });
 
