@@ -94,6 +94,12 @@ export function canonicalNumber(s: string): string | undefined {
   return undefined;
 }
 
+/** The one number in a text, separators dropped ("The answer is 7,748." → 7748); undefined for none or several. */
+function soleNumber(text: string): string | undefined {
+  const numbers = text.match(/-?\d(?:[\d,\u00a0\u202f _'.]*\d)?/g) ?? [];
+  return numbers.length === 1 ? numbers[0]!.replace(/[^\d-]/g, '').replace(/^(-?)0+(?=\d)/, '$1') : undefined;
+}
+
 export type Check =
   { ok: true } | { ok: false; reason: 'wrong' | 'unfinished_thinking'; actual: string; mixup?: string };
 
@@ -108,8 +114,13 @@ export function checkAnswer(q: Question, text: string, others: string[] = []): C
   const matches = (expected: string, kind: QuestionKind) =>
     kind === 'arithmetic' ? canonicalNumber(answer) === expected : normalizeAnswer(answer) === expected;
   if (matches(q.expected, q.kind)) return { ok: true };
+  // The answer is wrong whatever wraps it; a mix-up is named leniently, for its cause: another request's answer in
+  // any wrapping ("The answer is 7,748.") still points at a cross-request KV mix-up.
+  const loose = soleNumber(answer);
   const mixup = others.find(
-    (o) => o !== q.expected && (canonicalNumber(answer) === o || normalizeAnswer(answer) === o),
+    (o) =>
+      o !== q.expected &&
+      (canonicalNumber(answer) === o || normalizeAnswer(answer) === o || loose === o),
   );
   return mixup === undefined
     ? { ok: false, reason: 'wrong', actual }
