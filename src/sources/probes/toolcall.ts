@@ -48,11 +48,11 @@ const SCHEMAS: Record<string, JsonSchema> = {
 };
 
 /**
- * The large-arguments cell's note: ≈ 2 KB of the built-in text (≈ 450 tokens), so its call streams in many
+ * The large-arguments cell's note: ≈ 2 KB of the built-in text (≈ 570 tokens), so its call streams in many
  * argument fragments. The cell asks for it verbatim and the reassembled arguments must carry it back.
  */
-export const LARGE_NOTE = fillerText(450, 7);
-/** Output room for the note's ≈ 450 tokens and the JSON around them. */
+export const LARGE_NOTE = fillerText(570, 7);
+/** Output room for the note's ≈ 570 tokens and the JSON around them. */
 export const LARGE_ARGS_MAX_TOKENS = 768;
 export const LARGE_ARGS_PROMPT_HEAD = 'Call save_note with text set to exactly this, unchanged:';
 
