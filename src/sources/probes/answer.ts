@@ -119,8 +119,7 @@ export function checkAnswer(q: Question, text: string, others: string[] = []): C
   const loose = soleNumber(answer);
   const mixup = others.find(
     (o) =>
-      o !== q.expected &&
-      (canonicalNumber(answer) === o || normalizeAnswer(answer) === o || loose === o),
+      o !== q.expected && (canonicalNumber(answer) === o || normalizeAnswer(answer) === o || loose === o),
   );
   return mixup === undefined
     ? { ok: false, reason: 'wrong', actual }
