@@ -68,6 +68,12 @@ export function createProbeMetrics(registry: client.Registry) {
         registers: [],
       }),
     ),
+    probeRoundTtft: new client.Gauge({
+      name: `${PREFIX}probe_round_ttft_seconds`,
+      help: "Time to first token of each round of the conversation probe's last run (label round, 1-based): growth with the context shows here.",
+      labelNames: [...PROBE_LABELS, 'round'],
+      registers,
+    }),
     probeTokensPerSecond: new client.Gauge({
       name: `${PREFIX}probe_tokens_per_second`,
       help: 'Generated tokens per second of the last successful chat probe, after the first token.',

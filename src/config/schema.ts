@@ -124,6 +124,7 @@ export const DEFAULT_TOOL_CELLS = [
   'none',
   'parallel',
   'second_turn',
+  'large_args',
 ] as const;
 export const CANARY_QUESTIONS = ['arithmetic', 'echo'] as const;
 
@@ -210,6 +211,28 @@ const structuredProbeSchema = kindObject('structured', {
   ...completionFields,
   maxTokens: z.number().int().min(1).max(4096).default(32),
 });
+// The long-input probe's text is its own (src/sources/probes/prompt-text.ts): `promptTokens` of it, a nonce first
+// so no prefix cache can serve it, and an echo question last whose answer is a handful of tokens.
+const longinputProbeSchema = kindObject('longinput', {
+  ...completionFields,
+  /** Prompt tokens per run (an estimate for byte-level BPE tokenizers; the usage chunk tells the real count). */
+  promptTokens: z.number().int().min(256).max(262_144).default(8192),
+  timeout: durationOr('60s'),
+});
+// The conversation probe's turns are its own (src/sources/probes/conversation.ts): each round appends the previous
+// answer and a new user turn of `roundTokens`, over the slot's one connection.
+const conversationProbeSchema = kindObject('conversation', {
+  ...completionFields,
+  maxTokens: z.number().int().min(1).max(4096).default(16),
+  rounds: z.number().int().min(2).max(16).default(4),
+  /** Prompt tokens each round adds (the previous answer comes on top). */
+  roundTokens: z.number().int().min(16).max(32_768).default(512),
+  /** A round whose first token comes later than this many times round 1's (and `ttftGrowthFloor` later) fails. */
+  ttftGrowth: z.number().min(1.5).max(100).default(4),
+  /** Growth under this many ms is noise whatever the factor (round 1 can answer in a few ms). */
+  ttftGrowthFloor: durationOr('2s'),
+  timeout: durationOr('120s'),
+});
 const healthProbeSchema = kindObject('health', httpGetFields);
 
 /**
@@ -262,6 +285,8 @@ const PROBE_KIND_SCHEMAS = [
   serverinfoProbeSchema,
   canaryProbeSchema,
   structuredProbeSchema,
+  longinputProbeSchema,
+  conversationProbeSchema,
 ] as const;
 type SchemaKinds = (typeof PROBE_KIND_SCHEMAS)[number]['shape']['kind']['value'];
 // Both ways: a vocabulary kind without a schema here (or a schema for a kind it lacks) does not compile.

@@ -103,9 +103,20 @@ export interface MatrixCell {
   error?: string;
 }
 
+/** One round of a conversation probe run. */
+export interface RoundTiming {
+  /** 1-based. */
+  round: number;
+  /** Time from sending the round to its first token. */
+  ttftMs?: number;
+  /** usage.prompt_tokens of the round (the context so far). */
+  promptTokens?: number;
+}
+
 export interface ProbeDetail {
   answers?: AnswerCheck[];
   cells?: MatrixCell[];
+  rounds?: RoundTiming[];
 }
 
 /** A probe run that has not finished yet (the scheduler's view, handed to the detector on each tick). */

@@ -4,6 +4,7 @@ import { countsForRecovery, type Diagnosis, wedgeCauses } from './vocabulary.js'
 import { noFirstTokenWithin } from './confirm.js';
 import { hangs as hangingKind, isCompletion } from './kinds.js';
 import { mostSpecific } from './log-classes.js';
+import { probeShapeVerdict } from './evidence/probe-shapes.js';
 import { incidentWarning, warningText } from './state/warnings.js';
 import type {
   ClassifierConfig,
@@ -276,6 +277,9 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     );
   }
   if (failing.length > 0) {
+    // Long inputs or growing conversations fail while short completions pass (core/evidence/probe-shapes.ts).
+    const shaped = probeShapeVerdict(failing, passing, cfg);
+    if (shaped) return verdict(shaped.state, shaped.diagnosis, shaped.cause);
     // Only structured output fails while other completions finish: the grammar backend, not the engine.
     const otherPasses = passing.some((m) => m.probeKind !== 'structured');
     if (otherPasses && failing.every((m) => m.probeKind === 'structured')) {

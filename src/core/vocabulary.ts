@@ -59,6 +59,22 @@ export const PROBE_KINDS = {
     failAfter: 'wedgeAfter',
     countsForRecovery: true,
   },
+  // A prompt of `promptTokens` tokens, varied per run: engines that hang or crawl only past a context length.
+  longinput: {
+    completion: true,
+    hangs: true,
+    confirms: false,
+    failAfter: 'wedgeAfter',
+    countsForRecovery: true,
+  },
+  // `rounds` turns over one connection with a growing context: a hang or a TTFT that grows round by round.
+  conversation: {
+    completion: true,
+    hangs: true,
+    confirms: false,
+    failAfter: 'wedgeAfter',
+    countsForRecovery: true,
+  },
 } as const satisfies Record<string, ProbeKindTraits>;
 
 export type ProbeKind = keyof typeof PROBE_KINDS;
@@ -71,8 +87,10 @@ export const PROBE_RESULTS = {
   http_error: 'an HTTP status other than 2xx',
   bad_response: 'an answer that is not what the kind expects (no JSON, no choices, a failed check)',
   empty: 'a completion with no content',
-  toolcall_leak: 'tool-call markup in the content instead of tool_calls',
-  wrong_output: 'a wrong answer (canary) or output that breaks its schema (structured)',
+  toolcall_leak:
+    'tool-call markup in content, reasoning or tool-call fields instead of tool_calls, or a call under tool_choice none',
+  wrong_output:
+    'a wrong answer (canary, long input, conversation), output that breaks its schema (structured), text that is not the answer, or streamed tool-call arguments that do not reassemble',
   skipped_overlap: 'not run: the previous run of the slot was still in flight',
 } as const;
 export type ProbeResultClass = keyof typeof PROBE_RESULTS;
@@ -239,7 +257,8 @@ export const DIAGNOSES = {
     rank: 3,
     runbook: 'wedgewatchtoolcallleak',
     alert: 'WedgewatchToolCallLeak',
-    meaning: 'tool-call markup in the content instead of `tool_calls`',
+    meaning:
+      "tool-call markup (a whole call, or an orphan or unbalanced tag) in the content, the reasoning or a tool call's name or arguments instead of `tool_calls`, or a tool call where `tool_choice: none` forbids one",
   },
   abort_storm: {
     states: ['degraded'],
@@ -265,6 +284,24 @@ export const DIAGNOSES = {
     alert: 'WedgewatchTargetDegraded',
     meaning:
       'structured-output probes fail `wedgeAfter` times in a row while completions without a `response_format` pass: the grammar backend, not the engine',
+  },
+  long_context_failing: {
+    states: ['degraded'],
+    evidence: 'path',
+    rank: 3,
+    runbook: 'wedgewatchlongcontextfailing',
+    alert: 'WedgewatchLongContextFailing',
+    meaning:
+      'long-input probes (a prompt of `promptTokens`, named in the cause) fail or hang `wedgeAfter` times in a row while short completions pass: prefill, chunked prefill or a KV transfer of many blocks, past a length',
+  },
+  conversation_stalls: {
+    states: ['degraded'],
+    evidence: 'path',
+    rank: 3,
+    runbook: 'wedgewatchconversationstalls',
+    alert: 'WedgewatchConversationStalls',
+    meaning:
+      'a conversation of rounds over one keep-alive connection hangs, or its time to first token grows past `ttftGrowth` × round 1, `wedgeAfter` runs in a row while single completions pass; the cause names the round',
   },
 } as const satisfies Record<string, DiagnosisEntry>;
 

@@ -163,6 +163,7 @@ describe('simulator API', () => {
     const c = sim.urls.control;
     const list = JSON.parse((await get(`${c}/faults`)).text);
     expect(list.available.map((f: { name: string }) => f.name).sort()).toEqual([
+      'context_ttft_growth',
       'crash',
       'decode_stall',
       'grammar_stall',
@@ -171,10 +172,13 @@ describe('simulator API', () => {
       'intermittent_hang',
       'keepalive_stall',
       'kv_corruption',
+      'long_prompt_hang',
       'nixl_abort_unhandled',
       'queue_leak',
+      'reasoning_garbage',
       'router_stuck',
       'slow',
+      'toolcall_args_corrupt',
       'toolcall_leak',
     ]);
     const on = await post(`${c}/faults/slow`, { factor: 3 });

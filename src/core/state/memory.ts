@@ -23,7 +23,7 @@ export interface ClassifierConfig {
   /** Endpoint names, outermost hop first (proxy, router, engine). */
   hops: string[];
   /** Probe name → what the classifier needs of its config. */
-  probes: Record<string, { kind: ProbeKind; ttftObjective?: number }>;
+  probes: Record<string, { kind: ProbeKind; ttftObjective?: number; promptTokens?: number; rounds?: number }>;
   /** Services with an engine scrape or a log source (a reload drops the memory of the others). */
   engines?: string[];
 }
@@ -35,7 +35,13 @@ export function classifierConfig(target: TargetConfig): ClassifierConfig {
     probes: Object.fromEntries(
       target.probes.map((p) => [
         p.name,
-        { kind: p.kind, ttftObjective: 'ttftObjective' in p ? p.ttftObjective : undefined },
+        {
+          kind: p.kind,
+          ttftObjective: 'ttftObjective' in p ? p.ttftObjective : undefined,
+          // The long-input and conversation diagnoses name the length and the rounds (core/evidence/probe-shapes.ts).
+          ...('promptTokens' in p ? { promptTokens: p.promptTokens } : {}),
+          ...('rounds' in p ? { rounds: p.rounds } : {}),
+        },
       ]),
     ),
     engines: [...new Set([...target.engines.map((e) => e.service), ...target.logs.map((l) => l.service)])],

@@ -101,6 +101,14 @@ export class FaultSet {
     return false;
   }
 
+  /** The largest extra wait any fault puts on a reused-connection request of this many prompt tokens. */
+  reusedConnectionDelayMs(promptTokens: number): number {
+    let ms = 0;
+    for (const [def, p] of this.active())
+      ms = Math.max(ms, def.reusedConnectionDelayMs?.(promptTokens, p) ?? 0);
+    return ms;
+  }
+
   leakToolCalls(calls: ToolCallPlan[], toolChoice?: unknown): string | undefined {
     for (const [def, p] of this.active()) {
       const text = def.leakToolCalls?.(calls, p, toolChoice);
@@ -139,6 +147,29 @@ export class FaultSet {
     let n = 0;
     for (const [def, p] of this.active()) n += def.leakedQueue?.(service, p) ?? 0;
     return n;
+  }
+
+  holdsPrompt(promptTokens: number): boolean {
+    for (const [def, p] of this.active()) if (def.holdsPrompt?.(promptTokens, p)) return true;
+    return false;
+  }
+
+  corruptStreamedArgs(fragments: readonly string[]): string[] | undefined {
+    for (const [def, p] of this.active()) {
+      const out = def.corruptStreamedArgs?.(fragments, p);
+      if (out !== undefined) return out;
+    }
+    return undefined;
+  }
+
+  reasoningGarbage(): boolean {
+    for (const [def, p] of this.active()) if (def.reasoningGarbage?.(p)) return true;
+    return false;
+  }
+
+  callsDespiteNone(): boolean {
+    for (const [def, p] of this.active()) if (def.callsDespiteNone?.(p)) return true;
+    return false;
   }
 
   stallsStructured(): boolean {

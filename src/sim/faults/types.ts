@@ -18,7 +18,11 @@ export type FaultName =
   | 'engine_core_death'
   | 'shm_broadcast_hang'
   | 'nixl_transfer_failure'
-  | 'rank_stall';
+  | 'rank_stall'
+  | 'long_prompt_hang'
+  | 'toolcall_args_corrupt'
+  | 'reasoning_garbage'
+  | 'context_ttft_growth';
 
 /** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
 export type SimEngine = 'sglang' | 'vllm';
@@ -88,6 +92,12 @@ export interface FaultDef {
   onAbortFrame?(ctl: FaultControl, params: FaultParams): void;
   /** The proxy hop holds responses to the 2nd+ request on one connection. */
   stallsReusedConnection?(params: FaultParams): boolean;
+  /**
+   * Extra wait (ms) before a request on a reused client connection (the 2nd+ on it) reaches the scheduler, given
+   * its prompt tokens: it shows as time to first token. Infinity holds it until the client leaves or the fault is
+   * disabled. Fresh connections never wait.
+   */
+  reusedConnectionDelayMs?(promptTokens: number, params: FaultParams): number;
   /** Renders tool calls as raw model markup for `content` instead of structured tool_calls. */
   leakToolCalls?(calls: ToolCallPlan[], params: FaultParams, toolChoice: unknown): string | undefined;
   /** The request's tool_choice is ignored: text until max_tokens, no tool call. */
@@ -97,6 +107,14 @@ export interface FaultDef {
    * answers (newest last), for a KV mix-up that hands one request another's blocks.
    */
   corruptAnswer?(answer: string, recent: readonly string[], params: FaultParams): string | undefined;
+  /** A request with this many prompt tokens is held before prefill: no token, no abort, until released. */
+  holdsPrompt?(promptTokens: number, params: FaultParams): boolean;
+  /** The streamed argument fragments of a tool call, as a broken streaming parser sends them (undefined: intact). */
+  corruptStreamedArgs?(fragments: readonly string[], params: FaultParams): string[] | undefined;
+  /** The model's text comes as garbage in reasoning_content, content empty, until max_tokens. */
+  reasoningGarbage?(params: FaultParams): boolean;
+  /** tool_choice "none" is ignored: the model calls the tool anyway. */
+  callsDespiteNone?(params: FaultParams): boolean;
   /** Structured-output (response_format) requests wait on the grammar backend and never start. */
   stallsStructured?(params: FaultParams): boolean;
   /**
