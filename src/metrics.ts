@@ -98,6 +98,14 @@ export function createProbeMetrics(registry: client.Registry) {
       labelNames: ['target'],
       registers,
     }),
+    // The heartbeat as a counter: alerts judge `increase(...[window]) == 0`, which no scrape/evaluation phase can
+    // trip, where `time() - last_tick` counts the scrape's own age as lateness (docs/decisions.md, issue 26).
+    schedulerRounds: new client.Counter({
+      name: `${PREFIX}scheduler_rounds_total`,
+      help: "Rounds the target's probe scheduler has planned (its heartbeat as a counter).",
+      labelNames: ['target'],
+      registers,
+    }),
     schedulerInterval: new client.Gauge({
       name: `${PREFIX}scheduler_tick_interval_seconds`,
       help: "Longest expected time between two rounds of the target's probe scheduler (its shortest probe interval).",

@@ -6,6 +6,7 @@ import { hangs as hangingKind, isCompletion } from './kinds.js';
 import { mostSpecific } from './log-classes.js';
 import { probeShapeVerdict } from './evidence/probe-shapes.js';
 import { incidentWarning, warningText } from './state/warnings.js';
+import { wrongCause, wrongHeld } from './wrong-window.js';
 import type {
   ClassifierConfig,
   EngineMemory,
@@ -268,14 +269,8 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
 
   // degraded: wrong answers, part of the path fails, tool calls leak, completions are slow, or aborts storm.
   // Serving garbage is as bad as serving nothing: it outranks every other degradation.
-  const wrong = completion.find((m) => (m.wrongStreak ?? 0) >= 1);
-  if (wrong) {
-    return verdict(
-      'degraded',
-      'wrong_output',
-      `${label(wrong)}: ${wrong.last?.error ?? 'wrong output'}${wrong.wrongStreak! > 1 ? `, ${wrong.wrongStreak} in a row` : ''}`,
-    );
-  }
+  const wrong = completion.find(wrongHeld);
+  if (wrong) return verdict('degraded', 'wrong_output', wrongCause(wrong, label(wrong)));
   if (failing.length > 0) {
     // Long inputs or growing conversations fail while short completions pass (core/evidence/probe-shapes.ts).
     const shaped = probeShapeVerdict(failing, passing, cfg);

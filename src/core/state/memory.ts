@@ -69,6 +69,12 @@ export interface SlotMemory {
   leakStreak: number;
   /** Finished runs in a row whose answer was wrong (canary) or broke its schema (structured). */
   wrongStreak?: number;
+  /** Answer-checking probes: the last WRONG_WINDOW answers, oldest first, 1 wrong (src/core/wrong-window.ts). */
+  answers?: number[];
+  /** The window made the slot `wrong_output`; it stays until WRONG_WINDOW clean answers in a row. */
+  wrongHeld?: boolean;
+  /** What the probe said of the last wrong answer (expected and got), kept past the passes after it. */
+  lastWrong?: string;
   /** keep-alive slots: the last run over a reused connection failed. */
   reusedFailed?: boolean;
   /** keep-alive slots: passes in a row that could not test a reused connection. */

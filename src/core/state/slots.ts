@@ -4,6 +4,7 @@ import type { DetectConfig } from '../../config/schema.js';
 import type { ProbeKind, ProbeResultClass, ProbeResultSignal } from '../signals.js';
 import { failThreshold as kindFailThreshold } from '../vocabulary.js';
 import { hangs as hangingKind, isCompletion } from '../kinds.js';
+import { noteAnswer } from '../wrong-window.js';
 import { slotKey, type ClassifierConfig, type DetectEvent, type TargetState } from './memory.js';
 
 /** Request ids of our own probes remembered (a toolcall matrix sends 7 a run, a canary a few). */
@@ -117,6 +118,8 @@ export function onProbe(
     error: signal.error,
     reusedConnection: signal.reusedConnection,
   };
+  // Wrong answers by window: a pass does not forget them (src/core/wrong-window.ts).
+  if (isCompletion(kind)) noteAnswer(slot, signal.result, signal.error);
   if (isCompletion(kind)) {
     const failed = signal.result !== 'ok' && !answeredWrong(signal.result);
     const window = cfg.detect.intermittentWindow;
