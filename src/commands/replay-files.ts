@@ -10,7 +10,7 @@ import type { EngineSignal, Severity } from '../core/signals.js';
 import { applyEngineValues, LINE_STAMP, stampMs, type EngineValues } from '../sources/logs/engine-lines.js';
 import { addTotals, EngineRanks, engineSignal, writeEngineGauges } from '../sources/logs/engine-ranks.js';
 import { replayTimeline, type Timeline, type TimedSignal } from './replay-timeline.js';
-import { compileRuleSet, eventClass } from '../sources/logs/rules.js';
+import { compileRuleSet, eventClass, type Incident } from '../sources/logs/rules.js';
 import { ChunkScanner } from '../sources/logs/scanner.js';
 import { detectFormat, LINE_FORMATS } from '../sources/logs/formats/index.js';
 import { AutoFeed, Unwrapper, type LineFeed } from '../sources/logs/unwrap.js';
@@ -31,6 +31,10 @@ export interface ReplayEvent {
   stamp: string;
   /** Unix ms of `stamp` (NaN when the file had no timestamp before this line). */
   time: number;
+  /** The incident the event stands for: its members, absorbed count and root cause (complete after the replay). */
+  incident?: Incident;
+  /** The event is a loop: one request's line repeated past the loop limit. */
+  loop?: { count: number; seconds: number };
 }
 
 export interface ReplayOptions {
@@ -135,6 +139,23 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     let lastTime = NaN;
     // Set for a wrapped file: the runtime's time is the line's stamp, and offsets are file offsets.
     let unwrapper: Unwrapper | undefined;
+    // A line without a time of its own (a stderr traceback) has the time of the last line before it that had one:
+    // looked up in the file, since the scanner skipped the lines in between. A wrapped file's runtime time stamp is
+    // the line's own. The matcher asks for a line's time (incident windows) before the event is built: one answer
+    // is kept per offset so both read the same.
+    let askedAt = -1;
+    let askedStamp: string | undefined;
+    const stampFor = (line: string, offset: number): string | undefined => {
+      if (offset === askedAt) return askedStamp;
+      const meta = unwrapper?.lookup(offset);
+      const fileOffset = meta?.offset ?? offset;
+      askedAt = offset;
+      askedStamp =
+        (typeof meta?.time === 'string' && meta.time !== '' ? meta.time : undefined) ??
+        LINE_STAMP.exec(line.slice(0, 160))?.[0] ??
+        stampBefore(fd, fileOffset);
+      return askedStamp;
+    };
     const scanner = new ChunkScanner(
       set,
       maxLine,
@@ -147,16 +168,11 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             ...labels,
             rule: m.rule.name,
             class: cls,
-            severity: m.rule.severity,
+            severity: m.severity,
           });
+          metrics.logMatches.inc({ ...labels, rule: m.rule.name });
           if (m.values) applyEngineValues(metrics, labels, m.values, Date.now(), false);
-          // A line without a time of its own (a stderr traceback) has the time of the last line before it that
-          // had one: looked up in the file (for the timeline), since the scanner skipped the lines in between.
-          // A wrapped file's runtime time stamp is the line's own.
-          const own =
-            (typeof meta?.time === 'string' && meta.time !== '' ? meta.time : undefined) ??
-            LINE_STAMP.exec(m.line.slice(0, 160))?.[0] ??
-            (o.timeline ? stampBefore(fd, fileOffset) : undefined);
+          const own = stampFor(m.line, m.offset);
           if (own !== undefined) {
             lastStamp = own;
             lastTime = timeOf(own, lastTime);
@@ -167,12 +183,13 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
               ...labels,
               rule: m.rule.name,
               class: cls,
-              severity: m.rule.severity,
+              severity: m.severity,
               line: m.line,
               file,
               offset: fileOffset,
               time: lastTime,
               fields: m.fields,
+              ...(m.incident ? { incident: m.incident } : {}),
             });
           }
           if (events.length >= maxEvents) {
@@ -185,10 +202,12 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             offset: fileOffset,
             lineNo: meta?.line ?? m.lineNo,
             rule: m.rule.name,
-            severity: m.rule.severity,
+            severity: m.severity,
             class: cls,
             line: m.line,
             fields: m.fields,
+            ...(m.incident ? { incident: m.incident } : {}),
+            ...(m.loop ? { loop: m.loop } : {}),
             // A copy: the stamp may be a slice of a 64 KiB feed's text (an engine line's), and an event holding the
             // slice held that whole text for the rest of the replay.
             stamp: Buffer.from(lastStamp, 'utf16le').toString('utf16le'),
@@ -252,10 +271,19 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           ranks.record(line);
           unsettled = sig;
         },
+        member: (m) => metrics.logMatches.inc({ ...labels, rule: m.rule.name }),
         truncated: () => metrics.logLinesTruncated.inc(labels),
       },
       0,
       o.timeline === true,
+      {
+        // The incident windows run on the log's own time, as the events do.
+        timeOf: (line, offset) => {
+          const stamp = stampFor(line, offset);
+          const t = stamp === undefined ? NaN : timeOf(stamp, lastTime);
+          return Number.isFinite(t) ? t : Number.isFinite(lastTime) ? lastTime : 0;
+        },
+      },
     );
     const unwrap = (f: 'cri' | 'docker'): LineFeed => {
       scanner.reset(0);

@@ -12,10 +12,12 @@ import {
 } from './engine-lines.js';
 import type { EngineLineKind } from './packs/index.js';
 import { echoAfterPrefix } from './request-echo.js';
-import { LineMatcher, type RuleMatch, type RuleSet } from './rules.js';
+import { LineMatcher, type MatcherOptions, type RuleMatch, type RuleSet } from './rules.js';
 
 export interface ScanSink {
   match(m: RuleMatch): void;
+  /** A match folded into an incident already raised, or a repeat of one request's line: counted, no event. */
+  member?(m: RuleMatch): void;
   /** The last periodic engine line of each kind and rank in a chunk (gauges keep the last value). */
   engine(line: EngineLine): void;
   /** A line longer than the limit was cut (called once per such line). */
@@ -44,8 +46,13 @@ export class ChunkScanner {
     startOffset = 0,
     /** Every periodic engine line, not only the last per rank of each chunk (replay's verdict timeline). */
     private readonly everyEngineLine = false,
+    /** The matcher's clock and windows (rules.ts MatcherOptions); members go to the sink's `member`. */
+    matcherOptions: MatcherOptions = {},
   ) {
-    this.matcher = new LineMatcher(set);
+    this.matcher = new LineMatcher(set, {
+      ...matcherOptions,
+      ...(sink.member ? { onMember: (m: RuleMatch) => sink.member!(m) } : {}),
+    });
     this.carryStart = startOffset;
     this.markers = set.engineLines.flatMap((k) =>
       ENGINE_LINE_MARKERS[k].map((m): [string, EngineLineKind] => [m, k]),

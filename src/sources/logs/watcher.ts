@@ -212,7 +212,7 @@ export class LogWatcher {
     const labels = { target, service: src.service };
     const metas = new MetaRing();
     const sink = this.sink(src, name, (at) => metas.lookup(at), NO_REPLAY, streamField);
-    const scanner = new ChunkScanner(set, src.maxLineBytes, sink, 0);
+    const scanner = new ChunkScanner(set, src.maxLineBytes, sink, 0, false, { timeOf: sink.timeOf });
     let at = 0;
     let counted = 0;
     return (e) => {
@@ -237,11 +237,28 @@ export class LogWatcher {
     lookup: (at: number) => LineMeta | undefined,
     replay: Replay,
     streamField = 'stream',
-  ): ScanSink {
+  ): ScanSink & { timeOf: (line: string, at: number) => number } {
     const { metrics, target } = this.o;
     const labels = { target, service: src.service };
     let warnedLong = false;
+    // The last own time of a re-read line: an unstamped one (a stderr traceback) takes it.
+    let lastOld = NaN;
     return {
+      member: (m) => metrics.logMatches.inc({ ...labels, rule: m.rule.name }),
+      timeOf: (line, at) => {
+        // The runtime's (or journald's) timestamp is when the engine wrote the line. A line that was in the
+        // file before we opened it carries its own time when it has one (a re-read old traceback must not
+        // look fresh), or the last one before it; a line read as it is written is stamped now (its own stamp has
+        // a second's precision and the engine's clock zone).
+        const meta = lookup(at);
+        const old = (meta?.offset ?? at) < replay.end;
+        const stamped = typeof meta?.time === 'number' ? meta.time : meta?.time ? Date.parse(meta.time) : NaN;
+        const now = this.now();
+        let own = Number.isFinite(stamped) ? stamped : old ? lineTime(line, now) : NaN;
+        if (old && !Number.isFinite(own)) own = lastOld;
+        else if (old) lastOld = own;
+        return Number.isFinite(own) ? Math.min(own, now) : now;
+      },
       match: (m) => {
         const meta = lookup(m.offset);
         const offset = meta?.offset ?? m.offset;
@@ -250,17 +267,11 @@ export class LogWatcher {
         // event already journaled is not raised twice. Each journaled ref stands for one line.
         const ref = eventRef(src.service, offset, m.line);
         if (old && this.journaledRefs.delete(ref)) return;
-        // The runtime's (or journald's) timestamp is when the engine wrote the line. A line that was in the
-        // file before we opened it carries its own time when it has one (a re-read old traceback must not
-        // look fresh); a line read as it is written is stamped now (its own stamp has a second's precision and
-        // the engine's clock zone).
-        const stamped = typeof meta?.time === 'number' ? meta.time : meta?.time ? Date.parse(meta.time) : NaN;
-        const now = this.now();
-        const own = Number.isFinite(stamped) ? stamped : old ? lineTime(m.line, now) : NaN;
-        const time = Number.isFinite(own) ? Math.min(own, now) : now;
+        const time = m.time;
         const cls = eventClass(m);
         const rule = { rule: m.rule.name, class: cls };
-        metrics.logEvents.inc({ ...labels, ...rule, severity: m.rule.severity });
+        metrics.logEvents.inc({ ...labels, ...rule, severity: m.severity });
+        metrics.logMatches.inc({ ...labels, rule: m.rule.name });
         metrics.logLastEvent.set({ ...labels, ...rule }, time / 1000);
         if (m.values) this.o.onEngine(applyEngineValues(metrics, labels, m.values, time, false));
         this.o.onEvent({
@@ -269,13 +280,15 @@ export class LogWatcher {
           rule: m.rule.name,
           class: cls,
           ...(m.rule.user ? { user: true } : {}),
-          severity: m.rule.severity,
+          severity: m.severity,
           line: m.line,
           file,
           offset,
           time,
           ref,
           fields: meta?.stream ? { ...m.fields, [streamField]: meta.stream } : m.fields,
+          ...(m.incident ? { incident: m.incident } : {}),
+          ...(m.loop ? { loop: m.loop } : {}),
         });
         replay.raised(offset);
       },
@@ -333,7 +346,7 @@ export class LogWatcher {
       },
     };
     const sink = this.sink(src, file, (at) => unwrapper?.lookup(at), replay);
-    const scanner = new ChunkScanner(set, src.maxLineBytes, sink, start);
+    const scanner = new ChunkScanner(set, src.maxLineBytes, sink, start, false, { timeOf: sink.timeOf });
     let warnedMalformed = false;
     const unwrapped = (format: 'cri' | 'docker'): LineFeed => {
       scanner.reset(0);

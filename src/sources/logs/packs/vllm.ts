@@ -17,7 +17,24 @@ export const vllmPack: RulePack = {
       class: 'engine_death',
       upstream: 'vllm/v1/engine/core.py run_engine_core (0.8 → 2026-08)',
       incident: 'vllm_engine_death',
+      logger: 'vllm',
       match: String.raw`EngineCore encountered a fatal error\.`,
+      follows: { match: EXCEPTION_LINE, within: 200 },
+      emitUnclosed: true,
+    },
+    // v1/executor/multiproc_executor.py WorkerProc.worker_busy_loop (0.10 → 2026-08): logger.exception("WorkerProc
+    // hit an exception.") with the traceback on lines of the same prefix (issue reports quote
+    // `(Worker_TP0 pid=948496) ERROR 11-06 11:21:05 [multiproc_executor.py:699] WorkerProc hit an exception.`). The
+    // failure goes back to the engine core, which dies of it: the first line of vLLM's engine-death chain, and its
+    // last exception line (a CUDA error) the chain's root cause.
+    {
+      name: 'vllm_worker_proc_exception',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream: 'vllm/v1/executor/multiproc_executor.py worker_busy_loop (0.10 → 2026-08)',
+      incident: 'vllm_engine_death',
+      logger: 'vllm',
+      match: String.raw`WorkerProc hit an exception\.`,
       follows: { match: EXCEPTION_LINE, within: 200 },
       emitUnclosed: true,
     },
@@ -68,6 +85,17 @@ export const vllmPack: RulePack = {
       incident: 'vllm_engine_death',
       perRequest: 'rid',
       match: String.raw`Request (?<rid>\S+) failed \(engine dead\)`,
+    },
+    // entrypoints/openai/api_server.py run_server_worker (0.6 → 2026-08): `Starting vLLM API server %d on %s`. A
+    // (re)started server: the deaths before it are over.
+    {
+      name: 'vllm_api_server_starting',
+      severity: 'info',
+      class: 'startup_info',
+      upstream: 'vllm/entrypoints/openai/api_server.py run_server_worker (0.6 → 2026-08)',
+      logger: 'vllm',
+      startup: true,
+      match: String.raw`Starting vLLM API server \d+ on `,
     },
     // distributed/device_communicators/shm_broadcast.py MessageQueue.acquire_write/acquire_read (0.6 → 2026-08),
     // every VLLM_RINGBUFFER_WARNING_INTERVAL (60 s): a rank is hanging or compiling. Startup prints it too.
