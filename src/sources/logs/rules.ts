@@ -296,6 +296,8 @@ interface Pending {
   shape: string;
   /** The header's logger prefix ('' for none): an unprefixed line continues its record (loggers.ts). */
   continues: boolean;
+  /** Length of the header's prefix: a line of the record is read without it for the chain markers. */
+  prefixLen: number;
   /** The last exception line seen (a chained traceback goes on past it), with its fields. */
   closing?: { line: string; fields: Record<string, string> };
   /** A chain marker followed the last exception line: another traceback is being printed. */
@@ -477,6 +479,7 @@ export class LineMatcher {
           fields,
           left: rule.follows.within,
           shape: prefixShape(prefix),
+          prefixLen: prefix.length,
           continues: rule.logger?.continuation === 'unprefixed' && !record,
           chained: false,
           joined: false,
@@ -743,12 +746,13 @@ export class LineMatcher {
         else this.close(p, emit);
         continue;
       }
-      if (p.closing && !p.chained && !CHAIN_MARKER.test(line)) {
+      const marker = p.closing !== undefined && CHAIN_MARKER.test(bodyOf(p, line));
+      if (p.closing && !p.chained && !marker) {
         // The line after the last exception line is not a chain: the record ended on that exception.
         this.close(p, emit);
         continue;
       }
-      if (p.closing && CHAIN_MARKER.test(line)) p.chained = true;
+      if (marker) p.chained = true;
       // A new record of the header's logger ends an SGLang message (its traceback lines carry no prefix).
       if (p.continues && !p.closing && p.shape !== '' && this.newRecord(p, line)) {
         this.expire(p, emit);
@@ -774,6 +778,12 @@ export class LineMatcher {
     const m = p.rule.logger!.record.exec(line.length > 400 ? line.slice(0, 400) : line);
     return m !== null && m.index <= 256 && prefixAllows(line, m.index);
   }
+}
+
+/** A line of a record without the header's prefix (vLLM repeats it on every line), when it carries it. */
+function bodyOf(p: Pending, line: string): string {
+  if (p.prefixLen === 0 || line.length < p.prefixLen) return line;
+  return prefixShape(line.slice(0, p.prefixLen)) === p.shape ? line.slice(p.prefixLen) : line;
 }
 
 function member(rule: CompiledRule, line: string, lineNo: number, time: number): IncidentMember {
