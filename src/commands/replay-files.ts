@@ -12,7 +12,8 @@ import { addTotals, EngineRanks, engineSignal, writeEngineGauges } from '../sour
 import { replayTimeline, type Timeline, type TimedSignal } from './replay-timeline.js';
 import { compileRuleSet, eventClass, type Incident } from '../sources/logs/rules.js';
 import { ChunkScanner } from '../sources/logs/scanner.js';
-import { detectFormat, LINE_FORMATS } from '../sources/logs/formats/index.js';
+import { detectFormat, LINE_FORMATS, structuredOf, wrapperOf } from '../sources/logs/formats/index.js';
+import type { StructuredFormat } from '../sources/logs/formats/structured.js';
 import { AutoFeed, Unwrapper, type LineFeed } from '../sources/logs/unwrap.js';
 
 export interface ReplayEvent {
@@ -48,6 +49,8 @@ export interface ReplayOptions {
   maxLineBytes?: number;
   /** How the files wrap their lines (a captured pod log is `cri`); default plain. */
   format?: LogFormat;
+  /** The engine's lines inside the wrapper are JSON or logfmt records. */
+  structured?: StructuredFormat | 'auto';
   /** Events kept for the timeline (the rest are counted in the metrics only). */
   maxEvents?: number;
   onProgress?: (p: { file: string; bytes: number; size: number; lines: number }) => void;
@@ -139,6 +142,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     let lastTime = NaN;
     // Set for a wrapped file: the runtime's time is the line's stamp, and offsets are file offsets.
     let unwrapper: Unwrapper | undefined;
+    const format = o.format ?? 'plain';
     // A line without a time of its own (a stderr traceback) has the time of the last line before it that had one:
     // looked up in the file, since the scanner skipped the lines in between. A wrapped file's runtime time stamp is
     // the line's own. The matcher asks for a line's time (incident windows) before the event is built: one answer
@@ -273,6 +277,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
         },
         member: (m) => metrics.logMatches.inc({ ...labels, rule: m.rule.name }),
         truncated: () => metrics.logLinesTruncated.inc(labels),
+        decodeError: (f) => metrics.logDecodeErrors.inc({ ...labels, format: f }),
       },
       0,
       o.timeline === true,
@@ -284,22 +289,23 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           return Number.isFinite(t) ? t : Number.isFinite(lastTime) ? lastTime : 0;
         },
       },
+      structuredOf(format, o.structured),
     );
     const unwrap = (f: 'cri' | 'docker'): LineFeed => {
       scanner.reset(0);
       unwrapper = new Unwrapper(LINE_FORMATS[f], maxLine, scanner, 0);
       return unwrapper;
     };
-    const format = o.format ?? 'plain';
+    const wrapper = wrapperOf(format);
     const feed: LineFeed =
-      format === 'plain'
-        ? scanner
-        : format === 'auto'
-          ? new AutoFeed(0, (first) => {
-              const f = detectFormat(first);
-              return f === 'plain' ? scanner : unwrap(f);
-            })
-          : unwrap(format);
+      format === 'auto'
+        ? new AutoFeed(0, (first) => {
+            const f = detectFormat(first);
+            return f === 'plain' ? scanner : unwrap(f);
+          })
+        : wrapper !== undefined
+          ? unwrap(wrapper)
+          : scanner;
     try {
       const size = fstatSync(fd).size;
       let pos = 0;

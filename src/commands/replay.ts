@@ -14,7 +14,7 @@ import { visibleControls } from '../lib/terminal-text.js';
 // needed only for --rules.
 const PACK_NAMES = Object.keys(PACKS) as LogPack[];
 /** LOG_FORMATS of the config schema (a test keeps the two equal). */
-export const FORMAT_NAMES = ['plain', 'cri', 'docker', 'auto'] as const satisfies readonly LogFormat[];
+export const FORMAT_NAMES = ['plain', 'cri', 'docker', 'json', 'logfmt', 'auto'] as const satisfies readonly LogFormat[];
 
 /** Rules from a YAML file: a list of rules, or a mapping with `rules:` (a whole config file works too). */
 export async function loadRulesFile(file: string): Promise<RuleConfig[]> {

@@ -334,9 +334,23 @@ export function probeFieldKinds(field: string): string[] {
 export const LOG_PACKS = ['sglang', 'nixl', 'mooncake', 'vllm', 'python'] as const;
 export type LogPack = (typeof LOG_PACKS)[number];
 
-/** How a log file wraps each line: as written (plain), by the kubelet (cri), by Docker's json-file driver. */
-export const LOG_FORMATS = ['plain', 'cri', 'docker', 'auto'] as const;
+/**
+ * How a log file wraps each line: as written (plain), by the kubelet (cri), by Docker's json-file driver, or as
+ * structured records (json, logfmt: rules run on the message); `auto` decides the wrapper per file and reads
+ * structured records line by line.
+ */
+export const LOG_FORMATS = ['plain', 'cri', 'docker', 'json', 'logfmt', 'auto'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
+/** What the engine's lines are inside a wrapper (cri, docker) or the journal: records, or text. */
+export const STRUCTURED_FORMATS = ['json', 'logfmt', 'auto'] as const;
+
+const keyList = z.array(z.string().min(1).max(64)).min(1).max(8);
+/** The keys of a structured record's message, level and time (the first one present is taken). */
+export const structuredKeysSchema = z.strictObject({
+  message: keyList.default(['message', 'msg', 'event']),
+  level: keyList.default(['level', 'levelname']),
+  time: keyList.default(['time', 'timestamp', 'ts', 'asctime']),
+});
 
 // A journal match is FIELD=VALUE (journalctl(1) MATCHES); the field syntax keeps it from reading as an option.
 const journalMatch = z
@@ -379,6 +393,10 @@ export const logSourceSchema = z
     format: z.enum(LOG_FORMATS).default('plain'),
     /** Read the systemd journal instead of a file. */
     journal: journalSourceSchema.optional(),
+    /** The engine's lines inside a wrapper (cri, docker) or the journal are JSON or logfmt records. */
+    structured: z.enum(STRUCTURED_FORMATS).optional(),
+    /** Keys of a structured record (defaults cover message/msg/event, level/levelname, time/timestamp/ts). */
+    keys: structuredKeysSchema.optional(),
     packs: z.array(z.enum(LOG_PACKS)).default(['sglang', 'nixl', 'mooncake', 'python']),
     /** Where to begin when there is no saved offset. */
     from: z.enum(['end', 'start']).default('end'),
@@ -398,7 +416,14 @@ export const logSourceSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['format'],
-        message: '`format` applies to files, not to `journal`',
+        message: '`format` applies to files, not to `journal` (use `structured` for JSON or logfmt entries)',
+      });
+    }
+    if (src.structured !== undefined && !['plain', 'cri', 'docker'].includes(src.format)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['structured'],
+        message: '`structured` is for lines inside cri, docker or the journal; use `format: json|logfmt` for a file of records',
       });
     }
     // Directory wildcards match one path segment each and may not be `**` (see src/sources/logs/dir-glob.ts).

@@ -335,10 +335,11 @@ const CHAIN_MARKER =
 export interface MatcherOptions {
   /**
    * Unix ms of a line the matcher needs the time of (an event, an incident member): the caller knows the runtime's
-   * stamp, the read time and the stamps of lines the prefilter skipped. Default: the line's own stamp (line-time.ts),
+   * stamp, the read time and the stamps of lines the prefilter skipped. `text` is the line, or the time field of
+   * the structured record it is part of. Default: the line's own stamp (line-time.ts),
    * else the last stamp this matcher saw, else now().
    */
-  timeOf?: (line: string, offset: number) => number;
+  timeOf?: (text: string, offset: number) => number;
   now?: () => number;
   incidentWindowMs?: number;
   requestWindowMs?: number;
@@ -420,19 +421,24 @@ export class LineMatcher {
   }
 
   /**
-   * `lineNo` counts every line of the file (the scanner knows it); without it, lines matched so far. `record` says
-   * the line is the message of a structured record (formats/structured.ts): a logger's record, prefix or not.
+   * `lineNo` counts every line of the file (the scanner knows it); without it, lines matched so far. `rec` says the
+   * line is a line of a structured record's message (formats/structured.ts): its first line (`head`) is a logger's
+   * record, prefix or not; `time` is the record's own time field.
    */
   match(
     line: string,
     offset: number,
     emit: (m: RuleMatch) => void,
     lineNo = ++this.calls,
-    record = false,
+    rec?: { head: boolean; time?: string },
   ): void {
+    const record = rec?.head === true;
     const carried = this.builtIn && this.carried(line);
     const closed =
       this.pending.length > 0 ? this.advancePending(line, offset, lineNo, emit, carried) : undefined;
+    // A structured record's later lines are its message's continuation: they may close a record the head opened,
+    // never open one (user text in a message, a prompt with raw newlines, is not the engine's output).
+    if (rec !== undefined && !rec.head) return;
     let echo: boolean | undefined;
     let time: number | undefined;
     for (const rule of this.set.rules) {
@@ -457,7 +463,7 @@ export class LineMatcher {
       }
       // The record that took this line as its exception line is its event (the GUARD assertion ends the thread death).
       if (rule.incident !== undefined && closed?.has(rule.incident)) continue;
-      time ??= this.timeOf(line, offset);
+      time ??= this.timeOf(rec?.time ?? line, offset);
       const fields = groupsOf(m, {});
       if (rule.startup) {
         // A marker, not an event (healthy logs print it at every start): counted as a match, it ends the incidents.

@@ -21,7 +21,7 @@ import type {
 import { LOG_SOURCE_KINDS, logSourceKind } from './sources/index.js';
 import { compileRuleSet, eventClass, type RuleSet } from './rules.js';
 import { ChunkScanner, type ScanSink } from './scanner.js';
-import { detectFormat, LINE_FORMATS } from './formats/index.js';
+import { detectFormat, LINE_FORMATS, structuredOf, wrapperOf } from './formats/index.js';
 import { AutoFeed, MetaRing, Unwrapper, type LineFeed, type LineMeta } from './unwrap.js';
 
 export interface LogWatcherOptions {
@@ -212,7 +212,15 @@ export class LogWatcher {
     const labels = { target, service: src.service };
     const metas = new MetaRing();
     const sink = this.sink(src, name, (at) => metas.lookup(at), NO_REPLAY, streamField);
-    const scanner = new ChunkScanner(set, src.maxLineBytes, sink, 0, false, { timeOf: sink.timeOf });
+    const scanner = new ChunkScanner(
+      set,
+      src.maxLineBytes,
+      sink,
+      0,
+      false,
+      { timeOf: sink.timeOf },
+      structuredOf(src.format, src.structured, src.keys),
+    );
     let at = 0;
     let counted = 0;
     return (e) => {
@@ -245,6 +253,7 @@ export class LogWatcher {
     let lastOld = NaN;
     return {
       member: (m) => metrics.logMatches.inc({ ...labels, rule: m.rule.name }),
+      decodeError: (format) => metrics.logDecodeErrors.inc({ ...labels, format }),
       timeOf: (line, at) => {
         // The runtime's (or journald's) timestamp is when the engine wrote the line. A line that was in the
         // file before we opened it carries its own time when it has one (a re-read old traceback must not
@@ -346,7 +355,15 @@ export class LogWatcher {
       },
     };
     const sink = this.sink(src, file, (at) => unwrapper?.lookup(at), replay);
-    const scanner = new ChunkScanner(set, src.maxLineBytes, sink, start, false, { timeOf: sink.timeOf });
+    const scanner = new ChunkScanner(
+      set,
+      src.maxLineBytes,
+      sink,
+      start,
+      false,
+      { timeOf: sink.timeOf },
+      structuredOf(src.format, src.structured, src.keys),
+    );
     let warnedMalformed = false;
     const unwrapped = (format: 'cri' | 'docker'): LineFeed => {
       scanner.reset(0);
@@ -362,15 +379,16 @@ export class LogWatcher {
       });
       return unwrapper;
     };
+    const wrapper = wrapperOf(src.format);
     const feed: LineFeed =
-      src.format === 'plain'
-        ? scanner
-        : src.format === 'auto'
-          ? new AutoFeed(start, (first) => {
-              const f = detectFormat(first);
-              return f === 'plain' ? scanner : unwrapped(f);
-            })
-          : unwrapped(src.format);
+      src.format === 'auto'
+        ? new AutoFeed(start, (first) => {
+            const f = detectFormat(first);
+            return f === 'plain' ? scanner : unwrapped(f);
+          })
+        : wrapper !== undefined
+          ? unwrapped(wrapper)
+          : scanner;
     let counted = 0;
     let binary = false;
     this.o.onRead?.(src.service, file, start, this.now());
