@@ -13,7 +13,7 @@ import { replayTimeline, type Timeline, type TimedSignal } from './replay-timeli
 import { compileRuleSet, eventClass, type Incident } from '../sources/logs/rules.js';
 import { ChunkScanner } from '../sources/logs/scanner.js';
 import { detectFormat, LINE_FORMATS, structuredOf, wrapperOf } from '../sources/logs/formats/index.js';
-import type { StructuredFormat } from '../sources/logs/formats/structured.js';
+import type { StructuredFormat, StructuredKeys } from '../sources/logs/formats/structured.js';
 import { AutoFeed, Unwrapper, type LineFeed } from '../sources/logs/unwrap.js';
 
 export interface ReplayEvent {
@@ -51,6 +51,9 @@ export interface ReplayOptions {
   format?: LogFormat;
   /** The engine's lines inside the wrapper are JSON or logfmt records. */
   structured?: StructuredFormat | 'auto';
+  /** Per file (same order as `files`): a config's log source for it (`replay --config`), overriding the above. */
+  settings?: (ReplayFileSettings | undefined)[];
+
   /** Events kept for the timeline (the rest are counted in the metrics only). */
   maxEvents?: number;
   onProgress?: (p: { file: string; bytes: number; size: number; lines: number }) => void;
@@ -62,6 +65,14 @@ export interface ReplayOptions {
   timeline?: boolean;
   /** Detection settings for the timeline (defaults: the daemon's). */
   detect?: Partial<DetectConfig>;
+}
+
+/** What a config's log source says about reading one file. */
+export interface ReplayFileSettings {
+  packs: readonly LogPack[];
+  format: LogFormat;
+  structured?: StructuredFormat | 'auto';
+  keys?: StructuredKeys;
 }
 
 export interface ReplayResult {
@@ -101,6 +112,8 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
   const buf = Buffer.allocUnsafe(READ_BYTES);
   const signals: TimedSignal[] = [];
   let mergeStart = 0;
+  let endAt: number | undefined;
+  const clock: number[] = [];
   let year = 1970;
   // The last full stamp (`YYYY-MM-DD HH:MM:SS`) read, its year and its time: a log has tens of lines per second, all
   // with the same stamp. A full stamp's time depends on nothing else, and reading it sets `year` to its own.
@@ -126,7 +139,8 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
   for (const [fileIndex, file] of o.files.entries()) {
     const service = o.service ?? o.services?.[fileIndex] ?? basename(file).replace(/\.[^.]*$/, '');
     const labels = { target: 'replay', service };
-    const set = compileRuleSet(o.packs, o.userRules ?? [], service);
+    const settings = o.settings?.[fileIndex];
+    const set = compileRuleSet(settings?.packs ?? o.packs, o.userRules ?? [], service);
     const ranks = new EngineRanks();
     let lastBatchMs: number | undefined;
     // The last engine signal, still without its totals (a later line of its second or run may replace it).
@@ -142,7 +156,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     let lastTime = NaN;
     // Set for a wrapped file: the runtime's time is the line's stamp, and offsets are file offsets.
     let unwrapper: Unwrapper | undefined;
-    const format = o.format ?? 'plain';
+    const format = settings?.format ?? o.format ?? 'plain';
     // A line without a time of its own (a stderr traceback) has the time of the last line before it that had one:
     // looked up in the file, since the scanner skipped the lines in between. A wrapped file's runtime time stamp is
     // the line's own. The matcher asks for a line's time (incident windows) before the event is built: one answer
@@ -289,7 +303,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           return Number.isFinite(t) ? t : Number.isFinite(lastTime) ? lastTime : 0;
         },
       },
-      structuredOf(format, o.structured),
+      structuredOf(format, settings ? settings.structured : o.structured, settings?.keys),
     );
     const unwrap = (f: 'cri' | 'docker'): LineFeed => {
       scanner.reset(0);
@@ -317,6 +331,12 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           const n = Math.min(FEED_BYTES, got - at);
           feed.feed(buf.subarray(at, at + n), n);
           pos += n;
+          if (o.timeline) {
+            // The block's last stamped line moves the timeline's clock (a quiet engine among other lines stalls).
+            const stamp = lastStampIn(buf, at, at + n);
+            const t = stamp === undefined ? NaN : timeOf(stamp, lastTime);
+            if (Number.isFinite(t)) clock.push(t);
+          }
           if (o.onProgress && pos >= nextReport) {
             nextReport += o.progressEveryBytes ?? 64 << 20;
             o.onProgress({ file, bytes: pos, size, lines: scanner.lines });
@@ -329,6 +349,17 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
       closeSync(fd);
     }
     settle();
+    if (o.timeline) {
+      // The file's last stamped line: the timeline's clock runs to it even when no signal came from it.
+      const fd2 = openSync(file, 'r');
+      try {
+        const last = stampBefore(fd2, fstatSync(fd2).size);
+        const t = last === undefined ? NaN : timeOf(last, lastTime);
+        if (Number.isFinite(t)) endAt = Math.max(endAt ?? t, t);
+      } finally {
+        closeSync(fd2);
+      }
+    }
     if (lastBatchMs !== undefined) writeEngineGauges(metrics, labels, ranks, lastBatchMs);
     lines += scanner.lines;
     metrics.logLines.inc(labels, scanner.lines);
@@ -338,7 +369,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     events.sort((a, b) => (a.stamp < b.stamp ? -1 : a.stamp > b.stamp ? 1 : 0));
   }
   const out: ReplayResult = { events, droppedEvents: dropped, lines, bytes, registry };
-  if (o.timeline) out.timeline = replayTimeline(signals, o.detect);
+  if (o.timeline) out.timeline = replayTimeline(signals, o.detect, endAt, clock);
   return out;
 }
 
@@ -367,6 +398,18 @@ function stampBefore(fd: number, offset: number): string | undefined {
       if (m) return m[0];
     }
     if (whole) return undefined;
+  }
+  return undefined;
+}
+
+/** The stamp of the last stamped line among the last few whole lines of buf[from, to), if any. */
+function lastStampIn(buf: Buffer, from: number, to: number): string | undefined {
+  let end = buf.lastIndexOf(10, to - 1);
+  for (let k = 0; k < 16 && end > from; k++) {
+    const start = Math.max(from, buf.lastIndexOf(10, end - 1) + 1);
+    const m = LINE_STAMP.exec(buf.toString('latin1', start, Math.min(end, start + 160)));
+    if (m) return m[0];
+    end = start - 1;
   }
   return undefined;
 }

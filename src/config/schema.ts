@@ -8,6 +8,7 @@ import { COMPLETION_KINDS, CONN_KINDS, isCompletionKind, PROBE_KINDS, TOOL_CASES
 import { parseJsonPath } from '../sources/probes/serverinfo-path.js';
 import type { LogEventClass, ProbeKind } from '../core/vocabulary.js';
 import { logEventClassSchema, stateOrDiagnosisSchema } from './vocabulary-schema.js';
+import { defaultPacks, LOG_ENGINES } from '../sources/logs/packs/defaults.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
 function listenAddressProblem(addr: string): string | undefined {
@@ -397,7 +398,10 @@ export const logSourceSchema = z
     structured: z.enum(STRUCTURED_FORMATS).optional(),
     /** Keys of a structured record (defaults cover message/msg/event, level/levelname, time/timestamp/ts). */
     keys: structuredKeysSchema.optional(),
-    packs: z.array(z.enum(LOG_PACKS)).default(['sglang', 'nixl', 'mooncake', 'python']),
+    /** The engine writing the log: picks the default `packs` (src/sources/logs/packs/defaults.ts). */
+    engine: z.enum(LOG_ENGINES).default('sglang'),
+    /** Built-in rule packs; default the engine's (DEFAULT_PACKS). */
+    packs: z.array(z.enum(LOG_PACKS)).optional(),
     /** Where to begin when there is no saved offset. */
     from: z.enum(['end', 'start']).default('end'),
     maxLineBytes: z.number().int().min(256).default(65_536),
@@ -434,7 +438,9 @@ export const logSourceSchema = z
         message: `"**" is not supported; use one "*" per directory level: ${JSON.stringify(src.path)}`,
       });
     }
-  });
+  })
+  // Packs default by the engine (the same default replay and verify take).
+  .transform((src) => ({ ...src, packs: src.packs ?? defaultPacks(src.engine) }));
 
 export const engineScrapeSchema = z.strictObject({
   service: name('service'),
