@@ -697,7 +697,8 @@ export class LineMatcher {
     const key = `${rule.name}\u0000${id}`;
     const seen = this.seenRequests.get(key);
     // Loops are counted per process: eight ranks printing one line together are one line, not eight.
-    const loopKey = `${key}\u0000${processKey(line)}`;
+    // SGLang's per-request lines name their TP rank (`rank=N`): no need to read the prefix for it.
+    const loopKey = `${key}\u0000${fields.rank ?? processKey(line)}`;
     const loop = this.seenRequests.get(loopKey);
     if (loop === undefined || time - loop.loopStart > this.loopWindow) {
       this.remember(loopKey, { raised: time, loopStart: time, loopCount: 1, looped: false });
@@ -793,7 +794,8 @@ function bodyOf(p: Pending, line: string): string {
 }
 
 function member(rule: CompiledRule, line: string, lineNo: number, time: number): IncidentMember {
-  const first = line.split('\n', 1)[0]!;
+  const nl = line.indexOf('\n');
+  const first = nl < 0 ? line : line.slice(0, nl);
   return {
     rule: rule.name,
     lineNo,
