@@ -143,7 +143,13 @@ for (const name of chosen) {
   console.log(
     `  in process:    wall ${runsText(runs)} s, median ${s.toFixed(3)} s, ${rate(lines, s)}; CPU median ${cpu.toFixed(3)} s, ${rate(lines, cpu)}  (replayFiles: rules and gauges, no verdict timeline)`,
   );
-  const whole = timed(process.execPath, [join(ROOT, 'dist/cli.js'), 'replay', ...PACK_ARGS, ...formatArgs, file]);
+  const whole = timed(process.execPath, [
+    join(ROOT, 'dist/cli.js'),
+    'replay',
+    ...PACK_ARGS,
+    ...formatArgs,
+    file,
+  ]);
   console.log(
     `  whole process: wall ${runsText(whole.runs)} s, median ${whole.s.toFixed(3)} s, ${rate(lines, whole.s)}; CPU median ${whole.cpu.toFixed(3)} s, ${rate(lines, whole.cpu)}; peak RSS ${whole.rss.toFixed(0)} MB  (node dist/cli.js replay FILE)`,
   );

@@ -20,12 +20,7 @@ export interface TimelineEntry {
   at: number;
   service: string;
   kind:
-    | 'critical'
-    | 'engine_stalled'
-    | 'rank_stalled'
-    | 'engine_progress'
-    | 'abort_storm'
-    | 'abort_storm_over';
+    'critical' | 'engine_stalled' | 'rank_stalled' | 'engine_progress' | 'abort_storm' | 'abort_storm_over';
   /** The diagnosis label the daemon would export (`kv_bootstrap_thread_dead`, `engine_stalled`, …). */
   diagnosis?: string;
   text: string;

@@ -22,7 +22,14 @@ import { visibleControls } from '../lib/terminal-text.js';
 // needed only for --rules and --config.
 const PACK_NAMES = Object.keys(PACKS) as LogPack[];
 /** LOG_FORMATS of the config schema (a test keeps the two equal). */
-export const FORMAT_NAMES = ['plain', 'cri', 'docker', 'json', 'logfmt', 'auto'] as const satisfies readonly LogFormat[];
+export const FORMAT_NAMES = [
+  'plain',
+  'cri',
+  'docker',
+  'json',
+  'logfmt',
+  'auto',
+] as const satisfies readonly LogFormat[];
 
 /** Rules from a YAML file: a list of rules, or a mapping with `rules:` (a whole config file works too). */
 export async function loadRulesFile(file: string): Promise<RuleConfig[]> {
@@ -186,7 +193,10 @@ export function replayCommand(): Command {
     )
     .argument('<log...>', 'log files to read, or incident bundle directories (their log windows)')
     .addOption(
-      new Option('-p, --pack <pack>', "built-in rule pack (repeatable; default: the engine's, as a log source's)")
+      new Option(
+        '-p, --pack <pack>',
+        "built-in rule pack (repeatable; default: the engine's, as a log source's)",
+      )
         .choices(PACK_NAMES)
         .argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]),
     )
@@ -242,7 +252,10 @@ export function replayCommand(): Command {
       ) => {
         try {
           const fromConfig = opts.config ? await configSources(opts.config) : undefined;
-          const userRules = [...(fromConfig?.rules ?? []), ...(opts.rules ? await loadRulesFile(opts.rules) : [])];
+          const userRules = [
+            ...(fromConfig?.rules ?? []),
+            ...(opts.rules ? await loadRulesFile(opts.rules) : []),
+          ];
           const started = Date.now();
           const inputs = expandBundles(files);
           const fileService = (f: string, i: number) =>

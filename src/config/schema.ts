@@ -427,7 +427,8 @@ export const logSourceSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['structured'],
-        message: '`structured` is for lines inside cri, docker or the journal; use `format: json|logfmt` for a file of records',
+        message:
+          '`structured` is for lines inside cri, docker or the journal; use `format: json|logfmt` for a file of records',
       });
     }
     // Directory wildcards match one path segment each and may not be `**` (see src/sources/logs/dir-glob.ts).

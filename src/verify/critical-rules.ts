@@ -74,7 +74,8 @@ export class CriticalScanner {
     if (m.rule.follows) {
       const exception = rest.at(-1);
       const end = exception === undefined ? -1 : s.capture.lastIndexOf(exception);
-      hit.traceback = end >= 0 ? s.capture.slice(0, end + 1) : s.capture.length > 0 ? [...s.capture] : [head!];
+      hit.traceback =
+        end >= 0 ? s.capture.slice(0, end + 1) : s.capture.length > 0 ? [...s.capture] : [head!];
       if (exception !== undefined) hit.exception = exception;
     }
     this.found.push(hit);

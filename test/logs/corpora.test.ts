@@ -34,7 +34,8 @@ function atHour(text: string, i: number): string {
   const d = new Date(Date.UTC(2026, 7, 10) + i * 3_600_000);
   const [mo, da, h] = [pad(d.getUTCMonth() + 1), pad(d.getUTCDate()), pad(d.getUTCHours())];
   return text.replace(GLOBAL_STAMP, (s) => {
-    if (/^\d{4}-/.test(s)) return `${d.getUTCFullYear()}-${mo}-${da}${s[10]}${h}:00:00${s.slice(19).replace(/^[.,]\d+/, '')}`;
+    if (/^\d{4}-/.test(s))
+      return `${d.getUTCFullYear()}-${mo}-${da}${s[10]}${h}:00:00${s.slice(19).replace(/^[.,]\d+/, '')}`;
     if (/^[IWEF]/.test(s)) return `${s[0]}${mo}${da} ${h}:00:00${s.slice(14)}`;
     return `${mo}-${da} ${h}:00:00${s.slice(14)}`;
   });

@@ -115,7 +115,9 @@ describe('an engine death is one event with its chain and root cause', () => {
     ]
       .map((l) => p + l)
       .join('\n');
-    const { events } = scan(`${text}\n(APIServer pid=2) INFO 08-10 12:30:58 [launcher.py:80] Shutting down\n`);
+    const { events } = scan(
+      `${text}\n(APIServer pid=2) INFO 08-10 12:30:58 [launcher.py:80] Shutting down\n`,
+    );
     expect(names(critical(events))).toEqual(['vllm_engine_core_fatal']);
     expect(events[0]!.fields).toMatchObject({
       exception: 'TimeoutError',
@@ -160,11 +162,16 @@ describe('incidents are grouped by time, never by line count', () => {
   const healthy = (n: number, t: string) =>
     Array.from(
       { length: n },
-      (_, i) => `[2026-08-10 ${t} DP0 TP0 EP0] Decode batch, #running-req: ${i % 7}, #token: 100, gen throughput (token/s): 5.0, #queue-req: 0,`,
+      (_, i) =>
+        `[2026-08-10 ${t} DP0 TP0 EP0] Decode batch, #running-req: ${i % 7}, #token: 100, gen throughput (token/s): 5.0, #queue-req: 0,`,
     );
 
   it('two deaths an hour apart with few lines between are two events', () => {
-    const text = [schedulerDeath('14:00:01', [CUDA_IMA]), ...healthy(3, '14:30:00'), schedulerDeath('15:00:01', [CUDA_IMA])];
+    const text = [
+      schedulerDeath('14:00:01', [CUDA_IMA]),
+      ...healthy(3, '14:30:00'),
+      schedulerDeath('15:00:01', [CUDA_IMA]),
+    ];
     expect(names(critical(scan(`${text.join('\n')}\n`).events))).toEqual([
       'sglang_scheduler_exception',
       'sglang_scheduler_exception',
@@ -238,7 +245,10 @@ describe('user text printed unquoted raises nothing; a real death after it still
       // The grammar runs to the engine's next record (carriers.ts): text shaped like one would end it early.
       BARE,
     ];
-    const gap = Array.from({ length: 60 }, () => '[2026-08-10 14:00:02 TP0] Decode batch, #running-req: 1, #queue-req: 0,');
+    const gap = Array.from(
+      { length: 60 },
+      () => '[2026-08-10 14:00:02 TP0] Decode batch, #running-req: 1, #queue-req: 0,',
+    );
     const { events } = scan(`${[...record, ...gap, ...realDeath].join('\n')}\n`);
     expect(names(critical(events))).toEqual(['nixl_bootstrap_thread_dead']);
   });
@@ -246,7 +256,11 @@ describe('user text printed unquoted raises nothing; a real death after it still
   it("a tool parser's multi-line model output holding every signature: the engine death 27 lines on is raised", () => {
     const p = '(APIServer pid=7) DEBUG 08-10 14:00:01 [hermes_tool_parser.py:120] ';
     const output = `${p}model_output: <tool_call>\n${[...VERBATIM.split('\n'), ...BARE.split('\n')].map((l) => p + l).join('\n')}`;
-    const gap = Array.from({ length: 25 }, () => '(APIServer pid=7) INFO 08-10 14:00:02 [loggers.py:120] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%');
+    const gap = Array.from(
+      { length: 25 },
+      () =>
+        '(APIServer pid=7) INFO 08-10 14:00:02 [loggers.py:120] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%',
+    );
     const death = [
       '(EngineCore_DP0 pid=9) ERROR 08-10 14:00:03 [core.py:710] EngineCore encountered a fatal error.',
       '(EngineCore_DP0 pid=9) ERROR 08-10 14:00:03 [core.py:710] RuntimeError: CUDA error: an illegal memory access',
@@ -263,7 +277,9 @@ describe('user text printed unquoted raises nothing; a real death after it still
       .flatMap((r) => RULE_FIXTURES[r.name] ?? [])
       .map((t) => t.split('\n')[0]!.replace(PREFIX, ''));
     expect(logged.length).toBeGreaterThan(5);
-    const text = ['[2026-08-10 14:00:01 TP0] Received a structured request with pattern:', ...logged].join('\n');
+    const text = ['[2026-08-10 14:00:01 TP0] Received a structured request with pattern:', ...logged].join(
+      '\n',
+    );
     expect(names(scan(`${text}\n`).events)).toEqual([]);
     // The same phrases with the logger's prefix are the engine's own lines: they fire.
     const own = logged.map((l) => `[2026-08-10 14:00:01 TP0] ${l}`).join('\n');

@@ -38,7 +38,9 @@ const VLLM_DEATH =
 describe('default packs are the daemon’s', () => {
   it('a log source, replay and verify take their defaults from one table', () => {
     expect(logSourceSchema.parse({ service: 'x', path: '/x' }).packs).toEqual(DEFAULT_PACKS.sglang);
-    expect(logSourceSchema.parse({ service: 'x', path: '/x', engine: 'vllm' }).packs).toEqual(DEFAULT_PACKS.vllm);
+    expect(logSourceSchema.parse({ service: 'x', path: '/x', engine: 'vllm' }).packs).toEqual(
+      DEFAULT_PACKS.vllm,
+    );
     expect(logSourceSchema.parse({ service: 'x', path: '/x', packs: ['python'] }).packs).toEqual(['python']);
     expect(defaultPacks()).toEqual(expect.arrayContaining([...DEFAULT_PACKS.sglang, ...DEFAULT_PACKS.vllm]));
   });
@@ -113,7 +115,8 @@ describe('replay = daemon on stalls', () => {
       lines.push(
         `[${iso(s)} TP0] Decode batch, #running-req: 4, #token: 900, token usage: 0.20, cuda graph: True, gen throughput (token/s): 180.00, #queue-req: 2, `,
       );
-    for (let s = 35; s <= 300; s += 5) lines.push(`[${iso(s)}] INFO:     127.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK`);
+    for (let s = 35; s <= 300; s += 5)
+      lines.push(`[${iso(s)}] INFO:     127.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK`);
     const file = join(dir, 'quiet.log');
     writeFileSync(file, `${lines.join('\n')}\n`);
     const r = replayFiles({ files: [file], packs: ['sglang'], timeline: true });

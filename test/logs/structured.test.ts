@@ -69,7 +69,8 @@ describe('structured records give the events plain lines give', () => {
 
   it('a JSON record escaped inside a JSON message, and the traceback in its own field, are unfolded', () => {
     const inner = json('EngineCore encountered a fatal error.', {
-      exc_info: 'Traceback (most recent call last):\n  File "core.py", line 1, in run\nRuntimeError: CUDA error: boom',
+      exc_info:
+        'Traceback (most recent call last):\n  File "core.py", line 1, in run\nRuntimeError: CUDA error: boom',
     });
     const { events } = scan(`${JSON.stringify({ msg: inner, stream: 'stderr' })}\n`, { format: 'json' });
     expect(events.map((e) => e.rule.name)).toEqual(['vllm_engine_core_fatal']);

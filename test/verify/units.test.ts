@@ -58,10 +58,13 @@ describe('critical log scan', () => {
   it("runs the daemon's matcher: an echoed prompt quoting the assertion is no hit, the record's chain is one", () => {
     const c = new CriticalScanner();
     c.line(
-      "(APIServer pid=7) INFO 08-10 14:00:01 [logger.py:41] Received request cmpl-1: prompt: \"AssertionError: First message should be b'NixlMsgGuard'. Foreign traffic?\", params: None",
+      '(APIServer pid=7) INFO 08-10 14:00:01 [logger.py:41] Received request cmpl-1: prompt: "AssertionError: First message should be b\'NixlMsgGuard\'. Foreign traffic?", params: None',
       'p.log',
     );
-    c.line("[2026-08-10 14:00:02] request body {\"prompt\": \"Exception in thread Thread-1 (bootstrap_thread):\"}", 'p.log');
+    c.line(
+      '[2026-08-10 14:00:02] request body {"prompt": "Exception in thread Thread-1 (bootstrap_thread):"}',
+      'p.log',
+    );
     expect(c.hits).toEqual([]);
     // A scheduler death and the subprocess watchdog's line after it: one incident, one hit, with its exception.
     for (const l of [

@@ -30,7 +30,8 @@ export function onLog(
     };
     const rootCause = rootCauseText(signal.incident);
     if (rootCause !== undefined) mem.rootCause = rootCause;
-    if (signal.incident !== undefined && signal.incident.absorbed > 0) mem.absorbed = signal.incident.absorbed;
+    if (signal.incident !== undefined && signal.incident.absorbed > 0)
+      mem.absorbed = signal.incident.absorbed;
     s.counters.criticalEvents++;
     s.criticalSinceOk.push(mem);
     // Bounded, but the most specific line stays: it names the wedge however many lines follow it.

@@ -23,13 +23,18 @@ const SGLANG_PREFIX = String.raw`\[(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]\n]{0,80
 const VLLM_PREFIX = String.raw`(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[[\w./-]{1,120}:\d{1,6}\] `;
 
 export const LOGGERS: Record<LoggerName, EngineLogger> = {
-  sglang: { prefix: new RegExp(`${SGLANG_PREFIX}$`), record: new RegExp(SGLANG_PREFIX), continuation: 'unprefixed' },
+  sglang: {
+    prefix: new RegExp(`${SGLANG_PREFIX}$`),
+    record: new RegExp(SGLANG_PREFIX),
+    continuation: 'unprefixed',
+  },
   vllm: { prefix: new RegExp(`${VLLM_PREFIX}$`), record: new RegExp(VLLM_PREFIX), continuation: 'repeated' },
 };
 
 // The process or rank a line names, in its prefix: vLLM `(EngineCore_DP0 pid=413) `, torch `[rank1]:`, SGLang's
 // `[time DP1 TP1 EP1]` part after the time. Each alternative is bounded.
-const PROCESS = /\((?<proc>[\w.-]{1,64} pid=\d{1,10})\) |\[(?<rank>rank\d{1,6})\]:|^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? (?<par>[A-Z]{2}\d{1,5}(?: [A-Z]{2}\d{1,5}){0,4})\]/;
+const PROCESS =
+  /\((?<proc>[\w.-]{1,64} pid=\d{1,10})\) |\[(?<rank>rank\d{1,6})\]:|^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? (?<par>[A-Z]{2}\d{1,5}(?: [A-Z]{2}\d{1,5}){0,4})\]/;
 
 /** The process or rank prefix of a line ('' when it names none); looked for in its first 160 characters. */
 export function processKey(line: string): string {

@@ -706,7 +706,8 @@ export class LineMatcher {
       loop.looped = true;
       return 'loop';
     }
-    if (seen !== undefined && time - seen.raised <= this.requestWindow && time >= seen.raised) return 'repeat';
+    if (seen !== undefined && time - seen.raised <= this.requestWindow && time >= seen.raised)
+      return 'repeat';
     this.remember(key, { raised: time, loopStart: time, loopCount: 1, looped: false });
     return 'first';
   }

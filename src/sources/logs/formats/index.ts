@@ -29,6 +29,11 @@ export function structuredOf(
   structured?: StructuredFormat | 'auto',
   keys?: StructuredKeys,
 ): StructuredOptions | undefined {
-  const f = format === 'json' || format === 'logfmt' ? format : format === 'auto' ? (structured ?? 'auto') : structured;
+  const f =
+    format === 'json' || format === 'logfmt'
+      ? format
+      : format === 'auto'
+        ? (structured ?? 'auto')
+        : structured;
   return f === undefined ? undefined : { format: f, ...(keys ? { keys } : {}) };
 }

@@ -67,7 +67,11 @@ function timeText(v: unknown): string | undefined {
   return undefined;
 }
 
-function fromObject(o: Record<string, unknown>, keys: StructuredKeys, depth: number): StructuredRecord | null {
+function fromObject(
+  o: Record<string, unknown>,
+  keys: StructuredKeys,
+  depth: number,
+): StructuredRecord | null {
   const msg = pick(o, keys.message);
   if (typeof msg !== 'string') return null;
   const out: StructuredRecord = { lines: [] };
@@ -76,7 +80,10 @@ function fromObject(o: Record<string, unknown>, keys: StructuredKeys, depth: num
   const time = timeText(pick(o, keys.time));
   if (time !== undefined) out.time = time;
   // A JSON record escaped in the message (a wrapper around a JSON logger): its own message is the record's.
-  const inner = msg.length > 1 && msg.charCodeAt(0) === 123 /* { */ && depth < MAX_DEPTH ? decodeJson(msg, keys, depth + 1) : null;
+  const inner =
+    msg.length > 1 && msg.charCodeAt(0) === 123 /* { */ && depth < MAX_DEPTH
+      ? decodeJson(msg, keys, depth + 1)
+      : null;
   if (inner) {
     out.lines = inner.lines;
     out.level ??= inner.level;
@@ -92,7 +99,11 @@ function fromObject(o: Record<string, unknown>, keys: StructuredKeys, depth: num
 const splitLines = (s: string): string[] => s.replace(/\r?\n$/, '').split(/\r?\n/);
 
 /** A JSON object line's record; null when the line is no JSON object or has no message key. */
-export function decodeJson(line: string, keys: StructuredKeys = DEFAULT_STRUCTURED_KEYS, depth = 0): StructuredRecord | null {
+export function decodeJson(
+  line: string,
+  keys: StructuredKeys = DEFAULT_STRUCTURED_KEYS,
+  depth = 0,
+): StructuredRecord | null {
   if (line.charCodeAt(0) !== 123 /* { */) return null;
   let o: unknown;
   try {
@@ -156,7 +167,10 @@ export function logfmtPairs(line: string): Map<string, string> | null {
 }
 
 /** A logfmt line's record; null when it is none (no message key among its pairs). */
-export function decodeLogfmt(line: string, keys: StructuredKeys = DEFAULT_STRUCTURED_KEYS): StructuredRecord | null {
+export function decodeLogfmt(
+  line: string,
+  keys: StructuredKeys = DEFAULT_STRUCTURED_KEYS,
+): StructuredRecord | null {
   if (line.indexOf('=') < 0) return null;
   const pairs = logfmtPairs(line);
   if (pairs === null) return null;
