@@ -48,6 +48,19 @@ export interface LogEventSignal {
   loop?: { count: number; seconds: number };
 }
 
+/** A match folded into an incident already raised (rules.ts): where it is, and whose event it belongs to. */
+export interface LogMemberMatch {
+  service: string;
+  file: string;
+  offset: number;
+  time: number;
+  rule: string;
+  severity: Severity;
+  line: string;
+  /** The rule of the incident's event. */
+  memberOf: string;
+}
+
 /** What an incident's event carries (src/sources/logs/rules.ts Incident has this shape). */
 export interface LogIncident {
   members: readonly { rule: string; lineNo: number; time: number; line: string; process: string }[];

@@ -286,3 +286,46 @@ describe('user text printed unquoted raises nothing; a real death after it still
     expect(scan(`${own}\n`).events.length).toBeGreaterThan(0);
   });
 });
+
+describe("the incident bundle's log window marks the incident's members", () => {
+  it('the event is the trigger; the lines it absorbed are marked members of it', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { LogWindows } = await import('../../src/outputs/incidents/log-window.js');
+    const text = `${schedulerDeath('14:00:01', [CUDA_IMA])}\n`;
+    const file = join(mkdtempSync(join(tmpdir(), 'ww-members-')), 'prefill.log');
+    writeFileSync(file, text);
+    const windows = new LogWindows();
+    windows.noteRead('prefill', file, 0, 1000);
+    const base = { service: 'prefill', file, time: 1000 };
+    const { events, members } = scan(text);
+    for (const e of events)
+      windows.noteMatch({
+        kind: 'log',
+        target: 't',
+        class: 'engine_death',
+        fields: e.fields,
+        rule: e.rule.name,
+        severity: e.severity,
+        line: e.line,
+        offset: e.offset,
+        ...base,
+      });
+    for (const m of members)
+      windows.noteMember({
+        ...base,
+        offset: m.offset,
+        rule: m.rule.name,
+        severity: m.severity,
+        line: m.line,
+        memberOf: m.incident!.members[0]!.rule,
+      });
+    const [w] = await windows.read(0, 1 << 20);
+    expect(w!.marks.map((k) => [k.line, k.rule, k.trigger, k.memberOf ?? null])).toEqual([
+      [1, 'sglang_scheduler_exception', true, null],
+      [8, 'sglang_subprocess_crashed', false, 'sglang_scheduler_exception'],
+      [9, 'sglang_sigquit_running', false, 'sglang_scheduler_exception'],
+    ]);
+  });
+});

@@ -3,7 +3,7 @@
 import type { LogSourceConfig, RuleConfig } from '../../config/schema.js';
 import type { Logger } from '../../lib/logger.js';
 import type { EngineMetrics, LogMetrics } from '../../metrics.js';
-import type { EngineSignal, LogEventSignal } from '../../core/signals.js';
+import type { EngineSignal, LogEventSignal, LogMemberMatch } from '../../core/signals.js';
 import { applyEngineValues } from './engine-lines.js';
 import { applyEngineLine, EngineRanks } from './engine-ranks.js';
 import type { FileReader } from './follow.js';
@@ -43,6 +43,8 @@ export interface LogWatcherOptions {
   journaled?: () => Iterable<string>;
   /** Resolves once every event raised so far is journaled on disk: offsets are saved no further than that. */
   durable?: () => Promise<void>;
+  /** A line folded into an incident already raised (incident bundles mark it as a member). */
+  onMember?: (e: LogMemberMatch) => void;
   /** How far each file has been read, and when (incident bundles cut their log windows by it). */
   onRead?: (service: string, file: string, offset: number, time: number) => void;
   now?: () => number;
@@ -252,7 +254,21 @@ export class LogWatcher {
     // The last own time of a re-read line: an unstamped one (a stderr traceback) takes it.
     let lastOld = NaN;
     return {
-      member: (m) => metrics.logMatches.inc({ ...labels, rule: m.rule.name }),
+      member: (m) => {
+        metrics.logMatches.inc({ ...labels, rule: m.rule.name });
+        const of = m.incident?.members[0]?.rule;
+        if (of === undefined || this.o.onMember === undefined) return;
+        this.o.onMember({
+          service: src.service,
+          file,
+          offset: lookup(m.offset)?.offset ?? m.offset,
+          time: m.time,
+          rule: m.rule.name,
+          severity: m.severity,
+          line: m.line,
+          memberOf: of,
+        });
+      },
       decodeError: (format) => metrics.logDecodeErrors.inc({ ...labels, format }),
       timeOf: (line, at) => {
         // The runtime's (or journald's) timestamp is when the engine wrote the line. A line that was in the
