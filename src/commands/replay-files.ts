@@ -172,9 +172,9 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
       askedStamp =
         (typeof meta?.time === 'string' && meta.time !== '' ? meta.time : undefined) ??
         LINE_STAMP.exec(line.slice(0, 160))?.[0] ??
-        // Without the timeline the last stamp read stands in (engine lines are read per block, so it is close):
-        // reading the file back for every unstamped line is the timeline's cost, not the rules'.
-        (o.timeline ? stampBefore(fd, fileOffset) : undefined);
+        // Read back in the file (the scanner skipped the lines between): the incident windows need the time of an
+        // unstamped line (a stderr traceback) even without the timeline; the last stamp replay saw may be an hour old.
+        stampBefore(fd, fileOffset);
       return askedStamp;
     };
     const scanner = new ChunkScanner(
