@@ -11,8 +11,9 @@ import {
   type ReplayFileSettings,
   type ReplayResult,
 } from './replay-files.js';
-import { defaultPacks, LOG_ENGINES, type LogEngine } from '../sources/logs/packs/defaults.js';
+import { defaultPacks, LOG_ENGINES, type LogEngine } from '../config/log-engines.js';
 import { rootCauseText } from '../core/signals.js';
+import { withImpliedPacks } from '../config/log-packs.js';
 import { formatAt } from './replay-timeline.js';
 import { RuleError } from '../sources/logs/rules.js';
 import { EXIT } from './exit-codes.js';
@@ -263,7 +264,8 @@ export function replayCommand(): Command {
           const result = replayFiles({
             files: inputs.files,
             services: inputs.services,
-            packs: opts.pack ?? defaultPacks(opts.engine),
+            // `--pack nixl` reads what a config naming nixl reads (the shared code's packs too).
+            packs: opts.pack ? withImpliedPacks(opts.pack) : defaultPacks(opts.engine),
             ...(fromConfig && !opts.pack
               ? { settings: inputs.files.map((f, i) => fromConfig.settingsFor(fileService(f, i))) }
               : {}),

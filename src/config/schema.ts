@@ -8,7 +8,8 @@ import { COMPLETION_KINDS, CONN_KINDS, isCompletionKind, PROBE_KINDS, TOOL_CASES
 import { parseJsonPath } from '../sources/probes/serverinfo-path.js';
 import type { LogEventClass, ProbeKind } from '../core/vocabulary.js';
 import { logEventClassSchema, stateOrDiagnosisSchema } from './vocabulary-schema.js';
-import { defaultPacks, LOG_ENGINES } from '../sources/logs/packs/defaults.js';
+import { LOG_PACKS, withImpliedPacks } from './log-packs.js';
+import { defaultPacks, LOG_ENGINES } from './log-engines.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
 function listenAddressProblem(addr: string): string | undefined {
@@ -332,8 +333,7 @@ export function probeFieldKinds(field: string): string[] {
   return PROBE_KIND_SCHEMAS.filter((s) => field in s.shape).map((s) => s.shape.kind.value);
 }
 
-export const LOG_PACKS = ['sglang', 'nixl', 'mooncake', 'vllm', 'python'] as const;
-export type LogPack = (typeof LOG_PACKS)[number];
+export { DEFAULT_LOG_PACKS, IMPLIED_PACKS, LOG_PACKS, type LogPack, withImpliedPacks } from './log-packs.js';
 
 /**
  * How a log file wraps each line: as written (plain), by the kubelet (cri), by Docker's json-file driver, or as
@@ -398,9 +398,9 @@ export const logSourceSchema = z
     structured: z.enum(STRUCTURED_FORMATS).optional(),
     /** Keys of a structured record (defaults cover message/msg/event, level/levelname, time/timestamp/ts). */
     keys: structuredKeysSchema.optional(),
-    /** The engine writing the log: picks the default `packs` (src/sources/logs/packs/defaults.ts). */
+    /** The engine writing the log: picks the default `packs` (src/config/log-engines.ts). */
     engine: z.enum(LOG_ENGINES).default('sglang'),
-    /** Built-in rule packs; default the engine's (DEFAULT_PACKS). */
+    /** Built-in rule packs (default the engine's, DEFAULT_PACKS); a pack brings the packs of the shared code it uses along (IMPLIED_PACKS). */
     packs: z.array(z.enum(LOG_PACKS)).optional(),
     /** Where to begin when there is no saved offset. */
     from: z.enum(['end', 'start']).default('end'),
@@ -441,7 +441,7 @@ export const logSourceSchema = z
     }
   })
   // Packs default by the engine (the same default replay and verify take).
-  .transform((src) => ({ ...src, packs: src.packs ?? defaultPacks(src.engine) }));
+  .transform((src) => ({ ...src, packs: withImpliedPacks(src.packs ?? defaultPacks(src.engine)) }));
 
 export const engineScrapeSchema = z.strictObject({
   service: name('service'),

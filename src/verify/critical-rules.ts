@@ -3,7 +3,7 @@
 // and tracebacks closing on their last exception line are the daemon's, so verify and the daemon agree on what a
 // critical line is (an echoed prompt quoting the NIXL assertion fails neither).
 import type { LogPack } from '../config/schema.js';
-import { defaultPacks } from '../sources/logs/packs/defaults.js';
+import { defaultPacks } from '../config/log-engines.js';
 import { compileRuleSet, LineMatcher, type RuleMatch, type RuleSet } from '../sources/logs/rules.js';
 
 export interface CriticalHit {

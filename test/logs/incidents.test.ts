@@ -145,13 +145,13 @@ describe('an engine death is one event with its chain and root cause', () => {
     ].join('\n');
     const { events } = scan(`${text}\n`);
     const crit = critical(events);
-    expect(names(crit)).toEqual(['vllm_worker_proc_exception']);
+    expect(names(crit)).toEqual(['vllm_worker_failed']);
     expect(crit[0]!.fields).toMatchObject({
       exception: 'torch.AcceleratorError',
       message: 'CUDA error: an illegal memory access was encountered',
     });
     expect(crit[0]!.incident!.members.map((m) => m.rule)).toEqual([
-      'vllm_worker_proc_exception',
+      'vllm_worker_failed',
       'vllm_engine_core_fatal',
       'vllm_worker_died',
     ]);

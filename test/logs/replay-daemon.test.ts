@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { replayCommand } from '../../src/commands/replay.js';
 import { replayFiles } from '../../src/commands/replay-files.js';
 import { logSourceSchema } from '../../src/config/schema.js';
-import { DEFAULT_PACKS, defaultPacks } from '../../src/sources/logs/packs/defaults.js';
+import { DEFAULT_PACKS, defaultPacks } from '../../src/config/log-engines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-replay-daemon-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
