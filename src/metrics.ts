@@ -130,6 +130,18 @@ export function createLogMetrics(registry: client.Registry) {
       labelNames: ['target', 'service', 'rule', 'class', 'severity'],
       registers,
     }),
+    logMatches: new client.Counter({
+      name: `${PREFIX}log_matches_total`,
+      help: "Lines that matched a rule, each one: an incident's members and a request's repeats too (log_events_total counts the events they make).",
+      labelNames: ['target', 'service', 'rule'],
+      registers,
+    }),
+    logDecodeErrors: new client.Counter({
+      name: `${PREFIX}log_decode_errors_total`,
+      help: 'Lines not in the structured format the source declares (json, logfmt): matched as plain text.',
+      labelNames: ['target', 'service', 'format'],
+      registers,
+    }),
     logLastEvent: new client.Gauge({
       name: `${PREFIX}log_last_event_timestamp_seconds`,
       help: 'Unix time a rule last matched.',

@@ -8,7 +8,8 @@ import { COMPLETION_KINDS, CONN_KINDS, isCompletionKind, PROBE_KINDS, TOOL_CASES
 import { parseJsonPath } from '../sources/probes/serverinfo-path.js';
 import type { LogEventClass, ProbeKind } from '../core/vocabulary.js';
 import { logEventClassSchema, stateOrDiagnosisSchema } from './vocabulary-schema.js';
-import { DEFAULT_LOG_PACKS, LOG_PACKS, withImpliedPacks } from './log-packs.js';
+import { LOG_PACKS, withImpliedPacks } from './log-packs.js';
+import { defaultPacks, LOG_ENGINES } from './log-engines.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
 function listenAddressProblem(addr: string): string | undefined {
@@ -359,9 +360,23 @@ export function probeFieldKinds(field: string): string[] {
 
 export { DEFAULT_LOG_PACKS, IMPLIED_PACKS, LOG_PACKS, type LogPack, withImpliedPacks } from './log-packs.js';
 
-/** How a log file wraps each line: as written (plain), by the kubelet (cri), by Docker's json-file driver. */
-export const LOG_FORMATS = ['plain', 'cri', 'docker', 'auto'] as const;
+/**
+ * How a log file wraps each line: as written (plain), by the kubelet (cri), by Docker's json-file driver, or as
+ * structured records (json, logfmt: rules run on the message); `auto` decides the wrapper per file and reads
+ * structured records line by line.
+ */
+export const LOG_FORMATS = ['plain', 'cri', 'docker', 'json', 'logfmt', 'auto'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
+/** What the engine's lines are inside a wrapper (cri, docker) or the journal: records, or text. */
+export const STRUCTURED_FORMATS = ['json', 'logfmt', 'auto'] as const;
+
+const keyList = z.array(z.string().min(1).max(64)).min(1).max(8);
+/** The keys of a structured record's message, level and time (the first one present is taken). */
+export const structuredKeysSchema = z.strictObject({
+  message: keyList.default(['message', 'msg', 'event']),
+  level: keyList.default(['level', 'levelname']),
+  time: keyList.default(['time', 'timestamp', 'ts', 'asctime']),
+});
 
 // A journal match is FIELD=VALUE (journalctl(1) MATCHES); the field syntax keeps it from reading as an option.
 const journalMatch = z
@@ -404,11 +419,14 @@ export const logSourceSchema = z
     format: z.enum(LOG_FORMATS).default('plain'),
     /** Read the systemd journal instead of a file. */
     journal: journalSourceSchema.optional(),
-    /** Built-in rule packs; a pack brings the packs of the shared code it uses along (IMPLIED_PACKS). */
-    packs: z
-      .array(z.enum(LOG_PACKS))
-      .default([...DEFAULT_LOG_PACKS])
-      .transform((p) => withImpliedPacks(p)),
+    /** The engine's lines inside a wrapper (cri, docker) or the journal are JSON or logfmt records. */
+    structured: z.enum(STRUCTURED_FORMATS).optional(),
+    /** Keys of a structured record (defaults cover message/msg/event, level/levelname, time/timestamp/ts). */
+    keys: structuredKeysSchema.optional(),
+    /** The engine writing the log: picks the default `packs` (src/config/log-engines.ts). */
+    engine: z.enum(LOG_ENGINES).default('sglang'),
+    /** Built-in rule packs (default the engine's, DEFAULT_PACKS); a pack brings the packs of the shared code it uses along (IMPLIED_PACKS). */
+    packs: z.array(z.enum(LOG_PACKS)).optional(),
     /** Where to begin when there is no saved offset. */
     from: z.enum(['end', 'start']).default('end'),
     maxLineBytes: z.number().int().min(256).default(65_536),
@@ -427,7 +445,15 @@ export const logSourceSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['format'],
-        message: '`format` applies to files, not to `journal`',
+        message: '`format` applies to files, not to `journal` (use `structured` for JSON or logfmt entries)',
+      });
+    }
+    if (src.structured !== undefined && !['plain', 'cri', 'docker'].includes(src.format)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['structured'],
+        message:
+          '`structured` is for lines inside cri, docker or the journal; use `format: json|logfmt` for a file of records',
       });
     }
     // Directory wildcards match one path segment each and may not be `**` (see src/sources/logs/dir-glob.ts).
@@ -438,7 +464,9 @@ export const logSourceSchema = z
         message: `"**" is not supported; use one "*" per directory level: ${JSON.stringify(src.path)}`,
       });
     }
-  });
+  })
+  // Packs default by the engine (the same default replay and verify take).
+  .transform((src) => ({ ...src, packs: withImpliedPacks(src.packs ?? defaultPacks(src.engine)) }));
 
 export const engineScrapeSchema = z.strictObject({
   service: name('service'),

@@ -170,7 +170,7 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
   },
   {
     name: 'an unknown log format',
-    yaml: GOOD + `    logs: [{ service: prefill, path: /x/p.log, format: json }]\n`,
+    yaml: GOOD + `    logs: [{ service: prefill, path: /x/p.log, format: xml }]\n`,
     expect: /targets\[0\]\.logs\[0\]\.format: /,
   },
   {

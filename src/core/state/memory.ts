@@ -145,6 +145,10 @@ export interface CriticalMemory {
   line: string;
   /** From a user rule (ranks below built-in ones). */
   user?: boolean;
+  /** The final exception of the incident's traceback chain (`RuntimeError: CUDA error: …`), when known. */
+  rootCause?: string;
+  /** Matches of the incident besides this line (its chain). */
+  absorbed?: number;
 }
 
 /** One piece of evidence an incident saw: the diagnosis it names and the cause that proved it, first seen. */
@@ -228,7 +232,18 @@ export type DetectEvent =
       to: string | null;
       cause: string;
     }
-  | { type: 'critical_log'; at: number; service: string; rule: string; diagnosis: string; line: string }
+  | {
+      type: 'critical_log';
+      at: number;
+      service: string;
+      rule: string;
+      diagnosis: string;
+      line: string;
+      rootCause?: string;
+      absorbed?: number;
+      /** The incident's members as `rule@line`, at most a few (the event's own first). */
+      members?: string[];
+    }
   | { type: 'critical_confirmed'; at: number; rule: string; diagnosis: string; by: string }
   | { type: 'critical_unconfirmed'; at: number; rule: string; by: string }
   | {

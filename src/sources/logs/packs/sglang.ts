@@ -4,6 +4,7 @@
 // Each rule names its upstream file and the versions its wording applies to (`upstream`). A dying scheduler
 // prints a chain (exception or watchdog → `Subprocess … crashed` → `SIGQUIT received`): one incident, so those
 // rules share the `sglang_process_death` key and the first line of the chain is the event.
+import { EXCEPTION_LINE } from './patterns.js';
 import type { PackRule, RulePack, RuleClass } from './types.js';
 
 const KV_ABORT = String.raw`Aborted by AbortReq\.`;
@@ -144,7 +145,11 @@ export const sglangPack: RulePack = {
       class: 'engine_death',
       upstream: 'managers/scheduler.py run_scheduler_process (2024 → 2026-08)',
       incident: 'sglang_process_death',
+      logger: 'sglang',
       match: String.raw`Scheduler hit an exception:`,
+      // The traceback follows unprefixed (one logger record); its last exception line is the root cause.
+      follows: { match: EXCEPTION_LINE, within: 200 },
+      emitUnclosed: true,
     },
     // managers/detokenizer_manager.py run_detokenizer_process, managers/tokenizer_manager.py
     // (handle_loop / print_exception_wrapper), managers/data_parallel_controller.py
@@ -156,7 +161,10 @@ export const sglangPack: RulePack = {
       upstream:
         'managers/{detokenizer_manager,tokenizer_manager,data_parallel_controller}.py (2024 → 2026-08)',
       incident: 'sglang_process_death',
+      logger: 'sglang',
       match: String.raw`(?<component>DetokenizerManager|TokenizerManager|DataParallelController|MultiTokenizerRouter|FaultToleranceManager) hit an exception:`,
+      follows: { match: EXCEPTION_LINE, within: 200 },
+      emitUnclosed: true,
     },
     // entrypoints/http_server.py health_generate (2025-03 → 2026-08): /health answers 503.
     {
@@ -289,6 +297,17 @@ export const sglangPack: RulePack = {
       upstream: 'managers/scheduler_runtime_checker_mixin.py self_check_during_busy (read at 008e7b87)',
       incident: 'sglang_process_death',
       match: String.raw`(?<pool>Full|SWA) Pool Mem Leak Detected! `,
+    },
+    // entrypoints/http_server.py _wait_and_warmup / _execute_server_warmup (2024 → 2026-08): `The server is fired up
+    // and ready to roll!` once warm-up passed. A (re)started server: the deaths before it are over.
+    {
+      name: 'sglang_server_ready',
+      severity: 'info',
+      class: 'startup_info',
+      upstream: 'entrypoints/http_server.py _wait_and_warmup (2024 → 2026-08)',
+      logger: 'sglang',
+      startup: true,
+      match: String.raw`The server is fired up and ready to roll!`,
     },
     // model_executor/pool_configurator.py DSV4PoolConfigurator (2026-04 → 2026-08): startup marker for
     // DeepSeek-V4 KV pool sizing; `DSv4` in older builds, `DSV4` in newer.

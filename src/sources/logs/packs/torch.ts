@@ -51,7 +51,9 @@ export const torchPack: RulePack = {
       class: 'collective_timeout',
       upstream: 'torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp watchdog loop (torch 2.2 → 2.9)',
       incident: 'torch_collective',
-      match: String.raw`(?:failure detected by watchdog at work sequence id|Exception \(either an error or timeout\) detected by watchdog at work): (?<seq>\d+)`,
+      // The shared words outside the alternation: the prefilter needs a literal every match contains (issue 27: an
+      // alternation of two phrases gave none, and the whole rule set then read every line).
+      match: String.raw`(?:failure|Exception \(either an error or timeout\)) detected by watchdog at work(?: sequence id)?: (?<seq>\d+)`,
     },
     // ProcessGroupNCCL.cpp ncclCommWatchdog catch (torch 2.2 → 2.9; `NCCL watchdog thread` before 2.2): `{logPrefix}
     // Process group watchdog thread terminated with exception: {what}`. The watchdog thread is gone and it

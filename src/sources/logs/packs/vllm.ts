@@ -17,6 +17,7 @@ export const vllmPack: RulePack = {
       class: 'engine_death',
       upstream: 'vllm/v1/engine/core.py run_engine_core (0.8 → 2026-08)',
       incident: 'vllm_engine_death',
+      logger: 'vllm',
       match: String.raw`EngineCore encountered a fatal error\.`,
       follows: { match: EXCEPTION_LINE, within: 200 },
       emitUnclosed: true,
@@ -68,6 +69,17 @@ export const vllmPack: RulePack = {
       incident: 'vllm_engine_death',
       perRequest: 'rid',
       match: String.raw`Request (?<rid>\S+) failed \(engine dead\)`,
+    },
+    // entrypoints/openai/api_server.py run_server_worker (0.6 → 2026-08): `Starting vLLM API server %d on %s`. A
+    // (re)started server: the deaths before it are over.
+    {
+      name: 'vllm_api_server_starting',
+      severity: 'info',
+      class: 'startup_info',
+      upstream: 'vllm/entrypoints/openai/api_server.py run_server_worker (0.6 → 2026-08)',
+      logger: 'vllm',
+      startup: true,
+      match: String.raw`Starting vLLM API server \d+ on `,
     },
     // distributed/device_communicators/shm_broadcast.py MessageQueue.acquire_write/acquire_read (0.6 → 2026-08),
     // every VLLM_RINGBUFFER_WARNING_INTERVAL (60 s): a rank is hanging or compiling. Startup prints it too. Both
