@@ -9,6 +9,7 @@ import { incidentWarning, warningText } from './state/warnings.js';
 import { wrongCause, wrongHeld } from './wrong-window.js';
 import type {
   ClassifierConfig,
+  CriticalMemory,
   EngineMemory,
   InflightRun,
   SlotMemory,
@@ -153,7 +154,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   if (health && alive && completion.length > 0 && !anyPassing) {
     if (completionsFailing) {
       const c = s.confirmedCritical;
-      if (c) return verdict('wedged', c.diagnosis, `${c.rule} on ${c.service}, confirmed; ${why(health)}`);
+      if (c) return verdict('wedged', c.diagnosis, `${lineText(c)}, confirmed; ${why(health)}`);
       return verdict(
         'wedged',
         'health_generate_failing',
@@ -192,7 +193,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     );
   if (s.confirmedCritical && !completionsBack(s.confirmedCritical.time)) {
     const c = s.confirmedCritical;
-    return verdict('wedged', c.diagnosis, `${c.rule} on ${c.service}, confirmed by a failing or hung probe`);
+    return verdict('wedged', c.diagnosis, `${lineText(c)}, confirmed by a failing or hung probe`);
   }
   // Every completion hung: a run has been in flight hangAfter and nothing has finished since it started (a
   // partial hang, one hop or keep-alive only, leaves passes after its start). No timeout needs to fire.
@@ -209,7 +210,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
       const r = newest.run;
       const text = `${r.probe} on ${r.endpoint}/${r.conn} in flight for ${Math.round(newest.ageMs / 1000)} s and no completion has finished since it started`;
       const critical = mostSpecific(s.criticalSinceOk);
-      if (critical) return verdict('wedged', critical.diagnosis, `${text}; after ${critical.rule}`);
+      if (critical) return verdict('wedged', critical.diagnosis, `${text}; after ${lineText(critical)}`);
       if (stuckRouter) return verdict('wedged', 'router_stuck', `${text}; ${stuckRouter}`);
       if (stalledEngine)
         return verdict('wedged', 'engine_stalled', `${text}; ${stallText(stalledEngine, now)}`);
@@ -234,7 +235,8 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   }
   if (failing.length > 0 && passing.length === 0) {
     const critical = mostSpecific(s.criticalSinceOk);
-    if (critical) return verdict('wedged', critical.diagnosis, `${why(failing[0]!)}; after ${critical.rule}`);
+    if (critical)
+      return verdict('wedged', critical.diagnosis, `${why(failing[0]!)}; after ${lineText(critical)}`);
     if (stuckRouter) return verdict('wedged', 'router_stuck', `${why(failing[0]!)}; ${stuckRouter}`);
     if (stalledEngine) {
       return verdict('wedged', 'engine_stalled', `${why(failing[0]!)}; ${stallText(stalledEngine, now)}`);
@@ -478,6 +480,11 @@ function routerStuck(s: TargetState, now: number, cfg: ClassifierConfig): string
     return `${r.service} holds ${r.routerInflight} requests in flight while ${engines.map((e) => e.service).join(', ')} run and queue nothing, for ${Math.round(since / 1000)} s`;
   }
   return undefined;
+}
+
+/** A critical line as a cause: its rule and service, and the exception that ended its chain (issue 27). */
+function lineText(c: CriticalMemory): string {
+  return `${c.rule} on ${c.service}${c.rootCause !== undefined ? ` (root cause: ${c.rootCause})` : ''}`;
 }
 
 function stallText(e: EngineMemory, now: number) {

@@ -293,3 +293,32 @@ describe('what the hold must not keep (review of issue 26)', () => {
     expect(r.s.diagnosis).not.toBe('keepalive_only');
   });
 });
+
+describe('the cause names the root cause of a confirmed chain (issue 27)', () => {
+  it("a scheduler death's final exception is in the wedge's cause", () => {
+    const r = new Run(cfg);
+    healthy(r);
+    r.log({
+      severity: 'critical',
+      rule: 'sglang_scheduler_exception',
+      class: 'engine_death',
+      service: 'decode',
+      line: 'Scheduler hit an exception: Traceback (most recent call last):',
+      time: r.now,
+      incident: {
+        members: [],
+        absorbed: 0,
+        rootCause: {
+          exception: 'torch.AcceleratorError',
+          message: 'CUDA error: an illegal memory access was encountered',
+          rule: 'sglang_scheduler_exception',
+        },
+      },
+    });
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/log:sglang_scheduler_exception');
+    expect(r.s.cause).toContain(
+      'sglang_scheduler_exception on decode (root cause: torch.AcceleratorError: CUDA error: an illegal memory access was encountered)',
+    );
+  });
+});
