@@ -4,6 +4,8 @@ import { countsForRecovery, type Diagnosis, wedgeCauses } from './vocabulary.js'
 import { noFirstTokenWithin } from './confirm.js';
 import { hangs as hangingKind, isCompletion } from './kinds.js';
 import { mostSpecific } from './log-classes.js';
+import { hungWithNothingFinished } from './shapes/context.js';
+import { shapeVerdict } from './shapes/index.js';
 import type {
   ClassifierConfig,
   EngineMemory,
@@ -188,6 +190,13 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     const c = s.confirmedCritical;
     return verdict('wedged', c.diagnosis, `${c.rule} on ${c.service}, confirmed by a failing or hung probe`);
   }
+  // The engine's counters, a crawl, a leak floor, the router's view (src/core/shapes/, issue 26): stronger evidence
+  // of where to look than how the completions fail, which they are told too.
+  const shaped = shapeVerdict(s, now, cfg, {
+    passing: passing.length > 0,
+    stuck: (failing.length > 0 && passing.length === 0) || hungWithNothingFinished(s, now, cfg),
+  });
+  if (shaped) return verdict(shaped.state, shaped.diagnosis, shaped.cause);
   // Every completion hung: a run has been in flight hangAfter and nothing has finished since it started (a
   // partial hang, one hop or keep-alive only, leaves passes after its start). No timeout needs to fire.
   const hungRuns = hangs.filter((h) => h.hung);

@@ -215,6 +215,38 @@ export const DIAGNOSES = {
     alert: 'WedgewatchWrongOutput',
     meaning: 'a canary got a wrong known answer, or a structured probe output that breaks its schema',
   },
+  kv_transfer_failing: {
+    states: ['degraded', 'wedged'],
+    rank: 3,
+    runbook: 'wedgewatchkvtransferfailing',
+    alert: 'WedgewatchKVTransferFailing',
+    meaning:
+      "the engine's own KV-transfer failure counters (SGLang bootstrap/transfer failed, vLLM NIXL failed or expired, the router's PD KV failures) rose `failureCount` (3) times within `failureWindow` (60 s); wedged when completions fail or hang too",
+  },
+  engine_crawling: {
+    states: ['degraded', 'wedged'],
+    rank: 3,
+    runbook: 'wedgewatchenginecrawling',
+    alert: 'WedgewatchEngineCrawling',
+    meaning:
+      "tokens per second per running request below `crawlFraction` (10 %) of the engine's (or rank's) own trailing baseline for `stallAfter`, with requests running; wedged when completions fail or hang too",
+  },
+  requests_orphaned: {
+    states: ['degraded'],
+    rank: 3,
+    runbook: 'wedgewatchrequestsorphaned',
+    alert: 'WedgewatchRequestsOrphaned',
+    meaning:
+      "the router's oldest request in flight (`smg_http_inflight_request_age_count`) older than `orphanAfter` (10 m) while completions pass: requests nothing is finishing",
+  },
+  pd_pair_half_failed: {
+    states: ['wedged'],
+    rank: 3,
+    runbook: 'wedgewatchpdpairhalffailed',
+    alert: 'WedgewatchPDPairHalfFailed',
+    meaning:
+      'the router holds requests for `stallAfter` while one PD leg is down or refusing (its scrape or probes fail) and the other is up, and completions fail or hang; the cause names both legs',
+  },
   structured_output_stalled: {
     states: ['degraded'],
     rank: 3,
@@ -307,6 +339,7 @@ export const JOURNAL_EVENT_TYPES = [
   'engine_stalled',
   'engine_progress',
   'rank_stalled',
+  'engine_crawling',
   'confirm',
   'remediation',
   'remediation_pause',
