@@ -1,5 +1,6 @@
 // The verdict shapes of issue 26, strongest evidence first: the engine's own failure counters, then the engine's
-// own state (a crawl, a leak floor), then the router's view. verdict.ts asks them in this order, once.
+// own state (a crawl, a leak floor), then the router's view; aborts counted by the engine are load evidence, asked
+// with the abort storm. verdict.ts asks each tier in one place.
 import type { ClassifierConfig, TargetState } from '../state/memory.js';
 import { abortCounters, kvTransferFailing } from './counters.js';
 import { engineCrawling } from './crawl.js';
@@ -9,23 +10,22 @@ import type { Shape, ShapeContext, ShapeVerdict } from './types.js';
 
 export type { ShapeContext, ShapeVerdict } from './types.js';
 
-export const SHAPES: readonly Shape[] = [
-  kvTransferFailing,
-  abortCounters,
-  engineCrawling,
-  queueLeakFloor,
-  pdPairHalfFailed,
-  requestsOrphaned,
-];
+export const SHAPES = {
+  /** Asked before the completions' own symptoms: counters, the engine's state, the router's view. */
+  early: [kvTransferFailing, engineCrawling, queueLeakFloor, pdPairHalfFailed, requestsOrphaned],
+  /** Load evidence (EVIDENCE `load`): asked where the abort storm of the logs is, below answers and formats. */
+  late: [abortCounters],
+} as const satisfies Record<string, readonly Shape[]>;
 
-/** The first shape the memory proves, if any. */
+/** The first shape of the tier the memory proves, if any. */
 export function shapeVerdict(
   s: TargetState,
   now: number,
   cfg: ClassifierConfig,
   ctx: ShapeContext,
+  tier: keyof typeof SHAPES = 'early',
 ): ShapeVerdict | undefined {
-  for (const shape of SHAPES) {
+  for (const shape of SHAPES[tier] as readonly Shape[]) {
     const v = shape(s, now, cfg, ctx);
     if (v !== undefined) return v;
   }
