@@ -30,6 +30,8 @@ export interface RouterDeps {
   routerClientAddr(): string;
   /** Structured-output requests held by grammar_stall: released (to run) when the fault is disabled. */
   grammarHeld: Set<() => void>;
+  /** Requests in flight and answered, for /metrics (orphaned_requests adds its own in flight). */
+  stats?: RouterStats;
 }
 
 /** Answers of recent requests (the "KV pool" a kv_corruption mix-up hands to the wrong request). */
@@ -37,7 +39,7 @@ const RECENT_ANSWERS = 16;
 
 export function routerHandler(deps: RouterDeps): Handler {
   const recent: string[] = [];
-  const stats = new RouterStats();
+  const stats = deps.stats ?? new RouterStats();
   let chats = 0;
   return (req, res) => {
     const path = pathOf(req);

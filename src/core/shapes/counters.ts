@@ -12,7 +12,10 @@ import { stateFor, type Shape } from './types.js';
 export const kvTransferFailing: Shape = (s, now, cfg, ctx) => {
   let worst: { service: string; failed: number; expired: number } | undefined;
   for (const e of Object.values(s.engines)) {
-    const failed = failuresWithin(e, 'kv_transfer_failed', now, cfg);
+    // An aborted request fails its KV transfer on purpose (SGLang records "Aborted by AbortReq." as the failure
+    // reason, and its failed-request counters count it): the aborts the engine counted are not transfer failures.
+    const aborted = failuresWithin(e, 'aborted', now, cfg);
+    const failed = Math.max(0, failuresWithin(e, 'kv_transfer_failed', now, cfg) - aborted);
     const expired = failuresWithin(e, 'kv_expired', now, cfg);
     if (failed + expired < cfg.detect.failureCount) continue;
     if (worst === undefined || failed + expired > worst.failed + worst.expired)

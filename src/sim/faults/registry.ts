@@ -1,5 +1,10 @@
 // Every fault the simulator can inject. Adding one: a new file in this folder plus one entry here.
 import { crash } from './crash.js';
+import { crawl } from './crawl.js';
+import { kvTransferFailure } from './kv_transfer_failure.js';
+import { orphanedRequests } from './orphaned_requests.js';
+import { pdHalfFailed } from './pd_half_failed.js';
+import { strandedQueueEntry } from './stranded_queue_entry.js';
 import { decodeStall } from './decode_stall.js';
 import { engineCoreDeath } from './engine_core_death.js';
 import { health503 } from './health_503.js';
@@ -36,6 +41,11 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   shm_broadcast_hang: shmBroadcastHang,
   nixl_transfer_failure: nixlTransferFailure,
   rank_stall: rankStall,
+  kv_transfer_failure: kvTransferFailure,
+  crawl,
+  orphaned_requests: orphanedRequests,
+  stranded_queue_entry: strandedQueueEntry,
+  pd_half_failed: pdHalfFailed,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];
