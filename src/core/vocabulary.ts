@@ -289,8 +289,8 @@ export const DIAGNOSES = {
     states: ['wedged'],
     evidence: 'router',
     rank: 3,
-    runbook: 'wedgewatchpdpairhalffailed',
-    alert: 'WedgewatchPDPairHalfFailed',
+    runbook: 'diagnosis-pd_pair_half_failed',
+    alert: 'WedgewatchTargetWedged',
     meaning:
       'the router holds requests for `stallAfter` while one PD leg is down or refusing (its scrape or probes fail) and the other is up, and completions fail or hang; the cause names both legs',
   },

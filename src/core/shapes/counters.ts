@@ -1,6 +1,7 @@
 // Shapes named by the engine's own failure counters (their increases within failureWindow, engine-evidence.ts):
 // KV transfers failing, and aborts beyond the ones our own timed-out probes caused.
 import { failuresWithin, ownCutsWithin } from '../state/engine-evidence.js';
+import type { ClassifierConfig, EngineMemory } from '../state/memory.js';
 import { stateFor, type Shape } from './types.js';
 
 /**
@@ -18,6 +19,9 @@ export const kvTransferFailing: Shape = (s, now, cfg, ctx) => {
     const failed = Math.max(0, failuresWithin(e, 'kv_transfer_failed', now, cfg) - aborted);
     const expired = failuresWithin(e, 'kv_expired', now, cfg);
     if (failed + expired < cfg.detect.failureCount) continue;
+    // Still failing: the last increase is recent. A burst that stopped is the tail of what happened (the requests
+    // stuck in a wedge time out after the restart that fixed it), not a transfer path failing now.
+    if (!recentlyFailing(e, now, cfg)) continue;
     if (worst === undefined || failed + expired > worst.failed + worst.expired)
       worst = { service: e.service, failed, expired };
   }
@@ -55,3 +59,10 @@ export const abortCounters: Shape = (s, now, cfg, ctx) => {
     cause: `${worst.service} counted ${worst.n} aborted requests within ${Math.round(cfg.detect.failureWindow / 1000)} s beyond our own probes' ${own}`,
   };
 };
+
+/** A KV failure or expiry counted within the last quarter of failureWindow. */
+function recentlyFailing(e: EngineMemory, now: number, cfg: ClassifierConfig): boolean {
+  return (e.failures?.recent ?? []).some(
+    (r) => (r.kind === 'kv_transfer_failed' || r.kind === 'kv_expired') && now - r.at < cfg.detect.failureWindow / 4,
+  );
+}
