@@ -269,7 +269,7 @@ export function createEngineMetrics(registry: client.Registry) {
     ),
     engineOldestRequestAge: gauge(
       'engine_oldest_request_age_seconds',
-      "Router: a lower bound on the age of its oldest request in flight (the oldest non-empty in-flight age bucket).",
+      'Router: a lower bound on the age of its oldest request in flight (the oldest non-empty in-flight age bucket).',
     ),
     // The increase of the engine's own failure counters, by kind (a bounded label: ENGINE_FAILURE_KINDS).
     engineFailures: new client.Counter({

@@ -439,11 +439,17 @@ export class PdModel {
   private transferFailed(req: SimRequest): void {
     const now = new Date();
     const reason = 'Failed to get kvcache from prefill instance, it might be dead';
-    this.logs.prefill.write(this.perRank(now, (r) => fmt.prefillTransferFailed(req.rid, req.room, reason, r)));
+    this.logs.prefill.write(
+      this.perRank(now, (r) => fmt.prefillTransferFailed(req.rid, req.room, reason, r)),
+    );
     this.logs.decode.write(this.perRank(now, (r) => fmt.decodeTransferFailed(req.rid, req.room, reason, r)));
     this.prefill.counters.transferFailed++;
     this.decode.counters.transferFailed++;
-    this.hooks.emit({ service: 'decode', kind: 'transfer_failed', message: `KV transfer failed for ${req.rid}` });
+    this.hooks.emit({
+      service: 'decode',
+      kind: 'transfer_failed',
+      message: `KV transfer failed for ${req.rid}`,
+    });
     this.fail(req, fmt.kvTransferError(req.room, reason));
   }
 

@@ -44,7 +44,9 @@ const scrapes = (sim: Sim, withRouter = false) => [
     every: '1s',
     timeout: '1s',
   })),
-  ...(withRouter ? [{ service: 'router', metrics: `${sim.urls.router}/metrics`, every: '1s', timeout: '1s' }] : []),
+  ...(withRouter
+    ? [{ service: 'router', metrics: `${sim.urls.router}/metrics`, every: '1s', timeout: '1s' }]
+    : []),
 ];
 
 describe('issue 26 shapes against the SGLang simulator', () => {
@@ -61,10 +63,13 @@ describe('issue 26 shapes against the SGLang simulator', () => {
     await waitFor(() => x.wd.state.diagnosis === 'kv_transfer_failing', {
       timeoutMs: 30_000,
       intervalMs: 20,
-      what: () => `kv_transfer_failing (now ${x.wd.state.state}/${x.wd.state.diagnosis}: ${x.wd.state.cause})`,
+      what: () =>
+        `kv_transfer_failing (now ${x.wd.state.state}/${x.wd.state.diagnosis}: ${x.wd.state.cause})`,
     });
     expect(['degraded', 'wedged']).toContain(x.wd.state.state);
-    expect(x.wd.state.cause).toMatch(/^(prefill|decode): \d+ KV transfers failed within \d+ s \(its own counters\)/);
+    expect(x.wd.state.cause).toMatch(
+      /^(prefill|decode): \d+ KV transfers failed within \d+ s \(its own counters\)/,
+    );
     const failures = (await x.metrics.engineFailures.get()).values.filter(
       (v) => v.labels.kind === 'kv_transfer_failed' && v.value > 0,
     );
@@ -119,7 +124,9 @@ describe('issue 26 shapes against the SGLang simulator', () => {
     expect(x.wd.state.cause).toMatch(
       /^router holds a request in flight for over 30 s \(\d+ in flight\) while completions pass: nothing finishes it$/,
     );
-    const age = (await x.metrics.engineOldestRequestAge.get()).values.find((v) => v.labels.service === 'router');
+    const age = (await x.metrics.engineOldestRequestAge.get()).values.find(
+      (v) => v.labels.service === 'router',
+    );
     expect(age?.value).toBeGreaterThanOrEqual(30);
     x.sim.disableFault('orphaned_requests');
     await x.waitState('ok', { timeoutMs: 30_000 });
@@ -146,7 +153,9 @@ describe('issue 26 shapes against the SGLang simulator', () => {
     try {
       x.sim.enableFault('stranded_queue_entry', { count: 1 });
       await x.waitState('degraded', { diagnosis: 'queue_leak', timeoutMs: 30_000 });
-      expect(x.wd.state.cause).toMatch(/^decode holds 0 bootstrapping and \d+ in-transfer requests, never fewer than 1 for /);
+      expect(x.wd.state.cause).toMatch(
+        /^decode holds 0 bootstrapping and \d+ in-transfer requests, never fewer than 1 for /,
+      );
     } finally {
       traffic = false;
       await users;

@@ -275,7 +275,9 @@ describe('leaks before wedges (issue 13 item 6)', () => {
       r.round();
     }
     expect(r.transitions()).toEqual(['ok/-', 'degraded/queue_leak']);
-    expect(r.s.cause).toMatch(/^decode holds 0 bootstrapping and \d in-transfer requests, never fewer than 1 for 2 min, under traffic/);
+    expect(r.s.cause).toMatch(
+      /^decode holds 0 bootstrapping and \d in-transfer requests, never fewer than 1 for 2 min, under traffic/,
+    );
     r.engine({ service: 'decode', running: 6, transferQueue: 0, finishedTotal: 300 }, 15_000);
     r.round();
     r.round();

@@ -42,7 +42,9 @@ describe('failure counters are evidence', () => {
     r.engine({ service: 'server', kvTransferFailedTotal: 2, kvExpiredTotal: 1 }, 1000);
     r.round();
     expect(r.verdict).toBe('degraded/kv_transfer_failing');
-    expect(r.s.cause).toBe("server: 2 KV transfers failed and 1 requests' KV expired within 10 s (its own counters)");
+    expect(r.s.cause).toBe(
+      "server: 2 KV transfers failed and 1 requests' KV expired within 10 s (its own counters)",
+    );
     // Quiet for longer than the window: recovered.
     r.engine({ service: 'server', kvTransferFailedTotal: 2, kvExpiredTotal: 1 }, 11_000);
     r.round();
@@ -69,7 +71,7 @@ describe('failure counters are evidence', () => {
   });
 });
 
-describe('crawl against the engine\'s own baseline', () => {
+describe("crawl against the engine's own baseline", () => {
   /** A vLLM-like engine: a token counter that moves every scrape. */
   const tokens = (r: Run, perReq: number, running: number, seconds: number, total: { n: number }) => {
     for (let i = 0; i < seconds; i++) {
@@ -91,7 +93,9 @@ describe('crawl against the engine\'s own baseline', () => {
     expect(r.s.state).toBe('ok');
     tokens(r, 3.5, 4, 3, total);
     expect(r.verdict).toBe('degraded/engine_crawling');
-    expect(r.s.cause).toMatch(/^server makes 7 % of its own tokens per running request \(4 running\) for 2\d s$/);
+    expect(r.s.cause).toMatch(
+      /^server makes 7 % of its own tokens per running request \(4 running\) for 2\d s$/,
+    );
     expect(r.steps.flatMap((s) => s.events).filter((e) => e.type === 'engine_crawling')).toHaveLength(1);
     expect(r.s.engines.server!.stalled).toBe(false);
     tokens(r, 50, 4, 3, total);
@@ -153,7 +157,8 @@ describe('sleep mode', () => {
       r.feed({ kind: 'tick' }, 500);
     }
     expect(r.s.engines.server!.stalled).toBe(false);
-    for (let i = 0; i < 3; i++) r.engine({ service: 'server', running: 2, generatedTokensTotal: 7, sleeping: false });
+    for (let i = 0; i < 3; i++)
+      r.engine({ service: 'server', running: 2, generatedTokensTotal: 7, sleeping: false });
     expect(r.s.engines.server!.stalled).toBe(true);
   });
 });
@@ -178,7 +183,10 @@ describe("the router's view", () => {
   });
 
   it('router holding requests, decode refusing, prefill up, completions failing → wedged/pd_pair_half_failed naming both legs', () => {
-    const r = new Run({ ...config({ stallAfter: '10s' }), probes: { chat: { kind: 'chat' }, health: { kind: 'health' } } });
+    const r = new Run({
+      ...config({ stallAfter: '10s' }),
+      probes: { chat: { kind: 'chat' }, health: { kind: 'health' } },
+    });
     r.round();
     for (let i = 0; i < 14; i++) {
       r.engine({ service: 'router', routerInflight: 2, running: 0, workersUnhealthy: 1 }, 500);

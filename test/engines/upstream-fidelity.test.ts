@@ -7,7 +7,8 @@ import { parsePrometheusText } from '../../src/sources/engines/promtext.js';
 
 const fixture = (name: string) =>
   mapEngineMetrics(
-    parsePrometheusText(readFileSync(new URL(`../fixtures/engines/${name}`, import.meta.url), 'utf8')).samples,
+    parsePrometheusText(readFileSync(new URL(`../fixtures/engines/${name}`, import.meta.url), 'utf8'))
+      .samples,
   );
 const map = (text: string) => mapEngineMetrics(parsePrometheusText(text).samples);
 
@@ -24,9 +25,9 @@ describe('SGLang, current exposition', () => {
   it('retractions from the counter, never the per-interval gauge', () => {
     expect(f.preemptedTotal).toBe(48);
     // A build with only the old gauge exports no retraction counter: none is made up from the gauge.
-    expect(map('sglang:num_retracted_reqs{tp_rank="0"} 3\nsglang:num_running_reqs{tp_rank="0"} 1\n')).not.toHaveProperty(
-      'preemptedTotal',
-    );
+    expect(
+      map('sglang:num_retracted_reqs{tp_rank="0"} 3\nsglang:num_running_reqs{tp_rank="0"} 1\n'),
+    ).not.toHaveProperty('preemptedTotal');
   });
 
   it('KV-transfer latency: the histogram sum and count; the old gauge still read where it is the only one', () => {
@@ -36,7 +37,7 @@ describe('SGLang, current exposition', () => {
     expect(map('sglang:kv_transfer_latency_ms{tp_rank="0"} 12.5\n').kvTransferLatencyMs).toBe(12.5);
   });
 
-  it('token usage is the engine\'s own max-of-pools figure; failure counters read once', () => {
+  it("token usage is the engine's own max-of-pools figure; failure counters read once", () => {
     expect(f.tokenUsage).toBe(0.62);
     expect(f.kvTransferFailedTotal).toBe(5);
     expect(f.finishedTotal).toBe(93);
@@ -76,7 +77,12 @@ describe('vLLM, current exposition', () => {
   });
 
   it('NIXL failure and expiry counters, preemptions', () => {
-    expect(f).toMatchObject({ kvTransferFailedTotal: 5, kvExpiredTotal: 1, preemptedTotal: 6, abortedTotal: 4 });
+    expect(f).toMatchObject({
+      kvTransferFailedTotal: 5,
+      kvExpiredTotal: 1,
+      preemptedTotal: 6,
+      abortedTotal: 4,
+    });
   });
 });
 
@@ -90,6 +96,11 @@ describe('sgl-model-gateway, PD mode', () => {
   });
 
   it('workers unhealthy, circuits open and PD KV-transfer failures', () => {
-    expect(f).toMatchObject({ workersHealthy: 1, workersUnhealthy: 1, circuitOpen: 1, kvTransferFailedTotal: 4 });
+    expect(f).toMatchObject({
+      workersHealthy: 1,
+      workersUnhealthy: 1,
+      circuitOpen: 1,
+      kvTransferFailedTotal: 4,
+    });
   });
 });

@@ -50,7 +50,8 @@ export const abortCounters: Shape = (s, now, cfg, ctx) => {
   let worst: { service: string; n: number } | undefined;
   for (const e of Object.values(s.engines)) {
     const n = failuresWithin(e, 'aborted', now, cfg) - own;
-    if (n >= cfg.detect.abortStormCount && (worst === undefined || n > worst.n)) worst = { service: e.service, n };
+    if (n >= cfg.detect.abortStormCount && (worst === undefined || n > worst.n))
+      worst = { service: e.service, n };
   }
   if (worst === undefined) return undefined;
   return {
@@ -63,6 +64,8 @@ export const abortCounters: Shape = (s, now, cfg, ctx) => {
 /** A KV failure or expiry counted within the last quarter of failureWindow. */
 function recentlyFailing(e: EngineMemory, now: number, cfg: ClassifierConfig): boolean {
   return (e.failures?.recent ?? []).some(
-    (r) => (r.kind === 'kv_transfer_failed' || r.kind === 'kv_expired') && now - r.at < cfg.detect.failureWindow / 4,
+    (r) =>
+      (r.kind === 'kv_transfer_failed' || r.kind === 'kv_expired') &&
+      now - r.at < cfg.detect.failureWindow / 4,
   );
 }

@@ -57,7 +57,8 @@ export const pdPairHalfFailed: Shape = (s, now, cfg, ctx) => {
   for (const r of Object.values(s.engines)) {
     if (r.routerInflight === undefined || stale(r, now, cfg) || r.routerBusySince === undefined) continue;
     if (now - r.routerBusySince < cfg.detect.stallAfter) continue;
-    const unhealthy = (r.workersUnhealthy ?? 0) > 0 ? `; it reports ${r.workersUnhealthy} worker(s) unhealthy` : '';
+    const unhealthy =
+      (r.workersUnhealthy ?? 0) > 0 ? `; it reports ${r.workersUnhealthy} worker(s) unhealthy` : '';
     return {
       state: 'wedged',
       diagnosis: 'pd_pair_half_failed',

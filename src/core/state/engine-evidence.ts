@@ -29,7 +29,12 @@ const FIELDS: Record<EngineFailureKind, keyof EngineSignal> = {
 };
 
 /** Everything the engine signal says beyond load and progress; called once per good signal. */
-export function onEngineEvidence(e: EngineMemory, signal: EngineSignal, now: number, cfg: ClassifierConfig): void {
+export function onEngineEvidence(
+  e: EngineMemory,
+  signal: EngineSignal,
+  now: number,
+  cfg: ClassifierConfig,
+): void {
   if (signal.sleeping !== undefined) e.sleeping = signal.sleeping;
   if (signal.routerOldestInflightMs !== undefined) e.routerOldestMs = signal.routerOldestInflightMs;
   if (signal.workersUnhealthy !== undefined) e.workersUnhealthy = signal.workersUnhealthy;
@@ -56,12 +61,20 @@ function trackFailures(e: EngineMemory, signal: EngineSignal, now: number, cfg: 
 }
 
 function pruneFailures(recent: Array<{ at: number }>, now: number, cfg: ClassifierConfig): void {
-  while (recent.length > 0 && (recent.length > FAILURES_KEEP || now - recent[0]!.at >= cfg.detect.failureWindow))
+  while (
+    recent.length > 0 &&
+    (recent.length > FAILURES_KEEP || now - recent[0]!.at >= cfg.detect.failureWindow)
+  )
     recent.shift();
 }
 
 /** How many failures of `kind` the engine's counters reported within failureWindow. */
-export function failuresWithin(e: EngineMemory, kind: EngineFailureKind, now: number, cfg: ClassifierConfig): number {
+export function failuresWithin(
+  e: EngineMemory,
+  kind: EngineFailureKind,
+  now: number,
+  cfg: ClassifierConfig,
+): number {
   return (e.failures?.recent ?? [])
     .filter((r) => r.kind === kind && now - r.at < cfg.detect.failureWindow)
     .reduce((a, r) => a + r.n, 0);
@@ -92,12 +105,21 @@ export function ownCutsWithin(s: TargetState, now: number, cfg: ClassifierConfig
  * is; otherwise the generated-token counter's rate since the last sample (vLLM's counts every iteration; SGLang's
  * only at a request's end, which is why its gauge comes first).
  */
-function perRequestRate(c: CrawlMemory, signal: EngineSignal | RankSampleAt, now: number): number | undefined {
+function perRequestRate(
+  c: CrawlMemory,
+  signal: EngineSignal | RankSampleAt,
+  now: number,
+): number | undefined {
   const running = signal.running;
   let rate: number | undefined;
   if ('genThroughput' in signal && signal.genThroughput !== undefined) rate = signal.genThroughput;
   else if (signal.generatedTokensTotal !== undefined) {
-    if (c.lastTokens !== undefined && c.lastAt !== undefined && now > c.lastAt && signal.generatedTokensTotal >= c.lastTokens)
+    if (
+      c.lastTokens !== undefined &&
+      c.lastAt !== undefined &&
+      now > c.lastAt &&
+      signal.generatedTokensTotal >= c.lastTokens
+    )
       rate = ((signal.generatedTokensTotal - c.lastTokens) * 1000) / (now - c.lastAt);
     c.lastTokens = signal.generatedTokensTotal;
     c.lastAt = now;
@@ -160,7 +182,10 @@ export function judgeCrawl(s: TargetState, now: number, cfg: ClassifierConfig, e
       if (c === undefined) return;
       const crawling =
         !stale(e, now, cfg) &&
-        e.sleeping !== true && running > 0 && c.belowSince !== undefined && now - c.belowSince >= after;
+        e.sleeping !== true &&
+        running > 0 &&
+        c.belowSince !== undefined &&
+        now - c.belowSince >= after;
       if (crawling && !c.crawling) {
         events.push({
           type: 'engine_crawling',

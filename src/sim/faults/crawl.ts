@@ -8,8 +8,11 @@ import type { FaultDef } from './types.js';
 export const crawl: FaultDef = {
   name: 'crawl',
   engines: ['sglang', 'vllm'],
-  summary: 'tokens per running request collapse `factor`-fold (each step takes that much longer); requests stay running',
-  params: { factor: { default: 30, help: 'how many times slower each step is, 10 to 1000 (a crawl, not a slowdown)' } },
+  summary:
+    'tokens per running request collapse `factor`-fold (each step takes that much longer); requests stay running',
+  params: {
+    factor: { default: 30, help: 'how many times slower each step is, 10 to 1000 (a crawl, not a slowdown)' },
+  },
   validate(p) {
     const f = Number(p.factor);
     return Number.isFinite(f) && f >= 10 && f <= 1000 ? undefined : `factor must be a number from 10 to 1000`;

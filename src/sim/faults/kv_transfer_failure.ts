@@ -9,7 +9,7 @@ import type { FaultDef } from './types.js';
 export const kvTransferFailure: FaultDef = {
   name: 'kv_transfer_failure',
   summary:
-    "the KV transfer fails for a `rate` fraction of requests: `Prefill/Decode transfer failed … KVTransferError` lines, sglang:num_transfer_failed_reqs_total rising on both legs, the request fails",
+    'the KV transfer fails for a `rate` fraction of requests: `Prefill/Decode transfer failed … KVTransferError` lines, sglang:num_transfer_failed_reqs_total rising on both legs, the request fails',
   params: {
     rate: { default: 0.3, help: 'the fraction of requests whose KV transfer fails, in (0, 1]' },
   },

@@ -10,7 +10,9 @@ export const strandedQueueEntry: FaultDef = {
   params: { count: { default: 1, help: 'stranded entries (1 or more)' } },
   validate(p) {
     const n = Number(p.count);
-    return Number.isInteger(n) && n >= 1 ? undefined : `count must be an integer ≥ 1 (got ${JSON.stringify(p.count)})`;
+    return Number.isInteger(n) && n >= 1
+      ? undefined
+      : `count must be an integer ≥ 1 (got ${JSON.stringify(p.count)})`;
   },
   strandedQueue(service, p) {
     return service === 'decode' ? Number(p.count) : 0;

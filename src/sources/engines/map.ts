@@ -11,7 +11,11 @@ export type { EngineFields } from './mappings/index.js';
 export const SCRAPE_FAMILIES: ReadonlySet<string> = new Set(ENGINE_MAPPINGS.flatMap((m) => m.families));
 export const SCRAPE_LABELS: ReadonlySet<string> = new Set(ENGINE_MAPPINGS.flatMap((m) => m.labels));
 
-const MAX_FIELDS = new Set<keyof EngineFields>(['tokenUsage', 'kvTransferLatencyMs', 'routerOldestInflightMs']);
+const MAX_FIELDS = new Set<keyof EngineFields>([
+  'tokenUsage',
+  'kvTransferLatencyMs',
+  'routerOldestInflightMs',
+]);
 
 export function mapEngineMetrics(samples: Sample[]): EngineFields {
   const out: EngineFields = {};

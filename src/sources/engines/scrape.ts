@@ -202,7 +202,9 @@ export class EngineScraper {
     const { sleeping: _asleep, ...numbers } = f;
     const values: EngineGaugeValues = {
       ...numbers,
-      ...(f.kvTransferLatencyMs !== undefined ? { kvTransferLatencySeconds: f.kvTransferLatencyMs / 1000 } : {}),
+      ...(f.kvTransferLatencyMs !== undefined
+        ? { kvTransferLatencySeconds: f.kvTransferLatencyMs / 1000 }
+        : {}),
       ...(f.sleeping !== undefined ? { sleeping: f.sleeping ? 1 : 0 } : {}),
       ...(f.routerOldestInflightMs !== undefined
         ? { oldestRequestAgeSeconds: f.routerOldestInflightMs / 1000 }

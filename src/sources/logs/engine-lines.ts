@@ -80,10 +80,7 @@ const USAGE_FALLBACKS = [...POOL_USAGES, 'gpu token usage', 'page usage'];
  * health probe's shape), or a usage fallback (its index).
  */
 type FieldUse =
-  | { gauge: EngineGauge }
-  | { newToken: true }
-  | { count: 'newSeq' | 'cached' }
-  | { fallback: number };
+  { gauge: EngineGauge } | { newToken: true } | { count: 'newSeq' | 'cached' } | { fallback: number };
 /**
  * The fields the parser keeps, by name length: a field's name is compared in place (startsWith) with the few of
  * its length, so no string is made for the dozen fields a line has that no gauge reads. The verdict timeline

@@ -46,7 +46,8 @@ export const vllmMapping: EngineMapping = {
       (s) => s.labels.reason === 'deferred',
     );
     const awake = samples.filter(
-      (s) => s.name === 'vllm:engine_sleep_state' && s.labels.sleep_state === 'awake' && Number.isFinite(s.value),
+      (s) =>
+        s.name === 'vllm:engine_sleep_state' && s.labels.sleep_state === 'awake' && Number.isFinite(s.value),
     );
     return {
       running: sum(['vllm:num_requests_running']),
