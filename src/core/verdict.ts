@@ -136,6 +136,17 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     return completion.some((m) => cfg.hops.indexOf(m.endpoint) > i && m.failStreak === 0);
   };
 
+  // The engine's counters, a crawl, a leak floor, the router's view (src/core/shapes/, issue 26): stronger evidence
+  // of where to look than how the completions fail, which they are told too. A half-failed PD pair comes before
+  // `down`: one refused leg while the router and the other leg answer is that pair's failure, not a dead target.
+  const shapeCtx = {
+    passing: completion.some((m) => m.failStreak === 0),
+    stuck:
+      (completion.some((m) => m.failStreak >= d.wedgeAfter) && !completion.some((m) => m.failStreak === 0)) ||
+      hungWithNothingFinished(s, now, cfg),
+  };
+  const pair = s.confirmedCritical === undefined ? shapeVerdict(s, now, cfg, shapeCtx, 'pair') : undefined;
+  if (pair) return verdict(pair.state, pair.diagnosis, pair.cause);
   // down: the health endpoint fails, or a port refuses.
   const healthFailing = slots.filter((m) => m.probeKind === 'health' && m.failStreak >= d.downAfter);
   const health = healthFailing.find((m) => !behindPasses(m.endpoint));
@@ -194,12 +205,6 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     const c = s.confirmedCritical;
     return verdict('wedged', c.diagnosis, `${c.rule} on ${c.service}, confirmed by a failing or hung probe`);
   }
-  // The engine's counters, a crawl, a leak floor, the router's view (src/core/shapes/, issue 26): stronger evidence
-  // of where to look than how the completions fail, which they are told too.
-  const shapeCtx = {
-    passing: passing.length > 0,
-    stuck: (failing.length > 0 && passing.length === 0) || hungWithNothingFinished(s, now, cfg),
-  };
   const shaped = shapeVerdict(s, now, cfg, shapeCtx);
   if (shaped) return verdict(shaped.state, shaped.diagnosis, shaped.cause);
   // Every completion hung: a run has been in flight hangAfter and nothing has finished since it started (a

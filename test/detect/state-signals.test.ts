@@ -201,4 +201,26 @@ describe("the router's view", () => {
     // Without it the leg that waits read as the culprit (prefill holds transfers with no progress).
     expect(r.s.engines.prefill!.stalled).toBe(true);
   });
+
+  it('a health probe of the refused leg does not turn the half-failed pair into down/health_failing', () => {
+    const r = new Run(config({ stallAfter: '10s' }));
+    r.round();
+    for (let i = 0; i < 14; i++) {
+      r.engine({ service: 'router', routerInflight: 2, running: 0 }, 500);
+      r.engine({ service: 'prefill', running: 0, transferQueue: 2, generatedTokensTotal: 0 }, 100);
+      r.engine({ service: 'decode', scrapeOk: false }, 100);
+      r.probe({ endpoint: 'decode', probe: 'health', probeKind: 'health', result: 'connect_error' }, 100);
+      r.round('timeout');
+    }
+    expect(r.verdict).toBe('wedged/pd_pair_half_failed');
+    expect(r.s.cause).toMatch(/while decode is down \(refusing connections\) and prefill is up$/);
+    // The leg is back and the router released what it held: ok again, through the usual recovery.
+    r.engine({ service: 'router', routerInflight: 0, running: 0 }, 500);
+    r.engine({ service: 'decode', running: 0 }, 100);
+    r.engine({ service: 'prefill', running: 0, transferQueue: 0, generatedTokensTotal: 9 }, 100);
+    r.probe({ endpoint: 'decode', probe: 'health', probeKind: 'health', result: 'ok' }, 100);
+    r.probe({ endpoint: 'decode', probe: 'health', probeKind: 'health', result: 'ok' }, 100);
+    for (let i = 0; i < 4; i++) r.round();
+    expect(r.s.state).toBe('ok');
+  });
 });

@@ -1,6 +1,7 @@
 // The verdict shapes of issue 26, strongest evidence first: the engine's own failure counters, then the engine's
-// own state (a crawl, a leak floor), then the router's view; aborts counted by the engine are load evidence, asked
-// with the abort storm. verdict.ts asks each tier in one place.
+// own state (a crawl, a leak floor), then the router's view; a half-failed pair before the down rules (its refused
+// leg is the pair's failure, not a dead target); aborts counted by the engine are load evidence, asked with the
+// abort storm. verdict.ts asks each tier in one place.
 import type { ClassifierConfig, TargetState } from '../state/memory.js';
 import { abortCounters, kvTransferFailing } from './counters.js';
 import { engineCrawling } from './crawl.js';
@@ -11,8 +12,10 @@ import type { Shape, ShapeContext, ShapeVerdict } from './types.js';
 export type { ShapeContext, ShapeVerdict } from './types.js';
 
 export const SHAPES = {
+  /** Asked before the down rules: a refused leg of a pair the router still holds requests for. */
+  pair: [pdPairHalfFailed],
   /** Asked before the completions' own symptoms: counters, the engine's state, the router's view. */
-  early: [kvTransferFailing, engineCrawling, queueLeakFloor, pdPairHalfFailed, requestsOrphaned],
+  early: [kvTransferFailing, engineCrawling, queueLeakFloor, requestsOrphaned],
   /** Load evidence (EVIDENCE `load`): asked where the abort storm of the logs is, below answers and formats. */
   late: [abortCounters],
 } as const satisfies Record<string, readonly Shape[]>;
