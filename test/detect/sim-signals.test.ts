@@ -183,6 +183,29 @@ describe('issue 26 shapes against the SGLang simulator', () => {
 });
 
 describe('issue 26 shapes against the vLLM simulator', () => {
+  it('crawl: the token counter per running request collapses against its baseline → engine_crawling; off → ok', async () => {
+    const x = await startVllmHarness({}, { detect: { ...DETECT, stallAfter: '10s' } });
+    h = x;
+    await x.waitHealthy({ timeoutMs: 30_000 });
+    const long = openStream(x.sim.urls.server, chatBody({ max_tokens: 10_000_000 }));
+    streams.push(long);
+    await long.firstData;
+    await waitFor(() => (x.wd.state.engines.server?.crawl?.samples ?? 0) >= 5, {
+      timeoutMs: 20_000,
+      what: () => `a baseline (${x.wd.state.engines.server?.crawl?.samples ?? 0} samples)`,
+    });
+    x.sim.enableFault('crawl', { factor: 30 });
+    await waitFor(() => x.wd.state.diagnosis === 'engine_crawling', {
+      timeoutMs: 60_000,
+      intervalMs: 20,
+      what: () => `engine_crawling (now ${x.wd.state.state}/${x.wd.state.diagnosis}: ${x.wd.state.cause})`,
+    });
+    expect(x.wd.state.cause).toMatch(/^server makes [\d.]+ % of its own tokens per running request/);
+    x.sim.disableFault('crawl');
+    long.cut();
+    await x.waitState('ok', { timeoutMs: 60_000 });
+  }, 180_000);
+
   it('nixl_transfer_failure at rate 0.3: the NIXL failure counter rises while completions pass → degraded/kv_transfer_failing', async () => {
     const x = await startVllmHarness({}, { detect: { ...DETECT, failureWindow: '10s' } });
     h = x;

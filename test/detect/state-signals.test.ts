@@ -115,6 +115,17 @@ describe("crawl against the engine's own baseline", () => {
     expect(r.verdict).toBe('wedged/engine_crawling');
   });
 
+  it('a crawl read noisily (samples hovering at the fraction) keeps its clock, and never drags the baseline down', () => {
+    const r = new Run(config({ stallAfter: '20s' }));
+    r.round();
+    const total = { n: 0 };
+    tokens(r, 50, 4, 10, total);
+    const baseline = r.s.engines.server!.crawl!.baseline!;
+    for (let i = 0; i < 20; i++) tokens(r, i % 2 === 0 ? 3.5 : 6.5, 4, 1, total);
+    expect(r.verdict).toBe('degraded/engine_crawling');
+    expect(r.s.engines.server!.crawl!.baseline).toBe(baseline);
+  });
+
   it('a slower but not collapsed engine (half its baseline), or one with nothing running, never crawls', () => {
     const r = new Run(config({ stallAfter: '20s' }));
     r.round();

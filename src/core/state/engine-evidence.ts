@@ -14,6 +14,8 @@ import type {
 
 /** Samples of a healthy rate before the baseline is trusted (one scrape or batch line each). */
 export const BASELINE_SAMPLES = 5;
+/** A sample joins the baseline only at this fraction of it or more. */
+const BASELINE_JOIN = 0.5;
 /** Weight of a new sample in the trailing baseline (an exponential average: about the last 20 samples). */
 const BASELINE_WEIGHT = 0.05;
 /** Failure increases remembered per engine (a kind's count within failureWindow is what is judged). */
@@ -110,7 +112,7 @@ function perRequestRate(
   signal: EngineSignal | RankSampleAt,
   now: number,
 ): number | undefined {
-  const running = signal.running;
+  let running = signal.running;
   let rate: number | undefined;
   if ('genThroughput' in signal && signal.genThroughput !== undefined) rate = signal.genThroughput;
   else if (signal.generatedTokensTotal !== undefined) {
@@ -119,10 +121,14 @@ function perRequestRate(
       c.lastAt !== undefined &&
       now > c.lastAt &&
       signal.generatedTokensTotal >= c.lastTokens
-    )
+    ) {
       rate = ((signal.generatedTokensTotal - c.lastTokens) * 1000) / (now - c.lastAt);
+      // The interval's tokens came from every request that ran in it: the more of the two readings.
+      if (running !== undefined && c.lastRunning !== undefined) running = Math.max(running, c.lastRunning);
+    }
     c.lastTokens = signal.generatedTokensTotal;
     c.lastAt = now;
+    if (signal.running !== undefined) c.lastRunning = signal.running;
   }
   if (running === undefined || running <= 0 || rate === undefined) return undefined;
   return rate / running;
@@ -154,8 +160,13 @@ function trackCrawl(
     c.belowSince ??= now;
     return;
   }
+  // Hysteresis: a crawl that hovers at the fraction (a sample read just as a request ends) keeps its clock; it
+  // ends at twice the fraction.
+  if (trusted && c.ratio !== undefined && c.belowSince !== undefined && c.ratio < Math.min(1, 2 * fraction))
+    return;
   c.belowSince = undefined;
-  if (rate <= 0) return;
+  // Only samples near the baseline join it: a slowdown, let alone a crawl, must not become the new normal.
+  if (rate <= 0 || (trusted && c.ratio !== undefined && c.ratio < BASELINE_JOIN)) return;
   c.baseline = c.baseline === undefined ? rate : c.baseline * (1 - BASELINE_WEIGHT) + rate * BASELINE_WEIGHT;
   c.samples++;
 }

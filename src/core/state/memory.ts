@@ -93,6 +93,7 @@ export interface CrawlMemory {
   /** Metrics sources without a throughput gauge: the token counter and time of the last sample. */
   lastTokens?: number;
   lastAt?: number;
+  lastRunning?: number;
 }
 
 /** The engine's own failure counters' last values and their recent increases (bounded, within failureWindow). */
