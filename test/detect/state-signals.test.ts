@@ -207,7 +207,7 @@ describe("the router's view", () => {
     }
     expect(r.verdict).toBe('wedged/pd_pair_half_failed');
     expect(r.s.cause).toMatch(
-      /^router holds 2 requests for \d+ s while decode is down \(its \/metrics scrape fails\) and prefill is up; it reports 1 worker\(s\) unhealthy$/,
+      /^router holds requests nothing completes \(2 in flight at its last scrape\) while decode is down \(its \/metrics scrape fails\) and prefill is up; it reports 1 worker\(s\) unhealthy$/,
     );
     // Without it the leg that waits read as the culprit (prefill holds transfers with no progress).
     expect(r.s.engines.prefill!.stalled).toBe(true);

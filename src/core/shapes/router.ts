@@ -55,14 +55,16 @@ export const pdPairHalfFailed: Shape = (s, now, cfg, ctx) => {
   const up = legs.filter((e) => !down.some((d) => d.e === e));
   if (down.length === 0 || up.length === 0) return undefined;
   for (const r of Object.values(s.engines)) {
-    if (r.routerInflight === undefined || stale(r, now, cfg) || r.routerBusySince === undefined) continue;
-    if (now - r.routerBusySince < cfg.detect.stallAfter) continue;
+    if (r.routerInflight === undefined || stale(r, now, cfg) || r.routerLastBusyAt === undefined) continue;
+    // Requests in flight at the router within stallAfter while nothing completes: it holds what it paired with the
+    // leg that is gone (a reading between two held requests may show none, so no unbroken run is asked for).
+    if (now - r.routerLastBusyAt >= cfg.detect.stallAfter) continue;
     const unhealthy =
       (r.workersUnhealthy ?? 0) > 0 ? `; it reports ${r.workersUnhealthy} worker(s) unhealthy` : '';
     return {
       state: 'wedged',
       diagnosis: 'pd_pair_half_failed',
-      cause: `${r.service} holds ${r.routerInflight} requests for ${Math.round((now - r.routerBusySince) / 1000)} s while ${down.map((d) => `${d.e.service} is down (${d.why})`).join(', ')} and ${up.map((e) => e.service).join(', ')} ${up.length > 1 ? 'are' : 'is'} up${unhealthy}`,
+      cause: `${r.service} holds requests nothing completes (${r.routerInflight} in flight at its last scrape) while ${down.map((d) => `${d.e.service} is down (${d.why})`).join(', ')} and ${up.map((e) => e.service).join(', ')} ${up.length > 1 ? 'are' : 'is'} up${unhealthy}`,
     };
   }
   return undefined;

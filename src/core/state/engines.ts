@@ -49,6 +49,7 @@ export function onEngine(s: TargetState, signal: EngineSignal, now: number, cfg:
   if (signal.routerInflight !== undefined) {
     e.routerInflight = signal.routerInflight;
     e.routerBusySince = signal.routerInflight > 0 ? (e.routerBusySince ?? now) : undefined;
+    if (signal.routerInflight > 0) e.routerLastBusyAt = now;
   }
   trackQueues(e, now);
   onEngineEvidence(e, signal, now, cfg);

@@ -144,6 +144,8 @@ export interface EngineMemory {
   /** Routers only: HTTP requests in flight, and since when that has been above zero. */
   routerInflight?: number;
   routerBusySince?: number;
+  /** Routers only: the last reading with requests in flight. */
+  routerLastBusyAt?: number;
   /** Routers only: a lower bound on the age of the oldest request in flight, and when it was read. */
   routerOldestMs?: number;
   /** Routers only: workers unhealthy and circuits open, as last reported. */
