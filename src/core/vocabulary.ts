@@ -292,7 +292,7 @@ export const DIAGNOSES = {
     runbook: 'diagnosis-pd_pair_half_failed',
     alert: 'WedgewatchTargetWedged',
     meaning:
-      'the router holds requests for `stallAfter` while one PD leg is down or refusing (its scrape or probes fail) and the other is up, and completions fail or hang; the cause names both legs',
+      'the router holds requests (in flight within `stallAfter`/`hangAfter`) while one PD leg is down or refusing (its scrape or probes fail) and the other is up, and completions fail or hang; the cause names both legs',
   },
   structured_output_stalled: {
     states: ['degraded'],

@@ -56,9 +56,10 @@ export const pdPairHalfFailed: Shape = (s, now, cfg, ctx) => {
   if (down.length === 0 || up.length === 0) return undefined;
   for (const r of Object.values(s.engines)) {
     if (r.routerInflight === undefined || stale(r, now, cfg) || r.routerLastBusyAt === undefined) continue;
-    // Requests in flight at the router within stallAfter while nothing completes: it holds what it paired with the
-    // leg that is gone (a reading between two held requests may show none, so no unbroken run is asked for).
-    if (now - r.routerLastBusyAt >= cfg.detect.stallAfter) continue;
+    // Requests in flight at the router lately while nothing completes: it holds what it paired with the leg that is
+    // gone. A reading between two held requests may show none, so no unbroken run is asked for, and "lately" is
+    // the longer of stallAfter and hangAfter (a probe held to its timeout comes back within it).
+    if (now - r.routerLastBusyAt >= Math.max(cfg.detect.stallAfter, cfg.detect.hangAfter)) continue;
     const unhealthy =
       (r.workersUnhealthy ?? 0) > 0 ? `; it reports ${r.workersUnhealthy} worker(s) unhealthy` : '';
     return {
