@@ -145,7 +145,7 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
       (completion.some((m) => m.failStreak >= d.wedgeAfter) && !completion.some((m) => m.failStreak === 0)) ||
       hungWithNothingFinished(s, now, cfg),
   };
-  const pair = s.confirmedCritical === undefined ? shapeVerdict(s, now, cfg, shapeCtx, 'pair') : undefined;
+  const pair = shapeVerdict(s, now, cfg, shapeCtx, 'pair');
   if (pair) return verdict(pair.state, pair.diagnosis, pair.cause);
   // down: the health endpoint fails, or a port refuses.
   const healthFailing = slots.filter((m) => m.probeKind === 'health' && m.failStreak >= d.downAfter);

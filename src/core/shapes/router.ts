@@ -62,10 +62,13 @@ export const pdPairHalfFailed: Shape = (s, now, cfg, ctx) => {
     if (now - r.routerLastBusyAt >= Math.max(cfg.detect.stallAfter, cfg.detect.hangAfter)) continue;
     const unhealthy =
       (r.workersUnhealthy ?? 0) > 0 ? `; it reports ${r.workersUnhealthy} worker(s) unhealthy` : '';
+    // A line the waiting leg logged about its gone peer (decode's lost prefill connection) says the same: kept.
+    const c = s.confirmedCritical;
+    const line = c !== undefined ? `; after ${c.rule} on ${c.service}` : '';
     return {
       state: 'wedged',
       diagnosis: 'pd_pair_half_failed',
-      cause: `${r.service} holds requests nothing completes (${r.routerInflight} in flight at its last scrape) while ${down.map((d) => `${d.e.service} is down (${d.why})`).join(', ')} and ${up.map((e) => e.service).join(', ')} ${up.length > 1 ? 'are' : 'is'} up${unhealthy}`,
+      cause: `${r.service} holds requests nothing completes (${r.routerInflight} in flight at its last scrape) while ${down.map((d) => `${d.e.service} is down (${d.why})`).join(', ')} and ${up.map((e) => e.service).join(', ')} ${up.length > 1 ? 'are' : 'is'} up${unhealthy}${line}`,
     };
   }
   return undefined;
