@@ -4,6 +4,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import type { LogFormat, LogPack, RuleConfig } from '../config/schema.js';
 import type { IncidentManifest } from '../outputs/incidents/manifest.js';
 import { PACKS } from '../sources/logs/packs/index.js';
+import { withImpliedPacks } from '../config/log-packs.js';
 import { formatMetrics, replayFiles, type ReplayEvent, type ReplayResult } from './replay-files.js';
 import { formatAt } from './replay-timeline.js';
 import { RuleError } from '../sources/logs/rules.js';
@@ -174,7 +175,8 @@ export function replayCommand(): Command {
           const result = replayFiles({
             files: inputs.files,
             services: inputs.services,
-            packs: opts.pack ?? PACK_NAMES,
+            // `--pack nixl` reads what a config naming nixl reads (the shared code's packs too).
+            packs: opts.pack ? withImpliedPacks(opts.pack) : PACK_NAMES,
             userRules,
             service: opts.service,
             format: opts.format,

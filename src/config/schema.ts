@@ -8,6 +8,7 @@ import { COMPLETION_KINDS, CONN_KINDS, isCompletionKind, PROBE_KINDS, TOOL_CASES
 import { parseJsonPath } from '../sources/probes/serverinfo-path.js';
 import type { LogEventClass, ProbeKind } from '../core/vocabulary.js';
 import { logEventClassSchema, stateOrDiagnosisSchema } from './vocabulary-schema.js';
+import { DEFAULT_LOG_PACKS, LOG_PACKS, withImpliedPacks } from './log-packs.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
 function listenAddressProblem(addr: string): string | undefined {
@@ -331,8 +332,7 @@ export function probeFieldKinds(field: string): string[] {
   return PROBE_KIND_SCHEMAS.filter((s) => field in s.shape).map((s) => s.shape.kind.value);
 }
 
-export const LOG_PACKS = ['sglang', 'nixl', 'mooncake', 'vllm', 'python'] as const;
-export type LogPack = (typeof LOG_PACKS)[number];
+export { DEFAULT_LOG_PACKS, IMPLIED_PACKS, LOG_PACKS, type LogPack, withImpliedPacks } from './log-packs.js';
 
 /** How a log file wraps each line: as written (plain), by the kubelet (cri), by Docker's json-file driver. */
 export const LOG_FORMATS = ['plain', 'cri', 'docker', 'auto'] as const;
@@ -379,7 +379,11 @@ export const logSourceSchema = z
     format: z.enum(LOG_FORMATS).default('plain'),
     /** Read the systemd journal instead of a file. */
     journal: journalSourceSchema.optional(),
-    packs: z.array(z.enum(LOG_PACKS)).default(['sglang', 'nixl', 'mooncake', 'python']),
+    /** Built-in rule packs; a pack brings the packs of the shared code it uses along (IMPLIED_PACKS). */
+    packs: z
+      .array(z.enum(LOG_PACKS))
+      .default([...DEFAULT_LOG_PACKS])
+      .transform((p) => withImpliedPacks(p)),
     /** Where to begin when there is no saved offset. */
     from: z.enum(['end', 'start']).default('end'),
     maxLineBytes: z.number().int().min(256).default(65_536),

@@ -226,6 +226,13 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
       if (stuckRouter) return verdict('wedged', 'router_stuck', `${text}; ${stuckRouter}`);
       if (stalledEngine)
         return verdict('wedged', 'engine_stalled', `${text}; ${stallText(stalledEngine, now)}`);
+      // The engine's own health check fails on a live server: the engine, as when the completions fail.
+      if (health && alive)
+        return verdict(
+          'wedged',
+          'health_generate_failing',
+          `${text}; ${why(health)} while the server answers`,
+        );
       // The scheduler's own round trip hangs as well: the engine, not the path (as in the failing branch).
       if (serverinfoHang)
         return verdict(

@@ -392,6 +392,14 @@ export const LOG_EVENT_CLASSES = {
   tool_call_parse_error: { meaning: 'a tool-call parser failed and returned raw markup', names: true },
   health_check_failed: { meaning: "the engine's own health check failed", names: true },
   corruption: { meaning: 'the engine detected corrupted state', names: true },
+  memory_invariant: {
+    meaning: "an engine's own memory-pool invariant check failed (a KV/request pool leak, a double free)",
+    names: true,
+  },
+  // Printed just before a death that is its own event (with its exception): circumstantial, names none.
+  engine_dump: {
+    meaning: 'an engine dumped its state before dying or being killed (the death is its own event)',
+  },
   startup_info: { meaning: 'informational startup markers' },
   custom: { meaning: "a user rule's line that declares no class of its own" },
 } as const satisfies Record<string, LogClassEntry>;
