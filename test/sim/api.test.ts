@@ -164,6 +164,7 @@ describe('simulator API', () => {
     const list = JSON.parse((await get(`${c}/faults`)).text);
     expect(list.available.map((f: { name: string }) => f.name).sort()).toEqual([
       'crash',
+      'crawl',
       'decode_stall',
       'grammar_stall',
       'health_503',
@@ -171,10 +172,14 @@ describe('simulator API', () => {
       'intermittent_hang',
       'keepalive_stall',
       'kv_corruption',
+      'kv_transfer_failure',
       'nixl_abort_unhandled',
+      'orphaned_requests',
+      'pd_half_failed',
       'queue_leak',
       'router_stuck',
       'slow',
+      'stranded_queue_entry',
       'toolcall_leak',
     ]);
     const on = await post(`${c}/faults/slow`, { factor: 3 });
