@@ -269,7 +269,11 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     return verdict('wedged', 'completions_failing', why(failing[0]!));
   }
   // Most runs fail on every completion slot, with passes in between: the streaks come and go, the wedge stays.
-  if (flaky?.wedged) return verdict('wedged', 'intermittent', flaky.text);
+  if (flaky?.wedged) {
+    if (warned)
+      return verdict('wedged', `warning:${warned.class}`, `${flaky.text}; after ${warningText(warned)}`);
+    return verdict('wedged', 'intermittent', flaky.text);
+  }
   // The router holds requests no engine is working on: nothing passes through it.
   if (stuckRouter && passing.length === 0) return verdict('wedged', 'router_stuck', stuckRouter);
   // A stall alone is a wedge only while no completion probe passes: gauges can freeze on an idle engine.
@@ -346,7 +350,11 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   if (stalledEngine) return verdict('degraded', 'engine_stalled', stallText(stalledEngine, now));
   const rank = stalledRank(s, now);
   if (rank) return verdict('degraded', 'rank_stalled', rank);
-  if (flaky) return verdict('degraded', 'intermittent', flaky.text);
+  if (flaky) {
+    if (warned)
+      return verdict('degraded', `warning:${warned.class}`, `${flaky.text}; after ${warningText(warned)}`);
+    return verdict('degraded', 'intermittent', flaky.text);
+  }
   const leak = completion.find((m) => m.leakStreak >= 1);
   if (leak)
     return verdict('degraded', 'toolcall_leak', `${label(leak)}: tool call markup leaked into content`);

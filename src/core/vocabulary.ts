@@ -92,13 +92,13 @@ export const EVIDENCE = {
   engine:
     "the engine's own state, measured: no progress, a crawl, one rank stalled, its health check failing",
   router: 'the router holds requests no engine works on',
+  answer: 'answers finish but are wrong: a canary, a schema',
   path: 'one part of the path fails while the rest passes: a hop, reused connections, one request shape',
   warning:
     'a warning-class log line on the target since it was last ok, promoted because probes fail or hang',
   hung: 'completions in flight `hangAfter` with none finished since',
   pattern: 'failures that come and go over a window of runs: more than one streak says',
   failing: 'completions, health or ports failing, with nothing more specific',
-  answer: 'answers finish but are wrong: a canary, a schema',
   format: 'answers finish in the wrong shape: tool-call markup in the content',
   load: 'answers finish, late or aborted in numbers',
 } as const;
@@ -179,7 +179,7 @@ export const DIAGNOSES = {
     runbook: 'wedgewatchintermittentfailures',
     alert: 'WedgewatchIntermittentFailures',
     meaning:
-      "`intermittentFailures` (3) of a completion slot's last `intermittentWindow` (10) runs failed, never two in a row; wedged when most runs fail on every slot",
+      "`intermittentFailures` (3) of a completion slot's last `intermittentWindow` (10) runs failed, in two or more separate episodes (one solid streak is a wedge, not this); wedged when most runs fail on every slot",
   },
   rank_stalled: {
     states: ['degraded'],
@@ -325,7 +325,7 @@ export const DIAGNOSIS_TEMPLATES = {
     runbook: 'diagnosis-warningclass',
     alert: 'WedgewatchTargetWedged',
     meaning:
-      'probes confirm a wedge or a degradation, no critical line names it, and a warning of that class (`transfer_timeout`, `shm_hang`, `grammar`, …) was logged on the target since it was last ok',
+      'probes confirm a wedge or a degradation, no critical line names it, and a built-in warning of that class (`transfer_timeout`, `shm_hang`, `connection_lost`, …) was logged on the target since it was last ok',
   },
   'log:': {
     placeholder: 'log:<rule>',
@@ -340,7 +340,7 @@ export const DIAGNOSIS_TEMPLATES = {
 } as const satisfies Record<string, DiagnosisEntry & { placeholder: string }>;
 
 export type NamedDiagnosis = keyof typeof DIAGNOSES;
-export type Diagnosis = NamedDiagnosis | `hop:${string}` | `log:${string}` | `warning:${string}`;
+export type Diagnosis = NamedDiagnosis | `hop:${string}` | `log:${string}` | `warning:${LogEventClass}`;
 
 /** The evidence rank of a user rule's diagnosis: below every built-in one. */
 export const USER_RULE_RANK = 1;
@@ -388,8 +388,9 @@ export const LOG_EVENT_CLASSES = {
   // Retractions are routine under load: circumstantial next to any incident, so they name none.
   retract: { meaning: 'KV cache pool full: requests retracted (memory pressure)' },
   oom: { meaning: 'out of device memory', names: true },
-  grammar: { meaning: 'structured-output grammar failed to advance', names: true },
-  tool_call_parse_error: { meaning: 'a tool-call parser failed and returned raw markup', names: true },
+  // A user's schema or a model steered into broken markup raises these at will: they name no incident.
+  grammar: { meaning: 'structured-output grammar failed to advance' },
+  tool_call_parse_error: { meaning: 'a tool-call parser failed and returned raw markup' },
   health_check_failed: { meaning: "the engine's own health check failed", names: true },
   corruption: { meaning: 'the engine detected corrupted state', names: true },
   memory_invariant: {

@@ -182,18 +182,18 @@ export interface CriticalMemory {
 export interface IncidentEvidence {
   diagnosis: Diagnosis;
   evidence: EvidenceKind;
+  /** Among signatures, how specific the critical line is (a user rule's ranks lowest). */
+  rank: number;
   cause: string;
   at: number;
 }
 
-/** The incident open since the target left ok (core/state/incident.ts): its diagnosis holds. */
+/** The incident open since the target left ok (core/state/incident.ts). */
 export interface IncidentMemory {
   since: number;
+  /** The diagnosis shown now. */
   diagnosis: Diagnosis;
-  evidence: EvidenceKind;
-  /** The cause that proved the diagnosis when it was named. */
-  cause: string;
-  /** Every diagnosis the verdict reached during the incident, bounded, the held one included. */
+  /** Every diagnosis the verdict reached during the incident (bounded: the weakest go first). */
   seen: IncidentEvidence[];
 }
 
