@@ -269,6 +269,41 @@ export function createEngineMetrics(registry: client.Registry) {
       'engine_stalled',
       '1 while the engine holds requests and its finished/generated counters have not moved for stallAfter.',
     ),
+    engineCrawling: gauge(
+      'engine_crawling',
+      "1 while the engine's tokens per running request stay below crawlFraction of its own trailing baseline for stallAfter.",
+    ),
+    engineThroughputRatio: gauge(
+      'engine_throughput_ratio',
+      "Tokens per second per running request, as a fraction of the engine's own trailing baseline (absent until there is one).",
+    ),
+    engineSleeping: gauge(
+      'engine_sleeping',
+      '1 while the engine reports itself asleep (vLLM sleep mode): no stall or crawl is judged on it.',
+    ),
+    engineKvTransferLatency: gauge(
+      'engine_kv_transfer_latency_seconds',
+      'Mean KV-cache transfer latency over the last scrape interval (SGLang PD histogram), or the latest transfer (older gauge).',
+    ),
+    engineWorkersUnhealthy: gauge(
+      'engine_workers_unhealthy',
+      'Router: workers whose health gauge is not 1 (smg_worker_health).',
+    ),
+    engineCircuitsOpen: gauge(
+      'engine_circuits_open',
+      'Router: workers whose circuit breaker is open (smg_worker_cb_state 1).',
+    ),
+    engineOldestRequestAge: gauge(
+      'engine_oldest_request_age_seconds',
+      'Router: a lower bound on the age of its oldest request in flight (the oldest non-empty in-flight age bucket).',
+    ),
+    // The increase of the engine's own failure counters, by kind (a bounded label: ENGINE_FAILURE_KINDS).
+    engineFailures: new client.Counter({
+      name: `${PREFIX}engine_failures_total`,
+      help: "Failures the engine's own counters reported (their increase): kind kv_transfer_failed, kv_expired, aborted, preempted.",
+      labelNames: ['target', 'service', 'kind'],
+      registers,
+    }),
   };
 }
 

@@ -158,6 +158,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
     probes.set(target.name, scheduler);
     sources.push(scheduler);
     for (const engine of target.engines) {
+      EngineScraper.createFailureSeries(ctx.metrics, target.name, engine.service);
       sources.push(
         new EngineScraper({
           target: target.name,

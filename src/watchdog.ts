@@ -281,6 +281,14 @@ export class TargetWatchdog {
       if (prev.stalled.has(e.service) && prev.stalled.get(e.service) === e.stalled) continue;
       this.opts.metrics.engineStalled.set({ target: this.name, service: e.service }, e.stalled ? 1 : 0);
     }
+    for (const e of Object.values(this.s.engines)) {
+      const labels = { target: this.name, service: e.service };
+      const crawl = e.crawl;
+      if (crawl === undefined) continue;
+      this.opts.metrics.engineCrawling.set(labels, crawl.crawling ? 1 : 0);
+      if (crawl.ratio !== undefined) this.opts.metrics.engineThroughputRatio.set(labels, crawl.ratio);
+      else this.opts.metrics.engineThroughputRatio.remove(labels);
+    }
   }
 
   private journal(type: JournalEventType, summary: string, data?: Record<string, unknown>): void {
@@ -360,6 +368,13 @@ export class TargetWatchdog {
         return;
       case 'engine_progress':
         this.journal('engine_progress', `${e.service}: progress again`, { service: e.service });
+        return;
+      case 'engine_crawling':
+        this.journal(
+          'engine_crawling',
+          `${e.service}${e.rank !== undefined ? ` rank ${e.rank}` : ''}: ${e.running} running at ${Math.round(e.ratio * 1000) / 10} % of its own tokens per request for ${Math.round(e.sinceMs / 1000)} s`,
+          { service: e.service, rank: e.rank, running: e.running, ratio: e.ratio },
+        );
         return;
       case 'rank_stalled':
         this.journal(

@@ -3,6 +3,8 @@
 // `expect.states` / `expect.diagnoses`: the verdict the fault must reach (diagnoses null: any); `final`: every
 // diagnosis the fault may show while it holds (the one change allowed is an escalation to stronger evidence).
 import { readFileSync, statSync } from 'node:fs';
+import { Buffer } from 'node:buffer';
+import { request } from 'node:http';
 
 /** Resolves with the Unix ms at which `file` first contains `text` past `from` bytes. */
 async function whenWritten(file, text, from, deadline = Date.now() + 60_000) {
@@ -35,6 +37,89 @@ const threadDeath = (abortCascade) => ({
     await sim.restart('prefill');
   },
 });
+
+/** A user's long streaming generation (the engine's own baseline for a crawl): returns what ends it. */
+function longStream(url) {
+  const body = JSON.stringify({
+    model: 'sim-model',
+    messages: [{ role: 'user', content: 'write a long story' }],
+    max_tokens: 10_000_000,
+    stream: true,
+  });
+  const req = request(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    agent: false,
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+  });
+  req.on('response', (res) => res.resume());
+  req.on('error', () => {});
+  req.end(body);
+  return () => req.destroy();
+}
+
+/** Continuous user traffic, two requests at a time (bounded: at most 20 000), until stopped. */
+function traffic(url) {
+  let on = true;
+  const one = () =>
+    new Promise((resolve) => {
+      const body = JSON.stringify({
+        model: 'sim-model',
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 20,
+      });
+      const req = request(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      });
+      req.on('response', (res) => (res.resume(), res.on('end', resolve), res.on('error', resolve)));
+      req.on('error', resolve);
+      req.setTimeout(60_000, () => req.destroy());
+      req.end(body);
+    });
+  const loop = (async () => {
+    for (let i = 0; i < 10_000 && on; i++) await Promise.all([one(), one()]);
+  })();
+  return async () => {
+    on = false;
+    await loop;
+  };
+}
+
+const routerOf = (sim) => sim.urls.router ?? sim.urls.server;
+
+/** The crawl after a baseline: a long generation runs first, then every step is `factor` times slower. */
+const crawlPlan = (factor) => {
+  let end;
+  return {
+    async inject(sim) {
+      end = longStream(routerOf(sim));
+      await new Promise((r) => setTimeout(r, 15_000));
+      sim.enableFault('crawl', { factor });
+      return Date.now();
+    },
+    restore(sim) {
+      sim.disableFault('crawl');
+      end?.();
+    },
+  };
+};
+
+/** A stranded transfer-queue entry under continuous traffic (the floor, not an idle engine). */
+const strandedPlan = () => {
+  let stop;
+  return {
+    inject(sim) {
+      stop = traffic(routerOf(sim));
+      sim.enableFault('stranded_queue_entry', { count: 1 });
+      return Date.now();
+    },
+    async restore(sim) {
+      sim.disableFault('stranded_queue_entry');
+      await stop?.();
+    },
+  };
+};
 
 /** Probes the plan needs beside the example's own (added when the example does not have them). */
 const CANARY = { name: 'canary', kind: 'canary', every: '30s', timeout: '30s', endpoints: ['router'] };
@@ -160,6 +245,49 @@ export function plans({ abortCascade }) {
       ...toggle('queue_leak', { count: 3 }),
     },
     {
+      name: 'kv_transfer_failure',
+      engine: 'sglang',
+      expect: { states: ['degraded', 'wedged'], diagnoses: ['kv_transfer_failing'] },
+      ...toggle('kv_transfer_failure', { rate: 0.3 }),
+    },
+    {
+      name: 'crawl',
+      engine: 'sglang',
+      expect: { states: ['degraded', 'wedged'], diagnoses: ['engine_crawling'] },
+      ...crawlPlan(30),
+    },
+    {
+      name: 'orphaned_requests',
+      engine: 'sglang',
+      routerMetrics: true,
+      slow: true, // orphanAfter is 10 minutes at the example's settings
+      expect: { states: ['degraded'], diagnoses: ['requests_orphaned'] },
+      ...toggle('orphaned_requests', { count: 2 }),
+    },
+    {
+      name: 'stranded_queue_entry',
+      engine: 'sglang',
+      slow: true, // leakAfter is 10 minutes at the example's settings
+      expect: { states: ['degraded'], diagnoses: ['queue_leak'] },
+      ...strandedPlan(),
+    },
+    {
+      name: 'pd_half_failed',
+      engine: 'sglang',
+      routerMetrics: true,
+      // Per-leg health probes see the refused leg first (down); the router's view names the pair.
+      expect: { states: ['wedged'], diagnoses: ['pd_pair_half_failed'] },
+      inject: (sim) => (sim.enableFault('pd_half_failed', { leg: 'prefill' }), Date.now()),
+      restore: (sim) => sim.disableFault('pd_half_failed'),
+    },
+    {
+      name: 'vllm_crawl',
+      fault: 'crawl',
+      engine: 'vllm',
+      expect: { states: ['degraded', 'wedged'], diagnoses: ['engine_crawling'] },
+      ...crawlPlan(30),
+    },
+    {
       name: 'vllm_engine_core_death',
       fault: 'engine_core_death',
       engine: 'vllm',
@@ -191,7 +319,7 @@ export function plans({ abortCascade }) {
       name: 'vllm_nixl_transfer_failure',
       fault: 'nixl_transfer_failure',
       engine: 'vllm',
-      expect: { states: ['degraded', 'wedged'], diagnoses: null },
+      expect: { states: ['degraded', 'wedged'], diagnoses: ['kv_transfer_failing'] },
       ...toggle('nixl_transfer_failure', { rate: 0.3 }),
     },
     {

@@ -16,6 +16,7 @@ export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | unde
     case 'confirm':
     case 'critical_confirmed':
     case 'engine_stalled':
+    case 'engine_crawling':
     case 'file_change':
       return 'detector';
     case 'remediation':

@@ -16,4 +16,8 @@ export const DETECT_DEFAULTS: Readonly<DetectConfig> = Object.freeze({
   intermittentFailures: 3,
   intermittentWindow: 10,
   leakAfter: 600_000,
+  crawlFraction: 0.1,
+  failureCount: 3,
+  failureWindow: 60_000,
+  orphanAfter: 600_000,
 });

@@ -519,6 +519,22 @@ export const detectSchema = z
      * are leaked slots (degraded, `queue_leak`): the pool runs dry hours later.
      */
     leakAfter: durationOr('10m'),
+    /**
+     * A crawl: an engine's tokens per second per running request below this fraction of its own trailing baseline
+     * for `stallAfter`, with requests running (`engine_crawling`). 0.1 = a 10× collapse.
+     */
+    crawlFraction: z.number().gt(0).lt(1).default(0.1),
+    /**
+     * The engine's own failure counters (KV transfers failed or expired, requests aborted or preempted beyond our
+     * own probes'): `failureCount` of one kind within `failureWindow` name the diagnosis of that kind.
+     */
+    failureCount: z.number().int().min(1).default(3),
+    failureWindow: durationOr('60s'),
+    /**
+     * A request in flight this long (the router's oldest in-flight age) while completions pass is orphaned
+     * (`requests_orphaned`): nothing is finishing it.
+     */
+    orphanAfter: durationOr('10m'),
   })
   .refine((d) => d.intermittentFailures <= d.intermittentWindow, {
     message: 'intermittentFailures must not exceed intermittentWindow',

@@ -202,8 +202,16 @@ export interface EngineSignal {
   kvExpiredTotal?: number;
   /** Preempted (vLLM) or retracted (SGLang) requests. */
   preemptedTotal?: number;
-  /** Latest KV transfer latency the engine reports (SGLang PD), ms. */
+  /**
+   * KV transfer latency, ms: the mean over the last scrape interval (SGLang's histogram, from the deltas of its
+   * `_sum` and `_count`), or the latest value of the older gauge.
+   */
   kvTransferLatencyMs?: number;
+  /** SGLang's `sglang:kv_transfer_latency_ms` histogram, monotonic `_sum` (ms) and `_count` (transfers). */
+  kvTransferLatencySumMs?: number;
+  kvTransferLatencyCount?: number;
+  /** vLLM: every engine reports itself asleep (`vllm:engine_sleep_state{sleep_state="awake"}` 0). */
+  sleeping?: boolean;
   /** Router: workers whose health is 1 / not 1, and workers whose circuit breaker is open. */
   workersHealthy?: number;
   workersUnhealthy?: number;
@@ -213,6 +221,11 @@ export interface EngineSignal {
    * the router mapping, so the detector knows this service is a router.
    */
   routerInflight?: number;
+  /**
+   * Router: a lower bound on the age of its oldest request in flight, ms (the `gt` bound of the oldest non-empty
+   * `smg_http_inflight_request_age_count` bucket); 0 when nothing is in flight.
+   */
+  routerOldestInflightMs?: number;
   /** Per data-parallel rank, keyed by rank (see RankSample); only the ranks this signal reports. */
   ranks?: Record<string, RankSample>;
   scrapeOk?: boolean;

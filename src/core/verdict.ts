@@ -5,6 +5,8 @@ import { noFirstTokenWithin } from './confirm.js';
 import { hangs as hangingKind, isCompletion } from './kinds.js';
 import { mostSpecific } from './log-classes.js';
 import { probeShapeVerdict } from './evidence/probe-shapes.js';
+import { hungWithNothingFinished } from './shapes/context.js';
+import { shapeVerdict } from './shapes/index.js';
 import { incidentWarning, warningText } from './state/warnings.js';
 import { wrongCause, wrongHeld } from './wrong-window.js';
 import type {
@@ -137,6 +139,17 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     return completion.some((m) => cfg.hops.indexOf(m.endpoint) > i && m.failStreak === 0);
   };
 
+  // The engine's counters, a crawl, a leak floor, the router's view (src/core/shapes/, issue 26): stronger evidence
+  // of where to look than how the completions fail, which they are told too. A half-failed PD pair comes before
+  // `down`: one refused leg while the router and the other leg answer is that pair's failure, not a dead target.
+  const shapeCtx = {
+    passing: completion.some((m) => m.failStreak === 0),
+    stuck:
+      (completion.some((m) => m.failStreak >= d.wedgeAfter) && !completion.some((m) => m.failStreak === 0)) ||
+      hungWithNothingFinished(s, now, cfg),
+  };
+  const pair = shapeVerdict(s, now, cfg, shapeCtx, 'pair');
+  if (pair) return verdict(pair.state, pair.diagnosis, pair.cause);
   // down: the health endpoint fails, or a port refuses.
   const healthFailing = slots.filter((m) => m.probeKind === 'health' && m.failStreak >= d.downAfter);
   const health = healthFailing.find((m) => !behindPasses(m.endpoint));
@@ -195,6 +208,8 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     const c = s.confirmedCritical;
     return verdict('wedged', c.diagnosis, `${lineText(c)}, confirmed by a failing or hung probe`);
   }
+  const shaped = shapeVerdict(s, now, cfg, shapeCtx);
+  if (shaped) return verdict(shaped.state, shaped.diagnosis, shaped.cause);
   // Every completion hung: a run has been in flight hangAfter and nothing has finished since it started (a
   // partial hang, one hop or keep-alive only, leaves passes after its start). No timeout needs to fire.
   const hungRuns = hangs.filter((h) => h.hung);
@@ -358,6 +373,8 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   }
   const leaked = queueLeak(s, now, cfg);
   if (leaked) return verdict('degraded', 'queue_leak', leaked);
+  const counted = shapeVerdict(s, now, cfg, shapeCtx, 'late');
+  if (counted) return verdict(counted.state, counted.diagnosis, counted.cause);
   if (s.aborts.length >= d.abortStormCount) {
     return verdict(
       'degraded',

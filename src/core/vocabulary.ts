@@ -215,7 +215,7 @@ export const DIAGNOSES = {
     runbook: 'wedgewatchqueueleak',
     alert: 'WedgewatchQueueLeak',
     meaning:
-      'PD bootstrap/prealloc/transfer queues above zero for `leakAfter` (10 m) while the engine runs nothing and completions pass',
+      'PD bootstrap/prealloc/transfer queues above zero for `leakAfter` (10 m) while completions pass: their floor never reached zero, whether the engine ran nothing or served traffic',
   },
   health_failing: {
     states: ['down', 'degraded'],
@@ -266,7 +266,8 @@ export const DIAGNOSES = {
     rank: 3,
     runbook: 'wedgewatchabortstorm',
     alert: 'WedgewatchAbortStorm',
-    meaning: '`abortStormCount` aborts within `abortStormWindow`',
+    meaning:
+      "`abortStormCount` abort lines within `abortStormWindow`, or as many aborts in the engine's own counters within `failureWindow` beyond our own timed-out probes'",
   },
   wrong_output: {
     states: ['degraded'],
@@ -275,6 +276,42 @@ export const DIAGNOSES = {
     runbook: 'wedgewatchwrongoutput',
     alert: 'WedgewatchWrongOutput',
     meaning: 'a canary got a wrong known answer, or a structured probe output that breaks its schema',
+  },
+  kv_transfer_failing: {
+    states: ['degraded', 'wedged'],
+    evidence: 'counter',
+    rank: 3,
+    runbook: 'wedgewatchkvtransferfailing',
+    alert: 'WedgewatchKVTransferFailing',
+    meaning:
+      "the engine's own KV-transfer failure counters (SGLang bootstrap/transfer failed, vLLM NIXL failed or expired, the router's PD KV failures) rose `failureCount` (3) times within `failureWindow` (60 s); wedged when completions fail or hang too",
+  },
+  engine_crawling: {
+    states: ['degraded', 'wedged'],
+    evidence: 'engine',
+    rank: 3,
+    runbook: 'wedgewatchenginecrawling',
+    alert: 'WedgewatchEngineCrawling',
+    meaning:
+      "tokens per second per running request below `crawlFraction` (10 %) of the engine's (or rank's) own trailing baseline for `stallAfter`, with requests running; wedged when completions fail or hang too",
+  },
+  requests_orphaned: {
+    states: ['degraded'],
+    evidence: 'router',
+    rank: 3,
+    runbook: 'wedgewatchrequestsorphaned',
+    alert: 'WedgewatchRequestsOrphaned',
+    meaning:
+      "the router's oldest request in flight (`smg_http_inflight_request_age_count`) older than `orphanAfter` (10 m) while completions pass: requests nothing is finishing",
+  },
+  pd_pair_half_failed: {
+    states: ['wedged'],
+    evidence: 'router',
+    rank: 3,
+    runbook: 'diagnosis-pd_pair_half_failed',
+    alert: 'WedgewatchTargetWedged',
+    meaning:
+      'the router holds requests (in flight within `stallAfter`/`hangAfter`) while one PD leg is down or refusing (its scrape or probes fail) and the other is up, and completions fail or hang; the cause names both legs',
   },
   structured_output_stalled: {
     states: ['degraded'],
@@ -421,6 +458,7 @@ export const JOURNAL_EVENT_TYPES = [
   'engine_stalled',
   'engine_progress',
   'rank_stalled',
+  'engine_crawling',
   'confirm',
   'remediation',
   'remediation_pause',

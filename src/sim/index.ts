@@ -23,6 +23,7 @@ import * as fmt from './logfmt.js';
 import { DEFAULT_MODEL, LEGACY_DIALECT, PdModel, type ModelParams, type SimEvent } from './pd.js';
 import { Proxy } from './proxy.js';
 import { routerHandler } from './router.js';
+import { RouterStats } from './router-metrics.js';
 
 export type { FaultName, FaultParams, ServiceName } from './faults/types.js';
 export type { ModelParams, SimEvent } from './pd.js';
@@ -135,7 +136,21 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     releaseStructured: () => {
       for (const release of [...grammarHeld]) release();
     },
+    submitOrphans: (n) => {
+      const held = Array.from({ length: n }, () => {
+        const tracked = routerStats.begin();
+        const quiet = { token() {}, finish() {}, fail() {} };
+        return { tracked, req: pd.submit(16, Number.MAX_SAFE_INTEGER, undefined, quiet) };
+      });
+      return () => {
+        for (const h of held) {
+          pd.abort(h.req);
+          routerStats.end(h.tracked, '/v1/chat/completions', 499);
+        }
+      };
+    },
   };
+  const routerStats = new RouterStats();
   const faults = new FaultSet(ctl);
 
   const pd = new PdModel(
@@ -151,6 +166,8 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       emit,
       bootstrapAddr: () => `127.0.0.1:${services.prefill.port}`,
       leakedQueue: (service) => faults.leakedQueue(service),
+      failsKvTransfer: () => faults.failsKvTransfer(),
+      strandedQueue: (service) => faults.strandedQueue(service),
     },
     sglangFormat === 'legacy'
       ? LEGACY_DIALECT
@@ -196,6 +213,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       engineUp: (s) => services[s].up,
       grammarHeld,
       behindProxy: withProxy,
+      stats: routerStats,
       // The router's pooled connections to the engines; one address per request is close enough.
       routerClientAddr: () =>
         `127.0.0.1:${(routerConnPort = routerConnPort >= 60_000 ? 40_000 : routerConnPort + 1)}`,

@@ -98,6 +98,10 @@ export interface PdHooks {
   bootstrapAddr(): string;
   /** Entries a fault leaked into a service's bootstrap queue: its batch lines count them as /metrics does. */
   leakedQueue?(service: 'prefill' | 'decode'): number;
+  /** A fault fails this request's KV transfer (kv_transfer_failure). */
+  failsKvTransfer?(): boolean;
+  /** Entries a fault stranded in a service's transfer queue: its batch lines and gauges count them. */
+  strandedQueue?(service: 'prefill' | 'decode'): number;
 }
 
 /** Gauges as last published by a scheduler log call: they freeze when the scheduler stops logging. */
@@ -252,6 +256,8 @@ export class PdModel {
         this.current && req.stage === 'inflight' ? fmt.prefillTransferFailed : fmt.prefillBootstrapFailed;
       this.logs.prefill.write(this.perRank(now, (r) => line(req.rid, req.room, why, r)));
       this.prefill.counters.bootstrapFailed++;
+      // The prefill server's own tokenizer saw the client leave too (the router holds a request to each leg).
+      this.prefill.counters.aborted++;
     }
     if (this.decode.up) {
       // Decode: the handshake (prealloc) queue before prefill has the request (decode.py
@@ -416,12 +422,35 @@ export class PdModel {
     this.prefill.inflight.delete(req);
     this.publishPrefillQueues();
     if (!this.decode.up) return this.fail(req, 'decode worker unavailable');
+    if (this.hooks.failsKvTransfer?.()) return this.transferFailed(req);
     this.decode.transferQueue.delete(req);
     this.cancel(req.waitingTimer);
     req.awaitingKv = false;
     req.stage = 'decode_wait';
     this.decode.waiting.push(req);
     this.scheduleStep();
+  }
+
+  /**
+   * The KV transfer failed (kv_transfer_failure): both legs record the failure and count it
+   * (metrics_collector.py increment_transfer_failed_reqs on each side), and the request fails for the client.
+   * The reason is Mooncake's for a transfer that never completes (disaggregation/mooncake/conn.py record_failure).
+   */
+  private transferFailed(req: SimRequest): void {
+    const now = new Date();
+    const reason = 'Failed to get kvcache from prefill instance, it might be dead';
+    this.logs.prefill.write(
+      this.perRank(now, (r) => fmt.prefillTransferFailed(req.rid, req.room, reason, r)),
+    );
+    this.logs.decode.write(this.perRank(now, (r) => fmt.decodeTransferFailed(req.rid, req.room, reason, r)));
+    this.prefill.counters.transferFailed++;
+    this.decode.counters.transferFailed++;
+    this.hooks.emit({
+      service: 'decode',
+      kind: 'transfer_failed',
+      message: `KV transfer failed for ${req.rid}`,
+    });
+    this.fail(req, fmt.kvTransferError(req.room, reason));
   }
 
   private waitingTimedOut(req: SimRequest): void {
@@ -448,6 +477,10 @@ export class PdModel {
     req.sink.fail(fmt.kvTransferError(req.room, reason));
     // The waiting timeout sends another ABORT to prefill (disaggregation/nixl/conn.py).
     if (this.prefill.up) this.hooks.abortFrame();
+  }
+
+  private stranded(): number {
+    return this.hooks.strandedQueue?.('decode') ?? 0;
   }
 
   private admit(): void {
@@ -516,7 +549,7 @@ export class PdModel {
       inputThroughput: 0,
       prealloc: 0,
       inflight: 0,
-      transfer: d.transferQueue.size,
+      transfer: d.transferQueue.size + this.stranded(),
     };
     d.tokensSinceLog = 0;
     d.lastLogAt = now;
@@ -530,7 +563,7 @@ export class PdModel {
             tokenUsage: d.published.tokenUsage,
             preallocatedUsage: pre / MAX_TOTAL_TOKENS,
             preallocReq: 0,
-            transferReq: d.transferQueue.size,
+            transferReq: d.published.transfer,
             retractedReq: 0,
             genThroughput: d.published.genThroughput,
             queueReq: d.waiting.length,
@@ -544,7 +577,11 @@ export class PdModel {
   /** An idle scheduler reports empty batches (so gauges read 0 at rest) but keeps the PD queue sizes. */
   private publishDecodeIdle(): void {
     const d = this.decode;
-    d.published = { ...zeroPublished(), transfer: d.transferQueue.size, queued: d.waiting.length };
+    d.published = {
+      ...zeroPublished(),
+      transfer: d.transferQueue.size + this.stranded(),
+      queued: d.waiting.length,
+    };
     d.tokensSinceLog = 0;
     d.lastLogAt = Date.now();
   }

@@ -33,6 +33,8 @@ export interface RouterDeps {
   grammarHeld: Set<() => void>;
   /** The proxy hop is in front: it tells the client connection's request count in CONN_SEQ_HEADER. */
   behindProxy?: boolean;
+  /** Requests in flight and answered, for /metrics (orphaned_requests adds its own in flight). */
+  stats?: RouterStats;
 }
 
 /**
@@ -47,7 +49,7 @@ const RECENT_ANSWERS = 16;
 
 export function routerHandler(deps: RouterDeps): Handler {
   const recent: string[] = [];
-  const stats = new RouterStats();
+  const stats = deps.stats ?? new RouterStats();
   const requestsOnSocket = new WeakMap<Socket, number>();
   let chats = 0;
   return (req, res) => {

@@ -242,7 +242,7 @@ describe('leaks before wedges (issue 13 item 6)', () => {
     expect(r.s.state).toBe('ok');
   });
 
-  it('a queue that empties now and then, or an engine that is always busy, is no leak', () => {
+  it('a queue that empties now and then, even on an engine that is always busy, is no leak', () => {
     const r = new Run(config({ leakAfter: '2m', stallAfter: '60s' }));
     r.round();
     for (let t = 0; t < 40; t++) {
@@ -253,10 +253,36 @@ describe('leaks before wedges (issue 13 item 6)', () => {
       r.round();
     }
     for (let t = 0; t < 40; t++) {
-      r.engine({ service: 'decode', running: 5, transferQueue: 3, finishedTotal: 100 + t }, 15_000);
+      r.engine(
+        { service: 'decode', running: 5, transferQueue: t % 7 === 6 ? 0 : 3, finishedTotal: 100 + t },
+        15_000,
+      );
       r.round();
     }
     expect(r.transitions()).toEqual(['ok/-']);
+  });
+
+  it('the leak floor: a PD queue that never drops below 1 for leakAfter under continuous traffic → degraded/queue_leak (issue 26)', () => {
+    const r = new Run(config({ leakAfter: '2m', stallAfter: '60s' }));
+    r.round();
+    // A busy decode: its transfer queue moves with the traffic, but one stranded entry keeps it from ever reaching 0.
+    for (let t = 0; t < 7; t++) {
+      r.engine({ service: 'decode', running: 6, transferQueue: 1 + (t % 3), finishedTotal: 100 + t }, 15_000);
+      r.round();
+      expect(r.s.state).toBe('ok');
+    }
+    for (let t = 0; t < 2; t++) {
+      r.engine({ service: 'decode', running: 6, transferQueue: 1 + (t % 3), finishedTotal: 200 + t }, 15_000);
+      r.round();
+    }
+    expect(r.transitions()).toEqual(['ok/-', 'degraded/queue_leak']);
+    expect(r.s.cause).toMatch(
+      /^decode holds 0 bootstrapping and \d in-transfer requests, never fewer than 1 for 2 min, under traffic/,
+    );
+    r.engine({ service: 'decode', running: 6, transferQueue: 0, finishedTotal: 300 }, 15_000);
+    r.round();
+    r.round();
+    expect(r.s.state).toBe('ok');
   });
 
   it('router in-flight > 0 while every engine runs and queues nothing for stallAfter → wedged/router_stuck', () => {

@@ -82,6 +82,9 @@ const BODIES: Record<string, string> = {
   llamacpp: fixture('llamacpp.prom'),
   'sglang-router fixture': fixture('sglang-router.prom'),
   tgi: fixture('tgi.prom'),
+  'sglang priority PD fixture': fixture('sglang-priority-pd.prom'),
+  'vllm PD consumer fixture': fixture('vllm-pd-consumer.prom'),
+  'smg PD fixture': fixture('smg-pd.prom'),
 };
 
 describe('retained families and labels', () => {
@@ -104,7 +107,19 @@ describe('retained families and labels', () => {
     const declared = ENGINE_MAPPINGS.flatMap((m) => m.families);
     expect(new Set(declared).size).toBe(declared.length);
     expect(SCRAPE_LABELS).toEqual(
-      new Set(['dp_rank', 'tp_rank', 'finished_reason', 'engine', 'status', 'status_code', 'path']),
+      new Set([
+        'dp_rank',
+        'tp_rank',
+        'priority',
+        'finished_reason',
+        'engine',
+        'reason',
+        'sleep_state',
+        'status',
+        'status_code',
+        'path',
+        'gt',
+      ]),
     );
   });
 });

@@ -156,6 +156,72 @@ describe('EngineScraper', () => {
     expect(text).toContain('wedgewatch_engine_scrape_success{target="t",service="decode"} 1');
   });
 
+  it("the KV-latency histogram's interval mean, the failure counters' increases by kind, sleep and the router's oldest age", async () => {
+    let n = 0;
+    const bodies = [
+      [
+        'sglang:kv_transfer_latency_ms_sum{tp_rank="0"} 100',
+        'sglang:kv_transfer_latency_ms_count{tp_rank="0"} 10',
+        'sglang:num_transfer_failed_reqs_total{tp_rank="0"} 5',
+        'sglang:num_aborted_requests_total 2',
+      ],
+      [
+        'sglang:kv_transfer_latency_ms_sum{tp_rank="0"} 400',
+        'sglang:kv_transfer_latency_ms_count{tp_rank="0"} 13',
+        'sglang:num_transfer_failed_reqs_total{tp_rank="0"} 8',
+        'sglang:num_aborted_requests_total 2',
+      ],
+      // A restarted engine: its counters start over, the new value is the increase.
+      [
+        'sglang:kv_transfer_latency_ms_sum{tp_rank="0"} 30',
+        'sglang:kv_transfer_latency_ms_count{tp_rank="0"} 1',
+        'sglang:num_transfer_failed_reqs_total{tp_rank="0"} 1',
+      ],
+    ];
+    const url = await serve((_q, res) =>
+      res.end(bodies[Math.min(n++, bodies.length - 1)]!.join('\n') + '\n'),
+    );
+    const { reg, metrics, got } = make(url);
+    EngineScraper.createFailureSeries(metrics, 't', 'decode');
+    await scraper!.scrapeOnce();
+    // Every kind exists at 0 before its first increase (increase() sees the first one).
+    expect(await reg.metrics()).toContain(
+      'wedgewatch_engine_failures_total{target="t",service="decode",kind="kv_expired"} 0',
+    );
+    // The first reading is a baseline: no mean yet, no increase.
+    expect(got[0]!.kvTransferLatencyMs).toBeUndefined();
+    await scraper!.scrapeOnce();
+    expect(got[1]!.kvTransferLatencyMs).toBe(100);
+    let text = await reg.metrics();
+    expect(text).toContain('wedgewatch_engine_kv_transfer_latency_seconds{target="t",service="decode"} 0.1');
+    expect(text).toContain(
+      'wedgewatch_engine_failures_total{target="t",service="decode",kind="kv_transfer_failed"} 3',
+    );
+    // The abort counter did not move: no increase of that kind.
+    expect(text).toContain('wedgewatch_engine_failures_total{target="t",service="decode",kind="aborted"} 0');
+    await scraper!.scrapeOnce();
+    text = await reg.metrics();
+    expect(text).toContain(
+      'wedgewatch_engine_failures_total{target="t",service="decode",kind="kv_transfer_failed"} 4',
+    );
+  });
+
+  it('vLLM sleep state becomes a gauge', async () => {
+    const url = await serve((_q, res) =>
+      res.end(
+        [
+          'vllm:num_requests_running{engine="0"} 0',
+          'vllm:engine_sleep_state{engine="0",sleep_state="awake"} 0',
+        ].join('\n') + '\n',
+      ),
+    );
+    const { reg, got } = make(url);
+    await scraper!.scrapeOnce();
+    expect(got[0]).toMatchObject({ sleeping: true });
+    const text = await reg.metrics();
+    expect(text).toContain('wedgewatch_engine_sleeping{target="t",service="decode"} 1');
+  });
+
   it('reports a failed scrape on HTTP errors and on a hung server (timeout)', async () => {
     let mode: 'error' | 'hang' = 'error';
     const url = await serve((_q, res) => {

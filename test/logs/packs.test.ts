@@ -189,7 +189,8 @@ describe('engine lines', () => {
       parseSglangBatch(
         '[2026-07-10 12:00:12 TP1] Decode batch [1234], #running-req: 3, #full token: 12000, full token usage: 0.10, #swa token: 4000, swa token usage: 0.20, pre-allocated usage: 0.73, #prealloc-req: 21, #transfer-req: 12, #retracted-req: 0, cuda graph: True, gen throughput (token/s): 0.00, #queue-req: 0, ',
       ),
-    ).toMatchObject({ running: 3, tokenUsage: 0.1, preallocQueue: 21, transferQueue: 12, genThroughput: 0 });
+      // The fullest pool, as SGLang's own token_usage (pool_stats_observer.py get_max_pool_usage): not `full` alone.
+    ).toMatchObject({ running: 3, tokenUsage: 0.2, preallocQueue: 21, transferQueue: 12, genThroughput: 0 });
     expect(
       parseSglangBatch(
         'Prefill batch. #new-seq: 1, #new-token: 1, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.00, #running-req: 0, #queue-req: 0',

@@ -165,6 +165,7 @@ describe('simulator API', () => {
     expect(list.available.map((f: { name: string }) => f.name).sort()).toEqual([
       'context_ttft_growth',
       'crash',
+      'crawl',
       'decode_stall',
       'grammar_stall',
       'health_503',
@@ -173,12 +174,16 @@ describe('simulator API', () => {
       'keepalive_stall',
       'kv_corruption',
       'long_prompt_hang',
+      'kv_transfer_failure',
       'nixl_abort_unhandled',
+      'orphaned_requests',
+      'pd_half_failed',
       'queue_leak',
       'reasoning_garbage',
       'router_stuck',
       'slow',
       'toolcall_args_corrupt',
+      'stranded_queue_entry',
       'toolcall_leak',
     ]);
     const on = await post(`${c}/faults/slow`, { factor: 3 });

@@ -215,6 +215,7 @@ describe('vLLM simulator', () => {
       available: { name: string }[];
     };
     expect(list.available.map((f) => f.name).sort()).toEqual([
+      'crawl',
       'engine_core_death',
       'kv_corruption',
       'nixl_transfer_failure',

@@ -1,6 +1,7 @@
 // The engine case of the reducer: scraped and logged busy values, the stall clock per engine and per data-parallel
 // rank, and the PD queue and idle clocks the verdict reads (router_stuck, kv_transfer_leak).
 import type { EngineSignal, RankSample } from '../signals.js';
+import { onEngineEvidence, onRankEvidence } from './engine-evidence.js';
 import type { ClassifierConfig, DetectEvent, EngineMemory, TargetState } from './memory.js';
 
 export function onEngine(s: TargetState, signal: EngineSignal, now: number, cfg: ClassifierConfig): void {
@@ -48,9 +49,11 @@ export function onEngine(s: TargetState, signal: EngineSignal, now: number, cfg:
   if (signal.routerInflight !== undefined) {
     e.routerInflight = signal.routerInflight;
     e.routerBusySince = signal.routerInflight > 0 ? (e.routerBusySince ?? now) : undefined;
+    if (signal.routerInflight > 0) e.routerLastBusyAt = now;
   }
   trackQueues(e, now);
-  for (const [id, r] of Object.entries(signal.ranks ?? {})) trackRank(e, id, r, now);
+  onEngineEvidence(e, signal, now, cfg);
+  for (const [id, r] of Object.entries(signal.ranks ?? {})) trackRank(e, id, r, now, cfg);
 }
 
 /**
@@ -69,9 +72,11 @@ export function judgeEngines(
 ): void {
   for (const e of Object.values(s.engines)) {
     const unknown = busyUnknown(e, now, cfg);
-    const busy = !unknown && e.running + e.queued + e.transferQueue + e.preallocQueue > 0;
+    // A sleeping engine (vLLM sleep mode) holds what it holds on purpose: no stall, and the clock starts on waking.
+    const asleep = e.sleeping === true;
+    const busy = !unknown && !asleep && e.running + e.queued + e.transferQueue + e.preallocQueue > 0;
     // An idle engine is not stalled, and the stall clock starts when it gets work.
-    if (!busy && !unknown) e.lastProgressAt = Math.max(e.lastProgressAt, e.lastSignalAt);
+    if (!busy && !unknown) e.lastProgressAt = Math.max(e.lastProgressAt, asleep ? now : e.lastSignalAt);
     const stalled = busy && now - e.lastProgressAt >= cfg.detect.stallAfter;
     if (stalled && !e.stalled) {
       events.push({
@@ -96,16 +101,20 @@ function trackQueues(e: EngineMemory, now: number): void {
   const work = e.running + e.queued;
   const pd = e.transferQueue + e.preallocQueue;
   if (pd > 0) {
+    // The floor: the smallest the PD queues have been since they last held nothing. Above zero for leakAfter,
+    // whatever the traffic, some entries were never popped.
+    e.queueFloor = e.queuedSince === undefined ? pd : Math.min(e.queueFloor ?? pd, pd);
     e.queuedSince ??= now;
     if (work === 0) e.queuedIdleAt = now;
   } else {
     e.queuedSince = undefined;
     e.queuedIdleAt = undefined;
+    e.queueFloor = undefined;
   }
   e.idleSince = work + pd === 0 ? (e.idleSince ?? now) : undefined;
 }
 
-function trackRank(e: EngineMemory, id: string, r: RankSample, now: number): void {
+function trackRank(e: EngineMemory, id: string, r: RankSample, now: number, cfg: ClassifierConfig): void {
   const m = ((e.ranks ??= {})[id] ??= { running: 0, lastSignalAt: now, lastProgressAt: now, stalled: false });
   const tokens =
     r.progress ??
@@ -118,6 +127,7 @@ function trackRank(e: EngineMemory, id: string, r: RankSample, now: number): voi
   if (tokens) m.lastTokensAt = now;
   // An idle rank is not stalled: its clock starts when it gets work.
   if (tokens || m.running === 0) m.lastProgressAt = now;
+  onRankEvidence(m, r, now, cfg);
 }
 
 /**

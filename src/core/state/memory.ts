@@ -88,6 +88,35 @@ export interface SlotMemory {
   recentReused?: number[];
 }
 
+/**
+ * Tokens per second per running request against the engine's (or rank's) own trailing baseline: a crawl is a
+ * collapse of that rate, not its absence (no tokens at all is a stall).
+ */
+export interface CrawlMemory {
+  /** Trailing baseline of the per-request rate (an average of samples that were not a collapse). */
+  baseline?: number;
+  /** Samples in the baseline (it is trusted from BASELINE_SAMPLES on). */
+  samples: number;
+  /** The last rate measured, as a fraction of the baseline. */
+  ratio?: number;
+  /** Since when every sample with requests running has been below crawlFraction of the baseline. */
+  belowSince?: number;
+  crawling: boolean;
+  /** Metrics sources without a throughput gauge: the token counter and time of the last sample. */
+  lastTokens?: number;
+  lastAt?: number;
+  lastRunning?: number;
+}
+
+/** The engine's own failure counters' last values and their recent increases (bounded, within failureWindow). */
+export interface FailureMemory {
+  totals: Partial<Record<EngineFailureKind, number>>;
+  recent: Array<{ at: number; kind: EngineFailureKind; n: number }>;
+}
+
+/** The failure counters the core reads (src/sources/engines/failures.ts names the same four for the gauges). */
+export type EngineFailureKind = 'kv_transfer_failed' | 'kv_expired' | 'aborted' | 'preempted';
+
 /** One data-parallel rank of an engine (see RankSample in signals.ts). */
 export interface RankMemory {
   running: number;
@@ -98,6 +127,7 @@ export interface RankMemory {
   /** The rank produced tokens (an idle rank is no evidence that the engine's loop turns). */
   lastTokensAt?: number;
   stalled: boolean;
+  crawl?: CrawlMemory;
 }
 
 export interface EngineMemory {
@@ -126,6 +156,19 @@ export interface EngineMemory {
   /** Routers only: HTTP requests in flight, and since when that has been above zero. */
   routerInflight?: number;
   routerBusySince?: number;
+  /** Routers only: the last reading with requests in flight. */
+  routerLastBusyAt?: number;
+  /** Routers only: a lower bound on the age of the oldest request in flight, and when it was read. */
+  routerOldestMs?: number;
+  /** Routers only: workers unhealthy and circuits open, as last reported. */
+  workersUnhealthy?: number;
+  circuitOpen?: number;
+  /** The engine says it is asleep (vLLM sleep mode): holding requests is no stall, slow tokens no crawl. */
+  sleeping?: boolean;
+  crawl?: CrawlMemory;
+  failures?: FailureMemory;
+  /** The smallest PD queue total since `queuedSince` (the leak floor: entries nothing ever pops). */
+  queueFloor?: number;
 }
 
 /** A warning line of a class that can name an incident (core/state/warnings.ts). */
@@ -203,6 +246,8 @@ export interface TargetState {
   ownIds?: Array<{ id: string; left: number }>;
   /** Abort lines discounted as our own probes' (timed out or cut by the watchdog itself). */
   ownAborts?: number;
+  /** When our own completion probes timed out (each one aborted at the engines), newest last, bounded. */
+  ownCuts?: number[];
   counters: {
     signals: number;
     transitions: number;
@@ -268,6 +313,15 @@ export type DetectEvent =
       sinceMs: number;
     }
   | { type: 'engine_progress'; at: number; service: string }
+  | {
+      type: 'engine_crawling';
+      at: number;
+      service: string;
+      rank?: string;
+      running: number;
+      ratio: number;
+      sinceMs: number;
+    }
   | {
       type: 'rank_stalled';
       at: number;

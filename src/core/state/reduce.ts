@@ -3,10 +3,12 @@
 // kind has its own part (slots.ts, evidence.ts, engines.ts); the verdict and its hysteresis run after every one.
 import type { Signal } from '../signals.js';
 import { evaluate } from '../verdict.js';
+import { judgeCrawl, rememberOwnCut } from './engine-evidence.js';
 import { onEngine, judgeEngines, judgeRanks } from './engines.js';
 import { confirmByHang, onLog, pruneAborts } from './evidence.js';
 import { applyVerdict } from './hysteresis.js';
 import type { Action, ClassifierConfig, DetectEvent, Step, TargetState, TickSignal } from './memory.js';
+import { isCompletion } from '../kinds.js';
 import { onProbe, rememberOwnIds } from './slots.js';
 
 export function reduce(
@@ -35,6 +37,9 @@ export function reduceInPlace(
   switch (signal.kind) {
     case 'probe':
       onProbe(s, signal, now, cfg, events);
+      // Our own run timed out: the engines aborted its request and counted it; their abort counters discount it.
+      if (signal.result === 'timeout' && isCompletion(cfg.probes[signal.probe]?.kind ?? signal.probeKind))
+        rememberOwnCut(s, now);
       break;
     case 'log':
       onLog(s, signal, now, cfg, events, actions);
@@ -53,6 +58,7 @@ export function reduceInPlace(
   confirmByHang(s, now, cfg, events);
   judgeEngines(s, now, cfg, events);
   judgeRanks(s, now, cfg, events);
+  judgeCrawl(s, now, cfg, events);
   pruneAborts(s, now, cfg);
   const step = applyVerdict(s, evaluate(s, now, cfg), now, cfg, events);
   return { state: s, actions, events, transition: step };

@@ -48,6 +48,13 @@ export async function forgetRemovedSeries(metrics: Metrics, kept: Kept): Promise
     metrics.engineBytesPerFullToken,
     metrics.engineScrapeSuccess,
     metrics.engineStalled,
+    metrics.engineCrawling,
+    metrics.engineThroughputRatio,
+    metrics.engineSleeping,
+    metrics.engineKvTransferLatency,
+    metrics.engineWorkersUnhealthy,
+    metrics.engineCircuitsOpen,
+    metrics.engineOldestRequestAge,
   ];
   const goneEngine = (l: Record<string, string | number>) =>
     !(kept.targets.get(String(l.target))?.has(String(l.service)) ?? false);

@@ -1,6 +1,11 @@
 // Every fault the simulator can inject. Adding one: a new file in this folder plus one entry here.
 import { contextTtftGrowth } from './context_ttft_growth.js';
 import { crash } from './crash.js';
+import { crawl } from './crawl.js';
+import { kvTransferFailure } from './kv_transfer_failure.js';
+import { orphanedRequests } from './orphaned_requests.js';
+import { pdHalfFailed } from './pd_half_failed.js';
+import { strandedQueueEntry } from './stranded_queue_entry.js';
 import { decodeStall } from './decode_stall.js';
 import { engineCoreDeath } from './engine_core_death.js';
 import { health503 } from './health_503.js';
@@ -44,6 +49,11 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   toolcall_args_corrupt: toolcallArgsCorrupt,
   reasoning_garbage: reasoningGarbage,
   context_ttft_growth: contextTtftGrowth,
+  kv_transfer_failure: kvTransferFailure,
+  crawl,
+  orphaned_requests: orphanedRequests,
+  stranded_queue_entry: strandedQueueEntry,
+  pd_half_failed: pdHalfFailed,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

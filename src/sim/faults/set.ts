@@ -181,6 +181,17 @@ export class FaultSet {
     for (const [def, p] of this.active()) if (def.failsKvLoad?.(p)) return true;
     return false;
   }
+
+  failsKvTransfer(): boolean {
+    for (const [def, p] of this.active()) if (def.failsKvTransfer?.(p)) return true;
+    return false;
+  }
+
+  strandedQueue(service: ServiceName): number {
+    let n = 0;
+    for (const [def, p] of this.active()) n += def.strandedQueue?.(service, p) ?? 0;
+    return n;
+  }
 }
 
 /**

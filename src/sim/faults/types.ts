@@ -22,7 +22,12 @@ export type FaultName =
   | 'long_prompt_hang'
   | 'toolcall_args_corrupt'
   | 'reasoning_garbage'
-  | 'context_ttft_growth';
+  | 'context_ttft_growth'
+  | 'kv_transfer_failure'
+  | 'crawl'
+  | 'orphaned_requests'
+  | 'stranded_queue_entry'
+  | 'pd_half_failed';
 
 /** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
 export type SimEngine = 'sglang' | 'vllm';
@@ -61,6 +66,11 @@ export interface FaultControl {
   releaseHeld(): void;
   /** Releases structured-output requests waiting on the grammar backend (grammar_stall). */
   releaseStructured(): void;
+  /**
+   * SGLang only: `n` requests whose client is gone and whose abort never came: they run on in decode and stay in
+   * flight at the router, ageing. Returns what ends them.
+   */
+  submitOrphans?(n: number): () => void;
 }
 
 /** One parameter a fault takes: `sim --help`, the control API and the README's fault list are made from these. */
@@ -128,6 +138,10 @@ export interface FaultDef {
   stalledEngine?(params: FaultParams): { engine: string; running: number };
   /** vLLM: this request's KV load through the NIXL connector fails (the engine recomputes its prefill). */
   failsKvLoad?(params: FaultParams): boolean;
+  /** SGLang PD: this request's KV transfer from prefill to decode fails (KVTransferError on both legs). */
+  failsKvTransfer?(params: FaultParams): boolean;
+  /** SGLang PD: entries stranded in the service's transfer queue: its gauge and batch lines count them. */
+  strandedQueue?(service: ServiceName, params: FaultParams): number;
 }
 
 export function serviceParam(params: FaultParams, allowed: readonly ServiceName[]): string | undefined {

@@ -9,6 +9,12 @@ export interface EngineGaugeValues {
   genThroughput?: number;
   tokenUsage?: number;
   bytesPerFullToken?: number;
+  kvTransferLatencySeconds?: number;
+  /** 1 asleep, 0 awake. */
+  sleeping?: number;
+  workersUnhealthy?: number;
+  circuitOpen?: number;
+  oldestRequestAgeSeconds?: number;
 }
 
 export const ENGINE_GAUGE_METRICS = {
@@ -19,6 +25,11 @@ export const ENGINE_GAUGE_METRICS = {
   genThroughput: 'engineGenThroughput',
   tokenUsage: 'engineTokenUsage',
   bytesPerFullToken: 'engineBytesPerFullToken',
+  kvTransferLatencySeconds: 'engineKvTransferLatency',
+  sleeping: 'engineSleeping',
+  workersUnhealthy: 'engineWorkersUnhealthy',
+  circuitOpen: 'engineCircuitsOpen',
+  oldestRequestAgeSeconds: 'engineOldestRequestAge',
 } as const satisfies Record<keyof EngineGaugeValues, keyof EngineMetrics>;
 
 /** Sets each gauge that has a value; a missing value leaves the gauge as it was. Returns the ones set. */

@@ -11,7 +11,11 @@ export type { EngineFields } from './mappings/index.js';
 export const SCRAPE_FAMILIES: ReadonlySet<string> = new Set(ENGINE_MAPPINGS.flatMap((m) => m.families));
 export const SCRAPE_LABELS: ReadonlySet<string> = new Set(ENGINE_MAPPINGS.flatMap((m) => m.labels));
 
-const MAX_FIELDS = new Set<keyof EngineFields>(['tokenUsage', 'kvTransferLatencyMs']);
+const MAX_FIELDS = new Set<keyof EngineFields>([
+  'tokenUsage',
+  'kvTransferLatencyMs',
+  'routerOldestInflightMs',
+]);
 
 export function mapEngineMetrics(samples: Sample[]): EngineFields {
   const out: EngineFields = {};
@@ -19,11 +23,13 @@ export function mapEngineMetrics(samples: Sample[]): EngineFields {
   // The router's load counts only when no engine reports its own (it would count the same requests twice).
   const mappings = engines.length > 0 ? engines : ENGINE_MAPPINGS.filter((m) => m.detect(samples));
   for (const m of mappings) {
-    const { ranks, ...numbers } = m.map(samples);
+    const { ranks, sleeping, ...numbers } = m.map(samples);
     // Ranks come from one engine's own labels: a second mapping's ranks would be another engine's.
     if (ranks !== undefined) out.ranks ??= ranks;
+    // Asleep only when every engine that says says so: one awake engine serves.
+    if (sleeping !== undefined) out.sleeping = (out.sleeping ?? true) && sleeping;
     for (const [k, v] of Object.entries(numbers) as [
-      Exclude<keyof EngineFields, 'ranks'>,
+      Exclude<keyof EngineFields, 'ranks' | 'sleeping'>,
       number | undefined,
     ][]) {
       if (v === undefined) continue;

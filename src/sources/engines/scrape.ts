@@ -11,6 +11,7 @@ import type { Logger } from '../../lib/logger.js';
 import { clearEngineGauges, setEngineGauges, type EngineGaugeValues } from './gauges.js';
 import type { EngineMetrics } from '../../metrics.js';
 import type { EngineSignal } from '../../core/signals.js';
+import { ENGINE_FAILURE_KIND_NAMES, FailureCounters } from './failures.js';
 import { mapEngineMetrics, SCRAPE_FAMILIES, SCRAPE_LABELS, type EngineFields } from './map.js';
 import { mapOllamaPs } from './ollama.js';
 import { notExposition, PromTextParser } from './promtext.js';
@@ -43,6 +44,9 @@ export class EngineScraper {
   private stopped: Promise<void> | undefined;
   /** The gauges the last good scrape set: a failed scrape removes them rather than leave its values standing. */
   private gaugesSet: (keyof EngineGaugeValues)[] = [];
+  private readonly failures = new FailureCounters();
+  /** The KV-transfer latency histogram's `_sum`/`_count` at the last scrape that had them. */
+  private kvLatency: { sum: number; count: number } | undefined;
 
   constructor(private readonly opts: EngineScraperOptions) {
     this.now = opts.now ?? Date.now;
@@ -93,7 +97,7 @@ export class EngineScraper {
     const time = this.now();
     let signal: EngineSignal;
     try {
-      const fields = await this.fetchFields();
+      const fields = this.withLatency(await this.fetchFields());
       signal = {
         kind: 'engine',
         target,
@@ -104,6 +108,8 @@ export class EngineScraper {
         ...fields,
       };
       this.setGauges(fields);
+      for (const [kind, delta] of Object.entries(this.failures.increase(fields)))
+        this.opts.metrics.engineFailures.inc({ ...labels, kind }, delta);
       if (this.lastOk === false) this.log.info('engine metrics scrape recovered');
       this.lastOk = true;
     } catch (err) {
@@ -177,8 +183,38 @@ export class EngineScraper {
     }
   }
 
+  /**
+   * The interval's mean KV-transfer latency from the histogram's deltas (no transfer since: nothing said, the
+   * last mean is not repeated as current); a restarted engine's smaller counters start the deltas over.
+   */
+  private withLatency(f: EngineFields): EngineFields {
+    const { kvTransferLatencySumMs: sum, kvTransferLatencyCount: count } = f;
+    if (sum === undefined || count === undefined) return f;
+    const prev = this.kvLatency;
+    this.kvLatency = { sum, count };
+    if (prev === undefined || count < prev.count || sum < prev.sum) return f;
+    const n = count - prev.count;
+    return n > 0 ? { ...f, kvTransferLatencyMs: (sum - prev.sum) / n } : f;
+  }
+
   private setGauges(f: EngineFields): void {
     const labels = { target: this.opts.target, service: this.opts.engine.service };
-    this.gaugesSet = setEngineGauges(this.opts.metrics, labels, f);
+    const { sleeping: _asleep, ...numbers } = f;
+    const values: EngineGaugeValues = {
+      ...numbers,
+      ...(f.kvTransferLatencyMs !== undefined
+        ? { kvTransferLatencySeconds: f.kvTransferLatencyMs / 1000 }
+        : {}),
+      ...(f.sleeping !== undefined ? { sleeping: f.sleeping ? 1 : 0 } : {}),
+      ...(f.routerOldestInflightMs !== undefined
+        ? { oldestRequestAgeSeconds: f.routerOldestInflightMs / 1000 }
+        : {}),
+    };
+    this.gaugesSet = setEngineGauges(this.opts.metrics, labels, values);
+  }
+
+  /** The failure counter series of this engine, at 0 until its counters first rise. */
+  static createFailureSeries(metrics: EngineMetrics, target: string, service: string): void {
+    for (const kind of ENGINE_FAILURE_KIND_NAMES) metrics.engineFailures.inc({ target, service, kind }, 0);
   }
 }

@@ -66,12 +66,22 @@ const SGLANG_KEYS: Record<string, EngineGauge> = {
 };
 /** A field's value as SGLang prints a number (`12`, `0.67`; a trailing `\r` or space allowed). */
 const NUMBER = /^\d+(?:\.\d+)?\s*$/;
-// Usage when `token usage` is absent: hybrid SWA/GDN builds print `full token usage`, newer builds `gpu token
-// usage`, page-based ones `page usage`.
-const USAGE_FALLBACKS = ['full token usage', 'gpu token usage', 'page usage'];
+// Usage when `token usage` is absent. Hybrid SWA/mamba builds print one usage per pool (`full token usage`,
+// `swa token usage`, `mamba usage`) and no `token usage`; SGLang's own figure for the engine is the fullest pool,
+// max(full, swa, mamba) (sgl-project/sglang@00b3dd7 python/sglang/srt/managers/scheduler_components/
+// pool_stats_observer.py:74 PoolStats.get_max_pool_usage, which sets SchedulerStats.token_usage;
+// get_prefill_usage_msg_parts:83 / get_decode_usage_msg_parts print the per-pool parts). Reading `full token
+// usage` alone understated a hybrid engine's usage whenever another pool was the bottleneck. Without pool parts:
+// HiSparse builds' `gpu token usage`, page-based ones' `page usage`.
+const POOL_USAGES = ['full token usage', 'swa token usage', 'mamba usage'];
+const USAGE_FALLBACKS = [...POOL_USAGES, 'gpu token usage', 'page usage'];
 
-/** What a kept field feeds: a gauge, the `#new-token` count (progress), or a usage fallback (its index). */
-type FieldUse = { gauge: EngineGauge } | { newToken: true } | { fallback: number };
+/**
+ * What a kept field feeds: a gauge, the `#new-token` / `#new-seq` / `#cached-token` counts (progress, and our own
+ * health probe's shape), or a usage fallback (its index).
+ */
+type FieldUse =
+  { gauge: EngineGauge } | { newToken: true } | { count: 'newSeq' | 'cached' } | { fallback: number };
 /**
  * The fields the parser keeps, by name length: a field's name is compared in place (startsWith) with the few of
  * its length, so no string is made for the dozen fields a line has that no gauge reads. The verdict timeline
@@ -81,6 +91,8 @@ const FIELDS_BY_LENGTH: [string, FieldUse][][] = [];
 for (const [name, use] of [
   ...Object.entries(SGLANG_KEYS).map(([k, gauge]): [string, FieldUse] => [k, { gauge }]),
   ['#new-token', { newToken: true }] as [string, FieldUse],
+  ['#new-seq', { count: 'newSeq' }] as [string, FieldUse],
+  ['#cached-token', { count: 'cached' }] as [string, FieldUse],
   ...USAGE_FALLBACKS.map((k, fallback): [string, FieldUse] => [k, { fallback }]),
 ]) {
   (FIELDS_BY_LENGTH[name.length] ??= []).push([name, use]);
@@ -180,6 +192,7 @@ export function parseSglangAt(s: string, from: number, end: number): EngineLine 
   const fallback: (number | undefined)[] = [];
   // `key: value, ` pairs, split by hand: the PAIR regex made a match array per field, a dozen per line.
   let newTokens: number | undefined;
+  const counts: { newSeq?: number; cached?: number } = {};
   let any = false;
   for (let pos = m.index + m[0].length; pos < end;) {
     const colon = s.indexOf(': ', pos);
@@ -194,14 +207,19 @@ export function parseSglangAt(s: string, from: number, end: number): EngineLine 
           out[use.gauge] = value;
           any = true;
         } else if ('newToken' in use) newTokens = value;
+        else if ('count' in use) counts[use.count] = value;
         else fallback[use.fallback] = value;
       }
     }
     pos = stop + 2;
   }
   if (out.tokenUsage === undefined) {
+    const pools = POOL_USAGES.map((_, i) => fallback[i]).filter((v): v is number => v !== undefined);
     const k = USAGE_FALLBACKS.findIndex((_, i) => fallback[i] !== undefined);
-    if (k >= 0) {
+    if (pools.length > 0) {
+      out.tokenUsage = Math.max(...pools);
+      any = true;
+    } else if (k >= 0) {
       out.tokenUsage = fallback[k];
       any = true;
     }
@@ -211,8 +229,19 @@ export function parseSglangAt(s: string, from: number, end: number): EngineLine 
   // `gen throughput (token/s)` is 0 or a prefill batch with `#new-token: 0` computed nothing
   // (scheduler_metrics_mixin.py log_decode_stats / log_prefill_stats print both fields).
   const decode = s.charCodeAt(m.index) === 68; /* D */
-  const progress = decode ? out.genThroughput !== 0 : newTokens !== 0;
+  const progress = decode ? out.genThroughput !== 0 : newTokens !== 0 && !healthProbeShape(newTokens, counts);
   return { values: out, rank: sglangRankIn(s, from, end), progress, stamp: stampIn(s, from, end) };
+}
+
+/**
+ * A prefill batch of one sequence with one new token and nothing cached: the shape of SGLang's own health check,
+ * a 1-token generation on `input_ids=[0]` (python/sglang/srt/entrypoints/http_server.py health_generate), which our
+ * `/health` probe triggers on a PD prefill every interval. It is no evidence that user requests progress, so it
+ * must not restart a stalled prefill's clock. A user request always has a cached or a longer prompt: a fully cached
+ * prompt still prints its cached tokens.
+ */
+function healthProbeShape(newTokens: number | undefined, c: { newSeq?: number; cached?: number }): boolean {
+  return newTokens === 1 && c.newSeq === 1 && c.cached === 0;
 }
 
 const VLLM_NUM = (label: string) => new RegExp(`${label}: ([\\d.]+)`);

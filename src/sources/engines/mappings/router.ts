@@ -1,5 +1,6 @@
 // The SGLang model gateway / router (smg_*, sgl-model-gateway src/observability/metrics.rs, 2025-10 → main
 // 2026-08). It has no scheduler: requests active on workers are its load, answered requests its progress.
+import type { Sample } from '../promtext.js';
 import { sumOf, type EngineMapping, type EngineFields } from './types.js';
 
 /** Paths that are the router's own plumbing, not completions (its health checks, our probes of /health). */
@@ -14,8 +15,9 @@ export const routerMapping: EngineMapping = {
     'smg_worker_requests_active',
     'smg_http_responses_total',
     'smg_http_inflight_request_age_count',
+    'smg_pd_kv_transfer_failures_total',
   ],
-  labels: ['status_code', 'status', 'path'],
+  labels: ['status_code', 'status', 'path', 'gt'],
   detect: (samples) => samples.some((s) => s.name.startsWith('smg_')),
   map(samples): EngineFields {
     const workers = samples.filter((s) => s.name === 'smg_worker_health' && Number.isFinite(s.value));
@@ -38,6 +40,25 @@ export const routerMapping: EngineMapping = {
       // "In-flight HTTP requests per age bucket (gt < age <= le, non-cumulative)" (sgl-model-gateway
       // src/observability/metrics.rs init_metrics, Layer 1), so the buckets add up to the in-flight total.
       routerInflight: sumOf(samples, ['smg_http_inflight_request_age_count']),
+      routerOldestInflightMs: oldestInflight(samples),
+      // "PD KV-transfer failures (missing connector params at decode handoff)" (metrics.rs init_metrics).
+      kvTransferFailedTotal: sumOf(samples, ['smg_pd_kv_transfer_failures_total']),
     };
   },
 };
+
+/**
+ * The lower bound of the oldest in-flight request's age, ms: the `gt` of the oldest age bucket that holds one (the
+ * buckets are `gt < age <= le`). Undefined when the router exports no buckets; 0 when none holds a request.
+ */
+function oldestInflight(samples: Sample[]): number | undefined {
+  let any = false;
+  let oldest = 0;
+  for (const s of samples) {
+    if (s.name !== 'smg_http_inflight_request_age_count' || !Number.isFinite(s.value)) continue;
+    any = true;
+    const gt = Number(s.labels.gt);
+    if (s.value > 0 && Number.isFinite(gt)) oldest = Math.max(oldest, gt * 1000);
+  }
+  return any ? oldest : undefined;
+}

@@ -1,5 +1,12 @@
 // SGLang scheduler/tokenizer metrics (srt/metrics/collector.py SchedulerMetricsCollector, TokenizerMetricsCollector,
-// and the disaggregation metrics mixin; SGLang 2025-05 → main 2026-08).
+// and the disaggregation metrics mixin; SGLang 2025-05 → main 2026-08; since 2026 the module is
+// srt/observability/metrics_collector.py, read at sgl-project/sglang@016d860).
+//
+// With `--enable-priority-scheduling` every scheduler series carries a `priority` label: the totals are the
+// series with priority="" and the queue gauges (running, waiting, the four PD queues) add one series per request
+// priority, `priority="<int>"` (metrics_collector.py@016d860 SchedulerMetricsCollector.init_new sets
+// labels["priority"] = "", _log_gauge_queue_count "total under default labels, per-priority breakdown under
+// priority=\"<int>\""). Summing both counted every request twice, so only the totals are read.
 import type { Sample } from '../promtext.js';
 import { add, maxOf, sumOf, type EngineMapping, type EngineFields } from './types.js';
 
@@ -9,6 +16,11 @@ import { add, maxOf, sumOf, type EngineMapping, type EngineFields } from './type
  * its own scheduler (and its own tp_rank), so each dp_rank counts once (its lowest tp_rank).
  */
 function schedulerSeries(samples: Sample[]): (s: Sample) => boolean {
+  const keep = rankSeries(samples);
+  return (s) => (s.labels.priority === undefined || s.labels.priority === '') && keep(s);
+}
+
+function rankSeries(samples: Sample[]): (s: Sample) => boolean {
   const dp = samples.some((s) => s.name.startsWith('sglang:') && s.labels.dp_rank !== undefined);
   if (!dp) return (s) => s.labels.tp_rank === undefined || s.labels.tp_rank === '0';
   const lowest = new Map<string, number>();
@@ -40,11 +52,12 @@ export const sglangMapping: EngineMapping = {
     'sglang:token_usage',
     'sglang:num_bootstrap_failed_reqs_total',
     'sglang:num_transfer_failed_reqs_total',
-    'sglang:num_retracted_reqs_total',
-    'sglang:num_retracted_reqs',
+    'sglang:num_retracted_requests_total',
     'sglang:kv_transfer_latency_ms',
+    'sglang:kv_transfer_latency_ms_sum',
+    'sglang:kv_transfer_latency_ms_count',
   ],
-  labels: ['dp_rank', 'tp_rank'],
+  labels: ['dp_rank', 'tp_rank', 'priority'],
   detect: (samples) => samples.some((s) => s.name.startsWith('sglang:')),
   map(samples): EngineFields {
     const keep = schedulerSeries(samples);
@@ -76,7 +89,16 @@ export const sglangMapping: EngineMapping = {
         sum(['sglang:num_bootstrap_failed_reqs_total']),
         sum(['sglang:num_transfer_failed_reqs_total']),
       ),
-      preemptedTotal: sum(['sglang:num_retracted_reqs_total', 'sglang:num_retracted_reqs']),
+      // The counter only: `sglang:num_retracted_reqs` is a gauge of the last interval's retractions (upstream marks
+      // it "TODO maybe remove this old gauge in favor of the new counter"), and a gauge read as a counter makes 48
+      // retractions look like 1 (metrics_collector.py@016d860 num_retracted_reqs_total, "The name is `requests`
+      // instead of `reqs` to avoid dup name error").
+      preemptedTotal: sum(['sglang:num_retracted_requests_total']),
+      // A histogram since 2026 (metrics_collector.py@016d860 kv_transfer_latency_ms, observe_kv_transfer_metrics):
+      // its sample is `_sum`/`_count`, and the scrape turns their deltas into the interval's mean. Older builds
+      // set a gauge of the latest transfer under the bare name.
+      kvTransferLatencySumMs: sum(['sglang:kv_transfer_latency_ms_sum']),
+      kvTransferLatencyCount: sum(['sglang:kv_transfer_latency_ms_count']),
       kvTransferLatencyMs: maxOf(samples, ['sglang:kv_transfer_latency_ms'], keep),
     };
   },

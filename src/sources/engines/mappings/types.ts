@@ -18,10 +18,14 @@ export type EngineFields = Pick<
   | 'kvExpiredTotal'
   | 'preemptedTotal'
   | 'kvTransferLatencyMs'
+  | 'kvTransferLatencySumMs'
+  | 'kvTransferLatencyCount'
+  | 'sleeping'
   | 'workersHealthy'
   | 'workersUnhealthy'
   | 'circuitOpen'
   | 'routerInflight'
+  | 'routerOldestInflightMs'
   | 'ranks'
 >;
 

@@ -1,6 +1,14 @@
 // vLLM V1 metrics (vllm/v1/metrics/loggers.py PrometheusStatLogger and the KV-connector stats of
 // kv_connector/v1/nixl_connector.py / nixl/worker.py; vLLM 0.8 → main 2026-08). Data-parallel engines carry an
 // `engine` label: counts add up across engines, usage does not.
+//
+// Waiting by reason and sleep state are PrometheusStatLogger's (vllm-project/vllm vllm/v1/metrics/loggers.py,
+// main 2026-08): `vllm:num_requests_waiting_by_reason{reason}` with `capacity` (num_waiting_reqs) and `deferred`
+// (num_skipped_waiting_reqs: "deferred by transient constraints (LoRA budget, KV transfer, blocked status). Sum
+// of all reasons equals vllm:num_requests_waiting"); the scheduler puts a request whose KV loads asynchronously
+// from a remote prefill (RequestStatus.WAITING_FOR_REMOTE_KVS, vllm/v1/core/sched/scheduler.py schedule) into
+// skipped_waiting, so `deferred` is vLLM's PD queue: requests waiting for remote KV. `vllm:engine_sleep_state
+// {sleep_state="awake"}` is 0 while the engine sleeps (level 1 `weights_offloaded`, level 2 `discard_all`).
 import type { RankSample } from '../../../core/signals.js';
 import type { Sample } from '../promtext.js';
 import { maxOf, sumOf, type EngineMapping, type EngineFields } from './types.js';
@@ -23,14 +31,30 @@ export const vllmMapping: EngineMapping = {
     'vllm:nixl_num_kv_expired_reqs',
     'vllm:num_preemptions_total',
     'vllm:num_preemptions',
+    'vllm:num_requests_waiting_by_reason',
+    'vllm:engine_sleep_state',
   ],
-  labels: ['finished_reason', 'engine'],
+  labels: ['finished_reason', 'engine', 'reason', 'sleep_state'],
   detect: (samples) => samples.some((s) => s.name.startsWith('vllm:')),
   map(samples): EngineFields {
     const sum = (names: string[]) => sumOf(samples, names);
+    const waiting = sum(['vllm:num_requests_waiting']);
+    // Requests waiting for remote KV (and other transient deferrals): the PD queue, not work the engine could run.
+    const deferred = sumOf(
+      samples,
+      ['vllm:num_requests_waiting_by_reason'],
+      (s) => s.labels.reason === 'deferred',
+    );
+    const awake = samples.filter(
+      (s) =>
+        s.name === 'vllm:engine_sleep_state' && s.labels.sleep_state === 'awake' && Number.isFinite(s.value),
+    );
     return {
       running: sum(['vllm:num_requests_running']),
-      queued: sum(['vllm:num_requests_waiting']),
+      // num_requests_waiting counts the deferred ones too: each request is counted once, in one queue.
+      queued: waiting === undefined || deferred === undefined ? waiting : Math.max(0, waiting - deferred),
+      transferQueue: deferred,
+      sleeping: awake.length > 0 ? awake.every((s) => s.value === 0) : undefined,
       // An aborted or failed request finished nothing: not progress.
       finishedTotal: sumOf(
         samples,

@@ -1,0 +1,216 @@
+// The engine signals beyond busy-and-progress (issue 26): the engine's own failure counters, a crawl (tokens per
+// running request collapsing against the engine's own baseline), sleep, the router's oldest in-flight request and
+// its worker health, and the PD-queue leak floor. The reducer's engine case (engines.ts) calls these; the shapes
+// in src/core/shapes/ read what they remember.
+import type { EngineSignal, RankSample } from '../signals.js';
+import type {
+  ClassifierConfig,
+  CrawlMemory,
+  DetectEvent,
+  EngineFailureKind,
+  EngineMemory,
+  TargetState,
+} from './memory.js';
+
+/** Samples of a healthy rate before the baseline is trusted (one scrape or batch line each). */
+export const BASELINE_SAMPLES = 5;
+/** A sample joins the baseline only at this fraction of it or more. */
+const BASELINE_JOIN = 0.5;
+/** Weight of a new sample in the trailing baseline (an exponential average: about the last 20 samples). */
+const BASELINE_WEIGHT = 0.05;
+/** Failure increases remembered per engine (a kind's count within failureWindow is what is judged). */
+const FAILURES_KEEP = 64;
+/** Our own timed-out completion runs remembered (each aborted its request at the engines). */
+const OWN_CUTS_KEEP = 64;
+
+const FIELDS: Record<EngineFailureKind, keyof EngineSignal> = {
+  kv_transfer_failed: 'kvTransferFailedTotal',
+  kv_expired: 'kvExpiredTotal',
+  aborted: 'abortedTotal',
+  preempted: 'preemptedTotal',
+};
+
+/** Everything the engine signal says beyond load and progress; called once per good signal. */
+export function onEngineEvidence(
+  e: EngineMemory,
+  signal: EngineSignal,
+  now: number,
+  cfg: ClassifierConfig,
+): void {
+  if (signal.sleeping !== undefined) e.sleeping = signal.sleeping;
+  if (signal.routerOldestInflightMs !== undefined) e.routerOldestMs = signal.routerOldestInflightMs;
+  if (signal.workersUnhealthy !== undefined) e.workersUnhealthy = signal.workersUnhealthy;
+  if (signal.circuitOpen !== undefined) e.circuitOpen = signal.circuitOpen;
+  trackFailures(e, signal, now, cfg);
+  const c = (e.crawl ??= { samples: 0, crawling: false });
+  trackCrawl(c, e, perRequestRate(c, signal, now), now, cfg.detect.crawlFraction);
+}
+
+/** The counters' increases: a first reading is the baseline, a drop is a restart (its new value is the increase). */
+function trackFailures(e: EngineMemory, signal: EngineSignal, now: number, cfg: ClassifierConfig): void {
+  if (signal.source !== 'metrics') return;
+  const f = (e.failures ??= { totals: {}, recent: [] });
+  for (const kind of Object.keys(FIELDS) as EngineFailureKind[]) {
+    const v = signal[FIELDS[kind]];
+    if (typeof v !== 'number' || !Number.isFinite(v)) continue;
+    const before = f.totals[kind];
+    f.totals[kind] = v;
+    if (before === undefined) continue;
+    const n = v >= before ? v - before : v;
+    if (n > 0) f.recent.push({ at: now, kind, n });
+  }
+  pruneFailures(f.recent, now, cfg);
+}
+
+function pruneFailures(recent: Array<{ at: number }>, now: number, cfg: ClassifierConfig): void {
+  while (
+    recent.length > 0 &&
+    (recent.length > FAILURES_KEEP || now - recent[0]!.at >= cfg.detect.failureWindow)
+  )
+    recent.shift();
+}
+
+/** How many failures of `kind` the engine's counters reported within failureWindow. */
+export function failuresWithin(
+  e: EngineMemory,
+  kind: EngineFailureKind,
+  now: number,
+  cfg: ClassifierConfig,
+): number {
+  return (e.failures?.recent ?? [])
+    .filter((r) => r.kind === kind && now - r.at < cfg.detect.failureWindow)
+    .reduce((a, r) => a + r.n, 0);
+}
+
+/**
+ * The engine's values no longer stand: its last scrape failed, or scrapes stopped arriving (the same rule as the
+ * stall clock's, engines.ts busyUnknown). Nothing is judged on them.
+ */
+export function stale(e: EngineMemory, now: number, cfg: ClassifierConfig): boolean {
+  return e.unknown === true || (e.lastSource === 'metrics' && now - e.lastSignalAt >= cfg.detect.stallAfter);
+}
+
+/** A completion probe of ours timed out: the engines logged (and counted) its abort. */
+export function rememberOwnCut(s: TargetState, at: number): void {
+  const cuts = (s.ownCuts ??= []);
+  cuts.push(at);
+  if (cuts.length > OWN_CUTS_KEEP) cuts.shift();
+}
+
+export function ownCutsWithin(s: TargetState, now: number, cfg: ClassifierConfig): number {
+  return (s.ownCuts ?? []).filter((t) => now - t < cfg.detect.failureWindow).length;
+}
+
+/**
+ * Tokens per second per running request, or undefined when this signal cannot say (nothing running, no rate).
+ * A throughput the engine reports (SGLang's gen_throughput gauge and batch lines, vLLM's stats line) is read as
+ * is; otherwise the generated-token counter's rate since the last sample (vLLM's counts every iteration; SGLang's
+ * only at a request's end, which is why its gauge comes first).
+ */
+function perRequestRate(
+  c: CrawlMemory,
+  signal: EngineSignal | RankSampleAt,
+  now: number,
+): number | undefined {
+  let running = signal.running;
+  let rate: number | undefined;
+  if ('genThroughput' in signal && signal.genThroughput !== undefined) rate = signal.genThroughput;
+  else if (signal.generatedTokensTotal !== undefined) {
+    if (
+      c.lastTokens !== undefined &&
+      c.lastAt !== undefined &&
+      now > c.lastAt &&
+      signal.generatedTokensTotal >= c.lastTokens
+    ) {
+      rate = ((signal.generatedTokensTotal - c.lastTokens) * 1000) / (now - c.lastAt);
+      // The interval's tokens came from every request that ran in it: the more of the two readings.
+      if (running !== undefined && c.lastRunning !== undefined) running = Math.max(running, c.lastRunning);
+    }
+    c.lastTokens = signal.generatedTokensTotal;
+    c.lastAt = now;
+    if (signal.running !== undefined) c.lastRunning = signal.running;
+  }
+  if (running === undefined || running <= 0 || rate === undefined) return undefined;
+  return rate / running;
+}
+
+type RankSampleAt = RankSample & { genThroughput?: undefined };
+
+/**
+ * One sample into the crawl clock. Below crawlFraction of a trusted baseline starts (or keeps) it; a sample at or
+ * above it stops it and joins the baseline; nothing running stops it (a crawl needs requests to crawl). Samples
+ * below never join the baseline, so a collapse cannot become the new normal.
+ */
+function trackCrawl(
+  c: CrawlMemory,
+  e: { running: number; sleeping?: boolean },
+  rate: number | undefined,
+  now: number,
+  fraction: number,
+): void {
+  if (e.sleeping === true || e.running <= 0) {
+    c.belowSince = undefined;
+    if (e.running <= 0) c.ratio = undefined;
+    return;
+  }
+  if (rate === undefined) return;
+  const trusted = c.baseline !== undefined && c.samples >= BASELINE_SAMPLES;
+  c.ratio = c.baseline !== undefined && c.baseline > 0 ? rate / c.baseline : undefined;
+  if (trusted && c.ratio !== undefined && c.ratio < fraction) {
+    c.belowSince ??= now;
+    return;
+  }
+  // Hysteresis: a crawl that hovers at the fraction (a sample read just as a request ends) keeps its clock; it
+  // ends at twice the fraction.
+  if (trusted && c.ratio !== undefined && c.belowSince !== undefined && c.ratio < Math.min(1, 2 * fraction))
+    return;
+  c.belowSince = undefined;
+  // Only samples near the baseline join it: a slowdown, let alone a crawl, must not become the new normal.
+  if (rate <= 0 || (trusted && c.ratio !== undefined && c.ratio < BASELINE_JOIN)) return;
+  c.baseline = c.baseline === undefined ? rate : c.baseline * (1 - BASELINE_WEIGHT) + rate * BASELINE_WEIGHT;
+  c.samples++;
+}
+
+/** Per data-parallel rank: the same clock on the rank's own running count and token counter. */
+export function onRankEvidence(
+  r: { running: number; crawl?: CrawlMemory },
+  sample: RankSample,
+  now: number,
+  cfg: ClassifierConfig,
+): void {
+  const c = (r.crawl ??= { samples: 0, crawling: false });
+  trackCrawl(c, r, perRequestRate(c, sample as RankSampleAt, now), now, cfg.detect.crawlFraction);
+}
+
+/**
+ * Crawling: below the fraction for stallAfter with requests running, not asleep, and not stalled outright (no
+ * tokens at all is a stall, judged by engines.ts). Emits engine_crawling once per crawl.
+ */
+export function judgeCrawl(s: TargetState, now: number, cfg: ClassifierConfig, events: DetectEvent[]): void {
+  const after = cfg.detect.stallAfter;
+  for (const e of Object.values(s.engines)) {
+    const judge = (c: CrawlMemory | undefined, running: number, rank?: string) => {
+      if (c === undefined) return;
+      const crawling =
+        !stale(e, now, cfg) &&
+        e.sleeping !== true &&
+        running > 0 &&
+        c.belowSince !== undefined &&
+        now - c.belowSince >= after;
+      if (crawling && !c.crawling) {
+        events.push({
+          type: 'engine_crawling',
+          at: now,
+          service: e.service,
+          ...(rank !== undefined ? { rank } : {}),
+          running,
+          ratio: c.ratio ?? 0,
+          sinceMs: now - c.belowSince!,
+        });
+      }
+      c.crawling = crawling;
+    };
+    judge(e.crawl, e.running);
+    for (const [id, r] of Object.entries(e.ranks ?? {})) judge(r.crawl, r.running, id);
+  }
+}
