@@ -1,6 +1,7 @@
 // The daemon against the simulator with the probes shaped like the traffic that breaks (issue 28): each new
 // simulator fault is found by the probe built for it and named with its diagnosis, while the other probes pass.
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait.js';
 import { startHarness, type Harness } from './sim-harness.js';
 
 let h: Harness | undefined;
@@ -57,7 +58,14 @@ describe('probe-shape faults against the simulator', () => {
     // Only the streamed large call is hit: no other cell failed.
     expect(h.wd.state.cause).not.toMatch(/(?:auto|required|named|none|parallel|second_turn): /);
     h.sim.disableFault('toolcall_args_corrupt');
-    await h.waitState('ok', { timeoutMs: 15_000 });
+    // Wrong answers hold until 40 clean ones in a row (issue 26 item 3): one clean matrix does not end it.
+    const slot = h.wd.state.slots['tools|router|fresh']!;
+    const runs = slot.okStreak;
+    await waitFor(() => h.wd.state.slots['tools|router|fresh']!.okStreak > runs, {
+      timeoutMs: 15_000,
+      what: 'a clean matrix',
+    });
+    expect(h.wd.state.diagnosis).toBe('wrong_output');
   });
 
   it('a Gemma-4 leak (toolcall_leak family gemma4) → degraded/toolcall_leak, the family named', async () => {
@@ -92,7 +100,14 @@ describe('probe-shape faults against the simulator', () => {
     expect(h.wd.state.cause).toMatch(/in reasoning_content with empty content/);
     expect(h.wd.state.cause).not.toContain('raise maxTokens');
     h.sim.disableFault('reasoning_garbage');
-    await h.waitState('ok', { timeoutMs: 15_000 });
+    // Held until 40 clean answers in a row (issue 26 item 3), not ended by the first clean one.
+    const canary = Object.keys(h.wd.state.slots).find((k) => k.startsWith('canary|'))!;
+    const runs = h.wd.state.slots[canary]!.okStreak;
+    await waitFor(() => h.wd.state.slots[canary]!.okStreak > runs, {
+      timeoutMs: 15_000,
+      what: 'a clean canary',
+    });
+    expect(h.wd.state.diagnosis).toBe('wrong_output');
   });
 
   it('context_ttft_growth → degraded/conversation_stalls naming the round, while chat passes; off → ok', async () => {

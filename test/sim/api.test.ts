@@ -173,8 +173,8 @@ describe('simulator API', () => {
       'intermittent_hang',
       'keepalive_stall',
       'kv_corruption',
-      'long_prompt_hang',
       'kv_transfer_failure',
+      'long_prompt_hang',
       'nixl_abort_unhandled',
       'orphaned_requests',
       'pd_half_failed',
@@ -182,8 +182,8 @@ describe('simulator API', () => {
       'reasoning_garbage',
       'router_stuck',
       'slow',
-      'toolcall_args_corrupt',
       'stranded_queue_entry',
+      'toolcall_args_corrupt',
       'toolcall_leak',
     ]);
     const on = await post(`${c}/faults/slow`, { factor: 3 });
