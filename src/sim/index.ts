@@ -195,6 +195,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       logs,
       engineUp: (s) => services[s].up,
       grammarHeld,
+      behindProxy: withProxy,
       // The router's pooled connections to the engines; one address per request is close enough.
       routerClientAddr: () =>
         `127.0.0.1:${(routerConnPort = routerConnPort >= 60_000 ? 40_000 : routerConnPort + 1)}`,

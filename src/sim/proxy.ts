@@ -9,6 +9,7 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import { HOST, sendJson, type Handler } from './http.js';
+import { CONN_SEQ_HEADER } from './router.js';
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -68,7 +69,12 @@ export class Proxy {
         port: this.deps.upstreamPort(),
         method: req.method,
         path: req.url,
-        headers: stripHopByHop(req.headers),
+        // The client connection's request count, for faults keyed to reused connections (the router cannot
+        // tell: its sockets from this hop are pooled).
+        headers: {
+          ...stripHopByHop(req.headers),
+          [CONN_SEQ_HEADER]: String(this.requestsOnSocket.get(req.socket) ?? 1),
+        },
         agent: this.agent,
       },
       (ur) => {
@@ -97,6 +103,6 @@ export class Proxy {
 
 function stripHopByHop(h: IncomingHttpHeaders): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
-  for (const [k, v] of Object.entries(h)) if (!HOP_BY_HOP.has(k)) out[k] = v;
+  for (const [k, v] of Object.entries(h)) if (!HOP_BY_HOP.has(k) && k !== CONN_SEQ_HEADER) out[k] = v;
   return out;
 }

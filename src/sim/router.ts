@@ -1,6 +1,7 @@
 // The PD router (sgl-model-gateway): /v1/chat/completions over prefill+decode, /v1/models, /health (pure
 // liveness, always 200 unless the health_fail fault targets it), /readiness (needs a prefill and a decode).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FaultSet } from './faults/set.js';
 import type { LogFile } from './logfile.js';
 import * as fmt from './logfmt.js';
@@ -30,7 +31,16 @@ export interface RouterDeps {
   routerClientAddr(): string;
   /** Structured-output requests held by grammar_stall: released (to run) when the fault is disabled. */
   grammarHeld: Set<() => void>;
+  /** The proxy hop is in front: it tells the client connection's request count in CONN_SEQ_HEADER. */
+  behindProxy?: boolean;
 }
+
+/**
+ * The proxy hop's count of requests on the client's connection (1 = fresh). The router's own sockets from the
+ * proxy are pooled, so only the proxy knows whether the client reused its connection; a client's own value of
+ * this header is dropped by the proxy and ignored when there is no proxy.
+ */
+export const CONN_SEQ_HEADER = 'x-wedgewatch-sim-conn-seq';
 
 /** Answers of recent requests (the "KV pool" a kv_corruption mix-up hands to the wrong request). */
 const RECENT_ANSWERS = 16;
@@ -38,9 +48,14 @@ const RECENT_ANSWERS = 16;
 export function routerHandler(deps: RouterDeps): Handler {
   const recent: string[] = [];
   const stats = new RouterStats();
+  const requestsOnSocket = new WeakMap<Socket, number>();
   let chats = 0;
   return (req, res) => {
     const path = pathOf(req);
+    const onSocket = (requestsOnSocket.get(req.socket) ?? 0) + 1;
+    requestsOnSocket.set(req.socket, onSocket);
+    const viaProxy = deps.behindProxy ? Number(req.headers[CONN_SEQ_HEADER]) : NaN;
+    const connSeq = Number.isInteger(viaProxy) && viaProxy >= 1 ? viaProxy : onSocket;
     const started = Date.now();
     res.on('finish', () => logRequest(deps.logs.router, req, res.statusCode, started));
     if (req.method === 'GET' && path === '/metrics') {
@@ -73,7 +88,7 @@ export function routerHandler(deps: RouterDeps): Handler {
       return;
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
-      void chat(deps, req, res, recent, deps.faults.holdsRequest(++chats));
+      void chat(deps, req, res, recent, deps.faults.holdsRequest(++chats), connSeq > 1);
       return;
     }
     sendJson(res, 404, {
@@ -101,6 +116,7 @@ async function chat(
   res: ServerResponse,
   recent: string[],
   held: boolean,
+  reusedConnection: boolean,
 ): Promise<void> {
   let chatReq: ChatRequest;
   let rid: string | undefined;
@@ -116,16 +132,23 @@ async function chat(
   if (held || (chatReq.jsonSchema !== undefined && deps.faults.stallsStructured())) {
     // Waits for the grammar backend (or a stuck router, intermittent_hang/router_stuck) before the scheduler sees
     // it: no tokens, no abort, until released.
-    await new Promise<void>((resolve) => {
-      const release = () => {
-        deps.grammarHeld.delete(release);
-        resolve();
-      };
-      deps.grammarHeld.add(release);
-      res.on('close', release);
-    });
+    await holdUntilReleased(deps, res);
     if (res.destroyed) return;
   }
+  const promptTokens = countPromptTokens(chatReq);
+  const delayMs = reusedConnection ? deps.faults.reusedConnectionDelayMs(promptTokens) : 0;
+  if (delayMs === Infinity) await holdUntilReleased(deps, res);
+  else if (delayMs > 0) {
+    // context_ttft_growth: the wait comes before the scheduler sees the request, so it is time to first token.
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, delayMs);
+      res.on('close', () => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+  if (res.destroyed) return;
   const known = knownAnswer(lastUserText(chatReq));
   const plan = planResponse(chatReq, deps.pd.model.defaultMaxTokens, {
     leak: (calls, r) => deps.faults.leakToolCalls(calls, r.toolChoice),
@@ -136,7 +159,6 @@ async function chat(
     recent.push(known);
     if (recent.length > RECENT_ANSWERS) recent.shift();
   }
-  const promptTokens = countPromptTokens(chatReq);
   const renderer = new ChatRenderer(plan, chatReq.model ?? deps.modelName, promptTokens);
   let generated = 0;
   let finished = false;
@@ -200,6 +222,18 @@ async function chat(
     res.on('close', () => {
       if (!finished) deps.pd.abort(simReq);
     });
+}
+
+/** Waits until a fault releases held requests (disabled) or the client leaves. */
+function holdUntilReleased(deps: RouterDeps, res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const release = () => {
+      deps.grammarHeld.delete(release);
+      resolve();
+    };
+    deps.grammarHeld.add(release);
+    res.on('close', release);
+  });
 }
 
 /**

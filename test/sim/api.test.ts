@@ -163,6 +163,7 @@ describe('simulator API', () => {
     const c = sim.urls.control;
     const list = JSON.parse((await get(`${c}/faults`)).text);
     expect(list.available.map((f: { name: string }) => f.name).sort()).toEqual([
+      'context_ttft_growth',
       'crash',
       'decode_stall',
       'grammar_stall',

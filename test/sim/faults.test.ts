@@ -1,6 +1,7 @@
 // Each fault's observable behaviour, over real sockets, as a watchdog would see it.
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { Client as UndiciClient } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSim, type Sim, type SimOptions } from '../../src/sim/index.js';
 import { waitFor } from '../helpers/wait.js';
@@ -283,5 +284,79 @@ describe('health_fail', () => {
 
     const bare = await start({});
     expect(() => bare.enableFault('health_fail', { service: 'proxy' })).toThrow(/without the proxy hop/);
+  });
+});
+
+describe('context_ttft_growth', () => {
+  // A prompt of about `ktok` thousand tokens (the simulator counts 8 + chars/4).
+  const longBody = (ktok: number) =>
+    JSON.stringify(
+      chatBody({ messages: [{ role: 'user', content: 'x'.repeat(ktok * 4000) }], stream: true }),
+    );
+  /** One streamed chat over `client`; resolves with the time to its first body bytes (ms) once it ends. */
+  async function timedChat(client: UndiciClient, body: string, signal?: AbortSignal): Promise<number> {
+    const t0 = performance.now();
+    const res = await client.request({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      body,
+      signal,
+    });
+    let first = NaN;
+    for await (const _chunk of res.body) if (Number.isNaN(first)) first = performance.now() - t0;
+    expect(res.statusCode).toBe(200);
+    return first;
+  }
+
+  it('delays the first token by the prompt length on a reused connection only', async () => {
+    const s = await start({ faults: [{ name: 'context_ttft_growth', params: { ms_per_ktok: 500 } }] });
+    const reused = new UndiciClient(s.urls.router, { pipelining: 1 });
+    try {
+      // The first request on a connection is fresh: no added wait even for a 4k-token prompt.
+      const fresh = await timedChat(reused, longBody(4));
+      const again = await timedChat(reused, longBody(4));
+      const short = await timedChat(reused, longBody(0));
+      // 4k tokens at 500 ms per 1k: at least 2 s on the reused connection (a timer's floor, never early).
+      expect(again).toBeGreaterThanOrEqual(2000);
+      expect(again - fresh).toBeGreaterThan(1000);
+      expect(again - short).toBeGreaterThan(1000);
+    } finally {
+      await reused.close();
+    }
+  });
+
+  it('through the proxy hop: a fresh client connection is served, a reused one past hang_ktok hangs until disabled', async () => {
+    const s = await start({
+      proxy: true,
+      faults: [{ name: 'context_ttft_growth', params: { ms_per_ktok: 0, hang_ktok: 2 } }],
+    });
+    const warm = new UndiciClient(s.urls.proxy!, { pipelining: 1 });
+    const other = new UndiciClient(s.urls.proxy!, { pipelining: 1 });
+    try {
+      await timedChat(warm, longBody(0));
+      // The proxy's pooled upstream socket is reused here, the client's connection is not: served.
+      expect(Number.isFinite(await timedChat(other, longBody(3)))).toBe(true);
+      const ac = new AbortController();
+      let settled = false;
+      const hung = timedChat(warm, longBody(3), ac.signal).finally(() => (settled = true));
+      await waitFor(() => s.state().running === 0 && s.state().finishedTotal === 2, {
+        what: 'the first two requests to finish',
+      });
+      // A short prompt on a third (reused) connection still runs while the long one is held before the scheduler.
+      expect(Number.isFinite(await timedChat(other, longBody(0)))).toBe(true);
+      expect(settled).toBe(false);
+      s.disableFault('context_ttft_growth');
+      expect(Number.isFinite(await hung)).toBe(true);
+    } finally {
+      await warm.close();
+      await other.close();
+    }
+  });
+
+  it('refuses bad params', async () => {
+    await expect(
+      startSim({ faults: [{ name: 'context_ttft_growth', params: { ms_per_ktok: -1 } }] }),
+    ).rejects.toThrow(/ms_per_ktok/);
   });
 });

@@ -1,4 +1,5 @@
 // Every fault the simulator can inject. Adding one: a new file in this folder plus one entry here.
+import { contextTtftGrowth } from './context_ttft_growth.js';
 import { crash } from './crash.js';
 import { decodeStall } from './decode_stall.js';
 import { engineCoreDeath } from './engine_core_death.js';
@@ -36,6 +37,7 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   shm_broadcast_hang: shmBroadcastHang,
   nixl_transfer_failure: nixlTransferFailure,
   rank_stall: rankStall,
+  context_ttft_growth: contextTtftGrowth,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

@@ -101,6 +101,14 @@ export class FaultSet {
     return false;
   }
 
+  /** The largest extra wait any fault puts on a reused-connection request of this many prompt tokens. */
+  reusedConnectionDelayMs(promptTokens: number): number {
+    let ms = 0;
+    for (const [def, p] of this.active())
+      ms = Math.max(ms, def.reusedConnectionDelayMs?.(promptTokens, p) ?? 0);
+    return ms;
+  }
+
   leakToolCalls(calls: ToolCallPlan[], toolChoice?: unknown): string | undefined {
     for (const [def, p] of this.active()) {
       const text = def.leakToolCalls?.(calls, p, toolChoice);

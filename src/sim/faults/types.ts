@@ -18,7 +18,8 @@ export type FaultName =
   | 'engine_core_death'
   | 'shm_broadcast_hang'
   | 'nixl_transfer_failure'
-  | 'rank_stall';
+  | 'rank_stall'
+  | 'context_ttft_growth';
 
 /** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
 export type SimEngine = 'sglang' | 'vllm';
@@ -88,6 +89,12 @@ export interface FaultDef {
   onAbortFrame?(ctl: FaultControl, params: FaultParams): void;
   /** The proxy hop holds responses to the 2nd+ request on one connection. */
   stallsReusedConnection?(params: FaultParams): boolean;
+  /**
+   * Extra wait (ms) before a request on a reused client connection (the 2nd+ on it) reaches the scheduler, given
+   * its prompt tokens: it shows as time to first token. Infinity holds it until the client leaves or the fault is
+   * disabled. Fresh connections never wait.
+   */
+  reusedConnectionDelayMs?(promptTokens: number, params: FaultParams): number;
   /** Renders tool calls as raw model markup for `content` instead of structured tool_calls. */
   leakToolCalls?(calls: ToolCallPlan[], params: FaultParams, toolChoice: unknown): string | undefined;
   /** The request's tool_choice is ignored: text until max_tokens, no tool call. */
