@@ -83,6 +83,7 @@ export function verifyCommand(): Command {
       'goodput SLO: requests meeting every bound, e.g. "ttft=2s,tpot=50ms" (also e2el)',
     )
     .option('--report <file.html>', 'write a self-contained HTML report (charts, verdict table)')
+    .option('--gate-tails', 'p99 figures decide the comparison too (default: shown, not gating)')
     .option('--latency-floor <duration>', 'latency changes below this never count as a regression', '50ms')
     .option('--header <header>', "extra request header 'Name: value'; repeatable", collect, [])
     .option('--api-key-file <file>', 'file holding an API key, sent as Authorization: Bearer <key>')
@@ -106,51 +107,56 @@ export function verifyCommand(): Command {
 }
 
 function compareCommand(): Command {
-  return new Command('compare')
-    .description(
-      'compare two results files saved by `verify --save` offline (same intervals and verdicts as --baseline); exit 0 PASS, 1 REGRESSION, 2 bad usage, 3 INCONCLUSIVE',
-    )
-    .argument('<before.json>', 'results saved before the change')
-    .argument('<after.json>', 'results saved after it')
-    .option('--regression-threshold <pct>', 'regression that fails the gate ("10%" or 0.1)', '10%')
-    .option('--latency-floor <duration>', 'latency changes below this never count as a regression', '50ms')
-    .option('--json', 'print the comparison as JSON on stdout')
-    .option('--report <file.html>', 'write a self-contained HTML report')
-    .action((beforePath: string, afterPath: string, opts: Record<string, unknown>) => {
-      try {
-        const before = loadBaseline(beforePath, 'before');
-        const after = loadBaseline(afterPath, 'after');
-        const floor = parseDuration(String(opts.latencyFloor));
-        if (floor === undefined) throw new UsageError(`--latency-floor: expected a duration like "50ms"`);
-        const threshold = parseThreshold(String(opts.regressionThreshold));
-        const c = compareBaseline(before, after.steps, threshold, floor / 1000);
-        const summary = baselineSummary(c);
-        if (typeof opts.report === 'string')
-          writeHtmlReport(opts.report, { before, after, comparison: { ...c, summary } });
-        process.stdout.write(
-          opts.json
-            ? JSON.stringify({ before: beforePath, after: afterPath, ...c, summary }, null, 2) + '\n'
-            : [
-                `wedgewatch verify compare ${beforePath} -> ${afterPath} (threshold ${(threshold * 100).toFixed(0)}%)`,
-                ...c.figures.map((f) => `  ${formatComparison(f)}`),
-                ...(c.missing.length ? [`  not in both: ${c.missing.join(', ')}`] : []),
-                '',
-                summary,
-                '',
-              ].join('\n'),
-        );
-        process.exitCode =
-          c.verdict === 'PASS'
-            ? EXIT_VERIFY.ok
-            : c.verdict === 'REGRESSION'
-              ? EXIT_VERIFY.failed
-              : EXIT_VERIFY.inconclusive;
-      } catch (err) {
-        if (!(err instanceof UsageError)) throw err;
-        process.stderr.write(`wedgewatch verify compare: usage: ${err.message}\n`);
-        process.exitCode = EXIT_VERIFY.usage;
-      }
-    });
+  return (
+    new Command('compare')
+      .description(
+        'compare two results files saved by `verify --save` offline (same intervals and verdicts as --baseline); exit 0 PASS, 1 REGRESSION, 2 bad usage, 3 INCONCLUSIVE',
+      )
+      .argument('<before.json>', 'results saved before the change')
+      .argument('<after.json>', 'results saved after it')
+      // The options it shares with verify are verify's own (commander gives a parent's options to it wherever
+      // they appear): --regression-threshold, --latency-floor, --gate-tails, --json, --report.
+      .addHelpText(
+        'after',
+        '\nOptions as for verify: --regression-threshold, --latency-floor, --gate-tails, --json, --report FILE.html\n',
+      )
+      .action((beforePath: string, afterPath: string, _local: unknown, self: Command) => {
+        const opts = self.optsWithGlobals<Record<string, unknown>>();
+        try {
+          const before = loadBaseline(beforePath, 'before');
+          const after = loadBaseline(afterPath, 'after');
+          const floor = parseDuration(String(opts.latencyFloor));
+          if (floor === undefined) throw new UsageError(`--latency-floor: expected a duration like "50ms"`);
+          const threshold = parseThreshold(String(opts.regressionThreshold));
+          const c = compareBaseline(before, after.steps, threshold, floor / 1000, opts.gateTails === true);
+          const summary = baselineSummary(c);
+          if (typeof opts.report === 'string')
+            writeHtmlReport(opts.report, { before, after, comparison: { ...c, summary } });
+          process.stdout.write(
+            opts.json
+              ? JSON.stringify({ before: beforePath, after: afterPath, ...c, summary }, null, 2) + '\n'
+              : [
+                  `wedgewatch verify compare ${beforePath} -> ${afterPath} (threshold ${(threshold * 100).toFixed(0)}%)`,
+                  ...c.figures.map((f) => `  ${formatComparison(f)}`),
+                  ...(c.missing.length ? [`  not in both: ${c.missing.join(', ')}`] : []),
+                  '',
+                  summary,
+                  '',
+                ].join('\n'),
+          );
+          process.exitCode =
+            c.verdict === 'PASS'
+              ? EXIT_VERIFY.ok
+              : c.verdict === 'REGRESSION'
+                ? EXIT_VERIFY.failed
+                : EXIT_VERIFY.inconclusive;
+        } catch (err) {
+          if (!(err instanceof UsageError)) throw err;
+          process.stderr.write(`wedgewatch verify compare: usage: ${err.message}\n`);
+          process.exitCode = EXIT_VERIFY.usage;
+        }
+      })
+  );
 }
 
 async function runCommand(cmd: Command, opts: Record<string, unknown>): Promise<number> {
@@ -212,6 +218,7 @@ async function runCommand(cmd: Command, opts: Record<string, unknown>): Promise<
       latencyFloorS: dur('--latency-floor', opts.latencyFloor) / 1000,
       preflightTimeoutMs: dur('--preflight-timeout', opts.preflightTimeout),
       repeat: parseRepeat(String(opts.repeat)),
+      gateTails: opts.gateTails === true,
       slo: typeof opts.slo === 'string' ? parseSlo(opts.slo) : undefined,
       progress: (line) => process.stderr.write(redactor.redact(line) + '\n'),
     });

@@ -79,6 +79,7 @@ export function compareBaseline(
   current: readonly { step: string; figures: Record<string, Figure> }[],
   threshold: number,
   latencyFloorS: number,
+  gateTails = false,
 ): BaselineComparison {
   const figures: FigureComparison[] = [];
   const missing: string[] = [];
@@ -88,13 +89,13 @@ export function compareBaseline(
     for (const [name, bf] of Object.entries(bs.figures ?? {})) {
       const key = `${bs.step}.${name}`;
       const cf = cs.figures[name];
-      const c = cf ? compareFigure(key, bf, cf, { threshold, latencyFloorS }) : undefined;
+      const c = cf ? compareFigure(key, bf, cf, { threshold, latencyFloorS, gateTails }) : undefined;
       if (c) figures.push(c);
       else missing.push(key);
     }
   }
-  const regressions = figures.filter((d) => d.verdict === 'REGRESSION').length;
-  const inconclusive = figures.filter((d) => d.verdict === 'INCONCLUSIVE').length;
+  const regressions = figures.filter((d) => d.gating && d.verdict === 'REGRESSION').length;
+  const inconclusive = figures.filter((d) => d.gating && d.verdict === 'INCONCLUSIVE').length;
   const verdict = figures.length === 0 ? 'INCONCLUSIVE' : overallVerdict(figures);
   return { verdict, ok: verdict === 'PASS', threshold, figures, regressions, inconclusive, missing };
 }
@@ -105,20 +106,24 @@ export function baselineSummary(c: BaselineComparison): string {
   const th = `${(c.threshold * 100).toFixed(0)}%`;
   const worst = (v: FigureVerdict) =>
     [...c.figures]
-      .filter((d) => d.verdict === v)
+      .filter((d) => d.gating && d.verdict === v)
       .sort((a, b) => Math.abs(b.ratio - 1) - Math.abs(a.ratio - 1))[0];
   const pct = (r: number) => `${r >= 1 ? '+' : ''}${((r - 1) * 100).toFixed(1)}%`;
-  const detect = c.figures.map((f) => f.mde).filter(Number.isFinite);
+  const detect = c.figures
+    .filter((f) => f.gating)
+    .map((f) => f.mde)
+    .filter(Number.isFinite);
   const mde = detect.length
     ? `; a regression beyond ${(Math.min(...detect) * 100).toFixed(1)}% (best figure) to ${(Math.max(...detect) * 100).toFixed(1)}% would have been detected`
     : '';
+  const gating = c.figures.filter((f) => f.gating).length;
   if (c.verdict === 'REGRESSION') {
     const w = worst('REGRESSION')!;
-    return `REGRESSION: ${c.regressions}/${c.figures.length} figures regressed beyond ${th} with 95% confidence (worst ${w.key} ${pct(w.ratio)} [${pct(w.lo)}, ${pct(w.hi)}])`;
+    return `REGRESSION: ${c.regressions}/${gating} gating figures regressed beyond ${th} with 95% confidence (worst ${w.key} ${pct(w.ratio)} [${pct(w.lo)}, ${pct(w.hi)}])`;
   }
   if (c.verdict === 'INCONCLUSIVE') {
     const w = worst('INCONCLUSIVE')!;
-    return `INCONCLUSIVE: ${c.inconclusive}/${c.figures.length} figures' intervals straddle ${th} (e.g. ${w.key} ${pct(w.ratio)}: ${w.why}); rerun with more --repeat${mde}`;
+    return `INCONCLUSIVE: ${c.inconclusive}/${gating} gating figures' intervals straddle ${th} (e.g. ${w.key} ${pct(w.ratio)}: ${w.why}); rerun with more --repeat${mde}`;
   }
-  return `PASS: ${c.figures.length} figures within ${th} of the baseline with 95% confidence${mde}`;
+  return `PASS: ${gating} gating figures within ${th} of the baseline with 95% confidence${mde}`;
 }

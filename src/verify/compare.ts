@@ -21,12 +21,16 @@ export interface FigureComparison extends RatioInterval {
    */
   mde: number;
   trials: { before: number; after: number };
+  /** Whether this figure decides the gate (tails do only with --gate-tails). */
+  gating: boolean;
 }
 
 export interface ComparisonOptions {
   threshold: number;
   /** Latency changes smaller than this (seconds) never count against the gate. */
   latencyFloorS: number;
+  /** Tail (p99) figures decide the gate too. */
+  gateTails?: boolean;
 }
 
 function trialsOf(f: Figure): number[] {
@@ -62,7 +66,7 @@ export function compareFigure(
   } else if (floorRatio > 0 && Math.abs(worse - 1) < floorRatio) {
     verdict = 'PASS';
     why = `change below the ${(o.latencyFloorS * 1000).toFixed(0)} ms floor`;
-  } else if (past(better)) {
+  } else if (past(better) && Math.abs(better - 1) >= floorRatio) {
     verdict = 'REGRESSION';
     why = `interval wholly past ${pct(limit - 1)}`;
   } else if (past(worse)) {
@@ -87,13 +91,17 @@ export function compareFigure(
     why,
     mde,
     trials: { before: b.length, after: a.length },
+    gating: !(before.tail === true || after.tail === true) || o.gateTails === true,
   };
 }
 
 /** The gate's verdict over figures: any REGRESSION, else any INCONCLUSIVE, else PASS. */
-export function overallVerdict(figures: readonly { verdict: FigureVerdict }[]): FigureVerdict {
-  if (figures.some((f) => f.verdict === 'REGRESSION')) return 'REGRESSION';
-  if (figures.some((f) => f.verdict === 'INCONCLUSIVE')) return 'INCONCLUSIVE';
+export function overallVerdict(
+  figures: readonly { verdict: FigureVerdict; gating?: boolean }[],
+): FigureVerdict {
+  const gating = figures.filter((f) => f.gating !== false);
+  if (gating.some((f) => f.verdict === 'REGRESSION')) return 'REGRESSION';
+  if (gating.some((f) => f.verdict === 'INCONCLUSIVE')) return 'INCONCLUSIVE';
   return 'PASS';
 }
 
@@ -104,6 +112,6 @@ export function formatComparison(c: FigureComparison): string {
   const mde = Number.isFinite(c.mde) ? `${(c.mde * 100).toFixed(1)}%` : 'none (more trials)';
   return (
     `${c.verdict.padEnd(12)} ${c.key.padEnd(40)} ${v(c.before).padStart(10)} -> ${v(c.after).padStart(10)}  ` +
-    `${pct(c.ratio).padStart(7)} [${pct(c.lo)}, ${pct(c.hi)}]  detects >${mde}  (${c.why})`
+    `${pct(c.ratio).padStart(7)} [${pct(c.lo)}, ${pct(c.hi)}]  detects >${mde}  (${c.why}${c.gating ? '' : '; tail, not gating'})`
   );
 }

@@ -31,18 +31,19 @@ export const FIGURE_SPECS: readonly {
   name: string;
   unit: Figure['unit'];
   better: Figure['better'];
+  tail?: boolean;
   read(t: TrialFigures): number;
 }[] = [
   { name: 'agg_tok_s', unit: 'tok/s', better: 'higher', read: (t) => t.aggTokS },
   { name: 'per_req_tok_s', unit: 'tok/s', better: 'higher', read: (t) => t.perReqTokS },
   { name: 'p50_lat_s', unit: 's', better: 'lower', read: (t) => t.p50LatMs / 1000 },
-  { name: 'p99_lat_s', unit: 's', better: 'lower', read: (t) => t.p99LatMs / 1000 },
+  { name: 'p99_lat_s', unit: 's', better: 'lower', tail: true, read: (t) => t.p99LatMs / 1000 },
   { name: 'ttft_p50_s', unit: 's', better: 'lower', read: (t) => t.ttftP50Ms / 1000 },
-  { name: 'ttft_p99_s', unit: 's', better: 'lower', read: (t) => t.ttftP99Ms / 1000 },
+  { name: 'ttft_p99_s', unit: 's', better: 'lower', tail: true, read: (t) => t.ttftP99Ms / 1000 },
   { name: 'tpot_p50_s', unit: 's', better: 'lower', read: (t) => t.tpotP50Ms / 1000 },
-  { name: 'tpot_p99_s', unit: 's', better: 'lower', read: (t) => t.tpotP99Ms / 1000 },
+  { name: 'tpot_p99_s', unit: 's', better: 'lower', tail: true, read: (t) => t.tpotP99Ms / 1000 },
   { name: 'itl_p50_s', unit: 's', better: 'lower', read: (t) => t.itlP50Ms / 1000 },
-  { name: 'itl_p99_s', unit: 's', better: 'lower', read: (t) => t.itlP99Ms / 1000 },
+  { name: 'itl_p99_s', unit: 's', better: 'lower', tail: true, read: (t) => t.itlP99Ms / 1000 },
   { name: 'goodput_req_s', unit: 'req/s', better: 'higher', read: (t) => t.goodputReqS },
 ];
 
@@ -102,6 +103,7 @@ export function levelFigureSet(prefix: string, trials: readonly TrialFigures[]):
       unit: spec.unit,
       better: spec.better,
       trials: values,
+      ...(spec.tail ? { tail: true } : {}),
     };
   }
   return out;

@@ -33,6 +33,8 @@ export interface VerifyOptions {
   repeat?: number;
   /** Goodput SLO (--slo). */
   slo?: Slo;
+  /** Tail (p99) figures decide the comparison too (--gate-tails). */
+  gateTails?: boolean;
   progress?: (line: string) => void;
 }
 
@@ -137,7 +139,7 @@ export async function runVerify(o: VerifyOptions): Promise<VerifyReport> {
 
   let comparison: VerifyReport['baseline'];
   if (baseline && o.baselinePath) {
-    const c = compareBaseline(baseline, results, threshold, o.latencyFloorS ?? 0.05);
+    const c = compareBaseline(baseline, results, threshold, o.latencyFloorS ?? 0.05, o.gateTails);
     comparison = { ...c, path: o.baselinePath, summary: baselineSummary(c) };
     progress(`${elapsed()} baseline: ${comparison.summary}`);
   }

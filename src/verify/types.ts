@@ -10,6 +10,11 @@ export interface Figure {
   better: 'higher' | 'lower';
   /** Each counted trial's value (warm-up excluded): what the comparison's interval is computed from. */
   trials?: number[];
+  /**
+   * A tail figure (p99): compared and shown, but it decides the gate only with --gate-tails (the p99 of a few
+   * requests is one scheduler hiccup; docs/decisions.md).
+   */
+  tail?: boolean;
 }
 
 export interface StepResult {
