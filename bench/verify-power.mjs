@@ -16,7 +16,7 @@ const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '20' },
     jitter: { type: 'string', default: '0.03' },
-    'max-tokens': { type: 'string', default: '16' },
+    'max-tokens': { type: 'string', default: '32' },
     seed: { type: 'string', default: '29' },
     threshold: { type: 'string', default: '0.1' },
   },
