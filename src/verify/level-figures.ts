@@ -2,6 +2,8 @@
 // output tokens/s, end-to-end latency, time to first token (TTFT), time per output token after the first
 // (TPOT = (latency - TTFT) / (tokens - 1), per request) and inter-token latency (ITL: every gap between two
 // token chunks, pooled over requests), each at p50 and p99, and goodput under an SLO (requests/s meeting it).
+// The definitions are vllm bench serve's: vllm-project/vllm vllm/benchmarks/serve.py calculate_metrics @009e6d4
+// (tpot over output_len > 1; a one-token answer counts as TPOT 0 for goodput; request_goodput = good / duration).
 import type { LoadRun } from './load-run.js';
 import type { StreamResult } from './load-client.js';
 import { mean, percentile } from './stats.js';
