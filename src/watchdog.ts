@@ -61,6 +61,8 @@ export interface TargetStatus {
   since: number;
   diagnosis: string | null;
   cause: string;
+  /** The open incident: its held diagnosis and every piece of evidence it reached (absent while ok). */
+  incident?: TargetState['incident'];
   endpoints: string[];
   probes: Array<
     Pick<SlotMemory, 'probe' | 'probeKind' | 'endpoint' | 'conn' | 'failStreak' | 'okStreak'> &
@@ -223,6 +225,7 @@ export class TargetWatchdog {
       since: this.s.since,
       diagnosis: this.s.diagnosis,
       cause: this.s.cause,
+      ...(this.s.incident !== undefined ? { incident: this.s.incident } : {}),
       endpoints: this.cfg.hops,
       probes: Object.values(this.s.slots).flatMap((m) =>
         m.last

@@ -4,6 +4,7 @@ import { countsForRecovery, type Diagnosis, wedgeCauses } from './vocabulary.js'
 import { noFirstTokenWithin } from './confirm.js';
 import { hangs as hangingKind, isCompletion } from './kinds.js';
 import { mostSpecific } from './log-classes.js';
+import { incidentWarning, warningText } from './state/warnings.js';
 import type {
   ClassifierConfig,
   EngineMemory,
@@ -173,6 +174,9 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     (m) => m.probeKind === 'serverinfo' && m.failStreak >= 1 && m.last!.result === 'timeout',
   );
   const stuckRouter = routerStuck(s, now, cfg);
+  // A warning that came with the incident names it when nothing stronger does (EVIDENCE: below the engine's
+  // own state and the path, above the bare symptom).
+  const warned = incidentWarning(s, d.stallAfter);
   const flaky = intermittence(completion, cfg);
 
   // wedged: a confirmed critical signature, completions failing on every hop, or an engine with no progress.
@@ -207,6 +211,15 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
       if (stuckRouter) return verdict('wedged', 'router_stuck', `${text}; ${stuckRouter}`);
       if (stalledEngine)
         return verdict('wedged', 'engine_stalled', `${text}; ${stallText(stalledEngine, now)}`);
+      // The scheduler's own round trip hangs as well: the engine, not the path (as in the failing branch).
+      if (serverinfoHang)
+        return verdict(
+          'wedged',
+          'engine_stalled',
+          `${text}; scheduler round trip hangs: ${why(serverinfoHang)}`,
+        );
+      if (warned)
+        return verdict('wedged', `warning:${warned.class}`, `${text}; after ${warningText(warned)}`);
       return verdict('wedged', 'completions_hung', text);
     }
   }
@@ -224,6 +237,12 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
         `${why(failing[0]!)}; scheduler round trip hangs: ${why(serverinfoHang)}`,
       );
     }
+    if (warned)
+      return verdict(
+        'wedged',
+        `warning:${warned.class}`,
+        `${why(failing[0]!)}; after ${warningText(warned)}`,
+      );
     if (flaky?.wedged) return verdict('wedged', 'intermittent', flaky.text);
     return verdict('wedged', 'completions_failing', why(failing[0]!));
   }
@@ -258,7 +277,11 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     for (const f of failing) {
       if (f.conn !== 'keepalive') continue;
       const fresh = passing.find(
-        (p) => p.conn === 'fresh' && p.endpoint === f.endpoint && p.probe === f.probe,
+        (p) =>
+          p.conn === 'fresh' &&
+          p.endpoint === f.endpoint &&
+          p.probe === f.probe &&
+          reuseFails(f, p, d.intermittentWindow),
       );
       if (fresh) {
         return verdict(
@@ -283,6 +306,12 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     }
     // Some slot fails outright while others fail now and then (a tool-call matrix of 7 requests hits a hang in
     // three every run): the hangs are intermittent, the failing slot is their most visible symptom.
+    if (warned)
+      return verdict(
+        'degraded',
+        `warning:${warned.class}`,
+        `${why(failing[0]!)}; after ${warningText(warned)}`,
+      );
     if (flaky) return verdict('degraded', 'intermittent', `${flaky.text}; ${why(failing[0]!)}`);
     return verdict('degraded', 'completions_failing', why(failing[0]!));
   }
@@ -344,12 +373,9 @@ function intermittence(
 ): { wedged: boolean; text: string } | undefined {
   const d = cfg.detect;
   const fails = (m: SlotMemory) => (m.recent ?? []).reduce((a, b) => a + b, 0);
-  // Passes after the first failure in the window: failures that come and go, not one solid streak (a streak is
-  // judged as failing, and names its own diagnosis).
-  const interleaved = (m: SlotMemory) => {
-    const r = m.recent ?? [];
-    return r.indexOf(1) >= 0 && r.indexOf(1) < r.lastIndexOf(0);
-  };
+  // Two or more separate episodes of failure in the window: failures that come and go. One solid streak,
+  // recovered or not, is a wedge, judged as failing, and names its own diagnosis.
+  const interleaved = (m: SlotMemory) => episodes(m.recent ?? []) >= 2;
   const windowed = completion.filter((m) => (m.recent?.length ?? 0) > 0);
   const worst = windowed
     .filter(interleaved)
@@ -365,6 +391,33 @@ function intermittence(
       : ''
   }${wedged ? '; most runs fail on every completion slot' : ', with passes in between'}`;
   return { wedged, text };
+}
+
+/** Maximal runs of failures (1s) in a window. */
+function episodes(r: readonly number[]): number {
+  let n = 0;
+  for (let i = 0; i < r.length; i++) if (r[i] === 1 && r[i - 1] !== 1) n++;
+  return n;
+}
+
+/**
+ * Reused connections fail where new ones pass: the failing keep-alive slot's failures in its window all went
+ * over a reused connection and no reused run passed since the first of them, and the fresh slot of the same probe
+ * and hop passed every run of a full window. Without that, a keep-alive slot that happens to fail
+ * while its fresh twin passes is intermittence, not the proxy.
+ */
+export function reuseFails(keepalive: SlotMemory, fresh: SlotMemory, window: number): boolean {
+  const r = keepalive.recent ?? [];
+  const reused = keepalive.recentReused ?? [];
+  if (reused.length !== r.length || keepalive.last?.reusedConnection !== true) return false;
+  const first = r.indexOf(1);
+  if (first < 0) return false;
+  for (let i = first; i < r.length; i++) if (reused[i] === 1 && r[i] === 0) return false;
+  if (r.some((f, i) => f === 1 && reused[i] !== 1)) return false;
+  // A full window of fresh passes: two keep-alive failures beside two fresh passes are what intermittence
+  // looks like too, and a keepalive_only named that early would hold for the whole incident.
+  const f = fresh.recent ?? [];
+  return f.length >= window && !f.includes(1);
 }
 
 /** A data-parallel rank stalled while its siblings produce tokens (state.ts judgeRanks). */

@@ -81,8 +81,34 @@ export type ProbeResultClass = keyof typeof PROBE_RESULTS;
 export const TARGET_STATES = ['unknown', 'ok', 'degraded', 'wedged', 'down'] as const;
 export type TargetStateName = (typeof TARGET_STATES)[number];
 
+/**
+ * What a diagnosis is named from, strongest first: the order in which evidence tells an operator where to look.
+ * Within one incident the diagnosis holds until evidence of a stronger kind arrives (core/state/incident.ts);
+ * equal or weaker evidence never replaces it, so the label a person reads at 3 a.m. does not flap.
+ */
+export const EVIDENCE = {
+  signature: 'a critical log line, confirmed by a failing or hung completion: it names the failure itself',
+  counter: "the engine's own failure counters rising (KV transfers failed, workers unhealthy)",
+  engine:
+    "the engine's own state, measured: no progress, a crawl, one rank stalled, its health check failing",
+  router: 'the router holds requests no engine works on',
+  path: 'one part of the path fails while the rest passes: a hop, reused connections, one request shape',
+  warning:
+    'a warning-class log line on the target since it was last ok, promoted because probes fail or hang',
+  hung: 'completions in flight `hangAfter` with none finished since',
+  pattern: 'failures that come and go over a window of runs: more than one streak says',
+  failing: 'completions, health or ports failing, with nothing more specific',
+  answer: 'answers finish but are wrong: a canary, a schema',
+  format: 'answers finish in the wrong shape: tool-call markup in the content',
+  load: 'answers finish, late or aborted in numbers',
+} as const;
+export type EvidenceKind = keyof typeof EVIDENCE;
+export const EVIDENCE_KINDS = Object.keys(EVIDENCE) as EvidenceKind[];
+
 export interface DiagnosisEntry {
   readonly states: readonly TargetStateName[];
+  /** The kind of evidence it is named from (EVIDENCE, strongest first). */
+  readonly evidence: EvidenceKind;
   /** How specific the evidence is: the verdict names the highest-ranked critical evidence (a user rule ranks 1). */
   readonly rank: number;
   /** The anchor of its section in docs/runbooks.md. */
@@ -96,6 +122,7 @@ export interface DiagnosisEntry {
 export const DIAGNOSES = {
   kv_bootstrap_thread_dead: {
     states: ['wedged'],
+    evidence: 'signature',
     rank: 3,
     runbook: 'wedgewatchkvbootstrapthreaddead',
     alert: 'WedgewatchKVBootstrapThreadDead',
@@ -104,6 +131,7 @@ export const DIAGNOSES = {
   },
   completions_hung: {
     states: ['wedged'],
+    evidence: 'hung',
     rank: 3,
     runbook: 'diagnosis-completions_hung',
     alert: 'WedgewatchTargetWedged',
@@ -112,6 +140,7 @@ export const DIAGNOSES = {
   },
   health_generate_failing: {
     states: ['wedged'],
+    evidence: 'engine',
     rank: 3,
     runbook: 'diagnosis-health_generate_failing',
     alert: 'WedgewatchTargetWedged',
@@ -120,6 +149,7 @@ export const DIAGNOSES = {
   },
   engine_stalled: {
     states: ['wedged', 'degraded'],
+    evidence: 'engine',
     rank: 3,
     runbook: 'wedgewatchenginestalled',
     alert: 'WedgewatchEngineStalled',
@@ -127,6 +157,7 @@ export const DIAGNOSES = {
   },
   completions_failing: {
     states: ['wedged', 'degraded'],
+    evidence: 'failing',
     rank: 3,
     runbook: 'wedgewatchtargetwedged',
     alert: 'WedgewatchTargetWedged',
@@ -134,6 +165,7 @@ export const DIAGNOSES = {
   },
   router_stuck: {
     states: ['wedged'],
+    evidence: 'router',
     rank: 3,
     runbook: 'diagnosis-router_stuck',
     alert: 'WedgewatchTargetWedged',
@@ -142,6 +174,7 @@ export const DIAGNOSES = {
   },
   intermittent: {
     states: ['degraded', 'wedged'],
+    evidence: 'pattern',
     rank: 3,
     runbook: 'wedgewatchintermittentfailures',
     alert: 'WedgewatchIntermittentFailures',
@@ -150,6 +183,7 @@ export const DIAGNOSES = {
   },
   rank_stalled: {
     states: ['degraded'],
+    evidence: 'engine',
     rank: 3,
     runbook: 'wedgewatchrankstalled',
     alert: 'WedgewatchRankStalled',
@@ -158,6 +192,7 @@ export const DIAGNOSES = {
   },
   queue_leak: {
     states: ['degraded'],
+    evidence: 'engine',
     rank: 3,
     runbook: 'wedgewatchqueueleak',
     alert: 'WedgewatchQueueLeak',
@@ -166,6 +201,7 @@ export const DIAGNOSES = {
   },
   health_failing: {
     states: ['down', 'degraded'],
+    evidence: 'failing',
     rank: 3,
     runbook: 'wedgewatchtargetdown',
     alert: 'WedgewatchTargetDown',
@@ -174,6 +210,7 @@ export const DIAGNOSES = {
   },
   connection_refused: {
     states: ['down'],
+    evidence: 'failing',
     rank: 3,
     runbook: 'wedgewatchtargetdown',
     alert: 'WedgewatchTargetDown',
@@ -181,6 +218,7 @@ export const DIAGNOSES = {
   },
   keepalive_only: {
     states: ['degraded'],
+    evidence: 'path',
     rank: 3,
     runbook: 'wedgewatchkeepaliveonlyfailures',
     alert: 'WedgewatchKeepaliveOnlyFailures',
@@ -188,6 +226,7 @@ export const DIAGNOSES = {
   },
   slow: {
     states: ['degraded'],
+    evidence: 'load',
     rank: 3,
     runbook: 'wedgewatchttftoverobjective',
     alert: 'WedgewatchTTFTOverObjective',
@@ -196,6 +235,7 @@ export const DIAGNOSES = {
   },
   toolcall_leak: {
     states: ['degraded'],
+    evidence: 'format',
     rank: 3,
     runbook: 'wedgewatchtoolcallleak',
     alert: 'WedgewatchToolCallLeak',
@@ -203,6 +243,7 @@ export const DIAGNOSES = {
   },
   abort_storm: {
     states: ['degraded'],
+    evidence: 'load',
     rank: 3,
     runbook: 'wedgewatchabortstorm',
     alert: 'WedgewatchAbortStorm',
@@ -210,6 +251,7 @@ export const DIAGNOSES = {
   },
   wrong_output: {
     states: ['degraded'],
+    evidence: 'answer',
     rank: 3,
     runbook: 'wedgewatchwrongoutput',
     alert: 'WedgewatchWrongOutput',
@@ -217,6 +259,7 @@ export const DIAGNOSES = {
   },
   structured_output_stalled: {
     states: ['degraded'],
+    evidence: 'path',
     rank: 3,
     runbook: 'diagnosis-structured_output_stalled',
     alert: 'WedgewatchTargetDegraded',
@@ -230,15 +273,27 @@ export const DIAGNOSIS_TEMPLATES = {
   'hop:': {
     placeholder: 'hop:<name>',
     states: ['degraded'],
+    evidence: 'path',
     rank: 3,
     runbook: 'wedgewatchtargetdegraded',
     alert: 'WedgewatchTargetDegraded',
     meaning:
       "completions (or health) fail on that hop only (proxy, router) while the hops behind it pass: that hop's problem",
   },
+  'warning:': {
+    placeholder: 'warning:<class>',
+    states: ['wedged', 'degraded'],
+    evidence: 'warning',
+    rank: 2,
+    runbook: 'diagnosis-warningclass',
+    alert: 'WedgewatchTargetWedged',
+    meaning:
+      'probes confirm a wedge or a degradation, no critical line names it, and a warning of that class (`transfer_timeout`, `shm_hang`, `grammar`, …) was logged on the target since it was last ok',
+  },
   'log:': {
     placeholder: 'log:<rule>',
     states: ['wedged'],
+    evidence: 'signature',
     rank: 2,
     runbook: 'wedgewatchtargetwedged',
     alert: 'WedgewatchTargetWedged',
@@ -248,7 +303,7 @@ export const DIAGNOSIS_TEMPLATES = {
 } as const satisfies Record<string, DiagnosisEntry & { placeholder: string }>;
 
 export type NamedDiagnosis = keyof typeof DIAGNOSES;
-export type Diagnosis = NamedDiagnosis | `hop:${string}` | `log:${string}`;
+export type Diagnosis = NamedDiagnosis | `hop:${string}` | `log:${string}` | `warning:${string}`;
 
 /** The evidence rank of a user rule's diagnosis: below every built-in one. */
 export const USER_RULE_RANK = 1;
@@ -259,6 +314,11 @@ export interface LogClassEntry {
   readonly diagnosis?: NamedDiagnosis;
   /** An event of this class is a request abort (the abort storm counts them). */
   readonly abort?: boolean;
+  /**
+   * A warning of this class names an incident the probes confirm when no critical line does
+   * (`warning:<class>`): it says what failed, where a probe only says that something did.
+   */
+  readonly names?: boolean;
 }
 
 /**
@@ -270,23 +330,31 @@ export const LOG_EVENT_CLASSES = {
     meaning: 'the PD bootstrap thread died: no new request gets its KV cache (wedge)',
     diagnosis: 'kv_bootstrap_thread_dead',
   },
-  thread_death: { meaning: 'some other worker thread died; the process lives on' },
+  thread_death: { meaning: 'some other worker thread died; the process lives on', names: true },
   engine_death: {
     meaning: 'a scheduler/manager/engine-core process or the whole server died or is being killed',
+    names: true,
   },
-  watchdog_timeout: { meaning: 'an engine watchdog fired (soft: a dump; hard: it kills the server)' },
-  collective_timeout: { meaning: 'NCCL/gloo collective timed out (a rank hung)' },
-  shm_hang: { meaning: 'vLLM shared-memory broadcast found no free block: a process is hanging' },
+  watchdog_timeout: {
+    meaning: 'an engine watchdog fired (soft: a dump; hard: it kills the server)',
+    names: true,
+  },
+  collective_timeout: { meaning: 'NCCL/gloo collective timed out (a rank hung)', names: true },
+  shm_hang: {
+    meaning: 'vLLM shared-memory broadcast found no free block: a process is hanging',
+    names: true,
+  },
   abort: { meaning: 'a request was aborted (client disconnect, AbortReq)', abort: true },
-  transfer_failure: { meaning: "one request's KV transfer or handshake failed" },
-  transfer_timeout: { meaning: 'a request timed out waiting for bootstrap or KV transfer' },
-  connection_lost: { meaning: 'the decode side lost the prefill bootstrap server' },
+  transfer_failure: { meaning: "one request's KV transfer or handshake failed", names: true },
+  transfer_timeout: { meaning: 'a request timed out waiting for bootstrap or KV transfer', names: true },
+  connection_lost: { meaning: 'the decode side lost the prefill bootstrap server', names: true },
+  // Retractions are routine under load: circumstantial next to any incident, so they name none.
   retract: { meaning: 'KV cache pool full: requests retracted (memory pressure)' },
-  oom: { meaning: 'out of device memory' },
-  grammar: { meaning: 'structured-output grammar failed to advance' },
-  tool_call_parse_error: { meaning: 'a tool-call parser failed and returned raw markup' },
-  health_check_failed: { meaning: "the engine's own health check failed" },
-  corruption: { meaning: 'the engine detected corrupted state' },
+  oom: { meaning: 'out of device memory', names: true },
+  grammar: { meaning: 'structured-output grammar failed to advance', names: true },
+  tool_call_parse_error: { meaning: 'a tool-call parser failed and returned raw markup', names: true },
+  health_check_failed: { meaning: "the engine's own health check failed", names: true },
+  corruption: { meaning: 'the engine detected corrupted state', names: true },
   startup_info: { meaning: 'informational startup markers' },
   custom: { meaning: "a user rule's line that declares no class of its own" },
 } as const satisfies Record<string, LogClassEntry>;

@@ -19,8 +19,8 @@ describe('docs from the vocabulary', () => {
 
   it('a README row or runbook row for a diagnosis that does not exist is reported', () => {
     const readme = texts.readme.replace(
-      '| diagnosis | state | from | runbook |\n|---|---|---|---|\n',
-      '| diagnosis | state | from | runbook |\n|---|---|---|---|\n| `gone_away` | wedged | x | y |\n',
+      '| diagnosis | state | evidence | from | runbook |\n|---|---|---|---|---|\n',
+      '| diagnosis | state | evidence | from | runbook |\n|---|---|---|---|---|\n| `gone_away` | wedged | hung | x | y |\n',
     );
     const runbooks = texts.runbooks.replace(
       '| diagnosis | what it is | action |\n|---|---|---|\n',

@@ -129,7 +129,8 @@ describe('detection against the simulator', () => {
 
   it('keepalive_stall → degraded/keepalive_only', async () => {
     h = await startHarness({ proxy: true });
-    await h.waitHealthy();
+    // keepalive_only needs a window of fresh passes beside the reused failures (issue 26): a healthy period.
+    await h.waitHealthy({ fullWindow: true, timeoutMs: 60_000 });
     h.sim.enableFault('keepalive_stall');
     await h.waitState('degraded', { diagnosis: 'keepalive_only', timeoutMs: 15_000 });
     expect(h.wd.state.cause).toContain('chat on proxy/keepalive');

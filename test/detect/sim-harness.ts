@@ -13,6 +13,7 @@ import { simDetectionConfig, vllmDetectionConfig } from '../../src/sim/detection
 import { startSim, type Sim, type SimOptions } from '../../src/sim/index.js';
 import { startVllmSim, type VllmSim, type VllmSimOptions } from '../../src/sim/vllm/index.js';
 import { waitFor } from '../helpers/wait.js';
+import { isCompletion } from '../../src/core/vocabulary.js';
 
 export interface Harness<S = Sim> {
   sim: S;
@@ -23,7 +24,11 @@ export interface Harness<S = Sim> {
   transitions: Array<{ at: number; to: TargetStateName; diagnosis: string | null }>;
   waitState(state: TargetStateName, opts?: { diagnosis?: string; timeoutMs?: number }): Promise<number>;
   /** Every configured probe slot has run and passed (and the target is ok): the healthy baseline. */
-  waitHealthy(opts?: { timeoutMs?: number }): Promise<void>;
+  /**
+   * Every slot passing; with `fullWindow`, after a healthy period as long as the intermittence window (what
+   * keepalive_only needs to tell a keep-alive fault from chance).
+   */
+  waitHealthy(opts?: { timeoutMs?: number; fullWindow?: boolean }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -66,6 +71,7 @@ async function harnessFor<S extends { stop(): Promise<void> }>(
   const slotKeys = loaded.config.targets[0]!.probes.flatMap((p) =>
     (p.endpoints ?? []).flatMap((e) => (p.conn ?? ['fresh']).map((c) => `${p.name}|${e}|${c}`)),
   );
+  const window = loaded.config.targets[0]!.detect.intermittentWindow;
   const transitions: Harness<S>['transitions'] = [];
   let seen = 0;
   const collect = () => {
@@ -105,7 +111,14 @@ async function harnessFor<S extends { stop(): Promise<void> }>(
     },
     async waitHealthy(opts = {}) {
       await waitFor(
-        () => wd.state.state === 'ok' && slotKeys.every((k) => wd.state.slots[k]?.last?.result === 'ok'),
+        () =>
+          wd.state.state === 'ok' &&
+          slotKeys.every((k) => wd.state.slots[k]?.last?.result === 'ok') &&
+          (opts.fullWindow !== true ||
+            slotKeys.every((k) => {
+              const m = wd.state.slots[k]!;
+              return !isCompletion(m.probeKind) || (m.recent ?? []).length >= window;
+            })),
         {
           timeoutMs: opts.timeoutMs ?? 20_000,
           intervalMs: 5,

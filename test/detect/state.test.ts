@@ -303,7 +303,8 @@ describe('classifier: diagnoses', () => {
 
   it('keepalive_only: reused connections fail while fresh ones pass, even with new-connection passes in between', () => {
     const r = run();
-    r.round();
+    // A healthy period: the fresh slot's whole window passed (keepalive_only needs that much evidence).
+    for (let i = 0; i < 10; i++) r.round();
     const ka = (result: ProbeResultSignal['result'], reused: boolean) =>
       r.probe({ endpoint: 'proxy', conn: 'keepalive', result, reusedConnection: reused });
     ka('timeout', true);
@@ -318,8 +319,7 @@ describe('classifier: diagnoses', () => {
 
   it('keepalive_only: the pass right after a keep-alive failure is on a new connection, whatever the client reports', () => {
     const r = run();
-    r.round();
-    r.round();
+    for (let i = 0; i < 10; i++) r.round();
     const ka = (result: ProbeResultSignal['result']) =>
       r.probe({ endpoint: 'proxy', conn: 'keepalive', result, reusedConnection: true });
     ka('timeout');

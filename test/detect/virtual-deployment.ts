@@ -44,6 +44,8 @@ interface VSlot {
   endpoint: string;
   conn: ConnKind;
   inflight?: { startedAt: number; token: number };
+  /** The last run failed (a keep-alive slot primes a new connection for the next). */
+  lastFailed?: boolean;
 }
 
 type Ev = { at: number; seq: number; fn: () => void };
@@ -160,9 +162,13 @@ export class VirtualDeployment {
     const timeout = slot.probe.timeout;
     const ms = out === 'hang' ? timeout : Math.min(out.ms, timeout);
     const result: ProbeResultClass = out === 'hang' || out.ms >= timeout ? 'timeout' : (out.result ?? 'ok');
+    // As the probe runner does: a keep-alive slot whose last run failed closed its connection, so this run
+    // primes a new one (GET /v1/models) and goes second on it.
+    const primed = slot.conn === 'keepalive' && slot.lastFailed === true;
     this.at(start + ms, () => {
       if (slot.inflight?.token !== token) return;
       slot.inflight = undefined;
+      slot.lastFailed = result !== 'ok';
       this.feed({
         kind: 'probe',
         target: this.target.name,
@@ -175,6 +181,7 @@ export class VirtualDeployment {
         durationMs: ms,
         ...(result === 'ok' && out !== 'hang' ? { ttftMs: out.ttftMs ?? ms / 2 } : {}),
         reusedConnection: slot.conn === 'keepalive',
+        ...(primed ? { primedConnection: true } : {}),
       });
     });
   }

@@ -6,6 +6,7 @@ import {
   documentedDiagnosis,
   documentedDiagnosisNames,
   type DiagnosisEntry,
+  EVIDENCE,
   type Vocabulary,
 } from '../../src/core/vocabulary.js';
 
@@ -18,12 +19,25 @@ export interface DocTexts {
 
 /** One README row of a diagnosis. */
 const row = (name: string, d: DiagnosisEntry) =>
-  `| \`${name}\` | ${d.states.join(' / ')} | ${d.meaning} | [runbooks](docs/runbooks.md#${d.runbook}) |`;
+  `| \`${name}\` | ${d.states.join(' / ')} | ${d.evidence} | ${d.meaning} | [runbooks](docs/runbooks.md#${d.runbook}) |`;
+
+const DIAGNOSIS_HEADER = '| diagnosis | state | evidence | from | runbook |';
+const EVIDENCE_HEADER = '| rank | evidence | what it is | diagnoses |';
 
 /** README's diagnosis table, rendered from the vocabulary. */
 export function diagnosisTable(v: Vocabulary): string {
   const rows = documentedDiagnosisNames(v).map((n) => row(n, documentedDiagnosis(n, v)!));
-  return ['| diagnosis | state | from | runbook |', '|---|---|---|---|', ...rows].join('\n');
+  return [DIAGNOSIS_HEADER, '|---|---|---|---|---|', ...rows].join('\n');
+}
+
+/** README's evidence ranking, strongest first, with the diagnoses each kind names. */
+export function evidenceTable(v: Vocabulary): string {
+  const names = documentedDiagnosisNames(v);
+  const rows = Object.entries(EVIDENCE).map(([kind, meaning], i) => {
+    const of = names.filter((n) => documentedDiagnosis(n, v)!.evidence === kind).map((n) => `\`${n}\``);
+    return `| ${i + 1} | ${kind} | ${meaning} | ${of.join(', ') || '—'} |`;
+  });
+  return [EVIDENCE_HEADER, '|---|---|---|---|', ...rows].join('\n');
 }
 
 /** The table that starts with `header` in the section titled `section` (its lines, header first). */
@@ -59,13 +73,18 @@ export function diagnosisDocProblems(v: Vocabulary, t: DocTexts): string[] {
   const names = documentedDiagnosisNames(v);
   const known = new Set(names);
 
-  const readme = tableIn(t.readme, /^## Diagnoses$/m, '| diagnosis | state | from | runbook |');
+  const readme = tableIn(t.readme, /^## Diagnoses$/m, DIAGNOSIS_HEADER);
   const readmeNames = new Set(readme.slice(2).flatMap(namesIn));
   for (const n of names) if (!readmeNames.has(n)) problems.push(`README: no row for diagnosis ${n}`);
   for (const n of readmeNames) if (!known.has(n)) problems.push(`README: a row for ${n}, not a diagnosis`);
   if (readme.join('\n') !== diagnosisTable(v))
     problems.push(
       `README: the diagnosis table differs from the vocabulary's; it should read:\n${diagnosisTable(v)}`,
+    );
+  const ranking = tableIn(t.readme, /^## Diagnoses$/m, EVIDENCE_HEADER);
+  if (ranking.join('\n') !== evidenceTable(v))
+    problems.push(
+      `README: the evidence ranking differs from the vocabulary's; it should read:\n${evidenceTable(v)}`,
     );
 
   const runbookRows = tableIn(t.runbooks, /^## At 3 a\.m\./m, '| diagnosis | what it is | action |');

@@ -5,6 +5,7 @@ import { noFirstTokenWithin } from '../confirm.js';
 import { isCompletion } from '../kinds.js';
 import { classifyLog, diagnosisRank, mostSpecific } from '../log-classes.js';
 import type { Action, ClassifierConfig, CriticalMemory, DetectEvent, TargetState } from './memory.js';
+import { rememberWarning } from './warnings.js';
 
 const CRITICAL_KEEP = 10;
 const LINE_KEEP = 500;
@@ -18,6 +19,7 @@ export function onLog(
   actions: Action[],
 ): void {
   const cls = classifyLog(signal);
+  rememberWarning(s, signal);
   if (cls.kind === 'critical') {
     const mem: CriticalMemory = {
       time: signal.time,

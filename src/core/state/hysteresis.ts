@@ -3,10 +3,24 @@
 import { countsForRecovery } from '../vocabulary.js';
 import { isCompletion } from '../kinds.js';
 import type { Verdict } from '../verdict.js';
+import { heldVerdict, trackIncident } from './incident.js';
 import type { ClassifierConfig, DetectEvent, TargetState, TargetStateName, Transition } from './memory.js';
 
 /** Hysteresis: worse verdicts apply at once; back to ok needs recoverAfter passes on every slot. */
 export function applyVerdict(
+  s: TargetState,
+  verdict: Verdict,
+  now: number,
+  cfg: ClassifierConfig,
+  events: DetectEvent[],
+): Transition | undefined {
+  const held = heldVerdict(s, verdict, now);
+  const t = apply(s, held, now, cfg, events);
+  trackIncident(s, held, now);
+  return t;
+}
+
+function apply(
   s: TargetState,
   v: Verdict,
   now: number,

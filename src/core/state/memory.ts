@@ -1,7 +1,7 @@
 // What the classifier remembers of one target between signals, and the shapes it returns (docs/design.md#states).
 // Types and constructors only: the reducer (reduce.ts) and its parts change this memory, nothing here does.
 import type { DetectConfig, TargetConfig } from '../../config/schema.js';
-import type { Diagnosis, TARGET_STATES } from '../vocabulary.js';
+import type { Diagnosis, EvidenceKind, LogEventClass, TARGET_STATES } from '../vocabulary.js';
 import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass } from '../signals.js';
 
 export type { InflightRun } from '../signals.js';
@@ -72,8 +72,8 @@ export interface SlotMemory {
    * is its own diagnosis and counts as 0). One hang in three never makes two failures in a row; this does.
    */
   recent?: number[];
-  /** The window holds a streak that reached the failure threshold (cleared with it once the slot recovers). */
-  wedgedStreak?: boolean;
+  /** Beside `recent`, run for run: 1 when the run went over a reused (kept or primed) connection. */
+  recentReused?: number[];
 }
 
 /** One data-parallel rank of an engine (see RankSample in signals.ts). */
@@ -116,6 +116,15 @@ export interface EngineMemory {
   routerBusySince?: number;
 }
 
+/** A warning line of a class that can name an incident (core/state/warnings.ts). */
+export interface WarningMemory {
+  time: number;
+  service: string;
+  rule: string;
+  class: LogEventClass;
+  line: string;
+}
+
 export interface CriticalMemory {
   time: number;
   service: string;
@@ -124,6 +133,25 @@ export interface CriticalMemory {
   line: string;
   /** From a user rule (ranks below built-in ones). */
   user?: boolean;
+}
+
+/** One piece of evidence an incident saw: the diagnosis it names and the cause that proved it, first seen. */
+export interface IncidentEvidence {
+  diagnosis: Diagnosis;
+  evidence: EvidenceKind;
+  cause: string;
+  at: number;
+}
+
+/** The incident open since the target left ok (core/state/incident.ts): its diagnosis holds. */
+export interface IncidentMemory {
+  since: number;
+  diagnosis: Diagnosis;
+  evidence: EvidenceKind;
+  /** The cause that proved the diagnosis when it was named. */
+  cause: string;
+  /** Every diagnosis the verdict reached during the incident, bounded, the held one included. */
+  seen: IncidentEvidence[];
 }
 
 export interface TargetState {
@@ -138,10 +166,14 @@ export interface TargetState {
   aborts: number[];
   /** Probe runs in flight at the last tick, minus those that have reported since. */
   inflight?: InflightRun[];
+  /** The incident open since the target was last ok (absent while ok). */
+  incident?: IncidentMemory;
   /** A critical log event waiting for a probe to confirm it. */
   pendingCritical?: CriticalMemory;
   /** A critical log event a failing probe confirmed: the target stays wedged with its diagnosis until ok. */
   confirmedCritical?: CriticalMemory;
+  /** Recent warnings of classes that can name an incident, newest last (bounded). */
+  warnings?: WarningMemory[];
   /** Critical events since the target was last ok (bounded): they name the cause of a later wedge. */
   criticalSinceOk: CriticalMemory[];
   lastConfirmAt?: number;

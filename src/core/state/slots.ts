@@ -115,15 +115,16 @@ export function onProbe(
   };
   if (isCompletion(kind)) {
     const failed = signal.result !== 'ok' && !answeredWrong(signal.result);
-    slot.recent = [...(slot.recent ?? []), failed ? 1 : 0].slice(-cfg.detect.intermittentWindow);
-    // A streak that made the slot fail was a wedge, judged as one: once the slot has recovered from it
-    // (recoverAfter passes in a row) its failures are not intermittence. Streaks that come and go between
-    // single passes stay in the window.
-    if (slot.failStreak >= threshold) slot.wedgedStreak = true;
-    else if (slot.wedgedStreak === true && slot.okStreak >= cfg.detect.recoverAfter) {
-      slot.recent = [];
-      slot.wedgedStreak = false;
-    }
+    const window = cfg.detect.intermittentWindow;
+    // The window outlives streaks: a wedge's solid streak is one episode and never reads as intermittence
+    // (verdict.ts counts episodes), and clearing it on recovery made a steady intermittent fault restart its
+    // count each time two failures happened to line up.
+    slot.recent = [...(slot.recent ?? []), failed ? 1 : 0].slice(-window);
+    // Whether each run went over a reused connection (kept, or primed by the run itself): keepalive_only
+    // needs the failures to be reuses, not only to land in the keep-alive slot.
+    // The run right after a failure is on a new connection whatever the client reports (as for `inconclusive`).
+    const reused = signal.primedConnection === true || (signal.reusedConnection === true && !prevFailed);
+    slot.recentReused = [...(slot.recentReused ?? []), reused ? 1 : 0].slice(-window);
   }
   const label = `${signal.probe} on ${signal.endpoint}/${signal.conn}`;
   if (slot.failStreak === threshold && signal.result !== 'ok') {

@@ -1,0 +1,231 @@
+// Runs one fault plan (bench/detect/plans.mjs) against a fresh simulator and the real daemon runtime: a healthy
+// period (a full clean intermittence window on every completion slot), the fault at a random phase against the
+// probe schedule, held `holdMs` after the expected diagnosis, then ended. Per trial: time to the expected
+// diagnosis, every diagnosis change while the fault held (and whether each was an escalation), time back to ok.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { parse, stringify } from 'yaml';
+
+const EXAMPLES = new URL('../../examples/', import.meta.url).pathname;
+
+export async function loadDist(
+  dist = process.env.WEDGEWATCH_DIST ?? new URL('../../dist/', import.meta.url).pathname,
+) {
+  const imp = (p) => import(join(dist, p));
+  return {
+    ...(await imp('config/load.js')),
+    ...(await imp('metrics.js')),
+    ...(await imp('runtime.js')),
+    ...(await imp('sim/index.js')),
+    ...(await imp('sim/vllm/index.js')),
+    ...(await imp('sim/abort-cascade.js')),
+    ...(await imp('sim/detection-config.js')),
+    ...(await imp('core/vocabulary.js')),
+  };
+}
+
+/** The example config's first target pointed at `sim` (no remediation, no watched files). */
+function exampleConfig(plan, sim, stateDir) {
+  const vllm = plan.engine === 'vllm';
+  const doc = parse(readFileSync(join(EXAMPLES, vllm ? 'vllm.yaml' : 'wedgewatch.yaml'), 'utf8'));
+  const t = doc.targets[0];
+  const url = vllm ? { [t.endpoints[0].name]: sim.urls.server } : { ...sim.urls };
+  t.endpoints = t.endpoints.map((e) => ({ name: e.name, url: url[e.name] }));
+  if (plan.proxy) {
+    t.endpoints.unshift({ name: 'proxy', url: sim.urls.proxy });
+    for (const p of t.probes)
+      if (p.kind !== 'health' && p.endpoints?.includes('router')) p.endpoints.unshift('proxy');
+  }
+  t.model = 'sim-model';
+  const files = vllm ? { [t.logs[0].service]: sim.logFiles.server } : sim.logFiles;
+  t.logs =
+    plan.logs === false
+      ? []
+      : t.logs.map((l) => {
+          const { format: _f, ...rest } = l;
+          return { ...rest, path: files[l.service], from: 'end' };
+        });
+  t.engines = t.engines.map((e) => ({ ...e, metrics: `${url[e.service]}/metrics` }));
+  if (plan.routerMetrics && !vllm)
+    t.engines.push({ service: 'router', metrics: `${sim.urls.router}/metrics` });
+  for (const p of plan.probes ?? []) if (!t.probes.some((q) => q.name === p.name)) t.probes.push({ ...p });
+  if (vllm) for (const p of t.probes) delete p.endpoints;
+  delete t.remediate;
+  delete t.watch;
+  return stringify({ stateDir, targets: [t], rules: doc.rules });
+}
+
+/** The simulator detection tests' settings (probes every 2 s): the fast variant. */
+function fastConfig(d, plan, sim, stateDir) {
+  const extra = {};
+  if (plan.logs === false) extra.logs = [];
+  if (plan.engine === 'vllm') return d.vllmDetectionConfig(sim, stateDir, extra);
+  const text = d.simDetectionConfig(sim, stateDir, extra);
+  if (!plan.probes && !plan.routerMetrics) return text;
+  const doc = parse(text);
+  const t = doc.targets[0];
+  for (const p of plan.probes ?? [])
+    if (!t.probes.some((q) => q.name === p.name))
+      t.probes.push({ ...p, every: '2s', timeout: '1s', jitter: 0 });
+  if (plan.routerMetrics)
+    t.engines.push({ service: 'router', metrics: `${sim.urls.router}/metrics`, every: '1s' });
+  return stringify(doc);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(check, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/**
+ * @param plan one entry of plans()
+ * @param opts { d: loadDist(), trials, holdMs, fast, onTrial(trial) }
+ */
+export async function runPlan(plan, opts) {
+  const { d } = opts;
+  const fault = plan.fault ?? plan.name;
+  const sim =
+    plan.engine === 'vllm' ? await d.startVllmSim({}) : await d.startSim(plan.proxy ? { proxy: true } : {});
+  const dir = mkdtempSync(join(tmpdir(), 'ww-bench-matrix-'));
+  const text = opts.fast
+    ? fastConfig(d, plan, sim, join(dir, 'state'))
+    : exampleConfig(plan, sim, join(dir, 'state'));
+  let runtime;
+  const trials = [];
+  try {
+    const loaded = d.parseConfigText(text, join(dir, 'c.yaml'), {});
+    runtime = await d.createRuntime(loaded, {
+      metrics: d.createMetrics({ defaults: false }),
+      logger: pino({ level: 'silent' }),
+    });
+    const tc = loaded.config.targets[0];
+    const wd = runtime.watchdog.targets.get(tc.name);
+    const window = tc.detect.intermittentWindow;
+    const chatEvery = tc.probes.find((p) => p.kind === 'chat').every;
+    const evidence = (dg) => d.diagnosisEntry(dg)?.evidence;
+    const strength = (dg) => d.EVIDENCE_KINDS.indexOf(evidence(dg) ?? 'failing');
+    const detectMs = (plan.slow ? 20 : 6) * 60_000 * (opts.fast ? 0.25 : 1);
+    /** Every non-ok label the target showed, in order, from the moment the fault went on. */
+    let labels = null;
+    const off = runtime.watchdog.journal.subscribe(() => {
+      if (labels === null || wd.state.state === 'ok' || wd.state.state === 'unknown') return;
+      const l = { at: Date.now(), state: wd.state.state, diagnosis: wd.state.diagnosis };
+      const last = labels.at(-1);
+      if (last === undefined || last.diagnosis !== l.diagnosis || last.state !== l.state) labels.push(l);
+    });
+    try {
+      for (let i = 0; i < opts.trials; i++) {
+        const healthy = () =>
+          wd.state.state === 'ok' &&
+          Object.values(wd.state.slots).every(
+            (m) =>
+              !d.isCompletion(m.probeKind) ||
+              ((m.recent ?? []).length >= window && !(m.recent ?? []).includes(1) && m.failStreak === 0),
+          );
+        await waitFor(
+          healthy,
+          (opts.fast ? 2 : 12) * 60_000,
+          `${plan.name}: a healthy period before trial ${i + 1}`,
+        );
+        await sleep(Math.random() * chatEvery);
+        labels = [];
+        const t0 = await plan.inject(sim);
+        const expected = () => {
+          const hit = labels.find(
+            (l) =>
+              plan.expect.states.includes(l.state) &&
+              (plan.expect.diagnoses === null || plan.expect.diagnoses.includes(l.diagnosis)),
+          );
+          return hit;
+        };
+        let reached;
+        try {
+          reached = await waitFor(
+            expected,
+            detectMs,
+            `${plan.name}: ${plan.expect.states.join('|')}/${plan.expect.diagnoses?.join('|') ?? '*'}`,
+          );
+        } catch (err) {
+          reached = undefined;
+          trials.push({
+            ok: false,
+            error: `${err.message} (now ${wd.state.state}/${wd.state.diagnosis}: ${wd.state.cause}; seen ${labels.map((l) => `${l.state}/${l.diagnosis}`).join(' → ')})`,
+            seen: labels.map((l) => `${l.state}/${l.diagnosis}`),
+          });
+        }
+        if (reached !== undefined) await sleep(opts.holdMs);
+        const held = labels.slice();
+        const tEnd = Date.now();
+        await plan.restore(sim);
+        let backMs;
+        try {
+          await waitFor(
+            () => wd.state.state === 'ok',
+            (opts.fast ? 2 : 6) * 60_000,
+            `${plan.name}: ok after the fault`,
+          );
+          backMs = Date.now() - tEnd;
+        } catch {
+          backMs = undefined;
+        }
+        labels = null;
+        if (reached === undefined) {
+          trials.at(-1).backMs = backMs;
+          opts.onTrial?.(plan, trials.at(-1));
+          continue;
+        }
+        // Diagnosis changes while the fault held: each is an escalation when its evidence is stronger or the
+        // target went down after weaker evidence (incident.ts).
+        const changes = [];
+        for (let k = 1; k < held.length; k++) {
+          const a = held[k - 1];
+          const b = held[k];
+          if (a.diagnosis === b.diagnosis) continue;
+          const escalation =
+            strength(b.diagnosis) < strength(a.diagnosis) || (b.state === 'down' && a.state !== 'down');
+          changes.push({ from: a.diagnosis, to: b.diagnosis, escalation });
+        }
+        const trial = {
+          ok: true,
+          ms: reached.at - t0,
+          reached: `${reached.state}/${reached.diagnosis}`,
+          seen: held.map((l) => `${l.state}/${l.diagnosis}`),
+          changes,
+          backMs,
+        };
+        trials.push(trial);
+        opts.onTrial?.(plan, trial);
+      }
+    } finally {
+      off();
+    }
+  } finally {
+    await runtime?.stop();
+    await sim.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { plan, fault, trials };
+}
+
+/** Whether a plan's trials meet the matrix's bar: reached, at most one change, and only an escalation. */
+export function verdictOf(trials) {
+  const problems = [];
+  for (const [i, t] of trials.entries()) {
+    if (!t.ok) problems.push(`trial ${i + 1}: ${t.error}`);
+    else if (t.changes.length > 1 || t.changes.some((c) => !c.escalation))
+      problems.push(
+        `trial ${i + 1}: ${t.changes.map((c) => `${c.from} → ${c.to}${c.escalation ? '' : ' (not an escalation)'}`).join(', ')}`,
+      );
+    if (t.backMs === undefined) problems.push(`trial ${i + 1}: never back to ok after the fault ended`);
+  }
+  return problems;
+}

@@ -1,0 +1,186 @@
+// Issue 26 item 1: one incident, one diagnosis. The verdict recomputed each signal named whatever was visible
+// that round (decode_stall flipped completions_hung ↔ engine_stalled 8 times in 2 minutes); the incident holds
+// its diagnosis until stronger evidence arrives or the target is ok again.
+import { describe, expect, it } from 'vitest';
+import { detectSchema } from '../../src/config/schema.js';
+import type { ClassifierConfig } from '../../src/core/state/memory.js';
+import { Run } from './run.js';
+
+const cfg: ClassifierConfig = {
+  detect: detectSchema.parse({ stallAfter: '10s', confirmInterval: '5s' }),
+  hops: ['router'],
+  probes: { chat: { kind: 'chat' }, health: { kind: 'health' }, info: { kind: 'serverinfo' } },
+};
+
+const changes = (r: Run): string[] => {
+  const out: string[] = [];
+  for (const st of r.steps) {
+    const d = st.state.diagnosis;
+    if (d !== null && out.at(-1) !== d) out.push(d);
+  }
+  return out;
+};
+
+const healthy = (r: Run, rounds = 10) => {
+  for (let i = 0; i < rounds; i++) {
+    r.round();
+    r.probe({ endpoint: 'router', probe: 'health', probeKind: 'health' });
+  }
+};
+
+describe('one incident, one diagnosis (issue 26)', () => {
+  it('a stalled engine named after the hang holds when the stall evidence goes away; back to ok ends it', () => {
+    const r = new Run(cfg);
+    healthy(r);
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/completions_failing');
+    // The engine's gauges show no progress: stronger evidence, one escalation.
+    for (const gap of [1000, 5500, 5500]) r.engine({ running: 3, generatedTokensTotal: 100 }, gap);
+    expect(r.verdict).toBe('wedged/engine_stalled');
+    // The scrape now fails (the engine is busy dying): the stall can no longer be seen, only failing probes.
+    r.engine({ scrapeOk: false }, 1000);
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/engine_stalled');
+    expect(changes(r)).toEqual(['completions_failing', 'engine_stalled']);
+    expect(r.s.incident?.seen.map((e) => e.diagnosis)).toEqual(['completions_failing', 'engine_stalled']);
+    // Restarted: ok ends the incident, and the next one starts from nothing.
+    for (let i = 0; i < 3; i++) r.round();
+    expect(r.s.state).toBe('ok');
+    expect(r.s.incident).toBeUndefined();
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    // The new incident remembers only its own evidence (the slot windows keep both episodes: on and off).
+    const seen = r.s.incident?.seen.map((e) => e.diagnosis) ?? [];
+    expect(seen[0]).toBe(r.s.diagnosis);
+    expect(seen).not.toContain('engine_stalled');
+  });
+
+  it('down after a confirmed critical line keeps it and says so; down after bare failures names the refused port', () => {
+    const r = new Run(cfg);
+    healthy(r);
+    r.log({
+      severity: 'critical',
+      rule: 'sglang_watchdog_timeout',
+      class: 'watchdog_timeout',
+      service: 'decode',
+      line: 'Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)',
+      time: r.now,
+    });
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/log:sglang_watchdog_timeout');
+    for (let i = 0; i < 3; i++) {
+      r.round('connect_error');
+      r.probe({ endpoint: 'router', probe: 'health', probeKind: 'health', result: 'connect_error' });
+    }
+    expect(r.verdict).toBe('down/log:sglang_watchdog_timeout');
+    expect(r.s.cause).toMatch(
+      /^down after log:sglang_watchdog_timeout \(.*\); now (connection_refused|health_failing): /,
+    );
+
+    const bare = new Run(cfg);
+    healthy(bare);
+    bare.round('timeout');
+    bare.round('timeout');
+    expect(bare.verdict).toBe('wedged/completions_failing');
+    for (let i = 0; i < 3; i++) {
+      bare.round('connect_error');
+      bare.probe({ endpoint: 'router', probe: 'health', probeKind: 'health', result: 'connect_error' });
+    }
+    expect(bare.s.state).toBe('down');
+    expect(['connection_refused', 'health_failing']).toContain(bare.s.diagnosis);
+  });
+
+  it('weaker evidence never replaces the held diagnosis: a hang named by the scheduler round trip stays engine_stalled', () => {
+    const r = new Run(cfg);
+    healthy(r);
+    // get_server_info hangs and completions fail: the engine, from its own round trip.
+    r.probe({ endpoint: 'router', probe: 'info', probeKind: 'serverinfo', result: 'timeout' });
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/engine_stalled');
+    // The round trip answers again while completions still fail: nothing stronger, the diagnosis holds.
+    r.probe({ endpoint: 'router', probe: 'info', probeKind: 'serverinfo' });
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/engine_stalled');
+    expect(r.s.cause).toContain('scheduler round trip hangs');
+  });
+});
+
+describe('warnings name an incident no critical line explains (issue 26 item 6)', () => {
+  const warn = (r: Run, cls: 'transfer_timeout' | 'retract', line: string) =>
+    r.log({ severity: 'warning', rule: `some_${cls}`, class: cls, service: 'decode', line, time: r.now });
+
+  it('a transfer timeout logged as completions start failing names the wedge; a retraction does not', () => {
+    const r = new Run(cfg);
+    healthy(r);
+    warn(r, 'transfer_timeout', 'Request 42 timed out waiting for KV transfer');
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/warning:transfer_timeout');
+    expect(r.s.cause).toContain('some_transfer_timeout (transfer_timeout) on decode: Request 42 timed out');
+
+    const routine = new Run(cfg);
+    healthy(routine);
+    warn(routine, 'retract', 'KV cache pool is full. Retract requests.');
+    routine.round('timeout');
+    routine.round('timeout');
+    expect(routine.verdict).toBe('wedged/completions_failing');
+  });
+
+  it('a warning from before the last ok period names nothing, and a warning alone changes no state', () => {
+    const r = new Run(cfg);
+    healthy(r, 2);
+    warn(r, 'transfer_timeout', 'Request 1 timed out waiting for KV transfer');
+    expect(r.s.state).toBe('ok');
+    // Long healthy: the target was ok well after the line (stallAfter of lookback is all it gets).
+    for (let i = 0; i < 30; i++) r.round('ok');
+    r.feed({ kind: 'tick', inflight: [] }, 60_000);
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/completions_failing');
+  });
+});
+
+describe('keepalive_only needs reuse evidence (issue 26 item 2)', () => {
+  const two: ClassifierConfig = { ...cfg, hops: ['engine'], probes: { chat: { kind: 'chat' } } };
+
+  it('an intermittent fault that hits the keep-alive slot twice in a row while fresh passes is not keepalive_only', () => {
+    const r = new Run(two);
+    healthy(r);
+    // Runs fail now and then on both slots; the keep-alive one happens to fail twice in a row.
+    const plan: Array<[boolean, boolean]> = [
+      [false, true],
+      [true, false],
+      [false, true],
+      [false, true],
+      [false, false],
+      [true, false],
+      [false, true],
+      [false, true],
+    ];
+    for (const [fresh, ka] of plan) r.round('timeout', (_e, c) => (c === 'fresh' ? fresh : ka));
+    expect(changes(r)).not.toContain('keepalive_only');
+    expect(r.s.diagnosis).toBe('intermittent');
+  });
+
+  it('reused connections failing beside a full window of fresh passes is keepalive_only, and it holds', () => {
+    const r = new Run(two);
+    healthy(r);
+    // As the runner does: after a failed run the keep-alive slot primes a new connection and goes second on it.
+    for (let i = 0; i < 6; i++) {
+      r.probe({ endpoint: 'engine', conn: 'fresh' });
+      r.probe({
+        endpoint: 'engine',
+        conn: 'keepalive',
+        result: 'timeout',
+        reusedConnection: true,
+        ...(i > 0 ? { primedConnection: true } : {}),
+      });
+    }
+    expect(r.verdict).toBe('degraded/keepalive_only');
+    expect(changes(r)).toEqual(['keepalive_only']);
+  });
+});
