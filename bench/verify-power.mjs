@@ -7,7 +7,9 @@
 // REGRESSION.
 // Usage: npm run bench:verify-power [-- --runs 20 --jitter 0.05 --max-tokens 32 --seed 29]
 import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { request } from 'undici';
 import { compareBaseline, toSaved } from '../dist/verify/baseline.js';
 import { runVerify } from '../dist/verify/runner.js';
 import { makeTarget } from '../dist/verify/target.js';
@@ -49,13 +51,14 @@ const urls = await new Promise((resolve, reject) => {
 });
 
 async function setSlow(factor) {
-  const res = await fetch(`${urls.control}/faults/slow`, {
+  const res = await request(`${urls.control}/faults/slow`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ factor }),
   });
-  if (res.status !== 200)
-    throw new Error(`enabling slow:factor=${factor}: HTTP ${res.status} ${await res.text()}`);
+  const text = await res.body.text();
+  if (res.statusCode !== 200)
+    throw new Error(`enabling slow:factor=${factor}: HTTP ${res.statusCode} ${text}`);
 }
 
 const target = makeTarget(urls.router, 'sim-model');

@@ -475,7 +475,8 @@ export class PdModel {
     // next wait instead of pushing every later token back, so the simulated rate is the model's, not the host
     // load's (bench:verify-power needs run-to-run spread to come from --jitter). A pause restarts the timeline.
     const now = performance.now();
-    const due = d.stepDueAt !== undefined && d.stepDueAt >= now - Math.max(ms, 1000) ? d.stepDueAt + ms : now + ms;
+    const due =
+      d.stepDueAt !== undefined && d.stepDueAt >= now - Math.max(ms, 1000) ? d.stepDueAt + ms : now + ms;
     d.stepDueAt = due;
     d.stepTimer = setTimeout(
       () => {
