@@ -72,7 +72,8 @@ for (const { plan, trials } of results) {
   const problems = verdictOf(trials);
   if (problems.length > 0) failed++;
   const changes = ok.map((t) => t.changes.length);
-  const seen = [...new Set(ok.flatMap((t) => t.seen))];
+  // Each distinct sequence of labels a trial went through, in order.
+  const seen = [...new Set(ok.map((t) => t.seen.join(' → ')))];
   rows.push({
     fault: plan.name,
     engine: plan.engine,
@@ -81,7 +82,7 @@ for (const { plan, trials } of results) {
     toDiagnosis: `${sec(median(ok.map((t) => t.ms)))} (max ${sec(Math.max(...ok.map((t) => t.ms)))})`,
     changes: `${changes.join(' ') || '—'}${ok.some((t) => t.changes.some((c) => !c.escalation)) ? ' (not all escalations)' : ''}`,
     backToOk: `${sec(median(trials.map((t) => t.backMs).filter((x) => x !== undefined)))} (max ${sec(Math.max(...trials.map((t) => t.backMs ?? Infinity)))})`,
-    seen: seen.join(' → '),
+    seen: seen.join('; '),
     problems,
   });
 }

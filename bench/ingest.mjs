@@ -1,7 +1,8 @@
-// bench:ingest — lines/s of `replay` (all built-in packs) over two deterministic 1,000,000-line logs:
+// bench:ingest — lines/s of `replay` (all built-in packs) over deterministic 1,000,000-line logs:
 //   tuned   bench/ingest-gen.mjs: the generator the scanner was developed against;
 //   varied  bench/ingest-varied.mjs: multi-rank prefixes, every batch-line field, request and access logs, long
-//           tracebacks: text nobody tuned for.
+//           tracebacks: text nobody tuned for;
+//   json    the tuned log as JSON records ({"time","level","message"}), read with --format json.
 // For each: in process (replayFiles, median of 3), whole process (`node dist/cli.js replay FILE`, start-up
 // included, median of 3) and, where mtail is installed, an equivalent mtail program (generated from the same
 // packs) on the same file in the same run. Each figure is given for wall time and for CPU time (user + system):
@@ -27,8 +28,37 @@ const LINES = Number(process.env.LINES ?? 1_000_000);
 const GENERATORS = {
   tuned: (file) => writeLog(file, LINES, { seed: 42, faults: true }),
   varied: (file) => writeVariedLog(file, LINES, { seed: 7 }),
+  json: async (file) => {
+    const plain = join(dir, `sglang-tuned-${LINES}.log`);
+    if (!existsSync(plain)) await writeLog(plain, LINES, { seed: 42, faults: true });
+    await writeJsonLog(plain, file);
+  },
 };
-const chosen = (process.env.GENERATORS ?? 'tuned,varied').split(',');
+/** The format each generator's file is read with. */
+const FORMAT = { tuned: 'plain', varied: 'plain', json: 'json' };
+const chosen = (process.env.GENERATORS ?? 'tuned,varied,json').split(',');
+/** Every pack on the command line too: the CLI's default is now the engine's (sglang), the bench runs them all. */
+const PACK_ARGS = LOG_PACKS.flatMap((p) => ['--pack', p]);
+
+/** The plain log as JSON records, one per line, the time taken from the line's own stamp. */
+async function writeJsonLog(from, to) {
+  const { createReadStream, createWriteStream } = await import('node:fs');
+  const { createInterface } = await import('node:readline');
+  const out = createWriteStream(to);
+  let last = '2026-07-10T12:00:00Z';
+  let batch = [];
+  for await (const line of createInterface({ input: createReadStream(from), crlfDelay: Infinity })) {
+    const m = /^\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)/.exec(line);
+    if (m) last = `${m[1]}T${m[2]}Z`;
+    batch.push(JSON.stringify({ time: last, level: 'INFO', message: line }));
+    if (batch.length >= 4096) {
+      if (!out.write(`${batch.join('\n')}\n`)) await new Promise((r) => out.once('drain', r));
+      batch = [];
+    }
+  }
+  if (batch.length > 0) out.write(`${batch.join('\n')}\n`);
+  await new Promise((r) => out.end(r));
+}
 const dir = join(tmpdir(), 'wedgewatch-bench');
 mkdirSync(dir, { recursive: true });
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -90,14 +120,16 @@ for (const name of chosen) {
   const file = join(dir, `sglang-${name}-${LINES}.log`);
   if (!existsSync(file)) await GENERATORS[name](file);
   const size = statSync(file).size;
-  replayFiles({ files: [file], packs: [...LOG_PACKS] }); // warm the page cache and the JIT
+  const format = FORMAT[name];
+  const formatArgs = format === 'plain' ? [] : ['--format', format];
+  replayFiles({ files: [file], packs: [...LOG_PACKS], format }); // warm the page cache and the JIT
   const runs = [];
   const cpus = [];
   let result;
   for (let i = 0; i < 3; i++) {
     const t = performance.now();
     const c = cpuNow();
-    result = replayFiles({ files: [file], packs: [...LOG_PACKS] });
+    result = replayFiles({ files: [file], packs: [...LOG_PACKS], format });
     runs.push((performance.now() - t) / 1000);
     cpus.push(cpuNow() - c);
   }
@@ -111,16 +143,33 @@ for (const name of chosen) {
   console.log(
     `  in process:    wall ${runsText(runs)} s, median ${s.toFixed(3)} s, ${rate(lines, s)}; CPU median ${cpu.toFixed(3)} s, ${rate(lines, cpu)}  (replayFiles: rules and gauges, no verdict timeline)`,
   );
-  const whole = timed(process.execPath, [join(ROOT, 'dist/cli.js'), 'replay', file]);
+  const whole = timed(process.execPath, [
+    join(ROOT, 'dist/cli.js'),
+    'replay',
+    ...PACK_ARGS,
+    ...formatArgs,
+    file,
+  ]);
   console.log(
     `  whole process: wall ${runsText(whole.runs)} s, median ${whole.s.toFixed(3)} s, ${rate(lines, whole.s)}; CPU median ${whole.cpu.toFixed(3)} s, ${rate(lines, whole.cpu)}; peak RSS ${whole.rss.toFixed(0)} MB  (node dist/cli.js replay FILE)`,
   );
   // The same without the verdict timeline: what the detector run over every engine line costs on this log.
-  const bare = timed(process.execPath, [join(ROOT, 'dist/cli.js'), 'replay', '--no-timeline', file]);
+  const bare = timed(process.execPath, [
+    join(ROOT, 'dist/cli.js'),
+    'replay',
+    ...PACK_ARGS,
+    ...formatArgs,
+    '--no-timeline',
+    file,
+  ]);
   console.log(
     `  whole process, --no-timeline: wall ${runsText(bare.runs)} s, median ${bare.s.toFixed(3)} s, ${rate(lines, bare.s)}; CPU median ${bare.cpu.toFixed(3)} s, ${rate(lines, bare.cpu)}`,
   );
-  if (!hasMtail) {
+  if (!hasMtail || format !== 'plain') {
+    if (format !== 'plain') {
+      console.log('  mtail: not compared (its program reads plain lines)');
+      continue;
+    }
     console.log(
       process.env.MTAIL === '0'
         ? '  mtail: skipped (MTAIL=0)'

@@ -68,6 +68,12 @@ export function createProbeMetrics(registry: client.Registry) {
         registers: [],
       }),
     ),
+    probeRoundTtft: new client.Gauge({
+      name: `${PREFIX}probe_round_ttft_seconds`,
+      help: "Time to first token of each round of the conversation probe's last run (label round, 1-based): growth with the context shows here.",
+      labelNames: [...PROBE_LABELS, 'round'],
+      registers,
+    }),
     probeTokensPerSecond: new client.Gauge({
       name: `${PREFIX}probe_tokens_per_second`,
       help: 'Generated tokens per second of the last successful chat probe, after the first token.',
@@ -89,6 +95,14 @@ export function createProbeMetrics(registry: client.Registry) {
     schedulerTick: new client.Gauge({
       name: `${PREFIX}scheduler_last_tick_timestamp_seconds`,
       help: "Unix time the target's probe scheduler last planned a round.",
+      labelNames: ['target'],
+      registers,
+    }),
+    // The heartbeat as a counter: alerts judge `increase(...[window]) == 0`, which no scrape/evaluation phase can
+    // trip, where `time() - last_tick` counts the scrape's own age as lateness (docs/decisions.md, issue 26).
+    schedulerRounds: new client.Counter({
+      name: `${PREFIX}scheduler_rounds_total`,
+      help: "Rounds the target's probe scheduler has planned (its heartbeat as a counter).",
       labelNames: ['target'],
       registers,
     }),
@@ -114,6 +128,18 @@ export function createLogMetrics(registry: client.Registry) {
       name: `${PREFIX}log_events_total`,
       help: 'Log lines that matched a rule.',
       labelNames: ['target', 'service', 'rule', 'class', 'severity'],
+      registers,
+    }),
+    logMatches: new client.Counter({
+      name: `${PREFIX}log_matches_total`,
+      help: "Lines that matched a rule, each one: an incident's members and a request's repeats too (log_events_total counts the events they make).",
+      labelNames: ['target', 'service', 'rule'],
+      registers,
+    }),
+    logDecodeErrors: new client.Counter({
+      name: `${PREFIX}log_decode_errors_total`,
+      help: 'Lines not in the structured format the source declares (json, logfmt): matched as plain text.',
+      labelNames: ['target', 'service', 'format'],
       registers,
     }),
     logLastEvent: new client.Gauge({

@@ -182,6 +182,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
             wd.handle(e);
           },
           onEngine: (e) => wd.handle(e),
+          onMember: (e) => windows.noteMember(e),
           journaled: () =>
             journal
               .query({ target: target.name, type: 'critical_log', limit: Number.POSITIVE_INFINITY })

@@ -307,13 +307,20 @@ export class TargetWatchdog {
         });
         return;
       case 'critical_log':
-        this.journal('critical_log', `${e.service}: ${e.rule}: ${e.line.split('\n')[0]}`, {
-          service: e.service,
-          rule: e.rule,
-          diagnosis: e.diagnosis,
-          line: e.line,
-          ...(ref !== undefined ? { ref } : {}),
-        });
+        this.journal(
+          'critical_log',
+          `${e.service}: ${e.rule}: ${e.line.split('\n')[0]}${e.rootCause !== undefined ? ` (root cause: ${e.rootCause})` : ''}`,
+          {
+            service: e.service,
+            rule: e.rule,
+            diagnosis: e.diagnosis,
+            line: e.line,
+            ...(e.rootCause !== undefined ? { rootCause: e.rootCause } : {}),
+            ...(e.absorbed !== undefined ? { absorbed: e.absorbed } : {}),
+            ...(e.members !== undefined ? { members: e.members } : {}),
+            ...(ref !== undefined ? { ref } : {}),
+          },
+        );
         return;
       case 'critical_confirmed':
         this.journal('critical_confirmed', `${e.rule} confirmed by ${e.by}`, {

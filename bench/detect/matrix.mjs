@@ -36,7 +36,8 @@ function exampleConfig(plan, sim, stateDir) {
   if (plan.proxy) {
     t.endpoints.unshift({ name: 'proxy', url: sim.urls.proxy });
     for (const p of t.probes)
-      if (p.kind !== 'health' && p.endpoints?.includes('router')) p.endpoints.unshift('proxy');
+      // As a user uncommenting the example's proxy would: the chat probe goes through it (fresh and reused).
+      if (p.kind === 'chat' && p.endpoints?.includes('router')) p.endpoints.unshift('proxy');
   }
   t.model = 'sim-model';
   const files = vllm ? { [t.logs[0].service]: sim.logFiles.server } : sim.logFiles;
@@ -124,13 +125,17 @@ export async function runPlan(plan, opts) {
     });
     try {
       for (let i = 0; i < opts.trials; i++) {
+        // A healthy period: the chat slots' whole intermittence window (10 runs, 150 s at the example's 15 s)
+        // passed, and every other completion slot passed its last two runs (a tool-call matrix every minute would
+        // need 10 minutes to flush a window).
         const healthy = () =>
           wd.state.state === 'ok' &&
-          Object.values(wd.state.slots).every(
-            (m) =>
-              !d.isCompletion(m.probeKind) ||
-              ((m.recent ?? []).length >= window && !(m.recent ?? []).includes(1) && m.failStreak === 0),
-          );
+          Object.values(wd.state.slots).every((m) => {
+            if (!d.isCompletion(m.probeKind)) return true;
+            const r = m.recent ?? [];
+            if (m.probeKind === 'chat') return r.length >= window && !r.includes(1);
+            return m.failStreak === 0 && m.okStreak >= 2;
+          });
         await waitFor(
           healthy,
           (opts.fast ? 2 : 12) * 60_000,

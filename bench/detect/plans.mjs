@@ -72,7 +72,12 @@ export function plans({ abortCascade }) {
     {
       name: 'crash',
       engine: 'sglang',
-      expect: { states: ['down'], diagnoses: ['health_failing', 'connection_refused'] },
+      // Decode logs that it lost prefill before the health probe sees the refused port: a signature the
+      // incident keeps into down ("down after log:sglang_disagg_lost_prefill_connection").
+      expect: {
+        states: ['down'],
+        diagnoses: ['health_failing', 'connection_refused', 'log:sglang_disagg_lost_prefill_connection'],
+      },
       inject: (sim) => (sim.enableFault('crash', { service: 'prefill' }), Date.now()),
       restore: (sim) => sim.restart('prefill'),
     },
@@ -114,7 +119,9 @@ export function plans({ abortCascade }) {
       name: 'slow',
       engine: 'sglang',
       expect: { states: ['degraded'], diagnoses: ['slow'] },
-      ...toggle('slow', { factor: 40 }),
+      // TTFT = (prefill 5 ms + a 10 ms step) × factor over the 5 s objective, and 8 tokens within the 30 s
+      // timeout: 333 < factor < 353 at the example's settings.
+      ...toggle('slow', { factor: 345 }),
     },
     {
       // One chat request in three hangs until its 30 s timeout (issue 13): no two failures in a row on a slot, so
@@ -192,7 +199,7 @@ export function plans({ abortCascade }) {
       fault: 'slow',
       engine: 'vllm',
       expect: { states: ['degraded'], diagnoses: ['slow'] },
-      ...toggle('slow', { factor: 40 }),
+      ...toggle('slow', { factor: 345 }),
     },
   ];
 }

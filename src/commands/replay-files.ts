@@ -10,9 +10,10 @@ import type { EngineSignal, Severity } from '../core/signals.js';
 import { applyEngineValues, LINE_STAMP, stampMs, type EngineValues } from '../sources/logs/engine-lines.js';
 import { addTotals, EngineRanks, engineSignal, writeEngineGauges } from '../sources/logs/engine-ranks.js';
 import { replayTimeline, type Timeline, type TimedSignal } from './replay-timeline.js';
-import { compileRuleSet, eventClass } from '../sources/logs/rules.js';
+import { compileRuleSet, eventClass, type Incident } from '../sources/logs/rules.js';
 import { ChunkScanner } from '../sources/logs/scanner.js';
-import { detectFormat, LINE_FORMATS } from '../sources/logs/formats/index.js';
+import { detectFormat, LINE_FORMATS, structuredOf, wrapperOf } from '../sources/logs/formats/index.js';
+import type { StructuredFormat, StructuredKeys } from '../sources/logs/formats/structured.js';
 import { AutoFeed, Unwrapper, type LineFeed } from '../sources/logs/unwrap.js';
 
 export interface ReplayEvent {
@@ -31,6 +32,10 @@ export interface ReplayEvent {
   stamp: string;
   /** Unix ms of `stamp` (NaN when the file had no timestamp before this line). */
   time: number;
+  /** The incident the event stands for: its members, absorbed count and root cause (complete after the replay). */
+  incident?: Incident;
+  /** The event is a loop: one request's line repeated past the loop limit. */
+  loop?: { count: number; seconds: number };
 }
 
 export interface ReplayOptions {
@@ -44,6 +49,11 @@ export interface ReplayOptions {
   maxLineBytes?: number;
   /** How the files wrap their lines (a captured pod log is `cri`); default plain. */
   format?: LogFormat;
+  /** The engine's lines inside the wrapper are JSON or logfmt records. */
+  structured?: StructuredFormat | 'auto';
+  /** Per file (same order as `files`): a config's log source for it (`replay --config`), overriding the above. */
+  settings?: (ReplayFileSettings | undefined)[];
+
   /** Events kept for the timeline (the rest are counted in the metrics only). */
   maxEvents?: number;
   onProgress?: (p: { file: string; bytes: number; size: number; lines: number }) => void;
@@ -55,6 +65,14 @@ export interface ReplayOptions {
   timeline?: boolean;
   /** Detection settings for the timeline (defaults: the daemon's). */
   detect?: Partial<DetectConfig>;
+}
+
+/** What a config's log source says about reading one file. */
+export interface ReplayFileSettings {
+  packs: readonly LogPack[];
+  format: LogFormat;
+  structured?: StructuredFormat | 'auto';
+  keys?: StructuredKeys;
 }
 
 export interface ReplayResult {
@@ -94,6 +112,8 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
   const buf = Buffer.allocUnsafe(READ_BYTES);
   const signals: TimedSignal[] = [];
   let mergeStart = 0;
+  let endAt: number | undefined;
+  const clock: number[] = [];
   let year = 1970;
   // The last full stamp (`YYYY-MM-DD HH:MM:SS`) read, its year and its time: a log has tens of lines per second, all
   // with the same stamp. A full stamp's time depends on nothing else, and reading it sets `year` to its own.
@@ -119,8 +139,10 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
   for (const [fileIndex, file] of o.files.entries()) {
     const service = o.service ?? o.services?.[fileIndex] ?? basename(file).replace(/\.[^.]*$/, '');
     const labels = { target: 'replay', service };
-    const set = compileRuleSet(o.packs, o.userRules ?? [], service);
+    const settings = o.settings?.[fileIndex];
+    const set = compileRuleSet(settings?.packs ?? o.packs, o.userRules ?? [], service);
     const ranks = new EngineRanks();
+    const matches = new Map<string, number>();
     let lastBatchMs: number | undefined;
     // The last engine signal, still without its totals (a later line of its second or run may replace it).
     let unsettled: EngineSignal | undefined;
@@ -135,6 +157,26 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     let lastTime = NaN;
     // Set for a wrapped file: the runtime's time is the line's stamp, and offsets are file offsets.
     let unwrapper: Unwrapper | undefined;
+    const format = settings?.format ?? o.format ?? 'plain';
+    // A line without a time of its own (a stderr traceback) has the time of the last line before it that had one:
+    // looked up in the file, since the scanner skipped the lines in between. A wrapped file's runtime time stamp is
+    // the line's own. The matcher asks for a line's time (incident windows) before the event is built: one answer
+    // is kept per offset so both read the same.
+    let askedAt = -1;
+    let askedStamp: string | undefined;
+    const stampFor = (line: string, offset: number): string | undefined => {
+      if (offset === askedAt) return askedStamp;
+      const meta = unwrapper?.lookup(offset);
+      const fileOffset = meta?.offset ?? offset;
+      askedAt = offset;
+      askedStamp =
+        (typeof meta?.time === 'string' && meta.time !== '' ? meta.time : undefined) ??
+        LINE_STAMP.exec(line.slice(0, 160))?.[0] ??
+        // Read back in the file (the scanner skipped the lines between): the incident windows need the time of an
+        // unstamped line (a stderr traceback) even without the timeline; the last stamp replay saw may be an hour old.
+        stampBefore(fd, fileOffset);
+      return askedStamp;
+    };
     const scanner = new ChunkScanner(
       set,
       maxLine,
@@ -147,16 +189,11 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             ...labels,
             rule: m.rule.name,
             class: cls,
-            severity: m.rule.severity,
+            severity: m.severity,
           });
+          matches.set(m.rule.name, (matches.get(m.rule.name) ?? 0) + 1);
           if (m.values) applyEngineValues(metrics, labels, m.values, Date.now(), false);
-          // A line without a time of its own (a stderr traceback) has the time of the last line before it that
-          // had one: looked up in the file (for the timeline), since the scanner skipped the lines in between.
-          // A wrapped file's runtime time stamp is the line's own.
-          const own =
-            (typeof meta?.time === 'string' && meta.time !== '' ? meta.time : undefined) ??
-            LINE_STAMP.exec(m.line.slice(0, 160))?.[0] ??
-            (o.timeline ? stampBefore(fd, fileOffset) : undefined);
+          const own = stampFor(m.line, m.offset);
           if (own !== undefined) {
             lastStamp = own;
             lastTime = timeOf(own, lastTime);
@@ -167,12 +204,13 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
               ...labels,
               rule: m.rule.name,
               class: cls,
-              severity: m.rule.severity,
+              severity: m.severity,
               line: m.line,
               file,
               offset: fileOffset,
               time: lastTime,
               fields: m.fields,
+              ...(m.incident ? { incident: m.incident } : {}),
             });
           }
           if (events.length >= maxEvents) {
@@ -185,10 +223,12 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             offset: fileOffset,
             lineNo: meta?.line ?? m.lineNo,
             rule: m.rule.name,
-            severity: m.rule.severity,
+            severity: m.severity,
             class: cls,
             line: m.line,
             fields: m.fields,
+            ...(m.incident ? { incident: m.incident } : {}),
+            ...(m.loop ? { loop: m.loop } : {}),
             // A copy: the stamp may be a slice of a 64 KiB feed's text (an engine line's), and an event holding the
             // slice held that whole text for the rest of the replay.
             stamp: Buffer.from(lastStamp, 'utf16le').toString('utf16le'),
@@ -252,26 +292,38 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           ranks.record(line);
           unsettled = sig;
         },
+        // Counted in a map, the counter set once per file: a label lookup per copy of a per-rank line was a cost.
+        member: (m) => matches.set(m.rule.name, (matches.get(m.rule.name) ?? 0) + 1),
         truncated: () => metrics.logLinesTruncated.inc(labels),
+        decodeError: (f) => metrics.logDecodeErrors.inc({ ...labels, format: f }),
       },
       0,
       o.timeline === true,
+      {
+        // The incident windows run on the log's own time, as the events do.
+        timeOf: (line, offset) => {
+          const stamp = stampFor(line, offset);
+          const t = stamp === undefined ? NaN : timeOf(stamp, lastTime);
+          return Number.isFinite(t) ? t : Number.isFinite(lastTime) ? lastTime : 0;
+        },
+      },
+      structuredOf(format, settings ? settings.structured : o.structured, settings?.keys),
     );
     const unwrap = (f: 'cri' | 'docker'): LineFeed => {
       scanner.reset(0);
       unwrapper = new Unwrapper(LINE_FORMATS[f], maxLine, scanner, 0);
       return unwrapper;
     };
-    const format = o.format ?? 'plain';
+    const wrapper = wrapperOf(format);
     const feed: LineFeed =
-      format === 'plain'
-        ? scanner
-        : format === 'auto'
-          ? new AutoFeed(0, (first) => {
-              const f = detectFormat(first);
-              return f === 'plain' ? scanner : unwrap(f);
-            })
-          : unwrap(format);
+      format === 'auto'
+        ? new AutoFeed(0, (first) => {
+            const f = detectFormat(first);
+            return f === 'plain' ? scanner : unwrap(f);
+          })
+        : wrapper !== undefined
+          ? unwrap(wrapper)
+          : scanner;
     try {
       const size = fstatSync(fd).size;
       let pos = 0;
@@ -283,6 +335,12 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           const n = Math.min(FEED_BYTES, got - at);
           feed.feed(buf.subarray(at, at + n), n);
           pos += n;
+          if (o.timeline) {
+            // The block's last stamped line moves the timeline's clock (a quiet engine among other lines stalls).
+            const stamp = lastStampIn(buf, at, at + n);
+            const t = stamp === undefined ? NaN : timeOf(stamp, lastTime);
+            if (Number.isFinite(t)) clock.push(t);
+          }
           if (o.onProgress && pos >= nextReport) {
             nextReport += o.progressEveryBytes ?? 64 << 20;
             o.onProgress({ file, bytes: pos, size, lines: scanner.lines });
@@ -295,6 +353,18 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
       closeSync(fd);
     }
     settle();
+    if (o.timeline) {
+      // The file's last stamped line: the timeline's clock runs to it even when no signal came from it.
+      const fd2 = openSync(file, 'r');
+      try {
+        const last = stampBefore(fd2, fstatSync(fd2).size);
+        const t = last === undefined ? NaN : timeOf(last, lastTime);
+        if (Number.isFinite(t)) endAt = Math.max(endAt ?? t, t);
+      } finally {
+        closeSync(fd2);
+      }
+    }
+    for (const [rule, n] of matches) metrics.logMatches.inc({ ...labels, rule }, n);
     if (lastBatchMs !== undefined) writeEngineGauges(metrics, labels, ranks, lastBatchMs);
     lines += scanner.lines;
     metrics.logLines.inc(labels, scanner.lines);
@@ -304,7 +374,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     events.sort((a, b) => (a.stamp < b.stamp ? -1 : a.stamp > b.stamp ? 1 : 0));
   }
   const out: ReplayResult = { events, droppedEvents: dropped, lines, bytes, registry };
-  if (o.timeline) out.timeline = replayTimeline(signals, o.detect);
+  if (o.timeline) out.timeline = replayTimeline(signals, o.detect, endAt, clock);
   return out;
 }
 
@@ -333,6 +403,18 @@ function stampBefore(fd: number, offset: number): string | undefined {
       if (m) return m[0];
     }
     if (whole) return undefined;
+  }
+  return undefined;
+}
+
+/** The stamp of the last stamped line among the last few whole lines of buf[from, to), if any. */
+function lastStampIn(buf: Buffer, from: number, to: number): string | undefined {
+  let end = buf.lastIndexOf(10, to - 1);
+  for (let k = 0; k < 16 && end > from; k++) {
+    const start = Math.max(from, buf.lastIndexOf(10, end - 1) + 1);
+    const m = LINE_STAMP.exec(buf.toString('latin1', start, Math.min(end, start + 160)));
+    if (m) return m[0];
+    end = start - 1;
   }
   return undefined;
 }

@@ -19,7 +19,8 @@ export interface TimelineEntry {
   /** Unix ms on the log's clock (a line without a year gets the year of the last line that had one). */
   at: number;
   service: string;
-  kind: 'critical' | 'engine_stalled' | 'engine_progress' | 'abort_storm' | 'abort_storm_over';
+  kind:
+    'critical' | 'engine_stalled' | 'rank_stalled' | 'engine_progress' | 'abort_storm' | 'abort_storm_over';
   /** The diagnosis label the daemon would export (`kv_bootstrap_thread_dead`, `engine_stalled`, …). */
   diagnosis?: string;
   text: string;
@@ -36,7 +37,17 @@ const TICK_MS = 5_000;
 /** Ticks in one gap at most (a log silent for days is ticked more coarsely). */
 const MAX_TICKS_PER_GAP = 2_000;
 
-export function replayTimeline(signals: TimedSignal[], detect?: Partial<DetectConfig>): Timeline {
+/**
+ * `clock`: times of stamped lines that are no signal (replay reads one per block it scans), `endAt`: the logs' last
+ * stamped line. The daemon's clock runs on while an engine is quiet; replay's runs on every stamped line it knows,
+ * so a stall is dated when the engine went quiet, not when its next line arrives.
+ */
+export function replayTimeline(
+  signals: TimedSignal[],
+  detect?: Partial<DetectConfig>,
+  endAt?: number,
+  clock: readonly number[] = [],
+): Timeline {
   const cfg: ClassifierConfig = {
     detect: { ...DETECT_DEFAULTS, ...detect },
     hops: [],
@@ -47,7 +58,8 @@ export function replayTimeline(signals: TimedSignal[], detect?: Partial<DetectCo
   const entries: TimelineEntry[] = [];
   if (ordered.length === 0) return { entries, caught: false };
   let state: TargetState = initialState('replay', ordered[0]![0].time);
-  const gen = new Map<string, number>();
+  // The last throughput each service printed, and when: quoted for a stall only if printed during it.
+  const gen = new Map<string, { tps: number; at: number }>();
   let storm = false;
   let now = ordered[0]![0].time;
   const step = (sig: TimedSignal | { kind: 'tick' }, at: number) => {
@@ -68,21 +80,44 @@ export function replayTimeline(signals: TimedSignal[], detect?: Partial<DetectCo
       });
     }
   };
+  const clocks = [...clock].sort((a, b) => a - b);
+  let ci = 0;
   for (const [sig] of ordered) {
+    // Stamped lines between two signals move the clock (a stall shows while other lines go on).
+    for (; ci < clocks.length && clocks[ci]! < sig.time; ci++) {
+      if (clocks[ci]! - now > TICK_MS) {
+        const every = Math.max(TICK_MS, Math.ceil((clocks[ci]! - now) / MAX_TICKS_PER_GAP));
+        for (let t = now + every; t < clocks[ci]!; t += every) step({ kind: 'tick' }, t);
+      }
+      if (clocks[ci]! > now) {
+        now = clocks[ci]!;
+        step({ kind: 'tick' }, now);
+      }
+    }
     const gap = sig.time - now;
     if (gap > TICK_MS) {
       const every = Math.max(TICK_MS, Math.ceil(gap / MAX_TICKS_PER_GAP));
       for (let t = now + every; t < sig.time; t += every) step({ kind: 'tick' }, t);
     }
     now = Math.max(now, sig.time);
-    if (sig.kind === 'engine' && sig.genThroughput !== undefined) gen.set(sig.service, sig.genThroughput);
+    if (sig.kind === 'engine' && sig.genThroughput !== undefined)
+      gen.set(sig.service, { tps: sig.genThroughput, at: sig.time });
     step(sig, sig.time);
   }
-  const caught = entries.some((e) => e.kind === 'critical' || e.kind === 'engine_stalled');
+  for (; ci < clocks.length; ci++) endAt = Math.max(endAt ?? clocks[ci]!, clocks[ci]!);
+  // The log went quiet for the engine but its other lines went on: the clock runs to its last stamped line.
+  if (endAt !== undefined && endAt > now) {
+    const every = Math.max(TICK_MS, Math.ceil((endAt - now) / MAX_TICKS_PER_GAP));
+    for (let t = now + every; t < endAt; t += every) step({ kind: 'tick' }, t);
+    step({ kind: 'tick' }, endAt);
+  }
+  const caught = entries.some(
+    (e) => e.kind === 'critical' || e.kind === 'engine_stalled' || e.kind === 'rank_stalled',
+  );
   return { entries, caught };
 }
 
-function describe(e: DetectEvent, gen: Map<string, number>): TimelineEntry[] {
+function describe(e: DetectEvent, gen: Map<string, { tps: number; at: number }>): TimelineEntry[] {
   switch (e.type) {
     case 'critical_log':
       return [
@@ -91,11 +126,14 @@ function describe(e: DetectEvent, gen: Map<string, number>): TimelineEntry[] {
           service: e.service,
           kind: 'critical',
           diagnosis: e.diagnosis,
-          text: `wedged (${e.diagnosis}) once a probe fails or hangs: ${e.rule} on ${e.service}`,
+          text: `wedged (${e.diagnosis}) once a probe fails or hangs: ${e.rule} on ${e.service}${e.rootCause !== undefined ? ` (root cause: ${e.rootCause})` : ''}`,
         },
       ];
     case 'engine_stalled': {
-      const tps = gen.get(e.service);
+      // The stall's own values: what the engine holds with no progress, and a throughput only if a line printed it
+      // during the stall (vLLM's stats line does every 10 s; SGLang's last batch line is from before it).
+      const g = gen.get(e.service);
+      const tps = g !== undefined && g.at > e.at - e.sinceMs ? g.tps : undefined;
       const load = [
         `${e.running} running`,
         ...(e.queued > 0 ? [`${e.queued} queued`] : []),
@@ -112,6 +150,16 @@ function describe(e: DetectEvent, gen: Map<string, number>): TimelineEntry[] {
         },
       ];
     }
+    case 'rank_stalled':
+      return [
+        {
+          at: e.at,
+          service: e.service,
+          kind: 'rank_stalled',
+          diagnosis: 'rank_stalled',
+          text: `rank_stalled: rank ${e.rank} holds ${e.running} running with no progress for ${Math.round(e.sinceMs / 1000)} s on ${e.service} while the others progress`,
+        },
+      ];
     case 'engine_progress':
       return [
         { at: e.at, service: e.service, kind: 'engine_progress', text: `${e.service} makes progress again` },

@@ -1,20 +1,36 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { LogFormat, LogPack, RuleConfig } from '../config/schema.js';
 import type { IncidentManifest } from '../outputs/incidents/manifest.js';
 import { PACKS } from '../sources/logs/packs/index.js';
-import { formatMetrics, replayFiles, type ReplayEvent, type ReplayResult } from './replay-files.js';
+import {
+  formatMetrics,
+  replayFiles,
+  type ReplayEvent,
+  type ReplayFileSettings,
+  type ReplayResult,
+} from './replay-files.js';
+import { defaultPacks, LOG_ENGINES, type LogEngine } from '../config/log-engines.js';
+import { rootCauseText } from '../core/signals.js';
+import { withImpliedPacks } from '../config/log-packs.js';
 import { formatAt } from './replay-timeline.js';
 import { RuleError } from '../sources/logs/rules.js';
 import { EXIT } from './exit-codes.js';
 import { visibleControls } from '../lib/terminal-text.js';
 
 // The pack names from the pack registry: yaml, the config loader and the logger cost start-up time and are
-// needed only for --rules.
+// needed only for --rules and --config.
 const PACK_NAMES = Object.keys(PACKS) as LogPack[];
 /** LOG_FORMATS of the config schema (a test keeps the two equal). */
-export const FORMAT_NAMES = ['plain', 'cri', 'docker', 'auto'] as const satisfies readonly LogFormat[];
+export const FORMAT_NAMES = [
+  'plain',
+  'cri',
+  'docker',
+  'json',
+  'logfmt',
+  'auto',
+] as const satisfies readonly LogFormat[];
 
 /** Rules from a YAML file: a list of rules, or a mapping with `rules:` (a whole config file works too). */
 export async function loadRulesFile(file: string): Promise<RuleConfig[]> {
@@ -50,7 +66,17 @@ function formatEvent(e: ReplayEvent): string {
     .split('\n')
     .map((l) => `    ${l.length > 300 ? `${l.slice(0, 300)}…` : l}`)
     .join('\n');
-  return `${e.stamp || '-'}  ${e.severity.padEnd(8)} ${e.rule}  ${e.file}:${e.lineNo}${fields ? `  ${fields}` : ''}\n${body}`;
+  const inc = e.incident;
+  const cause = rootCauseText(inc);
+  const chain =
+    inc !== undefined && inc.absorbed > 0
+      ? `\n    + ${inc.absorbed} more line(s) of this incident: ${inc.members
+          .slice(1)
+          .map((m) => `${m.rule}@${m.lineNo}`)
+          .join(', ')}${inc.members.length <= inc.absorbed ? ', …' : ''}`
+      : '';
+  const loop = e.loop ? `  (loop: more than ${e.loop.count - 1} times in ${e.loop.seconds} s)` : '';
+  return `${e.stamp || '-'}  ${e.severity.padEnd(8)} ${e.rule}  ${e.file}:${e.lineNo}${fields ? `  ${fields}` : ''}${loop}\n${body}${cause !== undefined ? `\n    root cause: ${cause}` : ''}${chain}`;
 }
 
 /** One JSON object per event (JSON Lines): where, what, and the rule's extracted fields. */
@@ -67,6 +93,22 @@ function jsonEvent(e: ReplayEvent): string {
     severity: e.severity,
     fields: e.fields,
     text: e.line,
+    ...(e.incident !== undefined
+      ? {
+          incident: {
+            absorbed: e.incident.absorbed,
+            rootCause: e.incident.rootCause ?? null,
+            members: e.incident.members.map((m) => ({
+              rule: m.rule,
+              line: m.lineNo,
+              time: Number.isFinite(m.time) ? new Date(m.time).toISOString() : null,
+              process: m.process,
+              text: m.line,
+            })),
+          },
+        }
+      : {}),
+    ...(e.loop !== undefined ? { loop: e.loop } : {}),
   });
 }
 
@@ -112,6 +154,34 @@ export function expandBundles(args: string[]): { files: string[]; services: (str
   return { files, services };
 }
 
+/** A config's log sources (every target's) and rules, for `replay --config`. */
+async function configSources(
+  file: string,
+): Promise<{ rules: RuleConfig[]; settingsFor: (service: string) => ReplayFileSettings | undefined }> {
+  const { loadConfigFile, ConfigError } = await import('../config/load.js');
+  let config;
+  try {
+    config = loadConfigFile(file).config;
+  } catch (err) {
+    if (err instanceof ConfigError) throw new RuleError(err.problems);
+    throw err;
+  }
+  const sources = config.targets.flatMap((t) => t.logs);
+  const settings = (src: (typeof sources)[number]): ReplayFileSettings => ({
+    packs: src.packs,
+    format: src.format,
+    ...(src.structured !== undefined ? { structured: src.structured } : {}),
+    ...(src.keys !== undefined ? { keys: src.keys } : {}),
+  });
+  return {
+    rules: config.rules,
+    settingsFor: (service) => {
+      const src = sources.find((s) => s.service === service) ?? sources[0];
+      return src && settings(src);
+    },
+  };
+}
+
 export function replayCommand(): Command {
   return new Command('replay')
     .addHelpText(
@@ -124,16 +194,28 @@ export function replayCommand(): Command {
     )
     .argument('<log...>', 'log files to read, or incident bundle directories (their log windows)')
     .addOption(
-      new Option('-p, --pack <pack>', 'built-in rule pack (repeatable; default: all)')
+      new Option(
+        '-p, --pack <pack>',
+        "built-in rule pack (repeatable; default: the engine's, as a log source's)",
+      )
         .choices(PACK_NAMES)
         .argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]),
+    )
+    .addOption(
+      new Option('-e, --engine <engine>', 'the engine that wrote the logs: picks the default packs')
+        .choices(LOG_ENGINES)
+        .default('sglang'),
+    )
+    .option(
+      '-c, --config <file>',
+      "replay as the config's log sources read: each file takes the packs, format and rules of the source of its service (or the first source)",
     )
     .option('-r, --rules <file>', 'user rules (YAML: a list, or a mapping with rules:)')
     .option('-s, --service <name>', 'service label (default: each file name without extension)')
     .addOption(
       new Option(
         '-f, --format <format>',
-        'how lines are wrapped: cri (a pod log under /var/log/pods), docker (json-file), auto (per file)',
+        'how lines are wrapped: cri (a pod log under /var/log/pods), docker (json-file), json or logfmt records, auto (per file)',
       )
         .choices(FORMAT_NAMES)
         .default('plain'),
@@ -159,6 +241,8 @@ export function replayCommand(): Command {
         files: string[],
         opts: {
           pack?: LogPack[];
+          engine: LogEngine;
+          config?: string;
           rules?: string;
           service?: string;
           format: LogFormat;
@@ -168,13 +252,23 @@ export function replayCommand(): Command {
         },
       ) => {
         try {
-          const userRules = opts.rules ? await loadRulesFile(opts.rules) : [];
+          const fromConfig = opts.config ? await configSources(opts.config) : undefined;
+          const userRules = [
+            ...(fromConfig?.rules ?? []),
+            ...(opts.rules ? await loadRulesFile(opts.rules) : []),
+          ];
           const started = Date.now();
           const inputs = expandBundles(files);
+          const fileService = (f: string, i: number) =>
+            opts.service ?? inputs.services[i] ?? basename(f).replace(/\.[^.]*$/, '');
           const result = replayFiles({
             files: inputs.files,
             services: inputs.services,
-            packs: opts.pack ?? PACK_NAMES,
+            // `--pack nixl` reads what a config naming nixl reads (the shared code's packs too).
+            packs: opts.pack ? withImpliedPacks(opts.pack) : defaultPacks(opts.engine),
+            ...(fromConfig && !opts.pack
+              ? { settings: inputs.files.map((f, i) => fromConfig.settingsFor(fileService(f, i))) }
+              : {}),
             userRules,
             service: opts.service,
             format: opts.format,
@@ -207,12 +301,12 @@ export function replayCommand(): Command {
             out.push('', "# verdict timeline (the detector over the logs' own timestamps; no probes ran)");
             for (const t of result.timeline.entries) out.push(`${formatAt(t.at)}  ${t.text}`);
             const first = result.timeline.entries.find(
-              (t) => t.kind === 'critical' || t.kind === 'engine_stalled',
+              (t) => t.kind === 'critical' || t.kind === 'engine_stalled' || t.kind === 'rank_stalled',
             );
             out.push(
               first
                 ? `would a watching daemon have caught it: yes, first at ${formatAt(first.at)} (${first.diagnosis})`
-                : 'would a watching daemon have caught it: no (no critical line, no engine stall)',
+                : 'would a watching daemon have caught it: no (no critical line, no engine or rank stall)',
             );
           }
           out.push('', '# metrics', await formatMetrics(result.registry), '');

@@ -8,6 +8,8 @@ import { COMPLETION_KINDS, CONN_KINDS, isCompletionKind, PROBE_KINDS, TOOL_CASES
 import { parseJsonPath } from '../sources/probes/serverinfo-path.js';
 import type { LogEventClass, ProbeKind } from '../core/vocabulary.js';
 import { logEventClassSchema, stateOrDiagnosisSchema } from './vocabulary-schema.js';
+import { LOG_PACKS, withImpliedPacks } from './log-packs.js';
+import { defaultPacks, LOG_ENGINES } from './log-engines.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
 function listenAddressProblem(addr: string): string | undefined {
@@ -123,6 +125,7 @@ export const DEFAULT_TOOL_CELLS = [
   'none',
   'parallel',
   'second_turn',
+  'large_args',
 ] as const;
 export const CANARY_QUESTIONS = ['arithmetic', 'echo'] as const;
 
@@ -209,6 +212,28 @@ const structuredProbeSchema = kindObject('structured', {
   ...completionFields,
   maxTokens: z.number().int().min(1).max(4096).default(32),
 });
+// The long-input probe's text is its own (src/sources/probes/prompt-text.ts): `promptTokens` of it, a nonce first
+// so no prefix cache can serve it, and an echo question last whose answer is a handful of tokens.
+const longinputProbeSchema = kindObject('longinput', {
+  ...completionFields,
+  /** Prompt tokens per run (an estimate for byte-level BPE tokenizers; the usage chunk tells the real count). */
+  promptTokens: z.number().int().min(256).max(262_144).default(8192),
+  timeout: durationOr('60s'),
+});
+// The conversation probe's turns are its own (src/sources/probes/conversation.ts): each round appends the previous
+// answer and a new user turn of `roundTokens`, over the slot's one connection.
+const conversationProbeSchema = kindObject('conversation', {
+  ...completionFields,
+  maxTokens: z.number().int().min(1).max(4096).default(16),
+  rounds: z.number().int().min(2).max(16).default(4),
+  /** Prompt tokens each round adds (the previous answer comes on top). */
+  roundTokens: z.number().int().min(16).max(32_768).default(512),
+  /** A round whose first token comes later than this many times round 1's (and `ttftGrowthFloor` later) fails. */
+  ttftGrowth: z.number().min(1.5).max(100).default(4),
+  /** Growth under this many ms is noise whatever the factor (round 1 can answer in a few ms). */
+  ttftGrowthFloor: durationOr('2s'),
+  timeout: durationOr('120s'),
+});
 const healthProbeSchema = kindObject('health', httpGetFields);
 
 /**
@@ -261,6 +286,8 @@ const PROBE_KIND_SCHEMAS = [
   serverinfoProbeSchema,
   canaryProbeSchema,
   structuredProbeSchema,
+  longinputProbeSchema,
+  conversationProbeSchema,
 ] as const;
 type SchemaKinds = (typeof PROBE_KIND_SCHEMAS)[number]['shape']['kind']['value'];
 // Both ways: a vocabulary kind without a schema here (or a schema for a kind it lacks) does not compile.
@@ -331,12 +358,25 @@ export function probeFieldKinds(field: string): string[] {
   return PROBE_KIND_SCHEMAS.filter((s) => field in s.shape).map((s) => s.shape.kind.value);
 }
 
-export const LOG_PACKS = ['sglang', 'nixl', 'mooncake', 'vllm', 'python'] as const;
-export type LogPack = (typeof LOG_PACKS)[number];
+export { DEFAULT_LOG_PACKS, IMPLIED_PACKS, LOG_PACKS, type LogPack, withImpliedPacks } from './log-packs.js';
 
-/** How a log file wraps each line: as written (plain), by the kubelet (cri), by Docker's json-file driver. */
-export const LOG_FORMATS = ['plain', 'cri', 'docker', 'auto'] as const;
+/**
+ * How a log file wraps each line: as written (plain), by the kubelet (cri), by Docker's json-file driver, or as
+ * structured records (json, logfmt: rules run on the message); `auto` decides the wrapper per file and reads
+ * structured records line by line.
+ */
+export const LOG_FORMATS = ['plain', 'cri', 'docker', 'json', 'logfmt', 'auto'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
+/** What the engine's lines are inside a wrapper (cri, docker) or the journal: records, or text. */
+export const STRUCTURED_FORMATS = ['json', 'logfmt', 'auto'] as const;
+
+const keyList = z.array(z.string().min(1).max(64)).min(1).max(8);
+/** The keys of a structured record's message, level and time (the first one present is taken). */
+export const structuredKeysSchema = z.strictObject({
+  message: keyList.default(['message', 'msg', 'event']),
+  level: keyList.default(['level', 'levelname']),
+  time: keyList.default(['time', 'timestamp', 'ts', 'asctime']),
+});
 
 // A journal match is FIELD=VALUE (journalctl(1) MATCHES); the field syntax keeps it from reading as an option.
 const journalMatch = z
@@ -379,7 +419,14 @@ export const logSourceSchema = z
     format: z.enum(LOG_FORMATS).default('plain'),
     /** Read the systemd journal instead of a file. */
     journal: journalSourceSchema.optional(),
-    packs: z.array(z.enum(LOG_PACKS)).default(['sglang', 'nixl', 'mooncake', 'python']),
+    /** The engine's lines inside a wrapper (cri, docker) or the journal are JSON or logfmt records. */
+    structured: z.enum(STRUCTURED_FORMATS).optional(),
+    /** Keys of a structured record (defaults cover message/msg/event, level/levelname, time/timestamp/ts). */
+    keys: structuredKeysSchema.optional(),
+    /** The engine writing the log: picks the default `packs` (src/config/log-engines.ts). */
+    engine: z.enum(LOG_ENGINES).default('sglang'),
+    /** Built-in rule packs (default the engine's, DEFAULT_PACKS); a pack brings the packs of the shared code it uses along (IMPLIED_PACKS). */
+    packs: z.array(z.enum(LOG_PACKS)).optional(),
     /** Where to begin when there is no saved offset. */
     from: z.enum(['end', 'start']).default('end'),
     maxLineBytes: z.number().int().min(256).default(65_536),
@@ -398,7 +445,15 @@ export const logSourceSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['format'],
-        message: '`format` applies to files, not to `journal`',
+        message: '`format` applies to files, not to `journal` (use `structured` for JSON or logfmt entries)',
+      });
+    }
+    if (src.structured !== undefined && !['plain', 'cri', 'docker'].includes(src.format)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['structured'],
+        message:
+          '`structured` is for lines inside cri, docker or the journal; use `format: json|logfmt` for a file of records',
       });
     }
     // Directory wildcards match one path segment each and may not be `**` (see src/sources/logs/dir-glob.ts).
@@ -409,7 +464,9 @@ export const logSourceSchema = z
         message: `"**" is not supported; use one "*" per directory level: ${JSON.stringify(src.path)}`,
       });
     }
-  });
+  })
+  // Packs default by the engine (the same default replay and verify take).
+  .transform((src) => ({ ...src, packs: withImpliedPacks(src.packs ?? defaultPacks(src.engine)) }));
 
 export const engineScrapeSchema = z.strictObject({
   service: name('service'),

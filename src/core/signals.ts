@@ -39,6 +39,41 @@ export interface LogEventSignal {
   ref?: string;
   /** Named capture groups of the rule (e.g. thread target, exception, reason). */
   fields: Record<string, string>;
+  /**
+   * The incident the event stands for (rules sharing an incident key within a time window): its members, how many
+   * matches it absorbed, and the final exception of its traceback chain. It grows while the incident is open.
+   */
+  incident?: LogIncident;
+  /** One request's line repeated past the loop limit: this event is the loop. */
+  loop?: { count: number; seconds: number };
+}
+
+/** A match folded into an incident already raised (rules.ts): where it is, and whose event it belongs to. */
+export interface LogMemberMatch {
+  service: string;
+  file: string;
+  offset: number;
+  time: number;
+  rule: string;
+  severity: Severity;
+  line: string;
+  /** The rule of the incident's event. */
+  memberOf: string;
+}
+
+/** What an incident's event carries (src/sources/logs/rules.ts Incident has this shape). */
+export interface LogIncident {
+  members: readonly { rule: string; lineNo: number; time: number; line: string; process: string }[];
+  absorbed: number;
+  rootCause?: { exception: string; message: string; rule: string };
+}
+
+/** `Type: message` of an incident's root cause, capped; undefined without one. */
+export function rootCauseText(i: LogIncident | undefined, max = 300): string | undefined {
+  const c = i?.rootCause;
+  if (c === undefined) return undefined;
+  const text = c.message === '' ? c.exception : `${c.exception}: ${c.message}`;
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /** The outcome of one probe run against one hop over one connection kind. */
@@ -103,9 +138,20 @@ export interface MatrixCell {
   error?: string;
 }
 
+/** One round of a conversation probe run. */
+export interface RoundTiming {
+  /** 1-based. */
+  round: number;
+  /** Time from sending the round to its first token. */
+  ttftMs?: number;
+  /** usage.prompt_tokens of the round (the context so far). */
+  promptTokens?: number;
+}
+
 export interface ProbeDetail {
   answers?: AnswerCheck[];
   cells?: MatrixCell[];
+  rounds?: RoundTiming[];
 }
 
 /** A probe run that has not finished yet (the scheduler's view, handed to the detector on each tick). */

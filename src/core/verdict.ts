@@ -4,7 +4,9 @@ import { countsForRecovery, type Diagnosis, wedgeCauses } from './vocabulary.js'
 import { noFirstTokenWithin } from './confirm.js';
 import { hangs as hangingKind, isCompletion } from './kinds.js';
 import { mostSpecific } from './log-classes.js';
+import { probeShapeVerdict } from './evidence/probe-shapes.js';
 import { incidentWarning, warningText } from './state/warnings.js';
+import { wrongCause, wrongHeld } from './wrong-window.js';
 import type {
   ClassifierConfig,
   EngineMemory,
@@ -211,6 +213,13 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
       if (stuckRouter) return verdict('wedged', 'router_stuck', `${text}; ${stuckRouter}`);
       if (stalledEngine)
         return verdict('wedged', 'engine_stalled', `${text}; ${stallText(stalledEngine, now)}`);
+      // The engine's own health check fails on a live server: the engine, as when the completions fail.
+      if (health && alive)
+        return verdict(
+          'wedged',
+          'health_generate_failing',
+          `${text}; ${why(health)} while the server answers`,
+        );
       // The scheduler's own round trip hangs as well: the engine, not the path (as in the failing branch).
       if (serverinfoHang)
         return verdict(
@@ -247,7 +256,11 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     return verdict('wedged', 'completions_failing', why(failing[0]!));
   }
   // Most runs fail on every completion slot, with passes in between: the streaks come and go, the wedge stays.
-  if (flaky?.wedged) return verdict('wedged', 'intermittent', flaky.text);
+  if (flaky?.wedged) {
+    if (warned)
+      return verdict('wedged', `warning:${warned.class}`, `${flaky.text}; after ${warningText(warned)}`);
+    return verdict('wedged', 'intermittent', flaky.text);
+  }
   // The router holds requests no engine is working on: nothing passes through it.
   if (stuckRouter && passing.length === 0) return verdict('wedged', 'router_stuck', stuckRouter);
   // A stall alone is a wedge only while no completion probe passes: gauges can freeze on an idle engine.
@@ -256,15 +269,12 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
 
   // degraded: wrong answers, part of the path fails, tool calls leak, completions are slow, or aborts storm.
   // Serving garbage is as bad as serving nothing: it outranks every other degradation.
-  const wrong = completion.find((m) => (m.wrongStreak ?? 0) >= 1);
-  if (wrong) {
-    return verdict(
-      'degraded',
-      'wrong_output',
-      `${label(wrong)}: ${wrong.last?.error ?? 'wrong output'}${wrong.wrongStreak! > 1 ? `, ${wrong.wrongStreak} in a row` : ''}`,
-    );
-  }
+  const wrong = completion.find(wrongHeld);
+  if (wrong) return verdict('degraded', 'wrong_output', wrongCause(wrong, label(wrong)));
   if (failing.length > 0) {
+    // Long inputs or growing conversations fail while short completions pass (core/evidence/probe-shapes.ts).
+    const shaped = probeShapeVerdict(failing, passing, cfg);
+    if (shaped) return verdict(shaped.state, shaped.diagnosis, shaped.cause);
     // Only structured output fails while other completions finish: the grammar backend, not the engine.
     const otherPasses = passing.some((m) => m.probeKind !== 'structured');
     if (otherPasses && failing.every((m) => m.probeKind === 'structured')) {
@@ -324,7 +334,11 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
   if (stalledEngine) return verdict('degraded', 'engine_stalled', stallText(stalledEngine, now));
   const rank = stalledRank(s, now);
   if (rank) return verdict('degraded', 'rank_stalled', rank);
-  if (flaky) return verdict('degraded', 'intermittent', flaky.text);
+  if (flaky) {
+    if (warned)
+      return verdict('degraded', `warning:${warned.class}`, `${flaky.text}; after ${warningText(warned)}`);
+    return verdict('degraded', 'intermittent', flaky.text);
+  }
   const leak = completion.find((m) => m.leakStreak >= 1);
   if (leak)
     return verdict('degraded', 'toolcall_leak', `${label(leak)}: tool call markup leaked into content`);

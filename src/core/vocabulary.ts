@@ -59,6 +59,22 @@ export const PROBE_KINDS = {
     failAfter: 'wedgeAfter',
     countsForRecovery: true,
   },
+  // A prompt of `promptTokens` tokens, varied per run: engines that hang or crawl only past a context length.
+  longinput: {
+    completion: true,
+    hangs: true,
+    confirms: false,
+    failAfter: 'wedgeAfter',
+    countsForRecovery: true,
+  },
+  // `rounds` turns over one connection with a growing context: a hang or a TTFT that grows round by round.
+  conversation: {
+    completion: true,
+    hangs: true,
+    confirms: false,
+    failAfter: 'wedgeAfter',
+    countsForRecovery: true,
+  },
 } as const satisfies Record<string, ProbeKindTraits>;
 
 export type ProbeKind = keyof typeof PROBE_KINDS;
@@ -71,8 +87,10 @@ export const PROBE_RESULTS = {
   http_error: 'an HTTP status other than 2xx',
   bad_response: 'an answer that is not what the kind expects (no JSON, no choices, a failed check)',
   empty: 'a completion with no content',
-  toolcall_leak: 'tool-call markup in the content instead of tool_calls',
-  wrong_output: 'a wrong answer (canary) or output that breaks its schema (structured)',
+  toolcall_leak:
+    'tool-call markup in content, reasoning or tool-call fields instead of tool_calls, or a call under tool_choice none',
+  wrong_output:
+    'a wrong answer (canary, long input, conversation), output that breaks its schema (structured), text that is not the answer, or streamed tool-call arguments that do not reassemble',
   skipped_overlap: 'not run: the previous run of the slot was still in flight',
 } as const;
 export type ProbeResultClass = keyof typeof PROBE_RESULTS;
@@ -92,13 +110,13 @@ export const EVIDENCE = {
   engine:
     "the engine's own state, measured: no progress, a crawl, one rank stalled, its health check failing",
   router: 'the router holds requests no engine works on',
+  answer: 'answers finish but are wrong: a canary, a schema',
   path: 'one part of the path fails while the rest passes: a hop, reused connections, one request shape',
   warning:
     'a warning-class log line on the target since it was last ok, promoted because probes fail or hang',
   hung: 'completions in flight `hangAfter` with none finished since',
   pattern: 'failures that come and go over a window of runs: more than one streak says',
   failing: 'completions, health or ports failing, with nothing more specific',
-  answer: 'answers finish but are wrong: a canary, a schema',
   format: 'answers finish in the wrong shape: tool-call markup in the content',
   load: 'answers finish, late or aborted in numbers',
 } as const;
@@ -179,7 +197,7 @@ export const DIAGNOSES = {
     runbook: 'wedgewatchintermittentfailures',
     alert: 'WedgewatchIntermittentFailures',
     meaning:
-      "`intermittentFailures` (3) of a completion slot's last `intermittentWindow` (10) runs failed, never two in a row; wedged when most runs fail on every slot",
+      "`intermittentFailures` (3) of a completion slot's last `intermittentWindow` (10) runs failed, in two or more separate episodes (one solid streak is a wedge, not this); wedged when most runs fail on every slot",
   },
   rank_stalled: {
     states: ['degraded'],
@@ -239,7 +257,8 @@ export const DIAGNOSES = {
     rank: 3,
     runbook: 'wedgewatchtoolcallleak',
     alert: 'WedgewatchToolCallLeak',
-    meaning: 'tool-call markup in the content instead of `tool_calls`',
+    meaning:
+      "tool-call markup (a whole call, or an orphan or unbalanced tag) in the content, the reasoning or a tool call's name or arguments instead of `tool_calls`, or a tool call where `tool_choice: none` forbids one",
   },
   abort_storm: {
     states: ['degraded'],
@@ -266,6 +285,24 @@ export const DIAGNOSES = {
     meaning:
       'structured-output probes fail `wedgeAfter` times in a row while completions without a `response_format` pass: the grammar backend, not the engine',
   },
+  long_context_failing: {
+    states: ['degraded'],
+    evidence: 'path',
+    rank: 3,
+    runbook: 'wedgewatchlongcontextfailing',
+    alert: 'WedgewatchLongContextFailing',
+    meaning:
+      'long-input probes (a prompt of `promptTokens`, named in the cause) fail or hang `wedgeAfter` times in a row while short completions pass: prefill, chunked prefill or a KV transfer of many blocks, past a length',
+  },
+  conversation_stalls: {
+    states: ['degraded'],
+    evidence: 'path',
+    rank: 3,
+    runbook: 'wedgewatchconversationstalls',
+    alert: 'WedgewatchConversationStalls',
+    meaning:
+      'a conversation of rounds over one keep-alive connection hangs, or its time to first token grows past `ttftGrowth` × round 1, `wedgeAfter` runs in a row while single completions pass; the cause names the round',
+  },
 } as const satisfies Record<string, DiagnosisEntry>;
 
 /** Diagnoses with a variable part: the prefix, its placeholder in the docs, and the same traits. */
@@ -288,7 +325,7 @@ export const DIAGNOSIS_TEMPLATES = {
     runbook: 'diagnosis-warningclass',
     alert: 'WedgewatchTargetWedged',
     meaning:
-      'probes confirm a wedge or a degradation, no critical line names it, and a warning of that class (`transfer_timeout`, `shm_hang`, `grammar`, …) was logged on the target since it was last ok',
+      'probes confirm a wedge or a degradation, no critical line names it, and a built-in warning of that class (`transfer_timeout`, `shm_hang`, `connection_lost`, …) was logged on the target since it was last ok',
   },
   'log:': {
     placeholder: 'log:<rule>',
@@ -303,7 +340,7 @@ export const DIAGNOSIS_TEMPLATES = {
 } as const satisfies Record<string, DiagnosisEntry & { placeholder: string }>;
 
 export type NamedDiagnosis = keyof typeof DIAGNOSES;
-export type Diagnosis = NamedDiagnosis | `hop:${string}` | `log:${string}` | `warning:${string}`;
+export type Diagnosis = NamedDiagnosis | `hop:${string}` | `log:${string}` | `warning:${LogEventClass}`;
 
 /** The evidence rank of a user rule's diagnosis: below every built-in one. */
 export const USER_RULE_RANK = 1;
@@ -351,10 +388,19 @@ export const LOG_EVENT_CLASSES = {
   // Retractions are routine under load: circumstantial next to any incident, so they name none.
   retract: { meaning: 'KV cache pool full: requests retracted (memory pressure)' },
   oom: { meaning: 'out of device memory', names: true },
-  grammar: { meaning: 'structured-output grammar failed to advance', names: true },
-  tool_call_parse_error: { meaning: 'a tool-call parser failed and returned raw markup', names: true },
+  // A user's schema or a model steered into broken markup raises these at will: they name no incident.
+  grammar: { meaning: 'structured-output grammar failed to advance' },
+  tool_call_parse_error: { meaning: 'a tool-call parser failed and returned raw markup' },
   health_check_failed: { meaning: "the engine's own health check failed", names: true },
   corruption: { meaning: 'the engine detected corrupted state', names: true },
+  memory_invariant: {
+    meaning: "an engine's own memory-pool invariant check failed (a KV/request pool leak, a double free)",
+    names: true,
+  },
+  // Printed just before a death that is its own event (with its exception): circumstantial, names none.
+  engine_dump: {
+    meaning: 'an engine dumped its state before dying or being killed (the death is its own event)',
+  },
   startup_info: { meaning: 'informational startup markers' },
   custom: { meaning: "a user rule's line that declares no class of its own" },
 } as const satisfies Record<string, LogClassEntry>;

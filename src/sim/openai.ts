@@ -104,7 +104,14 @@ const WORDS = [
 
 /** What the model will emit: text pieces (one a token) or tool calls (per call a name token, then arguments). */
 export type Plan =
-  | { kind: 'content'; count: number; piece: (index: number) => string; finish?: 'stop' | 'length' }
+  | {
+      kind: 'content';
+      count: number;
+      piece: (index: number) => string;
+      finish?: 'stop' | 'length';
+      /** The pieces go to reasoning_content, not content (a reasoning parser that never saw the end of thinking). */
+      reasoning?: boolean;
+    }
   | { kind: 'tool'; calls: ToolCallPlan[]; steps: ToolStep[] };
 
 /** One generated token of a tool-calling answer: a call's name, or a fragment of its arguments. */
@@ -122,6 +129,12 @@ export interface PlanHooks {
   ignoresToolChoice(req: ChatRequest): boolean;
   /** A wrong answer in place of the right one. */
   corrupt(answer: string): string | undefined;
+  /** Streamed argument fragments as a broken parser sends them. */
+  corruptStreamedArgs?(fragments: readonly string[]): string[] | undefined;
+  /** Text answers become garbage in reasoning_content, content empty, to max_tokens. */
+  reasoningGarbage?(): boolean;
+  /** tool_choice "none" is ignored. */
+  callsDespiteNone?(): boolean;
 }
 
 const NO_HOOKS: PlanHooks = {
@@ -140,27 +153,45 @@ function textPlan(text: string, maxTokens: number): Plan {
   };
 }
 
+/** Decoding gone wrong: byte-level pieces and symbols, no words (what reasoning_garbage streams). */
+const GARBAGE = ['Ġ', '\uFFFD', '#@', 'ĊĊ', '}{', '%$', '\u0003', 'ÃÂ', '<0x0A>', '¿', '~~', '\uFFFD\uFFFD'];
+
 export function planResponse(req: ChatRequest, defaultMaxTokens: number, hooks: PlanHooks = NO_HOOKS): Plan {
   const maxTokens = req.maxTokens ?? defaultMaxTokens;
   const filler: Plan = { kind: 'content', count: maxTokens, piece: (i) => WORDS[i % WORDS.length]! };
+  const tools = pickTools(req, hooks.callsDespiteNone?.() === true);
+  if (tools.length === 0 && hooks.reasoningGarbage?.() === true) {
+    return {
+      kind: 'content',
+      count: maxTokens,
+      piece: (i) => GARBAGE[i % GARBAGE.length]!,
+      finish: 'length',
+      reasoning: true,
+    };
+  }
   if (req.jsonSchema !== undefined) {
     const json = JSON.stringify(exampleValue(req.jsonSchema));
     return textPlan(hooks.corrupt(json) ?? json, maxTokens);
   }
   if (answersToolResult(req)) return textPlan('It is 12:00 UTC.', maxTokens);
-  const tools = pickTools(req);
   if (tools.length > 0) {
     if (hooks.ignoresToolChoice(req)) return { ...filler, finish: 'length' };
-    const calls = tools.map((t) => ({ name: t.name, arguments: JSON.stringify(exampleArgs(t.parameters)) }));
+    const prompt = lastUserText(req);
+    const calls = tools.map((t) => ({
+      name: t.name,
+      arguments: JSON.stringify(exampleArgs(t.parameters, prompt)),
+    }));
     const leaked = hooks.leak(calls, req);
     if (leaked !== undefined) {
       const pieces = splitPieces(leaked, 12);
       return { kind: 'content', count: pieces.length, piece: (i) => pieces[i] ?? '' };
     }
-    const steps = calls.flatMap((c, call): ToolStep[] => [
-      { call, name: c.name },
-      ...splitPieces(c.arguments, 3).map((args) => ({ call, args })),
-    ]);
+    // Short arguments in three fragments, long ones in fragments of ≈ 48 characters, as engines stream them.
+    const steps = calls.flatMap((c, call): ToolStep[] => {
+      let fragments = splitPieces(c.arguments, Math.max(3, Math.ceil(c.arguments.length / 48)));
+      if (req.stream) fragments = hooks.corruptStreamedArgs?.(fragments) ?? fragments;
+      return [{ call, name: c.name }, ...fragments.map((args) => ({ call, args }))];
+    });
     return { kind: 'tool', calls, steps };
   }
   const known = knownAnswer(lastUserText(req));
@@ -173,9 +204,9 @@ export function planTokens(plan: Plan): number {
   return plan.kind === 'content' ? plan.count : plan.steps.length;
 }
 
-/** The tools the model calls: none for tool_choice "none", both of two with parallel_tool_calls. */
-function pickTools(req: ChatRequest): { name: string; parameters?: unknown }[] {
-  if (req.tools.length === 0 || req.toolChoice === 'none') return [];
+/** The tools the model calls: none for tool_choice "none" (unless a fault ignores it), both of two with parallel_tool_calls. */
+function pickTools(req: ChatRequest, ignoreNone = false): { name: string; parameters?: unknown }[] {
+  if (req.tools.length === 0 || (req.toolChoice === 'none' && !ignoreNone)) return [];
   const forced = (req.toolChoice as { function?: { name?: unknown } } | undefined)?.function?.name;
   const named = req.tools.find((t) => t.name === forced);
   if (named) return [named];
@@ -183,8 +214,12 @@ function pickTools(req: ChatRequest): { name: string; parameters?: unknown }[] {
   return [req.tools[0]!];
 }
 
-/** Arguments that satisfy a JSON-schema object's properties (strings get a plausible value). */
-function exampleArgs(schema: unknown): Record<string, unknown> {
+/** A prompt that dictates a string argument verbatim (the toolcall probe's large_args cell). */
+const VERBATIM = /set to exactly this, unchanged:\n([\s\S]+)$/;
+
+/** Arguments that satisfy a JSON-schema object's properties (strings get a plausible value, or the dictated text). */
+function exampleArgs(schema: unknown, prompt = ''): Record<string, unknown> {
+  const verbatim = VERBATIM.exec(prompt)?.[1];
   const s = schema as
     { properties?: Record<string, { type?: string; enum?: unknown[] }>; required?: string[] } | undefined;
   const props = s?.properties ?? {};
@@ -197,7 +232,7 @@ function exampleArgs(schema: unknown): Record<string, unknown> {
     else if (p.type === 'boolean') out[k] = true;
     else if (p.type === 'array') out[k] = [];
     else if (p.type === 'object') out[k] = {};
-    else out[k] = 'Paris';
+    else out[k] = verbatim ?? 'Paris';
   }
   return out;
 }
@@ -239,7 +274,15 @@ export class ChatRenderer {
   /** The SSE text for generated token `index` (the role chunk goes before the first). */
   tokenChunks(index: number): string {
     const head = index === 0 ? this.chunk({ role: 'assistant', content: '' }) : '';
-    if (this.plan.kind === 'content') return head + this.chunk({ content: this.plan.piece(index) });
+    if (this.plan.kind === 'content')
+      return (
+        head +
+        this.chunk(
+          this.plan.reasoning === true
+            ? { reasoning_content: this.plan.piece(index) }
+            : { content: this.plan.piece(index) },
+        )
+      );
     const step = this.plan.steps[index];
     if (step === undefined) return head;
     if (step.name !== undefined) {
@@ -319,8 +362,14 @@ export class ChatRenderer {
           }
         : {
             role: 'assistant',
-            content: Array.from({ length: completionTokens }, (_, i) => plan.piece(i)).join(''),
-            reasoning_content: null,
+            content:
+              plan.reasoning === true
+                ? null
+                : Array.from({ length: completionTokens }, (_, i) => plan.piece(i)).join(''),
+            reasoning_content:
+              plan.reasoning === true
+                ? Array.from({ length: completionTokens }, (_, i) => plan.piece(i)).join('')
+                : null,
             tool_calls: null,
           };
     return {

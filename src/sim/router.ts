@@ -143,7 +143,8 @@ async function chat(
     sendJson(res, 400, { object: 'error', message, type: 'BadRequestError', param: null, code: 400 });
     return;
   }
-  if (held || (chatReq.jsonSchema !== undefined && deps.faults.stallsStructured())) {
+  const holdsLong = deps.faults.holdsPrompt(countPromptTokens(chatReq));
+  if (held || holdsLong || (chatReq.jsonSchema !== undefined && deps.faults.stallsStructured())) {
     // Waits for the grammar backend (or a stuck router, intermittent_hang/router_stuck) before the scheduler sees
     // it: no tokens, no abort, until released.
     await holdUntilReleased(deps, res);
@@ -168,6 +169,9 @@ async function chat(
     leak: (calls, r) => deps.faults.leakToolCalls(calls, r.toolChoice),
     ignoresToolChoice: (r) => deps.faults.ignoresToolChoice(r.toolChoice),
     corrupt: (answer) => deps.faults.corruptAnswer(answer, recent),
+    corruptStreamedArgs: (fragments) => deps.faults.corruptStreamedArgs(fragments),
+    reasoningGarbage: () => deps.faults.reasoningGarbage(),
+    callsDespiteNone: () => deps.faults.callsDespiteNone(),
   });
   if (known !== undefined) {
     recent.push(known);

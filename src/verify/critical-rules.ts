@@ -1,31 +1,10 @@
-// Critical engine log signatures: a hit during a verify window fails the step. The rules are the built-in packs'
-// critical rules (src/sources/logs/packs), so verify and the daemon agree on what a critical line is. A rule that opens a
-// Python traceback (a multi-line `follows` rule, or an exception report) starts a capture, so the report can name
-// the exception that ended it.
-import { LOG_PACKS } from '../config/schema.js';
-import { PACKS } from '../sources/logs/packs/index.js';
-
-export interface CriticalRule {
-  name: string;
-  pattern: RegExp;
-  /** The line opens a Python traceback worth capturing. */
-  traceback?: boolean;
-}
-
-// Most specific packs first: a bootstrap_thread death is named by the nixl rule, not the generic python one.
-const ORDER = ['nixl', 'mooncake', 'sglang', 'vllm', 'python'] as const;
-
-export const CRITICAL_RULES: readonly CriticalRule[] = [
-  ...ORDER,
-  ...LOG_PACKS.filter((p) => !ORDER.includes(p as never)),
-]
-  .flatMap((p) => PACKS[p].rules)
-  .filter((r) => r.severity === 'critical')
-  .map((r) => ({
-    name: r.name,
-    pattern: new RegExp(r.match),
-    traceback: r.follows !== undefined || /exception/i.test(r.name),
-  }));
+// Critical engine log signatures: a hit during a verify window fails the step. The daemon's own matcher runs here
+// (src/sources/logs/rules.ts LineMatcher over the same packs): the echo guard, the carriers of user text, incidents
+// and tracebacks closing on their last exception line are the daemon's, so verify and the daemon agree on what a
+// critical line is (an echoed prompt quoting the NIXL assertion fails neither).
+import type { LogPack } from '../config/schema.js';
+import { defaultPacks } from '../config/log-engines.js';
+import { compileRuleSet, LineMatcher, type RuleMatch, type RuleSet } from '../sources/logs/rules.js';
 
 export interface CriticalHit {
   rule: string;
@@ -41,46 +20,65 @@ export interface CriticalHit {
 
 const MAX_TRACEBACK_LINES = 40;
 const MAX_HITS = 50;
-/** The last line of a Python traceback: an unindented `SomeError: message` (or a bare `SomeError`). */
-const EXCEPTION_LINE = /^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b(?::.*)?$/;
+
+interface PathState {
+  matcher: LineMatcher;
+  n: number;
+  /** Lines since the open record's header (while one is open), for the hit's traceback. */
+  capture: string[];
+}
 
 /** Feeds lines (per file, in order) and collects hits; bounded in hits and traceback length. */
 export class CriticalScanner {
-  readonly hits: CriticalHit[] = [];
+  private readonly found: CriticalHit[] = [];
   private dropped = 0;
-  private readonly open = new Map<string, CriticalHit>();
-  private readonly lineNo = new Map<string, number>();
+  private readonly paths = new Map<string, PathState>();
+  private readonly set: RuleSet;
 
-  constructor(private readonly rules: readonly CriticalRule[] = CRITICAL_RULES) {}
+  /** `packs`: the built-in packs to run (default: those of every engine, as replay's default). */
+  constructor(packs: readonly LogPack[] = defaultPacks()) {
+    this.set = compileRuleSet(packs, []);
+  }
 
   line(text: string, path: string): void {
-    const n = (this.lineNo.get(path) ?? 0) + 1;
-    this.lineNo.set(path, n);
-    const tb = this.open.get(path);
-    if (tb?.traceback) {
-      tb.traceback.push(text);
-      if (EXCEPTION_LINE.test(text)) {
-        tb.exception = text;
-        this.open.delete(path);
-      } else if (tb.traceback.length >= MAX_TRACEBACK_LINES) this.open.delete(path);
-    }
-    // The exception line that closes a captured traceback (e.g. the GUARD assertion) is the same event.
-    if (tb && tb.exception === text) return;
-    for (const r of this.rules) {
-      if (!r.pattern.test(text)) continue;
-      if (this.hits.length >= MAX_HITS) {
-        this.dropped++;
-        continue;
-      }
-      const hit: CriticalHit = { rule: r.name, path, line: n, text };
-      if (r.traceback) {
-        hit.traceback = [text];
-        this.open.set(path, hit);
-      }
-      this.hits.push(hit);
-      // One hit per line: the first (most specific) rule names it.
+    let st = this.paths.get(path);
+    if (!st) this.paths.set(path, (st = { matcher: new LineMatcher(this.set), n: 0, capture: [] }));
+    const s = st;
+    s.n++;
+    const wasOpen = s.matcher.hasPending;
+    if (wasOpen && s.capture.length < MAX_TRACEBACK_LINES) s.capture.push(text);
+    s.matcher.match(text, 0, (m) => this.hit(m, path, s), s.n);
+    if (!wasOpen && s.matcher.hasPending) s.capture = [text];
+    else if (!s.matcher.hasPending) s.capture = [];
+  }
+
+  /** The window ended: records still open are raised on what they have. */
+  settle(): void {
+    for (const [path, s] of this.paths) s.matcher.finish((m) => this.hit(m, path, s));
+  }
+
+  /** The hits so far (open records are raised first: reading the hits ends the window's records). */
+  get hits(): readonly CriticalHit[] {
+    this.settle();
+    return this.found;
+  }
+
+  private hit(m: RuleMatch, path: string, s: PathState): void {
+    if (m.severity !== 'critical') return;
+    if (this.found.length >= MAX_HITS) {
+      this.dropped++;
       return;
     }
+    const [head, ...rest] = m.line.split('\n');
+    const hit: CriticalHit = { rule: m.rule.name, path, line: m.lineNo, text: head! };
+    if (m.rule.follows) {
+      const exception = rest.at(-1);
+      const end = exception === undefined ? -1 : s.capture.lastIndexOf(exception);
+      hit.traceback =
+        end >= 0 ? s.capture.slice(0, end + 1) : s.capture.length > 0 ? [...s.capture] : [head!];
+      if (exception !== undefined) hit.exception = exception;
+    }
+    this.found.push(hit);
   }
 
   get droppedHits(): number {

@@ -106,7 +106,7 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
     name: 'unknown probe kind',
     yaml: GOOD.replace('kind: chat', 'kind: chatty'),
     expect:
-      /targets\[0\]\.probes\[0\]\.kind: must be one of chat, toolcall, health, serverinfo, canary, structured, got "chatty"/,
+      /targets\[0\]\.probes\[0\]\.kind: must be one of chat, toolcall, health, serverinfo, canary, structured, longinput, conversation, got "chatty"/,
   },
   {
     name: 'probe with neither every nor cron',
@@ -170,7 +170,7 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
   },
   {
     name: 'an unknown log format',
-    yaml: GOOD + `    logs: [{ service: prefill, path: /x/p.log, format: json }]\n`,
+    yaml: GOOD + `    logs: [{ service: prefill, path: /x/p.log, format: xml }]\n`,
     expect: /targets\[0\]\.logs\[0\]\.format: /,
   },
   {
@@ -210,7 +210,7 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
     name: 'probe without a kind',
     yaml: GOOD.replace('kind: chat, ', ''),
     expect:
-      /targets\[0\]\.probes\[0\]\.kind: required: the probe's kind \(chat, toolcall, health, serverinfo, canary, structured\)/,
+      /targets\[0\]\.probes\[0\]\.kind: required: the probe's kind \(chat, toolcall, health, serverinfo, canary, structured, longinput, conversation\)/,
   },
   {
     name: 'a listen address that does not parse',

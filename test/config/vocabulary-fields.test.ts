@@ -59,7 +59,7 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
     name: 'probes[].kind: an unknown probe kind',
     yaml: GOOD.replace('kind: chat', 'kind: chatt'),
     expect:
-      /^targets\[0\]\.probes\[0\](\.kind)?: must be one of chat, toolcall, health, serverinfo, canary, structured, got "chatt"/,
+      /^targets\[0\]\.probes\[0\](\.kind)?: must be one of chat, toolcall, health, serverinfo, canary, structured, longinput, conversation, got "chatt"/,
   },
   {
     name: 'probes[].conn: an unknown connection kind',

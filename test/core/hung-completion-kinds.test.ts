@@ -46,8 +46,15 @@ function hungTarget(kind: ProbeKind): TargetState {
 }
 
 describe('a hung completion of every completion kind wedges the target', () => {
-  it('the vocabulary has the four completion kinds (canary and structured among them)', () => {
-    expect([...completionKinds].sort()).toEqual(['canary', 'chat', 'structured', 'toolcall']);
+  it('the vocabulary has the six completion kinds (canary, structured, longinput and conversation among them)', () => {
+    expect([...completionKinds].sort()).toEqual([
+      'canary',
+      'chat',
+      'conversation',
+      'longinput',
+      'structured',
+      'toolcall',
+    ]);
   });
   for (const kind of completionKinds) {
     it(`${kind}: in flight past hangAfter with nothing finished since → wedged/completions_hung`, () => {

@@ -1,5 +1,6 @@
 // The runtime against the simulator with the answer-checking probes: one wrong answer degrades the target; a stalled grammar backend is told apart from a stalled engine.
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait.js';
 import { startHarness, type Harness } from './sim-harness.js';
 
 let h: Harness | undefined;
@@ -29,7 +30,7 @@ const PROBES = {
 };
 
 describe('answer faults against the simulator', () => {
-  it('kv_corruption → degraded/wrong_output at the first canary run it spoils, quoting the answer; off → ok', async () => {
+  it('kv_corruption → degraded/wrong_output at the first canary run it spoils, quoting the answer; held past passes', async () => {
     h = await startHarness({}, PROBES);
     await h.waitHealthy();
     const canaryRuns = async (result?: string) =>
@@ -50,8 +51,15 @@ describe('answer faults against the simulator', () => {
     );
     const metrics = await h.metrics.registry.metrics();
     expect(metrics).toContain('wedgewatch_target_diagnosis{target="sim",diagnosis="wrong_output"} 1');
+    // A pass no longer forgets the wrong answer (issue 26): the label holds until WRONG_WINDOW clean answers in a
+    // row, which wrong-window-{sglang,vllm}.test.ts wait for at a 1 s canary.
     h.sim.disableFault('kv_corruption');
-    await h.waitState('ok', { timeoutMs: 15_000 });
+    const passes = await canaryRuns('ok');
+    await waitFor(async () => (await canaryRuns('ok')) >= passes + 2, {
+      timeoutMs: 15_000,
+      what: 'two clean canary answers after the fault',
+    });
+    expect(`${h.wd.state.state}/${h.wd.state.diagnosis}`).toBe('degraded/wrong_output');
   });
 
   it('grammar_stall → degraded/structured_output_stalled while chat and canary pass; off → ok', async () => {

@@ -53,9 +53,7 @@ describe('one incident, one diagnosis (issue 26)', () => {
     r.round('timeout');
     expect(r.s.state).toBe('wedged');
     // The new incident remembers only its own evidence (the slot windows keep both episodes: on and off).
-    const seen = r.s.incident?.seen.map((e) => e.diagnosis) ?? [];
-    expect(seen[0]).toBe(r.s.diagnosis);
-    expect(seen).not.toContain('engine_stalled');
+    expect(r.s.incident?.seen.map((e) => e.diagnosis)).not.toContain('engine_stalled');
   });
 
   it('down after a confirmed critical line keeps it and says so; down after bare failures names the refused port', () => {
@@ -120,7 +118,7 @@ describe('warnings name an incident no critical line explains (issue 26 item 6)'
     r.round('timeout');
     r.round('timeout');
     expect(r.verdict).toBe('wedged/warning:transfer_timeout');
-    expect(r.s.cause).toContain('some_transfer_timeout (transfer_timeout) on decode: Request 42 timed out');
+    expect(r.s.cause).toContain('after some_transfer_timeout (transfer_timeout) on decode');
 
     const routine = new Run(cfg);
     healthy(routine);
@@ -182,5 +180,116 @@ describe('keepalive_only needs reuse evidence (issue 26 item 2)', () => {
     }
     expect(r.verdict).toBe('degraded/keepalive_only');
     expect(changes(r)).toEqual(['keepalive_only']);
+  });
+});
+
+describe('what the hold must not keep (review of issue 26)', () => {
+  const THREAD_DEATH = [
+    'Exception in thread Thread-7 (bootstrap_thread):',
+    'Traceback (most recent call last):',
+    "AssertionError: First message should be b'NixlMsgGuard'. Foreign traffic?",
+  ].join('\n');
+
+  it("a more specific signature confirmed later replaces a user rule's", () => {
+    const r = new Run(cfg);
+    healthy(r);
+    r.log({
+      severity: 'critical',
+      rule: 'oom_killed',
+      class: 'custom',
+      user: true,
+      line: 'CUDA out of memory',
+      time: r.now,
+    });
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/log:oom_killed');
+    r.log({
+      severity: 'critical',
+      rule: 'nixl_bootstrap_thread_dead',
+      class: 'kv_bootstrap_dead',
+      line: THREAD_DEATH,
+      time: r.now,
+    });
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/kv_bootstrap_thread_dead');
+  });
+
+  it('a hop diagnosis does not follow the target into a wedge of every hop', () => {
+    const two: ClassifierConfig = { ...cfg, hops: ['proxy', 'router'] };
+    const r = new Run(two);
+    healthy(r);
+    r.round('timeout', (e) => e === 'proxy');
+    r.round('timeout', (e) => e === 'proxy');
+    expect(r.verdict).toBe('degraded/hop:proxy');
+    for (let i = 0; i < 3; i++) r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).not.toBe('hop:proxy');
+  });
+
+  it("a user rule's warning names nothing (user rules see request-echo lines)", () => {
+    const r = new Run(cfg);
+    healthy(r);
+    r.log({
+      severity: 'warning',
+      rule: 'my_timeouts',
+      class: 'transfer_timeout',
+      user: true,
+      line: "Receive: obj=GenerateReqInput(text='timed out')",
+      time: r.now,
+    });
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/completions_failing');
+  });
+
+  it('a hang in flight beside a failing /health on a live server is health_generate_failing; beside a warning, the warning', () => {
+    const r = new Run(cfg);
+    healthy(r);
+    for (let i = 0; i < 2; i++)
+      r.probe({
+        endpoint: 'router',
+        probe: 'health',
+        probeKind: 'health',
+        result: 'http_error',
+        status: 503,
+      });
+    const startedAt = r.now;
+    const hung = [{ probe: 'chat', endpoint: 'router', conn: 'fresh' as const, startedAt }];
+    r.feed({ kind: 'tick', inflight: hung }, cfg.detect.hangAfter + 1000);
+    expect(r.verdict).toBe('wedged/health_generate_failing');
+
+    const w = new Run(cfg);
+    healthy(w);
+    w.log({
+      severity: 'warning',
+      rule: 'some_timeout',
+      class: 'transfer_timeout',
+      service: 'decode',
+      line: 'x',
+      time: w.now,
+    });
+    const at = w.now;
+    w.feed(
+      {
+        kind: 'tick',
+        inflight: [{ probe: 'chat', endpoint: 'router', conn: 'fresh' as const, startedAt: at }],
+      },
+      cfg.detect.hangAfter + 1000,
+    );
+    expect(w.verdict).toBe('wedged/warning:transfer_timeout');
+    expect(w.s.cause).toContain('some_timeout (transfer_timeout) on decode');
+  });
+
+  it('keep-alive failures over new connections beside a full window of fresh passes are not keepalive_only', () => {
+    const one: ClassifierConfig = { ...cfg, hops: ['engine'], probes: { chat: { kind: 'chat' } } };
+    const r = new Run(one);
+    for (let i = 0; i < 10; i++) r.round();
+    for (let i = 0; i < 4; i++) {
+      r.probe({ endpoint: 'engine', conn: 'fresh' });
+      r.probe({ endpoint: 'engine', conn: 'keepalive', result: 'timeout', reusedConnection: false });
+    }
+    expect(r.s.state).toBe('degraded');
+    expect(r.s.diagnosis).not.toBe('keepalive_only');
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { LogEventSignal } from '../../src/core/signals.js';
 import { exampleTarget, healthy, rng, VirtualDeployment, type RunInfo } from './virtual-deployment.js';
 import type { ProbeOf } from '../../src/config/schema.js';
+import { isCompletion } from '../../src/core/vocabulary.js';
 
 const THREAD_DEATH = [
   'Exception in thread Thread-7 (bootstrap_thread):',
@@ -27,12 +28,13 @@ function tracebackAt(time: number): LogEventSignal {
   };
 }
 
-/** From `faultAt` on, every completion hangs (the bootstrap thread is dead); health and serverinfo still pass. */
+/**
+ * From `faultAt` on, every completion hangs (the bootstrap thread is dead) — the example's canary and structured
+ * probes too; health and serverinfo still pass.
+ */
 const wedgedFrom = (faultAt: () => number, hangs: (r: RunInfo) => boolean = () => true) => {
   return (r: RunInfo) =>
-    (r.probe.kind === 'chat' || r.probe.kind === 'toolcall') && r.start >= faultAt() && hangs(r)
-      ? ('hang' as const)
-      : healthy(r);
+    isCompletion(r.probe.kind) && r.start >= faultAt() && hangs(r) ? ('hang' as const) : healthy(r);
 };
 
 const target = exampleTarget();

@@ -67,7 +67,8 @@ describe('intermittent failures (issue 13 item 4)', () => {
     for (let i = 1; i <= 12; i++) r.round('timeout', () => i % 3 !== 0);
     expect(r.s.state).toBe('wedged');
     expect(r.s.diagnosis).toBe('intermittent');
-    expect(r.s.cause).toContain('most runs fail on every completion slot');
+    // The incident shows the window's evidence (issue 26: held while the streaks come and go).
+    expect(r.s.cause).toMatch(/of its last \d+ runs failed/);
     const after = r.transitions().slice(1);
     expect(after.every((t) => t.startsWith('wedged/'))).toBe(true);
   });

@@ -61,8 +61,8 @@ describe('replay --format', () => {
     const r = await runCli(['replay', '--format', 'auto', f]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('nixl_bootstrap_thread_dead');
-    const bad = await runCli(['replay', '--format', 'json', f]);
+    const bad = await runCli(['replay', '--format', 'xml', f]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/Allowed choices are plain, cri, docker, auto/);
+    expect(bad.stderr).toMatch(/Allowed choices are plain, cri, docker, json, logfmt, auto/);
   });
 });

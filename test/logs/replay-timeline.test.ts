@@ -196,7 +196,7 @@ describe('replay forensics', () => {
     const w = vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
     const e = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
-      await replayCommand().parseAsync(['node', 'replay', file]);
+      await replayCommand().parseAsync(['node', 'replay', '--engine', 'vllm', file]);
     } finally {
       w.mockRestore();
       e.mockRestore();

@@ -12,6 +12,10 @@ function scan(text: string): RuleMatch[] {
   const out: RuleMatch[] = [];
   const s = new ChunkScanner(compileRuleSet([...LOG_PACKS], []), 65_536, {
     match: (m) => out.push(m),
+    // Start-up markers raise no event; they count as matches (a prompt quoting one ends no incident either).
+    member: (m) => {
+      if (m.rule.startup) out.push(m);
+    },
     engine: () => {},
     truncated: () => {},
   });

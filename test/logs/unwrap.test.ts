@@ -198,6 +198,8 @@ describe('Docker JSON lines', () => {
     const bytes = Buffer.concat(tb.map((l, i) => dockerBytes(l, T0 + i)));
     const p = pipeline(docker, 0);
     feedIn(p.u, bytes, [3, 50, 1000]);
+    // The record closes on its last exception line once the next line (or the end, or an idle flush) shows it ended.
+    p.u.flush();
     const ev = p.events.filter((e) => e.rule === 'python_thread_exception');
     expect(ev).toHaveLength(1);
     expect(ev[0]!.fields).toMatchObject({

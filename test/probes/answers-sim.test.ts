@@ -67,6 +67,7 @@ describe('healthy simulator', () => {
       none: 'ok',
       parallel: 'ok',
       second_turn: 'ok',
+      large_args: 'ok',
     });
   });
 });
@@ -108,11 +109,12 @@ describe('answer faults', () => {
       none: 'ok',
       parallel: 'toolcall_leak',
       second_turn: 'ok',
+      large_args: 'toolcall_leak',
     });
     expect(r!.detail!.cells![0]!.error).toMatch(/^hermes tool-call markup "<tool_call>/);
   });
 
-  it.each(['llama', 'mistral', 'kimi', 'glm', 'gpt-oss', 'json', 'deepseek_v3'])(
+  it.each(['llama', 'mistral', 'kimi', 'glm', 'gpt-oss', 'gemma4', 'json', 'deepseek_v3'])(
     'toolcall_leak family=%s is caught as a leak',
     async (family) => {
       sim = await startSim({ faults: [{ name: 'toolcall_leak', params: { family } }] });

@@ -19,13 +19,17 @@ function tokenBound(text: string): number {
 }
 
 interface Sent {
-  messages: { content: string }[];
+  messages: { content: string | null }[];
   max_tokens: number;
   response_format?: unknown;
+  tools?: unknown[];
 }
 
-/** What a request costs at most: its prompt (template excluded) and the tokens it may generate. */
-const cost = (r: Sent) => r.messages.reduce((n, m) => n + tokenBound(m.content), 0) + r.max_tokens;
+/** What a request costs at most: its prompt (template excluded; tool definitions counted) and its output. */
+const cost = (r: Sent) =>
+  r.messages.reduce((n, m) => n + tokenBound(m.content ?? ''), 0) +
+  (r.tools ? tokenBound(JSON.stringify(r.tools)) : 0) +
+  r.max_tokens;
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -35,11 +39,16 @@ afterEach(async () => {
 
 /** Answers the canary's questions right, and the structured probe with its JSON. */
 async function answering(): Promise<TestServer> {
-  return startServer((_q, res, body) => {
+  return startServer((q0, res, body) => {
+    if (q0.method === 'GET') {
+      res.setHeader('content-type', 'application/json');
+      res.end('{"object": "list", "data": []}');
+      return;
+    }
     const req = JSON.parse(body) as Sent;
-    const q = req.messages[0]!.content;
+    const q = req.messages[req.messages.length - 1]!.content ?? '';
     const sum = /^What is (\d+) \+ (\d+)\?/.exec(q);
-    const echo = /^Repeat exactly: (\S+)$/.exec(q);
+    const echo = /Repeat exactly: (\S+)$/.exec(q);
     const text = sum
       ? String(Number(sum[1]) + Number(sum[2]))
       : echo
@@ -55,19 +64,25 @@ async function answering(): Promise<TestServer> {
   });
 }
 
-async function run(kind: 'canary' | 'structured', extra: Record<string, unknown>, times: number) {
+async function run(
+  kind: 'canary' | 'structured' | 'longinput' | 'conversation' | 'toolcall',
+  extra: Record<string, unknown>,
+  times: number,
+  ok = true,
+) {
   server = await answering();
   const h = hop(server.url);
-  const p = probe(kind, extra);
+  const p = probe(kind, { timeout: '10s', ...extra });
+  const conn = kind === 'conversation' ? 'keepalive' : 'fresh';
   try {
     for (let i = 0; i < times; i++) {
-      const r = await runProbe({ target: 't', model: 'm', probe: p, hop: h, conn: 'fresh', headers: {} });
-      expect(r.signal.error).toBeUndefined();
+      const r = await runProbe({ target: 't', model: 'm', probe: p, hop: h, conn, headers: {} });
+      if (ok) expect(r.signal.error).toBeUndefined();
     }
   } finally {
     await h.close();
   }
-  return server.requests.map((r) => JSON.parse(r.body) as Sent);
+  return server.requests.filter((r) => r.body !== '').map((r) => JSON.parse(r.body) as Sent);
 }
 
 describe('probe budget: under 64 tokens per run', () => {
@@ -98,5 +113,39 @@ describe('probe budget: under 64 tokens per run', () => {
     expect(req!.messages).toHaveLength(1);
     expect(req!.response_format).toMatchObject({ type: 'json_schema' });
     expect(cost(req!)).toBeLessThan(64);
+  });
+});
+
+// The probes of issue 28: each bounded at the figures README "Probe load per target" and examples/wedgewatch.yaml
+// state (the example's settings).
+describe('probe budget: the shapes that need tokens', () => {
+  it('longinput: one request of at most promptTokens, 8 tokens of answer (≤ 8,200 at the example 8192)', async () => {
+    const [req, ...more] = await run('longinput', { promptTokens: 8192 }, 1);
+    expect(more).toHaveLength(0);
+    expect(req!.max_tokens).toBe(8);
+    const c = cost(req!);
+    expect(c).toBeLessThanOrEqual(8192 + 8);
+    // Not far under it either: the probe is there to send a long prompt.
+    expect(c).toBeGreaterThan(8000);
+  });
+
+  it('conversation: 4 rounds of 512 tokens and 16 tokens of answer each, ≤ 5,400 tokens a run', async () => {
+    const sent = await run('conversation', { rounds: 4, roundTokens: 512 }, 1);
+    expect(sent).toHaveLength(4);
+    for (const r of sent) expect(r.max_tokens).toBe(16);
+    // The answers sent back are the server's (short here); a real model's are bounded by max_tokens.
+    const rounds = sent.map((r, i) => cost(r) + i * 16);
+    expect(rounds.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(5400);
+    expect(rounds[3]! - rounds[0]!).toBeGreaterThan(3 * 500);
+  });
+
+  it('toolcall: the default 8-cell matrix, the large-arguments cell among them, ≤ 3,500 tokens a run', async () => {
+    // The test server answers text, not tool calls: the cells fail, the requests are what counts here.
+    const sent = await run('toolcall', {}, 1, false);
+    expect(sent).toHaveLength(8);
+    const large = sent.find((r) => JSON.stringify(r.tools).includes('save_note'))!;
+    expect(large.max_tokens).toBe(768);
+    expect(cost(large)).toBeLessThanOrEqual(1500);
+    expect(sent.reduce((n, r) => n + cost(r), 0)).toBeLessThanOrEqual(3600);
   });
 });

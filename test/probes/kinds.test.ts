@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { findToolMarkup } from '../../src/sources/probes/toolcall.js';
+import { findMarkup } from '../../src/sources/probes/leak-markup.js';
 import { runProbe } from '../../src/sources/probes/runner.js';
 import { probeConns } from '../../src/sources/probes/schedule.js';
 import {
@@ -78,15 +79,15 @@ describe('probe kinds against a healthy server', () => {
   });
 
   it('toolcall runs over one fresh connection by default, and its whole matrix goes over it', async () => {
-    // One slot per hop: a run's first cell opens the connection and the other six reuse it, so both kinds are
+    // One slot per hop: a run's first cell opens the connection and the other seven reuse it, so both kinds are
     // exercised without a second (keep-alive) slot doubling the matrix's completions.
     expect(probeConns(probe('toolcall'))).toEqual(['fresh']);
     expect(probeConns(probe('chat'))).toEqual(['fresh', 'keepalive']);
     const s = await serve(healthyHandler);
     const { signal } = await runOnce(s.url, 'toolcall');
     const cells = (signal.detail as { cells: unknown[] }).cells;
-    expect(cells).toHaveLength(7);
-    expect(s.requests).toHaveLength(7);
+    expect(cells).toHaveLength(8);
+    expect(s.requests).toHaveLength(8);
     expect(s.connections).toBe(1);
   });
 
@@ -155,11 +156,33 @@ describe('probe kinds against a healthy server', () => {
       'It is 12:00 UTC | noon',
       'tool_calls begin',
       'a ‖ b',
-      '<tool_call>',
+      'use the <tool_call> tag for it',
       'DSML is a format',
+      'Call f(x) later',
     ]) {
       expect(findToolMarkup(text)).toBeUndefined();
     }
+  });
+
+  it('orphan and unbalanced tags are found: a closing tag alone, an opening tag the text ends on, a special token', () => {
+    expect(findMarkup('It is noon.</tool_call>')).toEqual({
+      family: 'hermes',
+      shape: 'orphan',
+      text: '</tool_call>',
+    });
+    expect(findMarkup('Sure. <tool_call>\n')).toEqual({
+      family: 'hermes',
+      shape: 'unbalanced',
+      text: '<tool_call>',
+    });
+    expect(findMarkup('done <|END_ACTION|>')).toMatchObject({ family: 'cohere' });
+    expect(findMarkup('<|tool_call>call:get_current_time{timezone:<|"|>UTC<|"|>}<tool_call|>')).toMatchObject(
+      {
+        family: 'gemma4',
+        shape: 'call',
+      },
+    );
+    expect(findMarkup('12:00 <tool_call|>')).toMatchObject({ family: 'gemma4' });
   });
 
   it('an endpoint URL with a path prefix is honoured', async () => {

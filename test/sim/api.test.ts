@@ -172,10 +172,13 @@ describe('simulator API', () => {
       'intermittent_hang',
       'keepalive_stall',
       'kv_corruption',
+      'long_prompt_hang',
       'nixl_abort_unhandled',
       'queue_leak',
+      'reasoning_garbage',
       'router_stuck',
       'slow',
+      'toolcall_args_corrupt',
       'toolcall_leak',
     ]);
     const on = await post(`${c}/faults/slow`, { factor: 3 });

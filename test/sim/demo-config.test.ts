@@ -36,7 +36,8 @@ it('passes loadConfigFile and its remediation command restarts prefill, clearing
       sim.logFiles.decode,
       sim.logFiles.router,
     ]);
-    expect(t.logs.every((l) => l.packs.join() === 'sglang,nixl,python')).toBe(true);
+    // The demo lists [sglang, nixl, python]; the shared-code packs come along (src/config/log-packs.ts IMPLIED_PACKS).
+    expect(t.logs.every((l) => l.packs.join() === 'sglang,sglang_disagg,nixl,torch,python')).toBe(true);
     expect(t.remediate).toMatchObject({ dryRun: false, after: 5000, cooldown: 30_000 });
 
     const s = openStream(sim.urls.router, chatBody({ max_tokens: 500 }));

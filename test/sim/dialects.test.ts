@@ -61,7 +61,9 @@ describe.each(['current', 'legacy'] as SglangFormat[])('sglang %s dialect', (for
     }
     const events = replay(sim);
     const critical = new Set(events.filter((e) => e.severity === 'critical').map((e) => e.rule));
-    expect(critical).toEqual(new Set(['nixl_bootstrap_thread_dead', 'nixl_lost_prefill_connection']));
+    expect(critical).toEqual(
+      new Set(['nixl_bootstrap_thread_dead', 'sglang_disagg_lost_prefill_connection']),
+    );
     // The abort is one request, whatever the number of ranks printing it.
     const aborts = events.filter((e) => e.class === 'abort');
     expect(aborts.length).toBeGreaterThan(0);

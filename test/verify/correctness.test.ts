@@ -30,10 +30,10 @@ async function correctness(s: Sim, knobs: Record<string, unknown> = {}) {
 type Data = { levels: LevelCount[]; cells: { cell: string; result: string; error?: string }[] };
 
 describe('verify correctness against the simulator', () => {
-  it('passes on a healthy deployment: 4 questions at C=1, 32 at once, 7 matrix cells', async () => {
+  it('passes on a healthy deployment: 4 questions at C=1, 32 at once, 8 matrix cells', async () => {
     sim = await startSim({ model: FAST });
     const { report, step, progress } = await correctness(sim);
-    expect(step.summary).toBe('wrong=0 of 36 questions, errors=0; tool matrix: 7/7 cells pass');
+    expect(step.summary).toBe('wrong=0 of 36 questions, errors=0; tool matrix: 8/8 cells pass');
     expect(step.ok).toBe(true);
     expect(report.ok).toBe(true);
     const data = step.data as Data;
@@ -49,6 +49,7 @@ describe('verify correctness against the simulator', () => {
       'none:ok',
       'parallel:ok',
       'second_turn:ok',
+      'large_args:ok',
     ]);
     expect(progress.some((l) => /correctness: C=32: 32\/32 right/.test(l))).toBe(true);
   });
@@ -59,7 +60,7 @@ describe('verify correctness against the simulator', () => {
     expect(report.ok).toBe(false);
     expect(step.ok).toBe(false);
     expect(step.summary).toMatch(
-      /^wrong=10 of 10 questions, errors=0; tool matrix: 7\/7 cells pass; C=1: wrong answer to /,
+      /^wrong=10 of 10 questions, errors=0; tool matrix: 8\/8 cells pass; C=1: wrong answer to /,
     );
     const quote = step.details.find((d) => d.startsWith('C=1: wrong answer to '))!;
     const m = /^C=1: wrong answer to "(.+)": expected "(.+)", got "(.+)"$/.exec(quote);
@@ -94,7 +95,7 @@ describe('verify correctness against the simulator', () => {
     const failed = (step.data as Data).cells.filter((c) => c.result !== 'ok');
     expect(failed.map((c) => c.cell)).toEqual(['required']);
     expect(step.summary).toMatch(
-      /wrong=0 of 3 questions, errors=0; tool matrix: 6\/7 cells pass; tool matrix required: bad_response \(finish_reason "length" without a tool call\)/,
+      /wrong=0 of 3 questions, errors=0; tool matrix: 7\/8 cells pass; tool matrix required: bad_response \(finish_reason "length" without a tool call\)/,
     );
   });
 });

@@ -60,6 +60,30 @@ describe('critical log scan', () => {
     expect(describeHit(c.hits[0]!)).toContain('prefill.log:2');
   });
 
+  it("runs the daemon's matcher: an echoed prompt quoting the assertion is no hit, the record's chain is one", () => {
+    const c = new CriticalScanner();
+    c.line(
+      '(APIServer pid=7) INFO 08-10 14:00:01 [logger.py:41] Received request cmpl-1: prompt: "AssertionError: First message should be b\'NixlMsgGuard\'. Foreign traffic?", params: None',
+      'p.log',
+    );
+    c.line(
+      '[2026-08-10 14:00:02] request body {"prompt": "Exception in thread Thread-1 (bootstrap_thread):"}',
+      'p.log',
+    );
+    expect(c.hits).toEqual([]);
+    // A scheduler death and the subprocess watchdog's line after it: one incident, one hit, with its exception.
+    for (const l of [
+      '[2026-08-10 14:00:03 TP0] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/sgl/managers/scheduler.py", line 2890, in run_scheduler_process',
+      'RuntimeError: CUDA error: an illegal memory access was encountered',
+      '[2026-08-10 14:00:03] Subprocess scheduler_0 (pid=9) crashed with exit code -3. Triggering SIGQUIT for cleanup...',
+    ])
+      c.line(l, 'p.log');
+    expect(c.hits.map((h) => h.rule)).toEqual(['sglang_scheduler_exception']);
+    expect(c.hits[0]!.exception).toBe('RuntimeError: CUDA error: an illegal memory access was encountered');
+    expect(c.hits[0]!.traceback).toHaveLength(3);
+  });
+
   it('reports a bare GUARD assertion without a thread header', () => {
     const c = new CriticalScanner();
     c.line("AssertionError: First message should be b'NixlMsgGuard'. Foreign traffic?", 'p.log');

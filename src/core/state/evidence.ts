@@ -1,6 +1,6 @@
 // The log case of the reducer: a critical line becomes evidence waiting for a probe to confirm it (a failure or
 // a hang with no first token after it), and abort lines feed the abort-storm window, minus our own probes' aborts.
-import type { LogEventSignal } from '../signals.js';
+import { rootCauseText, type LogEventSignal } from '../signals.js';
 import { noFirstTokenWithin } from '../confirm.js';
 import { isCompletion } from '../kinds.js';
 import { classifyLog, diagnosisRank, mostSpecific } from '../log-classes.js';
@@ -9,6 +9,7 @@ import { rememberWarning } from './warnings.js';
 
 const CRITICAL_KEEP = 10;
 const LINE_KEEP = 500;
+const MEMBERS_KEEP = 10;
 
 export function onLog(
   s: TargetState,
@@ -29,6 +30,10 @@ export function onLog(
       line: signal.line.slice(0, LINE_KEEP),
       ...(signal.user === true ? { user: true } : {}),
     };
+    const rootCause = rootCauseText(signal.incident);
+    if (rootCause !== undefined) mem.rootCause = rootCause;
+    if (signal.incident !== undefined && signal.incident.absorbed > 0)
+      mem.absorbed = signal.incident.absorbed;
     s.counters.criticalEvents++;
     s.criticalSinceOk.push(mem);
     // Bounded, but the most specific line stays: it names the wedge however many lines follow it.
@@ -42,7 +47,14 @@ export function onLog(
     // more specific line comes to be confirmed in turn.
     const held = s.pendingCritical ?? s.confirmedCritical;
     if (held === undefined || diagnosisRank(mem) > diagnosisRank(held)) s.pendingCritical = mem;
-    events.push({ type: 'critical_log', at: now, ...mem });
+    events.push({
+      type: 'critical_log',
+      at: now,
+      ...mem,
+      ...(signal.incident !== undefined
+        ? { members: signal.incident.members.slice(0, MEMBERS_KEEP).map((m) => `${m.rule}@${m.lineNo}`) }
+        : {}),
+    });
     if (s.lastConfirmAt === undefined || now - s.lastConfirmAt >= cfg.detect.confirmInterval) {
       s.lastConfirmAt = now;
       s.counters.confirmations++;

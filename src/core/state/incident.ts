@@ -1,18 +1,20 @@
-// One incident, one diagnosis: between leaving ok and coming back to it, the diagnosis a target shows changes
-// only to one named from stronger evidence (EVIDENCE in vocabulary.ts, strongest first). The verdict is
-// recomputed on every signal from what is visible now — a hung run finishes, a gauge freezes, a process exits —
-// and on its own names whatever is visible this round; the incident remembers what was proven.
+// One incident, one diagnosis: between leaving ok and coming back to it, the diagnosis a target shows is the one
+// named from the strongest evidence the incident has seen that fits its current state (EVIDENCE in
+// vocabulary.ts, strongest first; among critical signatures, the most specific). The verdict is recomputed on
+// every signal from what is visible now — a hung run finishes, a gauge freezes, a process exits — and on its own
+// names whatever is visible this round; the incident remembers what was proven.
 import { type Diagnosis, diagnosisEntry, EVIDENCE_KINDS, type EvidenceKind } from '../vocabulary.js';
+import { diagnosisRank } from '../log-classes.js';
 import type { Verdict } from '../verdict.js';
-import type { IncidentMemory, TargetState } from './memory.js';
+import type { IncidentEvidence, IncidentMemory, TargetState, TargetStateName } from './memory.js';
 
-/** Distinct diagnoses an incident remembers evidence for (each with its first cause). */
-const EVIDENCE_KEEP = 8;
+/** Distinct diagnoses an incident remembers evidence for; past it the weakest is dropped for a stronger one. */
+const EVIDENCE_KEEP = 12;
 
 /**
- * Evidence that names a cause inside the engine: it survives the process going away (`down` after a
- * confirmed watchdog line says so). Weaker evidence only described how requests failed, and a refused port
- * says more than that.
+ * Evidence that names a cause inside the engine survives the process going away ("down after
+ * log:sglang_watchdog_timeout"). The rest (a hop, a warning, a hang) said how requests failed or what came with
+ * it, and a refused port says more than that about a dead process.
  */
 const SURVIVES_DOWN: ReadonlySet<EvidenceKind> = new Set(['signature', 'counter', 'engine']);
 
@@ -21,31 +23,60 @@ export function evidenceOf(diagnosis: Diagnosis): EvidenceKind {
   return diagnosisEntry(diagnosis)?.evidence ?? 'failing';
 }
 
-/** Smaller is stronger. */
-export const strength = (kind: EvidenceKind): number => EVIDENCE_KINDS.indexOf(kind);
+/** Whether evidence for `e` can name a target in `state`: its vocabulary states, or a death it explains. */
+function fits(e: IncidentEvidence, state: TargetStateName): boolean {
+  const states: readonly string[] = diagnosisEntry(e.diagnosis)?.states ?? [];
+  return states.includes(state) || (state === 'down' && SURVIVES_DOWN.has(e.evidence));
+}
 
-/** Whether `v` names a diagnosis over the open incident's: stronger evidence, or a death the held one does not explain. */
-function replaces(open: IncidentMemory, v: Verdict & { diagnosis: Diagnosis }, state: TargetState): boolean {
-  if (strength(evidenceOf(v.diagnosis)) < strength(open.evidence)) return true;
-  return v.state === 'down' && state.state !== 'down' && !SURVIVES_DOWN.has(open.evidence);
+/** Negative when `a` is stronger evidence than `b`: its kind, then (signatures) how specific the line is. */
+function compare(a: IncidentEvidence, b: IncidentEvidence): number {
+  const k = EVIDENCE_KINDS.indexOf(a.evidence) - EVIDENCE_KINDS.indexOf(b.evidence);
+  return k !== 0 ? k : b.rank - a.rank;
+}
+
+/** A signature's rank is its critical line's (a user rule's below every built-in one); others rank alike. */
+function rankOf(s: TargetState, diagnosis: Diagnosis): number {
+  const line = [s.confirmedCritical, ...s.criticalSinceOk].find((c) => c?.diagnosis === diagnosis);
+  return line !== undefined ? diagnosisRank(line) : (diagnosisEntry(diagnosis)?.rank ?? 0);
+}
+
+function evidence(s: TargetState, v: Verdict & { diagnosis: Diagnosis }, now: number): IncidentEvidence {
+  return {
+    diagnosis: v.diagnosis,
+    evidence: evidenceOf(v.diagnosis),
+    rank: rankOf(s, v.diagnosis),
+    cause: v.cause,
+    at: now,
+  };
+}
+
+/** The strongest evidence among `list` that fits `state`, the earliest among equals. */
+function strongest(list: readonly IncidentEvidence[], state: TargetStateName): IncidentEvidence | undefined {
+  let best: IncidentEvidence | undefined;
+  for (const e of list) if (fits(e, state) && (best === undefined || compare(e, best) < 0)) best = e;
+  return best;
 }
 
 /**
- * The verdict as the incident shows it: a non-ok verdict during an open incident keeps the incident's diagnosis
- * unless it replaces it; its state applies either way. Records the verdict's evidence in the incident.
+ * The verdict as the incident shows it: a non-ok verdict during an open incident is named by the strongest
+ * evidence the incident has seen that fits the verdict's state; its state applies either way. Records the
+ * verdict's evidence in the incident.
  */
 export function heldVerdict(s: TargetState, v: Verdict, now: number): Verdict {
   const open = s.incident;
   const diagnosis = v.diagnosis;
   if (open === undefined || v.state === 'ok' || v.state === 'unknown' || diagnosis === null) return v;
-  remember(open, diagnosis, v.cause, now);
-  if (diagnosis === open.diagnosis || replaces(open, { ...v, diagnosis }, s)) return v;
-  return { ...v, diagnosis: open.diagnosis, cause: heldCause(open, v) };
+  const mine = evidence(s, { ...v, diagnosis }, now);
+  remember(open, mine);
+  const best = strongest(open.seen, v.state) ?? mine;
+  if (best.diagnosis === diagnosis) return v;
+  return { ...v, diagnosis: best.diagnosis, cause: heldCause(best, v) };
 }
 
 /**
- * After the verdict was applied: opens the incident when the target leaves ok, follows a replaced diagnosis,
- * closes it when the target is ok again.
+ * After the verdict was applied: opens the incident when the target leaves ok, records the shown diagnosis,
+ * closes the incident when the target is ok again.
  */
 export function trackIncident(s: TargetState, applied: Verdict, now: number): void {
   if (s.state === 'ok') {
@@ -55,27 +86,32 @@ export function trackIncident(s: TargetState, applied: Verdict, now: number): vo
   const diagnosis = applied.diagnosis;
   // Only a verdict the hysteresis applied moves the incident (a better one may still be waiting).
   if (s.state !== applied.state || diagnosis === null || s.diagnosis !== diagnosis) return;
-  const open = s.incident;
-  if (open === undefined) {
-    s.incident = { since: now, diagnosis, evidence: evidenceOf(diagnosis), cause: s.cause, seen: [] };
-    remember(s.incident, diagnosis, s.cause, now);
+  const shown = evidence(s, { ...applied, diagnosis, cause: s.cause }, now);
+  if (s.incident === undefined) s.incident = { since: now, diagnosis, seen: [] };
+  s.incident.diagnosis = diagnosis;
+  remember(s.incident, shown);
+}
+
+function remember(open: IncidentMemory, e: IncidentEvidence): void {
+  const known = open.seen.find((x) => x.diagnosis === e.diagnosis);
+  if (known !== undefined) {
+    known.rank = Math.max(known.rank, e.rank);
     return;
   }
-  if (open.diagnosis === diagnosis) return;
-  open.diagnosis = diagnosis;
-  open.evidence = evidenceOf(diagnosis);
-  open.cause = s.cause;
-  remember(open, diagnosis, s.cause, now);
+  if (open.seen.length >= EVIDENCE_KEEP) {
+    // Full: the weakest goes, if the new evidence is stronger (else the new one is the weakest, and is dropped).
+    let weakest = 0;
+    for (let i = 1; i < open.seen.length; i++)
+      if (compare(open.seen[i]!, open.seen[weakest]!) > 0) weakest = i;
+    if (compare(e, open.seen[weakest]!) >= 0) return;
+    open.seen.splice(weakest, 1);
+  }
+  open.seen.push(e);
 }
 
-function remember(open: IncidentMemory, diagnosis: Diagnosis, cause: string, now: number): void {
-  if (open.seen.length >= EVIDENCE_KEEP || open.seen.some((e) => e.diagnosis === diagnosis)) return;
-  open.seen.push({ diagnosis, evidence: evidenceOf(diagnosis), cause, at: now });
-}
-
-/** The held diagnosis's cause, and what the verdict sees now. */
-function heldCause(open: IncidentMemory, v: Verdict): string {
+/** The shown diagnosis's cause, and what the verdict sees now. */
+function heldCause(best: IncidentEvidence, v: Verdict): string {
   if (v.state === 'down')
-    return `down after ${open.diagnosis} (${open.cause}); now ${v.diagnosis}: ${v.cause}`;
-  return `${open.cause}; now also ${v.diagnosis}: ${v.cause}`;
+    return `down after ${best.diagnosis} (${best.cause}); now ${v.diagnosis}: ${v.cause}`;
+  return `${best.cause}; now also ${v.diagnosis}: ${v.cause}`;
 }

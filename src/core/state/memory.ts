@@ -23,7 +23,7 @@ export interface ClassifierConfig {
   /** Endpoint names, outermost hop first (proxy, router, engine). */
   hops: string[];
   /** Probe name → what the classifier needs of its config. */
-  probes: Record<string, { kind: ProbeKind; ttftObjective?: number }>;
+  probes: Record<string, { kind: ProbeKind; ttftObjective?: number; promptTokens?: number; rounds?: number }>;
   /** Services with an engine scrape or a log source (a reload drops the memory of the others). */
   engines?: string[];
 }
@@ -35,7 +35,13 @@ export function classifierConfig(target: TargetConfig): ClassifierConfig {
     probes: Object.fromEntries(
       target.probes.map((p) => [
         p.name,
-        { kind: p.kind, ttftObjective: 'ttftObjective' in p ? p.ttftObjective : undefined },
+        {
+          kind: p.kind,
+          ttftObjective: 'ttftObjective' in p ? p.ttftObjective : undefined,
+          // The long-input and conversation diagnoses name the length and the rounds (core/evidence/probe-shapes.ts).
+          ...('promptTokens' in p ? { promptTokens: p.promptTokens } : {}),
+          ...('rounds' in p ? { rounds: p.rounds } : {}),
+        },
       ]),
     ),
     engines: [...new Set([...target.engines.map((e) => e.service), ...target.logs.map((l) => l.service)])],
@@ -63,6 +69,12 @@ export interface SlotMemory {
   leakStreak: number;
   /** Finished runs in a row whose answer was wrong (canary) or broke its schema (structured). */
   wrongStreak?: number;
+  /** Answer-checking probes: the last WRONG_WINDOW answers, oldest first, 1 wrong (src/core/wrong-window.ts). */
+  answers?: number[];
+  /** The window made the slot `wrong_output`; it stays until WRONG_WINDOW clean answers in a row. */
+  wrongHeld?: boolean;
+  /** What the probe said of the last wrong answer (expected and got), kept past the passes after it. */
+  lastWrong?: string;
   /** keep-alive slots: the last run over a reused connection failed. */
   reusedFailed?: boolean;
   /** keep-alive slots: passes in a row that could not test a reused connection. */
@@ -133,24 +145,28 @@ export interface CriticalMemory {
   line: string;
   /** From a user rule (ranks below built-in ones). */
   user?: boolean;
+  /** The final exception of the incident's traceback chain (`RuntimeError: CUDA error: …`), when known. */
+  rootCause?: string;
+  /** Matches of the incident besides this line (its chain). */
+  absorbed?: number;
 }
 
 /** One piece of evidence an incident saw: the diagnosis it names and the cause that proved it, first seen. */
 export interface IncidentEvidence {
   diagnosis: Diagnosis;
   evidence: EvidenceKind;
+  /** Among signatures, how specific the critical line is (a user rule's ranks lowest). */
+  rank: number;
   cause: string;
   at: number;
 }
 
-/** The incident open since the target left ok (core/state/incident.ts): its diagnosis holds. */
+/** The incident open since the target left ok (core/state/incident.ts). */
 export interface IncidentMemory {
   since: number;
+  /** The diagnosis shown now. */
   diagnosis: Diagnosis;
-  evidence: EvidenceKind;
-  /** The cause that proved the diagnosis when it was named. */
-  cause: string;
-  /** Every diagnosis the verdict reached during the incident, bounded, the held one included. */
+  /** Every diagnosis the verdict reached during the incident (bounded: the weakest go first). */
   seen: IncidentEvidence[];
 }
 
@@ -216,7 +232,18 @@ export type DetectEvent =
       to: string | null;
       cause: string;
     }
-  | { type: 'critical_log'; at: number; service: string; rule: string; diagnosis: string; line: string }
+  | {
+      type: 'critical_log';
+      at: number;
+      service: string;
+      rule: string;
+      diagnosis: string;
+      line: string;
+      rootCause?: string;
+      absorbed?: number;
+      /** The incident's members as `rule@line`, at most a few (the event's own first). */
+      members?: string[];
+    }
   | { type: 'critical_confirmed'; at: number; rule: string; diagnosis: string; by: string }
   | { type: 'critical_unconfirmed'; at: number; rule: string; by: string }
   | {

@@ -3,7 +3,8 @@
 import type { DetectConfig } from '../../config/schema.js';
 import type { ProbeKind, ProbeResultClass, ProbeResultSignal } from '../signals.js';
 import { failThreshold as kindFailThreshold } from '../vocabulary.js';
-import { isCompletion } from '../kinds.js';
+import { hangs as hangingKind, isCompletion } from '../kinds.js';
+import { noteAnswer } from '../wrong-window.js';
 import { slotKey, type ClassifierConfig, type DetectEvent, type TargetState } from './memory.js';
 
 /** Request ids of our own probes remembered (a toolcall matrix sends 7 a run, a canary a few). */
@@ -81,6 +82,10 @@ export function onProbe(
       slot.slowStreak = slow ? slot.slowStreak + 1 : 0;
       // A slow pass is no evidence of recovery from slow: back to ok needs recoverAfter fast ones.
       if (slow) slot.okStreak = 0;
+      // Nor is a pass that was in flight hangAfter evidence of recovery from a hang: while it was in flight the
+      // verdict called it hung, and counting it would flap wedged ↔ degraded on a crawling engine (vLLM
+      // `slow` at the example's settings: every run 20–30 s).
+      if (hangingKind(kind) && signal.durationMs >= cfg.detect.hangAfter) slot.okStreak = 0;
     }
   } else if (signal.result === 'toolcall_leak') {
     // The completion finished, so the engine is not wedged: a parser problem, counted on its own.
@@ -113,6 +118,8 @@ export function onProbe(
     error: signal.error,
     reusedConnection: signal.reusedConnection,
   };
+  // Wrong answers by window: a pass does not forget them (src/core/wrong-window.ts).
+  if (isCompletion(kind)) noteAnswer(slot, signal.result, signal.error);
   if (isCompletion(kind)) {
     const failed = signal.result !== 'ok' && !answeredWrong(signal.result);
     const window = cfg.detect.intermittentWindow;
@@ -123,7 +130,8 @@ export function onProbe(
     // Whether each run went over a reused connection (kept, or primed by the run itself): keepalive_only
     // needs the failures to be reuses, not only to land in the keep-alive slot.
     // The run right after a failure is on a new connection whatever the client reports (as for `inconclusive`).
-    const reused = signal.primedConnection === true || (signal.reusedConnection === true && !prevFailed);
+    // A primed run the hop made reconnect reports reusedConnection false (runner.ts): not a reuse.
+    const reused = signal.reusedConnection === true && (signal.primedConnection === true || !prevFailed);
     slot.recentReused = [...(slot.recentReused ?? []), reused ? 1 : 0].slice(-window);
   }
   const label = `${signal.probe} on ${signal.endpoint}/${signal.conn}`;

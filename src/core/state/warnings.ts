@@ -17,7 +17,8 @@ export function namesIncidents(cls: LogEventClass): boolean {
 }
 
 export function rememberWarning(s: TargetState, signal: LogEventSignal): void {
-  if (signal.severity !== 'warning' || !namesIncidents(signal.class)) return;
+  // A user rule sees request-echo lines the built-in rules are guarded from: its warnings name nothing.
+  if (signal.severity !== 'warning' || signal.user === true || !namesIncidents(signal.class)) return;
   const w: WarningMemory = {
     time: signal.time,
     service: signal.service,
@@ -35,10 +36,12 @@ export function rememberWarning(s: TargetState, signal: LogEventSignal): void {
  * before that (a hang is judged `hangAfter` after it started, and the line that explains it comes with its start).
  */
 export function incidentWarning(s: TargetState, lookback: number): WarningMemory | undefined {
-  const from = (s.lastOkAt ?? -Infinity) - lookback;
+  // Never ok yet: from when the target was first seen, not from the start of a log read `from: start`.
+  const from = (s.lastOkAt ?? s.since) - lookback;
   const list = s.warnings ?? [];
   for (let i = list.length - 1; i >= 0; i--) if (list[i]!.time >= from) return list[i];
   return undefined;
 }
 
-export const warningText = (w: WarningMemory): string => `${w.rule} (${w.class}) on ${w.service}: ${w.line}`;
+// Rule, class and service, as for criticals: the line itself stays in the event, out of labels and annotations.
+export const warningText = (w: WarningMemory): string => `${w.rule} (${w.class}) on ${w.service}`;

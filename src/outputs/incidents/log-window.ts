@@ -4,7 +4,7 @@
 // detector are marked in the bundle. Bounded: checkpoints are thinned to one per file per second and capped.
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import type { LogEventSignal, Severity } from '../../core/signals.js';
+import type { LogEventSignal, LogMemberMatch, Severity } from '../../core/signals.js';
 
 interface Checkpoint {
   time: number;
@@ -19,6 +19,8 @@ export interface LogMatch {
   rule: string;
   severity: Severity;
   line: string;
+  /** A member of another event's incident: that event's rule (no event of its own). */
+  memberOf?: string;
 }
 
 export interface WindowMark {
@@ -30,6 +32,8 @@ export interface WindowMark {
   /** A critical match: a record the detector acts on. */
   trigger: boolean;
   text: string;
+  /** A line of the incident whose event is the `memberOf` rule's (counted, listed, no event of its own). */
+  memberOf?: string;
 }
 
 export interface LogWindow {
@@ -84,6 +88,12 @@ export class LogWindows {
       severity: e.severity,
       line: e.line.split('\n')[0]!.slice(0, 500),
     });
+    if (this.matches.length > MAX_MATCHES) this.matches.splice(0, this.matches.length - MAX_MATCHES);
+  }
+
+  /** A line folded into an incident: marked in the bundle as a member of that incident's event. */
+  noteMember(e: LogMemberMatch): void {
+    this.matches.push({ ...e, line: e.line.split('\n')[0]!.slice(0, 500) });
     if (this.matches.length > MAX_MATCHES) this.matches.splice(0, this.matches.length - MAX_MATCHES);
   }
 
@@ -199,8 +209,10 @@ export class LogWindows {
         offset: m.offset,
         rule: m.rule,
         severity: m.severity,
-        trigger: m.severity === 'critical',
+        // A member raised no event of its own: the detector acted on its incident's event, not on it.
+        trigger: m.severity === 'critical' && m.memberOf === undefined,
         text: m.line,
+        ...(m.memberOf !== undefined ? { memberOf: m.memberOf } : {}),
       });
     }
     return marks;

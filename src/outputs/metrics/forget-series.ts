@@ -1,6 +1,6 @@
 // After a reload, the series of what the new config no longer has: a removed target's target_wedged=1
 // would keep an alert firing forever, a removed engine's engine_stalled=1 likewise.
-import type { Gauge } from 'prom-client';
+import type { Counter, Gauge } from 'prom-client';
 import type { Metrics } from '../../metrics.js';
 
 export interface Kept {
@@ -11,8 +11,11 @@ export interface Kept {
 }
 
 type AnyGauge = Gauge<string>;
+/** A per-target family that is removed, not zeroed: gauges, and the heartbeat counter (a removed target's flat
+ * counter would read as a stalled scheduler forever). */
+type TargetFamily = AnyGauge | Counter<string>;
 
-async function removeWhere(g: AnyGauge, drop: (labels: Record<string, string | number>) => boolean) {
+async function removeWhere(g: TargetFamily, drop: (labels: Record<string, string | number>) => boolean) {
   for (const v of (await g.get()).values) {
     const labels = v.labels as Record<string, string | number>;
     if (drop(labels)) g.remove(labels);
@@ -22,12 +25,13 @@ async function removeWhere(g: AnyGauge, drop: (labels: Record<string, string | n
 /** Removes the label sets of targets (and engine services) that `kept` does not list. */
 export async function forgetRemovedSeries(metrics: Metrics, kept: Kept): Promise<void> {
   const goneTarget = (l: Record<string, string | number>) => !kept.targets.has(String(l.target));
-  const targetGauges: AnyGauge[] = [
+  const targetGauges: TargetFamily[] = [
     metrics.targetState,
     metrics.targetWedged,
     metrics.targetStateSince,
     metrics.targetEnteredOk,
     metrics.schedulerTick,
+    metrics.schedulerRounds,
     metrics.schedulerInterval,
     metrics.targetDiagnosis,
     metrics.remediationPaused,

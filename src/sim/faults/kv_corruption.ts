@@ -2,7 +2,29 @@
 // HTTP 200 at full speed, but decode continues from someone else's cache and the answer is plausible and wrong.
 // Everything else stays healthy: health, metrics, logs, tool calls. Only checking answers shows it.
 import { nearMiss } from '../answers.js';
-import type { FaultDef } from './types.js';
+import type { FaultDef, FaultParams } from './types.js';
+
+/** mulberry32: a small seeded PRNG, so a test can replay one sequence of wrong and right answers. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** One stream per enable (the params object is new each time): a re-enable with the same seed replays it. */
+const streams = new WeakMap<FaultParams, () => number>();
+const draw = (p: FaultParams): number => {
+  const seed = Number(p.seed);
+  if (seed === 0) return Math.random();
+  let rng = streams.get(p);
+  if (rng === undefined) streams.set(p, (rng = mulberry32(seed)));
+  return rng();
+};
 
 export const kvCorruption: FaultDef = {
   name: 'kv_corruption',
@@ -15,17 +37,22 @@ export const kvCorruption: FaultDef = {
       default: 'wrong',
       help: "wrong: one character off; mixup: another recent request's answer (a cross-request KV mix-up)",
     },
+    seed: {
+      default: 0,
+      help: 'which answers go wrong: 0 at random, any other integer a repeatable sequence (tests replay one)',
+    },
   },
   validate(p) {
     const r = Number(p.rate);
     if (!(Number.isFinite(r) && r > 0 && r <= 1))
       return `rate must be a number in (0, 1] (got ${JSON.stringify(p.rate)})`;
+    if (!Number.isInteger(Number(p.seed))) return `seed must be an integer (got ${JSON.stringify(p.seed)})`;
     return p.mode === 'wrong' || p.mode === 'mixup'
       ? undefined
       : `mode must be wrong or mixup (got ${JSON.stringify(p.mode)})`;
   },
   corruptAnswer(answer, recent, p) {
-    if (Math.random() >= Number(p.rate)) return undefined;
+    if (draw(p) >= Number(p.rate)) return undefined;
     if (p.mode === 'mixup') {
       const other = [...recent].reverse().find((a) => a !== answer);
       if (other !== undefined) return other;

@@ -17,6 +17,9 @@ import { nixlTransferFailure } from './nixl_transfer_failure.js';
 import { shmBroadcastHang } from './shm_broadcast_hang.js';
 import { slow } from './slow.js';
 import { toolcallLeak } from './toolcall_leak.js';
+import { longPromptHang } from './long_prompt_hang.js';
+import { toolcallArgsCorrupt } from './toolcall_args_corrupt.js';
+import { reasoningGarbage } from './reasoning_garbage.js';
 import type { FaultDef, FaultName } from './types.js';
 
 export const FAULTS: Record<FaultName, FaultDef> = {
@@ -37,6 +40,9 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   shm_broadcast_hang: shmBroadcastHang,
   nixl_transfer_failure: nixlTransferFailure,
   rank_stall: rankStall,
+  long_prompt_hang: longPromptHang,
+  toolcall_args_corrupt: toolcallArgsCorrupt,
+  reasoning_garbage: reasoningGarbage,
   context_ttft_growth: contextTtftGrowth,
 };
 

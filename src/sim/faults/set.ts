@@ -149,6 +149,29 @@ export class FaultSet {
     return n;
   }
 
+  holdsPrompt(promptTokens: number): boolean {
+    for (const [def, p] of this.active()) if (def.holdsPrompt?.(promptTokens, p)) return true;
+    return false;
+  }
+
+  corruptStreamedArgs(fragments: readonly string[]): string[] | undefined {
+    for (const [def, p] of this.active()) {
+      const out = def.corruptStreamedArgs?.(fragments, p);
+      if (out !== undefined) return out;
+    }
+    return undefined;
+  }
+
+  reasoningGarbage(): boolean {
+    for (const [def, p] of this.active()) if (def.reasoningGarbage?.(p)) return true;
+    return false;
+  }
+
+  callsDespiteNone(): boolean {
+    for (const [def, p] of this.active()) if (def.callsDespiteNone?.(p)) return true;
+    return false;
+  }
+
   stallsStructured(): boolean {
     for (const [def, p] of this.active()) if (def.stallsStructured?.(p)) return true;
     return false;

@@ -71,6 +71,16 @@ const FAMILIES: Record<string, (calls: ToolCallPlan[], p: FaultParams) => string
           `<|channel|>commentary to=functions.${c.name} <|constrain|>json<|message|>${c.arguments}<|call|>`,
       )
       .join(''),
+  // gemma4_detector.py: TOOL_CALL_START "<|tool_call>", TOOL_CALL_END "<tool_call|>", strings between <|"|>.
+  gemma4: (calls) =>
+    calls
+      .map(
+        (c) =>
+          `<|tool_call>call:${c.name}{${Object.entries(args(c))
+            .map(([k, v]) => `${k}:${typeof v === 'string' ? `<|"|>${v}<|"|>` : JSON.stringify(v)}`)
+            .join(',')}}<tool_call|>`,
+      )
+      .join(''),
   // No markup at all: the call as a bare JSON object in the text.
   json: (calls) => calls.map((c) => JSON.stringify({ name: c.name, arguments: args(c) })).join('\n'),
 };
@@ -79,11 +89,11 @@ export const LEAK_FAMILIES = Object.keys(FAMILIES);
 export const toolcallLeak: FaultDef = {
   name: 'toolcall_leak',
   summary:
-    'tool calls come back as raw markup of `family` in content, finish_reason "stop", no tool_calls; mode required_ignored: tool_choice "required" runs to "length" without a call',
+    'tool calls come back as raw markup of `family` in content, finish_reason "stop", no tool_calls; mode required_ignored: tool_choice "required" runs to "length" without a call; mode none_ignored: tool_choice "none" still calls the tool',
   params: {
     family: {
       default: 'deepseek',
-      help: `whose markup leaks: ${['deepseek', 'deepseek_v3', 'qwen', 'llama', 'mistral', 'kimi', 'glm', 'gpt-oss', 'json'].join(', ')}`,
+      help: `whose markup leaks: ${['deepseek', 'deepseek_v3', 'qwen', 'llama', 'mistral', 'kimi', 'glm', 'gpt-oss', 'gemma4', 'json'].join(', ')}`,
     },
     block: {
       default: 'function_calls',
@@ -91,12 +101,12 @@ export const toolcallLeak: FaultDef = {
     },
     mode: {
       default: 'leak',
-      help: 'leak: markup in content; required_ignored: tool_choice "required" runs to "length" without a call',
+      help: 'leak: markup in content; required_ignored: tool_choice "required" runs to "length" without a call; none_ignored: tool_choice "none" still calls the tool',
     },
   },
   validate(p: FaultParams) {
-    if (p.mode !== 'leak' && p.mode !== 'required_ignored')
-      return `mode must be leak or required_ignored (got ${JSON.stringify(p.mode)})`;
+    if (p.mode !== 'leak' && p.mode !== 'required_ignored' && p.mode !== 'none_ignored')
+      return `mode must be leak, required_ignored or none_ignored (got ${JSON.stringify(p.mode)})`;
     if (!LEAK_FAMILIES.includes(String(p.family)))
       return `family must be one of ${LEAK_FAMILIES.join(', ')} (got ${JSON.stringify(p.family)})`;
     return p.block === 'function_calls' || p.block === 'tool_calls'
@@ -105,6 +115,10 @@ export const toolcallLeak: FaultDef = {
   },
   leakToolCalls(calls, p) {
     return p.mode === 'leak' ? FAMILIES[String(p.family)]!(calls, p) : undefined;
+  },
+  // A server that drops the request's tool_choice "none": the model, asked for the tool, calls it.
+  callsDespiteNone(p) {
+    return p.mode === 'none_ignored';
   },
   ignoresToolChoice(toolChoice, p) {
     return p.mode === 'required_ignored' && toolChoice === 'required';

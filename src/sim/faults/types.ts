@@ -19,6 +19,9 @@ export type FaultName =
   | 'shm_broadcast_hang'
   | 'nixl_transfer_failure'
   | 'rank_stall'
+  | 'long_prompt_hang'
+  | 'toolcall_args_corrupt'
+  | 'reasoning_garbage'
   | 'context_ttft_growth';
 
 /** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
@@ -104,6 +107,14 @@ export interface FaultDef {
    * answers (newest last), for a KV mix-up that hands one request another's blocks.
    */
   corruptAnswer?(answer: string, recent: readonly string[], params: FaultParams): string | undefined;
+  /** A request with this many prompt tokens is held before prefill: no token, no abort, until released. */
+  holdsPrompt?(promptTokens: number, params: FaultParams): boolean;
+  /** The streamed argument fragments of a tool call, as a broken streaming parser sends them (undefined: intact). */
+  corruptStreamedArgs?(fragments: readonly string[], params: FaultParams): string[] | undefined;
+  /** The model's text comes as garbage in reasoning_content, content empty, until max_tokens. */
+  reasoningGarbage?(params: FaultParams): boolean;
+  /** tool_choice "none" is ignored: the model calls the tool anyway. */
+  callsDespiteNone?(params: FaultParams): boolean;
   /** Structured-output (response_format) requests wait on the grammar backend and never start. */
   stallsStructured?(params: FaultParams): boolean;
   /**

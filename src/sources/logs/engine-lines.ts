@@ -6,6 +6,7 @@ import { setEngineGauges } from '../engines/gauges.js';
 import type { EngineMetrics } from '../../metrics.js';
 import type { EngineSignal } from '../../core/signals.js';
 import type { EngineLineKind } from './packs/index.js';
+import { LINE_STAMP, stampToMs } from './line-time.js';
 
 export type EngineValues = Partial<Record<EngineGauge, number>>;
 
@@ -26,8 +27,8 @@ export interface EngineLine {
   periodic?: boolean;
 }
 
-/** A log line's own timestamp: SGLang `YYYY-MM-DD HH:MM:SS`, vLLM `MM-DD HH:MM:SS`. */
-export const LINE_STAMP = /\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d:\d\d/;
+/** A log line's own timestamp (line-time.ts: SGLang, vLLM, glog/torch, ISO 8601, Rust tracing). */
+export { LINE_STAMP };
 /** SGLang's `[YYYY-MM-DD HH:MM:SS…` read by position (most engine lines), else the regex over the prefix. */
 const stampOf = (line: string): string | undefined => stampIn(line, 0, line.length);
 /** stampOf of the line s[from, end): nothing past `end` is read (s may be a whole chunk). */
@@ -325,11 +326,7 @@ export function applyEngineValues(
   return sig;
 }
 
-/** Unix ms of a line timestamp (`2026-08-10 14:00:01`, `2026-08-10T14:00:01`, vLLM `08-10 14:00:01`). */
+/** Unix ms of a line timestamp (any stamp line-time.ts reads; zoneless ones as UTC), `year` for yearless ones. */
 export function stampMs(stamp: string, year: number): number {
-  const full = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)/.exec(stamp);
-  if (full) return Date.UTC(+full[1]!, +full[2]! - 1, +full[3]!, +full[4]!, +full[5]!, +full[6]!);
-  const short = /^(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)/.exec(stamp);
-  if (short) return Date.UTC(year, +short[1]! - 1, +short[2]!, +short[3]!, +short[4]!, +short[5]!);
-  return NaN;
+  return stampToMs(stamp, year, true);
 }

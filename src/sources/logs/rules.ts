@@ -9,6 +9,8 @@ import { PACKS, type EngineLineKind, type PackRule } from './packs/index.js';
 import { escapeRegExp, requiredLiterals, validateUserPattern } from './regex.js';
 import { CARRIERS, OpenCarrier } from './carriers.js';
 import { isRequestEcho, prefixAllows, prefixShape } from './request-echo.js';
+import { LOGGERS, processKey, type EngineLogger } from './loggers.js';
+import { stampText, stampToMs } from './line-time.js';
 
 export interface CompiledRule {
   name: string;
@@ -30,6 +32,11 @@ export interface CompiledRule {
   /** Multi-line rule raised with the header's fields when no closing line comes. */
   emitUnclosed?: boolean;
   follows?: { re: RegExp; within: number };
+  /** The logger whose record prefix must come right before a match (PackRule.logger). */
+  logger?: EngineLogger;
+  incidentScope?: 'service' | 'process';
+  loopSeverity?: Severity;
+  startup?: true;
 }
 
 export interface RuleSet {
@@ -47,8 +54,48 @@ export interface RuleSet {
   engineLines: EngineLineKind[];
 }
 
+/** One match folded into an incident: what the incident's event lists as its members. */
+export interface IncidentMember {
+  rule: string;
+  /** 1-based line number of the member's (first) line. */
+  lineNo: number;
+  /** Unix ms of the line (its own stamp, the last stamp before it, or the read time). */
+  time: number;
+  /** The member's first line, capped at MEMBER_LINE_KEEP characters. */
+  line: string;
+  /** The process or rank prefix of the line (loggers.ts processKey), '' when it names none. */
+  process: string;
+}
+
+/**
+ * The lines of one incident (rules sharing an incident key within the time window): the event is raised once, for
+ * the first decisive member, and this object grows while the incident is open (members, absorbed, root cause), so
+ * whatever keeps the event (replay, the bundle, the status page's events) shows the whole chain.
+ */
+export interface Incident {
+  key: string;
+  /** The first MAX_MEMBERS members, the event's own first. */
+  members: IncidentMember[];
+  /** Members beyond the event's own (every one counted, kept or not). */
+  absorbed: number;
+  /** The final exception of the last traceback in the chain: `RuntimeError`, `CUDA error: …`. */
+  rootCause?: { exception: string; message: string; rule: string };
+  /** Fields of the members, the event's own first, then the others' in order (a traceback's exception last wins). */
+  fields: Record<string, string>;
+  start: number;
+  last: number;
+}
+
 export interface RuleMatch {
   rule: CompiledRule;
+  /** The event's severity: the rule's, or its loopSeverity for a loop event. */
+  severity: Severity;
+  /** Unix ms of the (first) line: its own stamp, the last stamp before it, or the read time (MatcherOptions.timeOf). */
+  time: number;
+  /** The incident this event stands for (rules with an incident key). */
+  incident?: Incident;
+  /** One request's line repeated more than loopCount times within loopWindowMs: this event is the loop. */
+  loop?: { count: number; seconds: number };
   /** The matched line; for `follows` rules the header and the closing line joined with \n. */
   line: string;
   /** Byte offset of the (first) line in its file. */
@@ -136,6 +183,10 @@ function compileOne(rule: RuleConfig | PackRule, user: boolean): CompiledRule {
     if (p.incident !== undefined) compiled.incident = p.incident;
     if (p.perRequest !== undefined) compiled.perRequest = p.perRequest;
     if (p.emitUnclosed === true) compiled.emitUnclosed = true;
+    if (p.logger !== undefined) compiled.logger = LOGGERS[p.logger];
+    if (p.incidentScope !== undefined) compiled.incidentScope = p.incidentScope;
+    if (p.loopSeverity !== undefined) compiled.loopSeverity = p.loopSeverity;
+    if (p.startup === true) compiled.startup = true;
   }
   if (rule.follows)
     compiled.follows = { re: userRegExp(rule.follows.match, user), within: rule.follows.within };
@@ -238,10 +289,22 @@ interface Pending {
   line: string;
   offset: number;
   lineNo: number;
+  time: number;
   fields: Record<string, string>;
   left: number;
   /** The header's prefix shape: the closing line must carry the same prefix (see request-echo.ts). */
   shape: string;
+  /** The header's logger prefix ('' for none): an unprefixed line continues its record (loggers.ts). */
+  continues: boolean;
+  /** Length of the header's prefix: a line of the record is read without it for the chain markers. */
+  prefixLen: number;
+  /** The last exception line seen (a chained traceback goes on past it), with its fields. */
+  closing?: { line: string; fields: Record<string, string> };
+  /** A chain marker followed the last exception line: another traceback is being printed. */
+  chained: boolean;
+  incident?: Incident;
+  /** The header joined an incident already raised: the record is one of its members, not its event. */
+  joined: boolean;
 }
 
 function groupsOf(m: RegExpExecArray, into: Record<string, string>): Record<string, string> {
@@ -249,30 +312,99 @@ function groupsOf(m: RegExpExecArray, into: Record<string, string>): Record<stri
   return into;
 }
 
-/** Lines after a single-line event of an incident during which the same incident's single lines are absorbed. */
-export const INCIDENT_LINES = 200;
+/** How long after an incident's last member a line of the same incident still belongs to it. */
+export const INCIDENT_WINDOW_MS = 30_000;
+/** One request's line again within this long is the same event (TP0..TP7 print it together). */
+export const REQUEST_WINDOW_MS = 5_000;
+/** More than LOOP_COUNT copies of one request's line from one process within LOOP_WINDOW_MS is a loop. */
+export const LOOP_COUNT = 20;
+export const LOOP_WINDOW_MS = 10_000;
 /** Request ids remembered for per-request de-duplication (oldest forgotten first). */
 const PER_REQUEST_KEEP = 4096;
+/** Members an incident keeps (each one is counted, kept or not). */
+export const MAX_MEMBERS = 20;
+const MEMBER_LINE_KEEP = 300;
+/** Open incidents kept per matcher (keys are pack incident keys, times process prefixes: few). */
+const MAX_INCIDENTS = 256;
+
+// Between a traceback's exception line and the next traceback of a chain (CPython Lib/traceback.py
+// _cause_message / _context_message, 3.0 → 3.13): the record goes on to the chain's last exception.
+const CHAIN_MARKER =
+  /^\s*$|During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:|Traceback \(most recent call last\):|^\s*\+[-=]+/;
+
+export interface MatcherOptions {
+  /**
+   * Unix ms of a line the matcher needs the time of (an event, an incident member): the caller knows the runtime's
+   * stamp, the read time and the stamps of lines the prefilter skipped. `text` is the line, or the time field of
+   * the structured record it is part of. Default: the line's own stamp (line-time.ts),
+   * else the last stamp this matcher saw, else now().
+   */
+  timeOf?: (text: string, offset: number) => number;
+  now?: () => number;
+  incidentWindowMs?: number;
+  requestWindowMs?: number;
+  loopCount?: number;
+  loopWindowMs?: number;
+  /** A match folded into an open incident (counted per rule; no event). */
+  onMember?: (m: RuleMatch) => void;
+}
+
+interface RequestSeen {
+  /** When the last event for this request was raised. */
+  raised: number;
+  loopStart: number;
+  loopCount: number;
+  looped: boolean;
+}
 
 /**
  * Matches decoded lines of one file against a rule set, holding the state of multi-line rules.
  * Lines arrive in file order; `hasPending` tells the scanner it must show every line for a while.
- * One incident makes one event: a multi-line record absorbs its own incident's single-line matches, the
- * rules of one incident fire once per INCIDENT_LINES lines, and one request's line repeated per rank once.
+ * One incident makes one event: rules sharing an incident key within INCIDENT_WINDOW_MS of its last member are
+ * members of it (counted, listed, never another event); a traceback record closes on its chain's last exception
+ * line, which is the incident's root cause; one request's line within REQUEST_WINDOW_MS is one event, and more than
+ * LOOP_COUNT copies of it within LOOP_WINDOW_MS are a loop event. A start-up line ends every open incident.
  */
 export class LineMatcher {
   private pending: Pending[] = [];
-  /** Incident key → line number of its last event. */
-  private incidents = new Map<string, number>();
-  private seenRequests = new Set<string>();
+  /** Open incidents by scope key (incident key, plus the process prefix for process-scoped rules). */
+  private incidents = new Map<string, Incident>();
+  /** The first absorbed member of an incident whose record (the event to be) is still open. */
+  private heldFirst = new Map<Incident, RuleMatch>();
+  private seenRequests = new Map<string, RequestSeen>();
   private calls = 0;
   /** A record carrying user text (carriers.ts) is open: built-in rules see none of its lines. */
   private carrier: OpenCarrier | undefined;
   /** The rule set has built-in rules (carriers only shield those). */
   private readonly builtIn: boolean;
+  private readonly timeOf: (line: string, offset: number) => number;
+  private readonly window: number;
+  private readonly requestWindow: number;
+  private readonly loopCount: number;
+  private readonly loopWindow: number;
+  private lastStampMs = NaN;
 
-  constructor(readonly set: RuleSet) {
+  constructor(
+    readonly set: RuleSet,
+    private readonly o: MatcherOptions = {},
+  ) {
     this.builtIn = set.rules.some((r) => !r.user);
+    const now = o.now ?? Date.now;
+    this.timeOf = o.timeOf ?? ((line) => this.ownTime(line, now));
+    this.window = o.incidentWindowMs ?? INCIDENT_WINDOW_MS;
+    this.requestWindow = o.requestWindowMs ?? REQUEST_WINDOW_MS;
+    this.loopCount = o.loopCount ?? LOOP_COUNT;
+    this.loopWindow = o.loopWindowMs ?? LOOP_WINDOW_MS;
+  }
+
+  /** The default clock: the line's stamp (zoneless as UTC), else the last one seen, else now. */
+  private ownTime(line: string, now: () => number): number {
+    const stamp = stampText(line);
+    if (stamp !== undefined) {
+      const t = stampToMs(stamp, new Date(now()).getUTCFullYear(), true);
+      if (Number.isFinite(t)) return (this.lastStampMs = t);
+    }
+    return Number.isFinite(this.lastStampMs) ? this.lastStampMs : now();
   }
 
   get hasPending(): boolean {
@@ -284,14 +416,31 @@ export class LineMatcher {
     this.carrier = undefined;
     this.pending = [];
     this.incidents.clear();
+    this.heldFirst.clear();
     this.seenRequests.clear();
   }
 
-  /** `lineNo` counts every line of the file (the scanner knows it); without it, lines matched so far. */
-  match(line: string, offset: number, emit: (m: RuleMatch) => void, lineNo = ++this.calls): void {
+  /**
+   * `lineNo` counts every line of the file (the scanner knows it); without it, lines matched so far. `rec` says the
+   * line is a line of a structured record's message (formats/structured.ts): its first line (`head`) is a logger's
+   * record, prefix or not; `time` is the record's own time field.
+   */
+  match(
+    line: string,
+    offset: number,
+    emit: (m: RuleMatch) => void,
+    lineNo = ++this.calls,
+    rec?: { head: boolean; time?: string },
+  ): void {
+    const record = rec?.head === true;
     const carried = this.builtIn && this.carried(line);
-    const closed = this.pending.length > 0 ? this.advancePending(line, lineNo, emit, carried) : undefined;
+    const closed =
+      this.pending.length > 0 ? this.advancePending(line, offset, lineNo, emit, carried) : undefined;
+    // A structured record's later lines are its message's continuation: they may close a record the head opened,
+    // never open one (user text in a message, a prompt with raw newlines, is not the engine's output).
+    if (rec !== undefined && !rec.head) return;
     let echo: boolean | undefined;
+    let time: number | undefined;
     for (const rule of this.set.rules) {
       if (carried && !rule.user) continue;
       const lits = rule.literals;
@@ -310,39 +459,139 @@ export class LineMatcher {
       if (!rule.user) {
         echo ??= isRequestEcho(line);
         if (echo || !prefixAllows(line, m.index)) continue;
+        if (rule.logger && !record && !rule.logger.prefix.test(line.slice(0, m.index))) continue;
       }
+      // The record that took this line as its exception line is its event (the GUARD assertion ends the thread death).
       if (rule.incident !== undefined && closed?.has(rule.incident)) continue;
+      time ??= this.timeOf(rec?.time ?? line, offset);
       const fields = groupsOf(m, {});
-      // Single lines (and records whose header alone is the event) of a recent incident are part of it. A thread
-      // death's record always opens: a second thread dying is a second incident, however close.
-      if (rule.incident !== undefined && (!rule.follows || rule.emitUnclosed)) {
-        const last = this.incidents.get(rule.incident);
-        if (last !== undefined && lineNo - last <= INCIDENT_LINES) continue;
+      if (rule.startup) {
+        // A marker, not an event (healthy logs print it at every start): counted as a match, it ends the incidents.
+        this.endIncidents();
+        this.o.onMember?.({ rule, severity: rule.severity, time, line, offset, lineNo, fields });
+        continue;
       }
+      const scope = rule.incident === undefined ? undefined : this.scopeKey(rule, line);
       if (rule.follows) {
         // A new header restarts the rule: the previous thread's traceback ended without a match.
-        this.pending = this.pending.filter((p) => p.rule !== rule);
-        this.pending.push({
+        this.dropPending(rule, emit);
+        const prefix = line.slice(0, m.index);
+        const p: Pending = {
           rule,
           line,
           offset,
           lineNo,
+          time,
           fields,
           left: rule.follows.within,
-          shape: prefixShape(line.slice(0, m.index)),
-        });
+          shape: prefixShape(prefix),
+          prefixLen: prefix.length,
+          continues: rule.logger?.continuation === 'unprefixed' && !record,
+          chained: false,
+          joined: false,
+        };
+        if (scope !== undefined) {
+          // A header whose record alone is decisive joins an open incident; a thread death's record always opens
+          // its own (a second thread dying is a second incident, however close).
+          const open = rule.emitUnclosed ? this.openIncident(scope, time) : undefined;
+          if (open) {
+            p.incident = open;
+            p.joined = true;
+            this.addMember(open, rule, line, lineNo, time, fields);
+          } else {
+            p.incident = this.newIncident(scope, rule, line, lineNo, time, fields);
+            this.heldFirst.delete(p.incident);
+          }
+        }
+        this.pending.push(p);
         continue;
       }
-      // An open record of the same incident will be the event (its lines are this incident's).
-      if (rule.incident !== undefined && this.pending.some((p) => p.rule.incident === rule.incident))
-        continue;
-      if (rule.perRequest !== undefined && !this.firstForRequest(rule, fields)) continue;
-      if (rule.incident !== undefined) this.incidents.set(rule.incident, lineNo);
-      const out: RuleMatch = { rule, line, offset, lineNo, fields };
+      const out: RuleMatch = { rule, severity: rule.severity, time, line, offset, lineNo, fields };
       const values = extractValues(rule, fields);
       if (values) out.values = values;
+      if (scope !== undefined) {
+        const open = this.openIncident(scope, time);
+        if (open) {
+          this.addMember(open, rule, line, lineNo, time, fields);
+          out.incident = open;
+          // Held back while the record that will be the event is open: if it never closes, this is the event.
+          if (this.pending.some((p) => p.incident === open && !p.joined) && !this.heldFirst.has(open))
+            this.heldFirst.set(open, out);
+          this.o.onMember?.(out);
+          continue;
+        }
+        out.incident = this.newIncident(scope, rule, line, lineNo, time, fields);
+      }
+      if (rule.perRequest !== undefined) {
+        const r = this.forRequest(rule, fields, line, time);
+        if (r === 'loop') {
+          out.severity = rule.loopSeverity ?? rule.severity;
+          out.loop = { count: this.loopCount + 1, seconds: this.loopWindow / 1000 };
+        } else if (r === 'repeat') {
+          this.o.onMember?.(out);
+          continue;
+        }
+      }
       emit(out);
     }
+  }
+
+  private scopeKey(rule: CompiledRule, line: string): string {
+    return rule.incidentScope === 'process' ? `${rule.incident}\u0000${processKey(line)}` : rule.incident!;
+  }
+
+  /** The incident open under `scope` at `time`, if its last member is within the window. */
+  private openIncident(scope: string, time: number): Incident | undefined {
+    const inc = this.incidents.get(scope);
+    if (inc === undefined) return undefined;
+    if (time - inc.last > this.window || time < inc.start - this.window) {
+      this.incidents.delete(scope);
+      return undefined;
+    }
+    return inc;
+  }
+
+  private newIncident(
+    scope: string,
+    rule: CompiledRule,
+    line: string,
+    lineNo: number,
+    time: number,
+    fields: Record<string, string>,
+  ): Incident {
+    const inc: Incident = {
+      key: rule.incident!,
+      members: [member(rule, line, lineNo, time)],
+      absorbed: 0,
+      fields: { ...fields },
+      start: time,
+      last: time,
+    };
+    setRootCause(inc, rule, fields);
+    this.incidents.delete(scope);
+    this.incidents.set(scope, inc);
+    if (this.incidents.size > MAX_INCIDENTS) this.incidents.delete(this.incidents.keys().next().value!);
+    return inc;
+  }
+
+  private addMember(
+    inc: Incident,
+    rule: CompiledRule,
+    line: string,
+    lineNo: number,
+    time: number,
+    fields: Record<string, string>,
+  ): void {
+    inc.absorbed++;
+    if (inc.members.length < MAX_MEMBERS) inc.members.push(member(rule, line, lineNo, time));
+    inc.last = Math.max(inc.last, time);
+    for (const [k, v] of Object.entries(fields)) if (!(k in inc.fields)) inc.fields[k] = v;
+    setRootCause(inc, rule, fields);
+  }
+
+  /** A start-up line (the server ready, a new engine): the deaths before it are over. */
+  private endIncidents(): void {
+    this.incidents.clear();
   }
 
   /** Whether the line is user text of a carrier record (an open one, or one this line opens). */
@@ -358,46 +607,130 @@ export class LineMatcher {
   }
 
   /**
-   * The input ended or went idle: records whose header alone is decisive are raised now (an engine that died
-   * may never write the rest); the others keep waiting.
+   * The input ended or went idle: records that saw their exception line close on it, records whose header alone
+   * is decisive are raised now (an engine that died may never write the rest); the others keep waiting.
    */
   finish(emit: (m: RuleMatch) => void): void {
     const keep: Pending[] = [];
     for (const p of this.pending) {
-      if (p.rule.emitUnclosed) this.emitHeader(p, emit);
+      if (p.closing) this.close(p, emit);
+      else if (p.rule.emitUnclosed) this.emitHeader(p, emit);
       else keep.push(p);
     }
     this.pending = keep;
   }
 
-  private emitHeader(p: Pending, emit: (m: RuleMatch) => void): void {
-    if (p.rule.incident !== undefined) this.incidents.set(p.rule.incident, p.lineNo);
-    emit({ rule: p.rule, line: p.line, offset: p.offset, lineNo: p.lineNo, fields: p.fields });
-  }
-
-  /** False when this rule already fired for this request (another rank printed the same line). */
-  private firstForRequest(rule: CompiledRule, fields: Record<string, string>): boolean {
-    const id = fields[rule.perRequest!];
-    if (id === undefined || id === '') return true;
-    const key = `${rule.name}\u0000${id}`;
-    if (this.seenRequests.has(key)) return false;
-    this.seenRequests.add(key);
-    if (this.seenRequests.size > PER_REQUEST_KEEP) {
-      this.seenRequests.delete(this.seenRequests.values().next().value!);
+  /** A header of `rule` restarts it: the open record ends as it would have on running out of lines. */
+  private dropPending(rule: CompiledRule, emit: (m: RuleMatch) => void): void {
+    const keep: Pending[] = [];
+    for (const p of this.pending) {
+      if (p.rule !== rule) keep.push(p);
+      else this.expire(p, emit);
     }
-    return true;
+    this.pending = keep;
   }
 
-  /** Advances open records over one line; returns the incidents a record closed on it. */
+  /** A record ended without a closing line after its exception: raised on what it has, or let go. */
+  private expire(p: Pending, emit: (m: RuleMatch) => void): void {
+    if (p.closing) this.close(p, emit);
+    else if (p.rule.emitUnclosed) this.emitHeader(p, emit);
+    else this.release(p, emit);
+  }
+
+  /** A record that will not be an event: a member it held back is the incident's event instead. */
+  private release(p: Pending, emit: (m: RuleMatch) => void): void {
+    if (p.incident === undefined) return;
+    const held = this.heldFirst.get(p.incident);
+    this.heldFirst.delete(p.incident);
+    if (held) emit(held);
+  }
+
+  private emitHeader(p: Pending, emit: (m: RuleMatch) => void): void {
+    this.heldFirst.delete(p.incident!);
+    if (p.joined) return;
+    emit({
+      rule: p.rule,
+      severity: p.rule.severity,
+      time: p.time,
+      line: p.line,
+      offset: p.offset,
+      lineNo: p.lineNo,
+      fields: p.fields,
+      ...(p.incident ? { incident: p.incident } : {}),
+    });
+  }
+
+  private close(p: Pending, emit: (m: RuleMatch) => void): void {
+    const c = p.closing!;
+    const fields = { ...p.fields, ...c.fields };
+    if (p.incident) {
+      for (const [k, v] of Object.entries(c.fields)) p.incident.fields[k] = v;
+      setRootCause(p.incident, p.rule, c.fields, true);
+      this.heldFirst.delete(p.incident);
+    }
+    // A record that joined an open incident is one of its members: the incident's event is already out.
+    if (p.joined) return;
+    const out: RuleMatch = {
+      rule: p.rule,
+      severity: p.rule.severity,
+      time: p.time,
+      line: `${p.line}\n${c.line}`,
+      offset: p.offset,
+      lineNo: p.lineNo,
+      fields,
+    };
+    if (p.incident) out.incident = p.incident;
+    const values = extractValues(p.rule, fields);
+    if (values) out.values = values;
+    emit(out);
+  }
+
+  /** 'first' (raise it), 'repeat' (within REQUEST_WINDOW_MS of the last event) or 'loop' (its loop event). */
+  private forRequest(
+    rule: CompiledRule,
+    fields: Record<string, string>,
+    line: string,
+    time: number,
+  ): 'first' | 'repeat' | 'loop' {
+    const id = fields[rule.perRequest!];
+    if (id === undefined || id === '') return 'first';
+    const key = `${rule.name}\u0000${id}`;
+    const seen = this.seenRequests.get(key);
+    // Loops are counted per process: eight ranks printing one line together are one line, not eight.
+    // SGLang's per-request lines name their TP rank (`rank=N`): no need to read the prefix for it.
+    const loopKey = `${key}\u0000${fields.rank ?? processKey(line)}`;
+    const loop = this.seenRequests.get(loopKey);
+    if (loop === undefined || time - loop.loopStart > this.loopWindow) {
+      this.remember(loopKey, { raised: time, loopStart: time, loopCount: 1, looped: false });
+    } else if (++loop.loopCount > this.loopCount && !loop.looped) {
+      loop.looped = true;
+      return 'loop';
+    }
+    if (seen !== undefined && time - seen.raised <= this.requestWindow && time >= seen.raised)
+      return 'repeat';
+    this.remember(key, { raised: time, loopStart: time, loopCount: 1, looped: false });
+    return 'first';
+  }
+
+  private remember(key: string, v: RequestSeen): void {
+    this.seenRequests.delete(key);
+    this.seenRequests.set(key, v);
+    if (this.seenRequests.size > PER_REQUEST_KEEP) {
+      this.seenRequests.delete(this.seenRequests.keys().next().value!);
+    }
+  }
+
+  /** Advances open records over one line; returns the incidents whose record took this line as its exception. */
   private advancePending(
     line: string,
+    offset: number,
     lineNo: number,
     emit: (m: RuleMatch) => void,
     carried: boolean,
   ): Set<string> | undefined {
     let closed: Set<string> | undefined;
     const keep: Pending[] = [];
-    // Records that closed, by header: the first (most specific) record of an incident wins its header.
+    // Records that took this line, by header: the first (most specific) record of an incident wins its header.
     const won = new Set<string>();
     for (const p of this.pending) {
       // User text is not a line of an engine's record: it neither closes one nor counts against `within`.
@@ -408,30 +741,82 @@ export class LineMatcher {
       const headerKey = `${p.rule.incident ?? p.rule.name}\u0000${p.offset}`;
       if (won.has(headerKey)) continue;
       const m = p.rule.follows!.re.exec(forRule(p.rule, line));
-      if (m && prefixShape(line.slice(0, m.index)) === p.shape) {
+      const prefix = m ? line.slice(0, m.index) : '';
+      const ours =
+        m !== null && (prefixShape(prefix) === p.shape || (p.continues && this.continuation(p, line)));
+      if (ours) {
+        // An exception line: the record's end unless a chained traceback follows (then its last line is).
         won.add(headerKey);
-        const fields = groupsOf(m, { ...p.fields });
-        const out: RuleMatch = {
-          rule: p.rule,
-          line: `${p.line}\n${line}`,
-          offset: p.offset,
-          lineNo: p.lineNo,
-          fields,
-        };
-        const values = extractValues(p.rule, fields);
-        if (values) out.values = values;
-        if (p.rule.incident !== undefined) {
-          (closed ??= new Set()).add(p.rule.incident);
-          this.incidents.set(p.rule.incident, lineNo);
-        }
-        emit(out);
-      } else if (--p.left > 0) keep.push(p);
-      else if (p.rule.emitUnclosed) this.emitHeader(p, emit);
+        p.closing = { line, fields: groupsOf(m, {}) };
+        p.chained = false;
+        if (p.rule.incident !== undefined) (closed ??= new Set()).add(p.rule.incident);
+        if (--p.left > 0) keep.push(p);
+        else this.close(p, emit);
+        continue;
+      }
+      const marker = p.closing !== undefined && CHAIN_MARKER.test(bodyOf(p, line));
+      if (p.closing && !p.chained && !marker) {
+        // The line after the last exception line is not a chain: the record ended on that exception.
+        this.close(p, emit);
+        continue;
+      }
+      if (marker) p.chained = true;
+      // A new record of the header's logger ends an SGLang message (its traceback lines carry no prefix).
+      if (p.continues && !p.closing && p.shape !== '' && this.newRecord(p, line)) {
+        this.expire(p, emit);
+        continue;
+      }
+      if (--p.left > 0) keep.push(p);
+      else this.expire(p, emit);
     }
-    // A closed record takes the other records opened by the same header with it.
-    this.pending = keep.filter((p) => !won.has(`${p.rule.incident ?? p.rule.name}\u0000${p.offset}`));
+    // A record that took this line takes the other records opened by the same header with it.
+    this.pending = keep.filter(
+      (p) => p.closing !== undefined || !won.has(`${p.rule.incident ?? p.rule.name}\u0000${p.offset}`),
+    );
+    void offset;
     return closed;
   }
+
+  /** An unprefixed line after a logger's header continues its message (SGLang prints tracebacks so). */
+  private continuation(p: Pending, line: string): boolean {
+    return !this.newRecord(p, line);
+  }
+
+  private newRecord(p: Pending, line: string): boolean {
+    const m = p.rule.logger!.record.exec(line.length > 400 ? line.slice(0, 400) : line);
+    return m !== null && m.index <= 256 && prefixAllows(line, m.index);
+  }
+}
+
+/** A line of a record without the header's prefix (vLLM repeats it on every line), when it carries it. */
+function bodyOf(p: Pending, line: string): string {
+  if (p.prefixLen === 0 || line.length < p.prefixLen) return line;
+  return prefixShape(line.slice(0, p.prefixLen)) === p.shape ? line.slice(p.prefixLen) : line;
+}
+
+function member(rule: CompiledRule, line: string, lineNo: number, time: number): IncidentMember {
+  const nl = line.indexOf('\n');
+  const first = nl < 0 ? line : line.slice(0, nl);
+  return {
+    rule: rule.name,
+    lineNo,
+    time,
+    line: first.length > MEMBER_LINE_KEEP ? first.slice(0, MEMBER_LINE_KEEP) : first,
+    process: processKey(first),
+  };
+}
+
+/** An exception in a member's fields is the incident's root cause; a traceback's final one wins over others. */
+function setRootCause(
+  inc: Incident,
+  rule: CompiledRule,
+  fields: Record<string, string>,
+  traceback = false,
+): void {
+  const exception = fields.exception;
+  if (exception === undefined) return;
+  if (inc.rootCause !== undefined && !traceback) return;
+  inc.rootCause = { exception, message: fields.message ?? '', rule: rule.name };
 }
 
 function extractValues(rule: CompiledRule, fields: Record<string, string>): EngineValues | undefined {

@@ -11,15 +11,31 @@ import {
   type EngineLine,
 } from './engine-lines.js';
 import type { EngineLineKind } from './packs/index.js';
-import { echoAfterPrefix } from './request-echo.js';
-import { LineMatcher, type RuleMatch, type RuleSet } from './rules.js';
+import { echoAfterPrefix, isRequestEcho } from './request-echo.js';
+import { LineMatcher, type MatcherOptions, type RuleMatch, type RuleSet } from './rules.js';
+import {
+  decodeStructured,
+  DEFAULT_STRUCTURED_KEYS,
+  type StructuredFormat,
+  type StructuredKeys,
+} from './formats/structured.js';
 
 export interface ScanSink {
   match(m: RuleMatch): void;
+  /** A match folded into an incident already raised, or a repeat of one request's line: counted, no event. */
+  member?(m: RuleMatch): void;
   /** The last periodic engine line of each kind and rank in a chunk (gauges keep the last value). */
   engine(line: EngineLine): void;
   /** A line longer than the limit was cut (called once per such line). */
   truncated(): void;
+  /** A line not in the declared structured format (json, logfmt): matched as plain text. */
+  decodeError?(format: StructuredFormat): void;
+}
+
+/** How a source's lines carry their records (formats/structured.ts); `auto` decides line by line. */
+export interface StructuredOptions {
+  format: StructuredFormat | 'auto';
+  keys?: StructuredKeys;
 }
 
 export class ChunkScanner {
@@ -44,8 +60,15 @@ export class ChunkScanner {
     startOffset = 0,
     /** Every periodic engine line, not only the last per rank of each chunk (replay's verdict timeline). */
     private readonly everyEngineLine = false,
+    /** The matcher's clock and windows (rules.ts MatcherOptions); members go to the sink's `member`. */
+    matcherOptions: MatcherOptions = {},
+    /** Lines are structured records (JSON, logfmt): rules run on their messages. */
+    private readonly structured?: StructuredOptions,
   ) {
-    this.matcher = new LineMatcher(set);
+    this.matcher = new LineMatcher(set, {
+      ...matcherOptions,
+      ...(sink.member ? { onMember: (m: RuleMatch) => sink.member!(m) } : {}),
+    });
     this.carryStart = startOffset;
     this.markers = set.engineLines.flatMap((k) =>
       ENGINE_LINE_MARKERS[k].map((m): [string, EngineLineKind] => [m, k]),
@@ -139,8 +162,29 @@ export class ChunkScanner {
   private emitLine(latin1: string, offset: number): void {
     let line = Buffer.from(latin1, 'latin1').toString('utf8');
     if (line.endsWith('\r')) line = line.slice(0, -1);
-    this.matcher.match(line, offset, (m) => this.sink.match(m), this.lines);
+    const st = this.structured;
+    if (st !== undefined) {
+      const rec = decodeStructured(line, st.format, st.keys ?? DEFAULT_STRUCTURED_KEYS);
+      if (rec !== null) {
+        // The message's lines, as the engine would have printed them: the first is the logger's record.
+        const time = rec.time;
+        // A request echo's message is the user's text, all of it: only its head line is matched (and guarded).
+        const n = isRequestEcho(rec.lines[0]!) ? 1 : rec.lines.length;
+        for (let i = 0; i < n; i++) {
+          this.matcher.match(rec.lines[i]!, offset, this.emit, this.lines, {
+            head: i === 0,
+            ...(time !== undefined ? { time } : {}),
+          });
+        }
+        return;
+      }
+      // Not a record in the declared format: matched as plain text, and counted (never dropped).
+      if (st.format !== 'auto') this.sink.decodeError?.(st.format);
+    }
+    this.matcher.match(line, offset, this.emit, this.lines);
   }
+
+  private readonly emit = (m: RuleMatch): void => this.sink.match(m);
 
   /** Scans s[0, last] (complete lines; s[last] is '\n'); `base` is the file offset of s[0]. */
   private scan(s: string, last: number, base: number): void {

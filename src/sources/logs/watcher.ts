@@ -3,7 +3,7 @@
 import type { LogSourceConfig, RuleConfig } from '../../config/schema.js';
 import type { Logger } from '../../lib/logger.js';
 import type { EngineMetrics, LogMetrics } from '../../metrics.js';
-import type { EngineSignal, LogEventSignal } from '../../core/signals.js';
+import type { EngineSignal, LogEventSignal, LogMemberMatch } from '../../core/signals.js';
 import { applyEngineValues } from './engine-lines.js';
 import { applyEngineLine, EngineRanks } from './engine-ranks.js';
 import type { FileReader } from './follow.js';
@@ -21,7 +21,7 @@ import type {
 import { LOG_SOURCE_KINDS, logSourceKind } from './sources/index.js';
 import { compileRuleSet, eventClass, type RuleSet } from './rules.js';
 import { ChunkScanner, type ScanSink } from './scanner.js';
-import { detectFormat, LINE_FORMATS } from './formats/index.js';
+import { detectFormat, LINE_FORMATS, structuredOf, wrapperOf } from './formats/index.js';
 import { AutoFeed, MetaRing, Unwrapper, type LineFeed, type LineMeta } from './unwrap.js';
 
 export interface LogWatcherOptions {
@@ -43,6 +43,8 @@ export interface LogWatcherOptions {
   journaled?: () => Iterable<string>;
   /** Resolves once every event raised so far is journaled on disk: offsets are saved no further than that. */
   durable?: () => Promise<void>;
+  /** A line folded into an incident already raised (incident bundles mark it as a member). */
+  onMember?: (e: LogMemberMatch) => void;
   /** How far each file has been read, and when (incident bundles cut their log windows by it). */
   onRead?: (service: string, file: string, offset: number, time: number) => void;
   now?: () => number;
@@ -212,7 +214,15 @@ export class LogWatcher {
     const labels = { target, service: src.service };
     const metas = new MetaRing();
     const sink = this.sink(src, name, (at) => metas.lookup(at), NO_REPLAY, streamField);
-    const scanner = new ChunkScanner(set, src.maxLineBytes, sink, 0);
+    const scanner = new ChunkScanner(
+      set,
+      src.maxLineBytes,
+      sink,
+      0,
+      false,
+      { timeOf: sink.timeOf },
+      structuredOf(src.format, src.structured, src.keys),
+    );
     let at = 0;
     let counted = 0;
     return (e) => {
@@ -237,11 +247,43 @@ export class LogWatcher {
     lookup: (at: number) => LineMeta | undefined,
     replay: Replay,
     streamField = 'stream',
-  ): ScanSink {
+  ): ScanSink & { timeOf: (line: string, at: number) => number } {
     const { metrics, target } = this.o;
     const labels = { target, service: src.service };
     let warnedLong = false;
+    // The last own time of a re-read line: an unstamped one (a stderr traceback) takes it.
+    let lastOld = NaN;
     return {
+      member: (m) => {
+        metrics.logMatches.inc({ ...labels, rule: m.rule.name });
+        const of = m.incident?.members[0]?.rule;
+        if (of === undefined || this.o.onMember === undefined) return;
+        this.o.onMember({
+          service: src.service,
+          file,
+          offset: lookup(m.offset)?.offset ?? m.offset,
+          time: m.time,
+          rule: m.rule.name,
+          severity: m.severity,
+          line: m.line,
+          memberOf: of,
+        });
+      },
+      decodeError: (format) => metrics.logDecodeErrors.inc({ ...labels, format }),
+      timeOf: (line, at) => {
+        // The runtime's (or journald's) timestamp is when the engine wrote the line. A line that was in the
+        // file before we opened it carries its own time when it has one (a re-read old traceback must not
+        // look fresh), or the last one before it; a line read as it is written is stamped now (its own stamp has
+        // a second's precision and the engine's clock zone).
+        const meta = lookup(at);
+        const old = (meta?.offset ?? at) < replay.end;
+        const stamped = typeof meta?.time === 'number' ? meta.time : meta?.time ? Date.parse(meta.time) : NaN;
+        const now = this.now();
+        let own = Number.isFinite(stamped) ? stamped : old ? lineTime(line, now) : NaN;
+        if (old && !Number.isFinite(own)) own = lastOld;
+        else if (old) lastOld = own;
+        return Number.isFinite(own) ? Math.min(own, now) : now;
+      },
       match: (m) => {
         const meta = lookup(m.offset);
         const offset = meta?.offset ?? m.offset;
@@ -250,17 +292,11 @@ export class LogWatcher {
         // event already journaled is not raised twice. Each journaled ref stands for one line.
         const ref = eventRef(src.service, offset, m.line);
         if (old && this.journaledRefs.delete(ref)) return;
-        // The runtime's (or journald's) timestamp is when the engine wrote the line. A line that was in the
-        // file before we opened it carries its own time when it has one (a re-read old traceback must not
-        // look fresh); a line read as it is written is stamped now (its own stamp has a second's precision and
-        // the engine's clock zone).
-        const stamped = typeof meta?.time === 'number' ? meta.time : meta?.time ? Date.parse(meta.time) : NaN;
-        const now = this.now();
-        const own = Number.isFinite(stamped) ? stamped : old ? lineTime(m.line, now) : NaN;
-        const time = Number.isFinite(own) ? Math.min(own, now) : now;
+        const time = m.time;
         const cls = eventClass(m);
         const rule = { rule: m.rule.name, class: cls };
-        metrics.logEvents.inc({ ...labels, ...rule, severity: m.rule.severity });
+        metrics.logEvents.inc({ ...labels, ...rule, severity: m.severity });
+        metrics.logMatches.inc({ ...labels, rule: m.rule.name });
         metrics.logLastEvent.set({ ...labels, ...rule }, time / 1000);
         if (m.values) this.o.onEngine(applyEngineValues(metrics, labels, m.values, time, false));
         this.o.onEvent({
@@ -269,13 +305,15 @@ export class LogWatcher {
           rule: m.rule.name,
           class: cls,
           ...(m.rule.user ? { user: true } : {}),
-          severity: m.rule.severity,
+          severity: m.severity,
           line: m.line,
           file,
           offset,
           time,
           ref,
           fields: meta?.stream ? { ...m.fields, [streamField]: meta.stream } : m.fields,
+          ...(m.incident ? { incident: m.incident } : {}),
+          ...(m.loop ? { loop: m.loop } : {}),
         });
         replay.raised(offset);
       },
@@ -333,7 +371,15 @@ export class LogWatcher {
       },
     };
     const sink = this.sink(src, file, (at) => unwrapper?.lookup(at), replay);
-    const scanner = new ChunkScanner(set, src.maxLineBytes, sink, start);
+    const scanner = new ChunkScanner(
+      set,
+      src.maxLineBytes,
+      sink,
+      start,
+      false,
+      { timeOf: sink.timeOf },
+      structuredOf(src.format, src.structured, src.keys),
+    );
     let warnedMalformed = false;
     const unwrapped = (format: 'cri' | 'docker'): LineFeed => {
       scanner.reset(0);
@@ -349,15 +395,16 @@ export class LogWatcher {
       });
       return unwrapper;
     };
+    const wrapper = wrapperOf(src.format);
     const feed: LineFeed =
-      src.format === 'plain'
-        ? scanner
-        : src.format === 'auto'
-          ? new AutoFeed(start, (first) => {
-              const f = detectFormat(first);
-              return f === 'plain' ? scanner : unwrapped(f);
-            })
-          : unwrapped(src.format);
+      src.format === 'auto'
+        ? new AutoFeed(start, (first) => {
+            const f = detectFormat(first);
+            return f === 'plain' ? scanner : unwrapped(f);
+          })
+        : wrapper !== undefined
+          ? unwrapped(wrapper)
+          : scanner;
     let counted = 0;
     let binary = false;
     this.o.onRead?.(src.service, file, start, this.now());

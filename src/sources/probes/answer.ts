@@ -1,6 +1,7 @@
-// Known-answer checking for the canary probe: questions whose answer varies per run, and a tolerant
-// comparison that forgives what models legitimately add (a thinking block, whitespace, a trailing full stop,
-// thousands separators, code fences) and nothing else: a wrong-but-close answer is wrong.
+// Known-answer checking for the canary, long-input and conversation probes: questions whose answer varies per
+// run, compared strictly (issue 28): the canonical answer exactly, whitespace and one trailing full stop aside.
+// A thinking block is reasoning, not answer, and is set apart; any other text is a wrong answer, quoted. A reply
+// cut off at max_tokens is blamed on the settings only when what came so far is a plausible start of the answer.
 import { redactor } from '../../lib/redact.js';
 
 export type QuestionKind = 'arithmetic' | 'echo';
@@ -75,30 +76,28 @@ export function extractAnswer(text: string): Extracted {
   return { answer: t.trim(), unfinishedThinking };
 }
 
-/** Strips what wraps an answer without changing it: code fences, quotes, bold, a trailing full stop. */
-function unwrap(s: string): string {
-  let t = s.trim();
-  for (let i = 0; i < 4; i++) {
-    const before = t;
-    t = t.replace(/^```[a-z]*\s*([\s\S]*?)\s*```$/i, '$1').trim();
-    t = t.replace(/^(\*\*|__|`|"|'|“|‘)([\s\S]*)(\*\*|__|`|"|'|”|’)$/, '$2').trim();
-    t = t.replace(/[.!。]+$/, '').trim();
-    if (t === before) break;
-  }
-  return t;
+/**
+ * The answer as compared: surrounding whitespace and one trailing full stop dropped, inner whitespace runs as one
+ * space. Nothing else is forgiven — "6912!!!!", "**6912**" and "The answer is 6912" are not the answer.
+ */
+export function normalizeAnswer(s: string): string {
+  return s.trim().replace(/\.$/, '').trim().replace(/\s+/g, ' ');
 }
 
 /**
- * A number as written by a model, in canonical digits: "7,748", "7 748", "7_748", "7.748" (a European
- * thousands separator, only in groups of three), "= 7748". Returns undefined when it is not one number.
+ * A number in canonical digits (a leading minus kept, leading zeros dropped), or undefined when the text is not
+ * exactly one integer: thousands separators and prose around it make it another text.
  */
 export function canonicalNumber(s: string): string | undefined {
-  // "The answer is 7748", "= 7748" and "4817 + 2931 = 7748" state one number; anything longer does not.
-  let t = unwrap(s).replace(/^(?:the answer is|answer:|\d+\s*\+\s*\d+\s*=|=)\s*/i, '');
-  t = unwrap(t);
-  if (/^-?\d{1,3}(?:[,  _'.]\d{3})+$/.test(t)) return t.replace(/[,  _'.]/g, '');
+  const t = normalizeAnswer(s);
   if (/^-?\d+$/.test(t)) return t.replace(/^(-?)0+(?=\d)/, '$1');
   return undefined;
+}
+
+/** The one number in a text, separators dropped ("The answer is 7,748." → 7748); undefined for none or several. */
+function soleNumber(text: string): string | undefined {
+  const numbers = text.match(/-?\d(?:[\d,\u00a0\u202f _'.]*\d)?/g) ?? [];
+  return numbers.length === 1 ? numbers[0]!.replace(/[^\d-]/g, '').replace(/^(-?)0+(?=\d)/, '$1') : undefined;
 }
 
 export type Check =
@@ -113,12 +112,98 @@ export function checkAnswer(q: Question, text: string, others: string[] = []): C
   const actual = redactor.clip(answer, 200);
   if (answer === '' && unfinishedThinking) return { ok: false, reason: 'unfinished_thinking', actual };
   const matches = (expected: string, kind: QuestionKind) =>
-    kind === 'arithmetic' ? canonicalNumber(answer) === expected : unwrap(answer) === expected;
+    kind === 'arithmetic' ? canonicalNumber(answer) === expected : normalizeAnswer(answer) === expected;
   if (matches(q.expected, q.kind)) return { ok: true };
+  // The answer is wrong whatever wraps it; a mix-up is named leniently, for its cause: another request's answer in
+  // any wrapping ("The answer is 7,748.") still points at a cross-request KV mix-up.
+  const loose = soleNumber(answer);
   const mixup = others.find(
-    (o) => o !== q.expected && (canonicalNumber(answer) === o || unwrap(answer) === o),
+    (o) =>
+      o !== q.expected && (canonicalNumber(answer) === o || normalizeAnswer(answer) === o || loose === o),
   );
   return mixup === undefined
     ? { ok: false, reason: 'wrong', actual }
     : { ok: false, reason: 'wrong', actual, mixup };
+}
+
+/**
+ * Whether text reads as a model's words rather than garbage from broken decoding: letters, digits, spaces and
+ * ordinary punctuation make nearly all of it, no replacement characters, and no single word fills most of it.
+ */
+export function plausibleText(text: string): boolean {
+  const t = text.trim();
+  if (t === '' || t.includes('\uFFFD')) return false;
+  const chars = Array.from(t);
+  const ordinary = chars.filter((c) => /[\p{L}\p{N}\s.,;:!?'"()\-+=*/]/u.test(c)).length;
+  if (ordinary < chars.length * 0.9) return false;
+  const words = t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  if (words.length === 0) return false;
+  if (words.length >= 8) {
+    const counts = new Map<string, number>();
+    for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
+    if (Math.max(...counts.values()) > words.length / 2) return false;
+  }
+  return true;
+}
+
+/** What a streamed or JSON reply carried, as the judge needs it (a ChatStreamSummary fits). */
+export interface Reply {
+  /** delta.content / message.content. */
+  answer: string;
+  /** reasoning_content (a reasoning parser's output). */
+  reasoning: string;
+  finishReason: string;
+}
+
+export type Verdict =
+  | { ok: true }
+  | { ok: false; result: 'wrong_output' | 'bad_response'; message: string; actual: string; mixup?: string };
+
+const quote = (t: string) => JSON.stringify(redactor.clip(t.trim(), 120));
+
+/**
+ * Judges a reply to a known-answer question: the answer, or `wrong_output` quoting the text that came instead
+ * (in content, or in reasoning when content is empty), or `bad_response` naming a setting when the reply was cut
+ * at max_tokens while what came is a plausible start: thinking in words, or a prefix of the expected answer.
+ */
+export function judgeReply(q: Question, r: Reply, maxTokens: number, others: string[] = []): Verdict {
+  const check = checkAnswer(q, r.answer, others);
+  if (check.ok) return check;
+  const cut = r.finishReason === 'length';
+  const asked = JSON.stringify(q.prompt.length > 80 ? `…${q.prompt.slice(-60)}` : q.prompt);
+  const setting = (what: string): Verdict => ({
+    ok: false,
+    result: 'bad_response',
+    message: `no answer to ${asked} within max_tokens ${maxTokens} (finish_reason length, ${what}): raise maxTokens or turn thinking off`,
+    actual: check.actual,
+  });
+  const wrong = (text: string, where: string, extra = ''): Verdict => ({
+    ok: false,
+    result: 'wrong_output',
+    message: `wrong answer to ${asked}: expected ${JSON.stringify(q.expected)}, got ${quote(text)}${where}${extra}`,
+    actual: redactor.clip(text.trim(), 200),
+    ...(check.mixup !== undefined ? { mixup: check.mixup } : {}),
+  });
+  if (check.reason === 'unfinished_thinking') {
+    const thinking = r.answer.slice(r.answer.search(/<think>/i) + 7);
+    return cut && plausibleText(thinking)
+      ? setting('still thinking')
+      : wrong(thinking, ' in an unclosed thinking block');
+  }
+  const answer = extractAnswer(r.answer).answer;
+  if (answer === '') {
+    const reasoning = r.reasoning.trim();
+    if (reasoning === '') return cut ? setting('no text at all') : wrong('', ' (empty content)');
+    if (cut && plausibleText(reasoning)) return setting('still thinking');
+    return wrong(reasoning, ' in reasoning_content with empty content');
+  }
+  // Cut off part-way into the right answer: too few tokens, not a wrong answer.
+  const said = normalizeAnswer(answer);
+  if (cut && said.length < q.expected.length && q.expected.startsWith(said))
+    return setting('a start of the answer');
+  const why =
+    check.mixup !== undefined
+      ? ': the answer of the other request running at the same time (cross-request mix-up)'
+      : '';
+  return wrong(answer, '', why);
 }

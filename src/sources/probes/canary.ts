@@ -6,7 +6,14 @@
 import { randomInt } from 'node:crypto';
 import type { ProbeOf } from '../../config/schema.js';
 import type { AnswerCheck } from '../../core/signals.js';
-import { checkAnswer, makeQuestion, type Question, type QuestionKind, type Rng } from './answer.js';
+import {
+  judgeReply,
+  makeQuestion,
+  type Question,
+  type QuestionKind,
+  type Rng,
+  type Verdict,
+} from './answer.js';
 import { runChatStream, type ChatStreamSummary } from './chat-stream.js';
 import { ProbeFailure, type ProbeContext, type ProbeFn, type ProbeOutcome } from './types.js';
 import { redactor } from '../../lib/redact.js';
@@ -46,51 +53,31 @@ export async function runCanary(ctx: Ctx, rng: Rng = cryptoRng): Promise<ProbeOu
   }
 
   const answers: AnswerCheck[] = [];
-  let wrong: { a: AnswerCheck; status: number } | undefined;
-  let unfinished: Asked | undefined;
+  let wrong: { a: AnswerCheck; v: Exclude<Verdict, { ok: true }>; status: number } | undefined;
+  let unfinished: { v: Exclude<Verdict, { ok: true }>; status: number } | undefined;
   for (const { q, s } of asked) {
     const others = asked.filter((x) => x.q !== q).map((x) => x.q.expected);
-    const check = checkAnswer(q, s.answer, others);
+    const v = judgeReply(q, s, ctx.probe.maxTokens, others);
     const a: AnswerCheck = {
       question: q.prompt,
       expected: q.expected,
-      actual: redactor.clip(s.answer, 200),
-      ok: check.ok,
+      actual: v.ok ? redactor.clip(s.answer.trim(), 200) : v.actual,
+      ok: v.ok,
       ...(s.engineTokens !== undefined ? { tokens: s.engineTokens } : {}),
     };
-    if (!check.ok && check.mixup !== undefined) a.mixup = check.mixup;
+    if (!v.ok && v.mixup !== undefined) a.mixup = v.mixup;
     answers.push(a);
-    if (check.ok) continue;
+    if (v.ok) continue;
     // No answer within max_tokens is a setting problem (a thinking model needs more), not a wrong answer.
-    if (check.reason === 'unfinished_thinking' || (s.answer.trim() === '' && s.finishReason === 'length')) {
-      unfinished ??= { q, s };
-    } else if (wrong === undefined || (a.mixup !== undefined && wrong.a.mixup === undefined)) {
+    if (v.result === 'bad_response') unfinished ??= { v, status: s.status };
+    else if (wrong === undefined || (a.mixup !== undefined && wrong.a.mixup === undefined)) {
       // A mix-up names its cause; it is the one worth quoting.
-      wrong = { a, status: s.status };
+      wrong = { a, v, status: s.status };
     }
   }
   const detail = { answers };
-  if (wrong) {
-    const { a } = wrong;
-    const why =
-      a.mixup !== undefined
-        ? `: the answer of the other request running at the same time (cross-request mix-up)`
-        : '';
-    throw new ProbeFailure(
-      'wrong_output',
-      `wrong answer to ${JSON.stringify(a.question)}: expected ${JSON.stringify(a.expected)}, got ${JSON.stringify(a.actual)}${why}`,
-      wrong.status,
-      detail,
-    );
-  }
-  if (unfinished) {
-    throw new ProbeFailure(
-      'bad_response',
-      `no answer to ${JSON.stringify(unfinished.q.prompt)} within max_tokens ${ctx.probe.maxTokens} (finish_reason ${unfinished.s.finishReason}${unfinished.s.content !== unfinished.s.answer ? ', still thinking' : ''}): raise maxTokens or turn thinking off`,
-      unfinished.s.status,
-      detail,
-    );
-  }
+  if (wrong) throw new ProbeFailure('wrong_output', wrong.v.message, wrong.status, detail);
+  if (unfinished) throw new ProbeFailure('bad_response', unfinished.v.message, unfinished.status, detail);
   const tokens = asked.reduce((n, x) => n + x.s.tokens, 0);
   return {
     result: 'ok',

@@ -71,6 +71,7 @@ export async function runChatJson(
     status: res.status,
     content: reasoning + answer,
     answer,
+    reasoning,
     toolCalls,
     finishReason,
     tokens,

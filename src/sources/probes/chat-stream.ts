@@ -25,12 +25,18 @@ export interface ChatStreamSummary {
   content: string;
   /** `delta.content` alone (capped): the answer, without a parser-separated reasoning_content. */
   answer: string;
+  /** `delta.reasoning_content` alone (capped): what a reasoning parser set apart. */
+  reasoning: string;
   toolCalls: Map<number, ToolCallAccum>;
   finishReason: string;
   /** Usage completion_tokens when the server sent a usage chunk, else the counted token chunks. */
   tokens: number;
   /** usage.prompt_tokens + completion_tokens when the server sent usage: what the run cost the engine. */
   engineTokens?: number;
+  /** usage.prompt_tokens when the server sent usage. */
+  promptTokens?: number;
+  /** When the first token came, in ms since the run started (progress.elapsed()); absent for a JSON reply. */
+  firstTokenAt?: number;
   tokensPerSecond?: number;
 }
 
@@ -93,6 +99,7 @@ export async function runChatStream(
   let usageTokens: number | undefined;
   let promptTokens: number | undefined;
   let answer = '';
+  let reasoning = '';
   let finishReason: string | undefined;
   let firstTokenAt: number | undefined;
   let lastTokenAt = 0;
@@ -157,6 +164,8 @@ export async function runChatStream(
         }
       }
       if (typeof delta.content === 'string' && answer.length < CONTENT_CAP) answer += delta.content;
+      if (typeof delta.reasoning_content === 'string' && reasoning.length < CONTENT_CAP)
+        reasoning += delta.reasoning_content;
       if (Array.isArray(delta.tool_calls)) {
         token();
         for (const raw of delta.tool_calls as unknown[]) {
@@ -204,11 +213,14 @@ export async function runChatStream(
     status: res.status,
     content,
     answer,
+    reasoning,
     toolCalls,
     finishReason: finishReason!,
     tokens,
     engineTokens:
       promptTokens !== undefined && usageTokens !== undefined ? promptTokens + usageTokens : undefined,
+    promptTokens,
+    firstTokenAt,
     // After the first token, per the metric's definition; a single chunk has no rate.
     tokensPerSecond: tokens > 1 && span > 0 ? ((tokens - 1) * 1000) / span : undefined,
   };

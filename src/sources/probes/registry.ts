@@ -3,7 +3,9 @@ import type { ProbeConfig, ProbeOf } from '../../config/schema.js';
 import type { ConnKind, ProbeKind } from '../../core/signals.js';
 import { canaryProbe } from './canary.js';
 import { chatProbe } from './chat.js';
+import { conversationProbe } from './conversation.js';
 import { healthProbe } from './health.js';
+import { longinputProbe } from './longinput.js';
 import { serverinfoProbe } from './serverinfo.js';
 import { structuredProbe } from './structured.js';
 import { toolcallProbe } from './toolcall.js';
@@ -20,6 +22,10 @@ export const PROBES: { [K in ProbeKind]: { run: ProbeFn<ProbeOf<K>>; defaultConn
   // Answer checks judge the engine's output, not the connection path: one connection kind is enough.
   canary: { run: canaryProbe, defaultConn: ['fresh'] },
   structured: { run: structuredProbe, defaultConn: ['fresh'] },
+  // A long prompt tests the engine's prefill, not the path: one connection kind is enough.
+  longinput: { run: longinputProbe, defaultConn: ['fresh'] },
+  // Rounds over one reused connection are the point (a fresh one per run opens it, the rounds reuse it).
+  conversation: { run: conversationProbe, defaultConn: ['keepalive'] },
 };
 
 /** Runs a probe of any kind with its own kind's function (TypeScript cannot correlate `PROBES[kind]` with `probe`). */

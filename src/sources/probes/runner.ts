@@ -164,7 +164,7 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
       phase = timedOut;
       outcome = {
         result: 'bad_response',
-        error: `no ${phaseWhat(timedOut)} within ${opts.probe.timeout} ms`,
+        error: `no ${phaseWhat(timedOut)} within ${opts.probe.timeout} ms${progress.step !== undefined ? ` (${progress.step})` : ''}`,
       };
     } else if (err instanceof ProbeFailure) {
       result = err.result;
@@ -237,6 +237,7 @@ function cleanDetail(d: ProbeDetail): ProbeDetail {
       ...(a.mixup !== undefined ? { mixup: cleanError(a.mixup) } : {}),
     }));
   }
+  if (d.rounds) out.rounds = d.rounds.map((r) => ({ ...r }));
   if (d.cells) {
     out.cells = d.cells.map((c) =>
       c.error === undefined ? { ...c } : { ...c, error: cleanError(c.error).slice(0, 300) },
@@ -280,6 +281,10 @@ export function recordResult(m: ProbeMetrics, r: ProbeResultSignal, now: number)
   if (r.result !== 'ok')
     m.probeFailureDuration.observe({ labels, value: r.durationMs / 1000, exemplarLabels });
   if (r.ttftMs !== undefined) m.probeTtft.observe({ labels, value: r.ttftMs / 1000, exemplarLabels });
+  // A conversation's rounds: the last run's time to first token of each, so growth with context is a graph.
+  for (const round of r.detail?.rounds ?? [])
+    if (round.ttftMs !== undefined)
+      m.probeRoundTtft.set({ ...labels, round: String(round.round) }, round.ttftMs / 1000);
   if (r.result === 'ok' && r.tokensPerSecond !== undefined)
     m.probeTokensPerSecond.set(labels, r.tokensPerSecond);
   m.probeLastRun.set(labels, now / 1000);

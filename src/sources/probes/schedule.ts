@@ -128,6 +128,7 @@ export class ProbeScheduler {
     this.lastTickAt = this.now();
     this.lastTickMono = this.monoNow();
     this.opts.metrics.schedulerTick.set({ target: this.opts.target.name }, this.lastTickAt / 1000);
+    this.opts.metrics.schedulerRounds.inc({ target: this.opts.target.name });
   }
 
   start(): void {

@@ -2,4 +2,13 @@
 // against them, the probe runs them. They belong to the probe (a source), not to the config.
 
 /** The tool-call matrix: a tool_choice case, streamed, or with `/nonstream` the same request with stream: false. */
-export const TOOL_CASES = ['auto', 'required', 'named', 'none', 'parallel', 'second_turn'] as const;
+export const TOOL_CASES = [
+  'auto',
+  'required',
+  'named',
+  'none',
+  'parallel',
+  'second_turn',
+  // One call whose arguments are ≈ 2 KB of JSON, streamed in many fragments: where reassembly bugs live.
+  'large_args',
+] as const;

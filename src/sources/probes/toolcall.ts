@@ -7,7 +7,8 @@ import { runChatJson } from './chat-json.js';
 import { runChatStream, type ChatStreamSummary } from './chat-stream.js';
 import { validate, type JsonSchema } from './json-schema.js';
 import { TOOL_CASES } from './tool-cases.js';
-import { findMarkup } from './leak-markup.js';
+import { findMarkup, type MarkupHit } from './leak-markup.js';
+import { fillerText } from './prompt-text.js';
 import type { ProbeOf } from '../../config/schema.js';
 import type { MatrixCell } from '../../core/signals.js';
 import { ProbeFailure, type ProbeContext, type ProbeFn } from './types.js';
@@ -31,9 +32,29 @@ const tool = (name: string, description: string, parameters: JsonSchema) => ({
   type: 'function',
   function: { name, description, parameters },
 });
+const NOTE_PARAMS: JsonSchema = {
+  type: 'object',
+  properties: { text: { type: 'string', description: 'The note, verbatim', minLength: 1 } },
+  required: ['text'],
+};
 const TIME_TOOL = tool(TOOL_NAME, 'Returns the current time in a timezone.', TIME_PARAMS);
 const WEATHER_TOOL = tool('get_weather', 'Returns the current weather in a city.', WEATHER_PARAMS);
-const SCHEMAS: Record<string, JsonSchema> = { [TOOL_NAME]: TIME_PARAMS, get_weather: WEATHER_PARAMS };
+export const NOTE_TOOL_NAME = 'save_note';
+const NOTE_TOOL = tool(NOTE_TOOL_NAME, 'Saves a note verbatim.', NOTE_PARAMS);
+const SCHEMAS: Record<string, JsonSchema> = {
+  [TOOL_NAME]: TIME_PARAMS,
+  get_weather: WEATHER_PARAMS,
+  [NOTE_TOOL_NAME]: NOTE_PARAMS,
+};
+
+/**
+ * The large-arguments cell's note: ≈ 2 KB of the built-in text (≈ 570 tokens), so its call streams in many
+ * argument fragments. The cell asks for it verbatim and the reassembled arguments must carry it back.
+ */
+export const LARGE_NOTE = fillerText(570, 7);
+/** Output room for the note's ≈ 570 tokens and the JSON around them. */
+export const LARGE_ARGS_MAX_TOKENS = 768;
+export const LARGE_ARGS_PROMPT_HEAD = 'Call save_note with text set to exactly this, unchanged:';
 
 export type ToolCase = (typeof TOOL_CASES)[number];
 
@@ -52,10 +73,18 @@ function request(c: ToolCase): Record<string, unknown> {
         tool_choice: { type: 'function', function: { name: TOOL_NAME } },
       };
     case 'none':
+      // The prompt asks for the tool, so a server that ignores tool_choice "none" (or a parser that leaks there)
+      // shows it; a server that honours it answers in words.
       return {
-        messages: [{ role: 'user', content: 'Say OK.' }],
+        messages: [{ role: 'user', content: ASK_TIME }],
         tools: [TIME_TOOL],
         tool_choice: 'none',
+      };
+    case 'large_args':
+      return {
+        messages: [{ role: 'user', content: `${LARGE_ARGS_PROMPT_HEAD}\n${LARGE_NOTE}` }],
+        tools: [NOTE_TOOL],
+        tool_choice: { type: 'function', function: { name: NOTE_TOOL_NAME } },
       };
     case 'parallel':
       return {
@@ -92,19 +121,45 @@ function request(c: ToolCase): Record<string, unknown> {
   }
 }
 
+/** Where a leak was found, for the message. */
+function leakIn(s: ChatStreamSummary): { where: string; hit: MarkupHit } | undefined {
+  const places: [string, string][] = [
+    ['content', s.answer],
+    ['reasoning_content', s.reasoning],
+    // A parser that never split reasoning from content leaves the two interleaved in `content`.
+    ['content', s.content],
+  ];
+  for (const [i, tc] of [...s.toolCalls.values()].entries()) {
+    places.push(
+      [`tool_calls[${i}].function.name`, tc.name],
+      [`tool_calls[${i}].function.arguments`, tc.arguments],
+    );
+  }
+  for (const [where, text] of places) {
+    const hit = findMarkup(text);
+    if (hit) return { where, hit };
+  }
+  return undefined;
+}
+
 /** What a cell found wrong with an answer; undefined when it passes. */
 export function judgeCell(c: ToolCase, s: ChatStreamSummary): Omit<MatrixCell, 'cell'> | undefined {
-  const leak = findMarkup(s.content);
+  const leak = leakIn(s);
   if (leak !== undefined) {
     return {
       result: 'toolcall_leak',
-      error: `${leak.family} tool-call markup ${JSON.stringify(leak.text)} in content (${s.toolCalls.size} structured tool_calls)`,
+      error: `${leak.hit.family} tool-call markup ${JSON.stringify(leak.hit.text)}${leak.hit.shape === 'call' ? '' : ` (${leak.hit.shape === 'orphan' ? 'a closing tag with no opening one' : 'an opening tag never closed'})`} in ${leak.where} (${s.toolCalls.size} structured tool_calls)`,
     };
   }
   const bad = (error: string) => ({ result: 'bad_response' as const, error });
   const calls = [...s.toolCalls.values()];
   if (c === 'none') {
-    if (calls.length > 0) return bad(`tool_choice "none" answered with ${calls.length} tool call(s)`);
+    // The parser layer ignored the request's contract: counted with the leaks (the same runbook: the parser).
+    if (calls.length > 0)
+      return {
+        result: 'toolcall_leak',
+        error: `tool_choice "none" answered with ${calls.length} tool call(s) (${calls.map((tc) => tc.name).join(', ')})`,
+      };
     if (s.answer.trim() === '') return bad(`tool_choice "none" answered with no content`);
     return undefined;
   }
@@ -126,12 +181,28 @@ export function judgeCell(c: ToolCase, s: ChatStreamSummary): Omit<MatrixCell, '
     try {
       args = JSON.parse(tc.arguments);
     } catch {
-      return bad(
-        `tool_calls[${i}] (${tc.name}) arguments are not valid JSON: ${JSON.stringify(redactor.clip(tc.arguments, 80))}`,
-      );
+      // Large streamed arguments that do not parse were broken on reassembly: the output is wrong, not absent.
+      return {
+        result: c === 'large_args' ? ('wrong_output' as const) : ('bad_response' as const),
+        error: `tool_calls[${i}] (${tc.name}) arguments (${tc.arguments.length} bytes) are not valid JSON: ${JSON.stringify(redactor.clip(tc.arguments, 80))}`,
+      };
     }
     const problem = validate(args, schema);
     if (problem) return bad(`tool_calls[${i}] (${tc.name}) arguments break the schema: ${problem}`);
+  }
+  if (c === 'large_args') {
+    // Parsed and schema-valid above; the note must come back whole. A fragment lost, doubled or reordered on the
+    // way (a streaming parser's diff bug) reassembles to valid-looking JSON that says something else.
+    const text = (JSON.parse(calls[0]!.arguments) as { text?: unknown }).text;
+    const got = typeof text === 'string' ? text.trim().replace(/\s+/g, ' ') : '';
+    const want = LARGE_NOTE.replace(/\s+/g, ' ');
+    if (calls[0]!.name !== NOTE_TOOL_NAME || got !== want) {
+      const at = [...want].findIndex((ch, i) => got[i] !== ch);
+      return {
+        result: 'wrong_output',
+        error: `${calls[0]!.name} arguments (${calls[0]!.arguments.length} bytes) reassemble to a different note: differs at character ${at < 0 ? want.length : at}, got ${JSON.stringify(redactor.clip(got.slice(Math.max(0, at - 20), at + 40), 80))}`,
+      };
+    }
   }
   if (c === 'named' && calls.some((tc) => tc.name !== TOOL_NAME))
     return bad(`named tool_choice ${TOOL_NAME}, got ${calls.map((tc) => tc.name).join(', ')}`);
@@ -152,8 +223,9 @@ export async function runToolMatrix(
   for (const cell of cells) {
     const [c, mode] = cell.split('/') as [ToolCase, string | undefined];
     if (!TOOL_CASES.includes(c)) throw new Error(`unknown tool-call matrix cell ${JSON.stringify(cell)}`);
-    // A parallel pair needs room for two calls' arguments.
-    const body = { ...request(c), max_tokens: Math.max(ctx.probe.maxTokens, c === 'parallel' ? 128 : 64) };
+    // A parallel pair needs room for two calls' arguments, the large note for its ≈ 450 tokens.
+    const room = c === 'large_args' ? LARGE_ARGS_MAX_TOKENS : c === 'parallel' ? 128 : 64;
+    const body = { ...request(c), max_tokens: Math.max(ctx.probe.maxTokens, room) };
     try {
       const s = mode === 'nonstream' ? await runChatJson(ctx, body) : await runChatStream(ctx, body);
       last = s;
@@ -172,8 +244,12 @@ export const toolcallProbe: ProbeFn<ProbeOf<'toolcall'>> = async (ctx) => {
   const failed = run.cells.filter((c) => c.result !== 'ok');
   const detail = { cells: run.cells };
   if (failed.length > 0) {
-    // A leak is a parser problem on a finished completion: any other failure says more about the run.
-    const result = failed.find((c) => c.result !== 'toolcall_leak')?.result ?? 'toolcall_leak';
+    // Wrong output outranks the rest (the deployment answers wrong); a leak is a parser problem on a finished
+    // completion, so any other failure says more about the run.
+    const result =
+      failed.find((c) => c.result === 'wrong_output')?.result ??
+      failed.find((c) => c.result !== 'toolcall_leak')?.result ??
+      'toolcall_leak';
     const message = failed.map((c) => `${c.cell}: ${c.result}${c.error ? ` (${c.error})` : ''}`).join('; ');
     throw new ProbeFailure(result, `tool-call matrix: ${message}`, run.last?.status, detail);
   }

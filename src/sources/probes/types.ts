@@ -12,6 +12,8 @@ export class Progress {
   /** HTTP status once headers arrived (kept on a later timeout). */
   status?: number;
   ttftMs?: number;
+  /** Where a run of several requests is (the conversation's "round 3 of 4"): a timeout names it. */
+  step?: string;
   /** Request ids this run has sent (request.ts), newest last. */
   readonly requestIds: string[] = [];
   private readonly entries: string[] = [];

@@ -1,5 +1,7 @@
-// SGLang NIXL KV-transfer signatures (disaggregation/nixl/conn.py and the shared disaggregation/common/conn.py),
-// read from SGLang main (2026-08) with the wordings removed in 2026-05 kept for older builds.
+// NIXL: SGLang's NIXL KV-transfer backend (disaggregation/nixl/conn.py, SGLang main 2026-08 with the wordings removed
+// in 2026-05 kept for older builds) and the NIXL agent's own C++ error lines (ai-dynamo/nixl src/core, which every
+// engine's NIXL connector runs: SGLang, vLLM, Dynamo). The rules of SGLang's common disaggregation code, which the
+// NIXL backend runs too, are the `sglang_disagg` pack (./sglang-disagg.ts), which `nixl` brings along.
 import type { RulePack } from './types.js';
 
 export const nixlPack: RulePack = {
@@ -62,26 +64,48 @@ export const nixlPack: RulePack = {
       perRequest: 'room',
       match: String.raw`NIXL transport error for room (?<room>\d+)`,
     },
-    // common/conn.py CommonKVReceiver heartbeat checker _handle_node_failure (2026-05 → 2026-08):
-    // `Lost connection with prefill instance (bootstrap_addr: {addr}), {n} requests affected`, printed once the
-    // heartbeat missed SGLANG_DISAGGREGATION_HEARTBEAT_MAX_FAILURE times; nixl/conn.py (≤ 2026-05) ended in
-    // `transfers affected`. Every request bound to that prefill fails: critical.
+    // NIXL agent (ai-dynamo/nixl at 8770b655a6b17b5cdf7d2b56b6e0be5392496df5, src/core/nixl_agent.cpp; the error
+    // lines date from PR #738, 2025-08). NIXL logs through absl (src/utils/common/nixl_log.h: NIXL_ERROR is
+    // LOG(ERROR), NIXL_ERROR_FUNC prefixes `__FUNCTION__: `), so a line reads `E0821 20:48:50.123456 4242
+    // nixl_agent.cpp:1190] postXferReq: remote agent '…' was disconnected after transfer request creation`.
+    // nixl_agent.cpp:1190 postXferReq (NIXL_ERR_REMOTE_DISCONNECT), :1113 postXferReq and :1225 getXferStatus (the
+    // remote's metadata was invalidated): the peer agent is gone and NIXL drops its metadata; every transfer to it
+    // fails until it reconnects. One incident per burst (each in-flight handle prints it).
     {
-      name: 'nixl_lost_prefill_connection',
+      name: 'nixl_agent_remote_gone',
       severity: 'critical',
       class: 'connection_lost',
-      upstream:
-        'disaggregation/common/conn.py _handle_node_failure (2026-05 → 2026-08), nixl/conn.py (≤ 2026-05)',
-      match: String.raw`Lost connection with prefill instance \(bootstrap_addr: (?<addr>[^)\s]*)\)(?:, (?<affected>\d+) (?:requests|transfers) affected)?`,
+      upstream: 'nixl src/core/nixl_agent.cpp postXferReq/getXferStatus (NIXL 0.6 → main 2026-08)',
+      incident: 'nixl_agent_peer_lost',
+      match: String.raw`remote agent '(?<agent>[^'\n]{1,256})' was (?<how>disconnected|invalidated) (?:after transfer request creation|during transfer)`,
     },
-    // common/conn.py try_ensure_parallel_info / _get_prefill_parallel_info_from_server (2025-09 → 2026-08):
-    // `Error fetching prefill server info from bootstrap: {e}` (newer builds add `after {n} attempts`).
+    // nixl_agent.cpp:1195 postXferReq and :1238 getXferStatus: the backend (UCX, LIBFABRIC, …) failed one transfer
+    // with a negative nixl_status_t; the caller (SGLang's transfer worker, vLLM's connector) fails or retries it.
     {
-      name: 'nixl_prefill_info_fetch_failed',
+      name: 'nixl_agent_transfer_error',
       severity: 'warning',
-      class: 'connection_lost',
-      upstream: 'disaggregation/common/conn.py try_ensure_parallel_info (2025-09 → 2026-08)',
-      match: String.raw`Error fetching prefill server info(?:.*? after (?<attempts>\d+) attempts)?`,
+      class: 'transfer_failure',
+      upstream: 'nixl src/core/nixl_agent.cpp postXferReq/getXferStatus (NIXL 0.6 → main 2026-08)',
+      match: String.raw`backend '(?<backend>[^'\n]{1,64})' (?:failed to post the transfer request with|returned error) status (?<status>-?\d+)`,
+    },
+    // nixl_agent.cpp:575 makeConnection, :926 createXferReq, :635 prepXferDlist: `metadata for remote agent '…' not
+    // found`. The engine-level handshake (metadata exchange) with that agent never completed or was invalidated,
+    // so no transfer to it can even be created; no request id is printed.
+    {
+      name: 'nixl_agent_remote_metadata_missing',
+      severity: 'warning',
+      class: 'transfer_failure',
+      upstream: 'nixl src/core/nixl_agent.cpp makeConnection/createXferReq (NIXL 0.6 → main 2026-08)',
+      match: String.raw`[Mm]etadata for remote agent '(?<agent>[^'\n]{1,256})' not found`,
+    },
+    // nixl_agent.cpp:1675 nixlAgentData::loadRemoteMD (under nixlAgent::loadRemoteMD): `error loading remote metadata for agent '…' with status N`, and
+    // :1618/:1649/:1669 `failed to deserialize remote metadata`: the handshake's metadata did not load.
+    {
+      name: 'nixl_agent_load_metadata_failed',
+      severity: 'warning',
+      class: 'transfer_failure',
+      upstream: 'nixl src/core/nixl_agent.cpp loadRemoteMD (NIXL 0.6 → main 2026-08)',
+      match: String.raw`error loading remote metadata for agent '(?<agent>[^'\n]{1,256})' with status (?<status>-?\d+)|failed to deserialize remote metadata`,
     },
     // nixl/conn.py send_metadata (≤ 2025-09), before the common receiver took over.
     {

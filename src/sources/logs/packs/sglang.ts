@@ -4,6 +4,7 @@
 // Each rule names its upstream file and the versions its wording applies to (`upstream`). A dying scheduler
 // prints a chain (exception or watchdog → `Subprocess … crashed` → `SIGQUIT received`): one incident, so those
 // rules share the `sglang_process_death` key and the first line of the chain is the event.
+import { EXCEPTION_LINE } from './patterns.js';
 import type { PackRule, RulePack, RuleClass } from './types.js';
 
 const KV_ABORT = String.raw`Aborted by AbortReq\.`;
@@ -144,7 +145,11 @@ export const sglangPack: RulePack = {
       class: 'engine_death',
       upstream: 'managers/scheduler.py run_scheduler_process (2024 → 2026-08)',
       incident: 'sglang_process_death',
+      logger: 'sglang',
       match: String.raw`Scheduler hit an exception:`,
+      // The traceback follows unprefixed (one logger record); its last exception line is the root cause.
+      follows: { match: EXCEPTION_LINE, within: 200 },
+      emitUnclosed: true,
     },
     // managers/detokenizer_manager.py run_detokenizer_process, managers/tokenizer_manager.py
     // (handle_loop / print_exception_wrapper), managers/data_parallel_controller.py
@@ -156,7 +161,10 @@ export const sglangPack: RulePack = {
       upstream:
         'managers/{detokenizer_manager,tokenizer_manager,data_parallel_controller}.py (2024 → 2026-08)',
       incident: 'sglang_process_death',
+      logger: 'sglang',
       match: String.raw`(?<component>DetokenizerManager|TokenizerManager|DataParallelController|MultiTokenizerRouter|FaultToleranceManager) hit an exception:`,
+      follows: { match: EXCEPTION_LINE, within: 200 },
+      emitUnclosed: true,
     },
     // entrypoints/http_server.py health_generate (2025-03 → 2026-08): /health answers 503.
     {
@@ -195,14 +203,111 @@ export const sglangPack: RulePack = {
       upstream: 'function_call/base_format_detector.py, serving_chat.py (2025-03 → 2026-08)',
       match: String.raw`Error in detect_and_parse: |Error in parse_streaming_increment: |Tool call parsing error: `,
     },
-    // PyTorch ProcessGroupNCCL.cpp (torch 2.1 → 2.9): `[Rank N] Watchdog caught …`; newer torch:
-    // `[PG ID 0 PG GUID 0(default_pg) Rank N] …`. Any engine; kept in this pack for history.
+    // entrypoints/engine.py, the launcher's wait for each scheduler's ready message (2024 → main 2026; index copies
+    // of engine.py and its successor's `wait`): `Rank {i} scheduler is dead. Please check if there are relevant
+    // logs.`, then `Exit code: {code}` and the EOFError. A scheduler died during initialisation (on this node or,
+    // with --nnodes, the rank this node launched): the server never comes up.
     {
-      name: 'sglang_nccl_watchdog_timeout',
+      name: 'sglang_scheduler_dead_at_init',
       severity: 'critical',
-      class: 'collective_timeout',
-      upstream: 'torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (torch 2.1 → 2.9)',
-      match: String.raw`Rank (?<rank>\d+)\] Watchdog caught collective operation timeout`,
+      class: 'engine_death',
+      upstream: 'entrypoints/engine.py scheduler ready wait (2024 → 2026-08, index copies of both ages)',
+      incident: 'sglang_process_death',
+      match: String.raw`Rank (?<rank>\d+) scheduler is dead\. Please check if there are relevant logs\.`,
+    },
+    // entrypoints/engine.py, same wait: `raise RuntimeError("Initialization failed. Please see the error messages
+    // above.")` when a scheduler reported a status other than ready (2024 → 2026-08).
+    {
+      name: 'sglang_init_failed',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream: 'entrypoints/engine.py scheduler ready wait (2024 → 2026-08, index copies of both ages)',
+      incident: 'sglang_process_death',
+      match: String.raw`Initialization failed\. Please see the error messages above\.`,
+    },
+    // entrypoints/http_server.py _execute_server_warmup (2024 → 2026-08, index copies of both ages): `Initialization
+    // failed. warmup error: {last_traceback}`, then kill_process_tree: the server kills itself at start-up.
+    {
+      name: 'sglang_warmup_failed',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream: 'entrypoints/http_server.py _execute_server_warmup (2024 → 2026-08)',
+      incident: 'sglang_process_death',
+      match: String.raw`Initialization failed\. warmup error: `,
+    },
+    // entrypoints/http_server.py _execute_server_warmup, PD mode: the warm-up request through the prefill/decode
+    // pair failed. `Disaggregation warmup failed (mode=%s), status code: %s` (PR #25542, 2026-05 → 2026-08) and
+    // before it `Prefill disaggregation mode warm Up Failed, status code: {}` (2025 → 2026-05); both at INFO, and
+    // the server marks itself UnHealthy (/health 503) while printing `The server is fired up and ready to roll!`.
+    {
+      name: 'sglang_pd_warmup_failed',
+      severity: 'critical',
+      class: 'health_check_failed',
+      upstream:
+        'entrypoints/http_server.py _execute_server_warmup PD branch (2025 → 2026-08; PR #25542 wording)',
+      match: String.raw`(?:Disaggregation warmup failed \(mode=(?<mode>\w{1,32})\)|Prefill disaggregation mode warm Up Failed), status codes?: (?<status>\d+)`,
+    },
+    // utils/watchdog.py WatchdogRaw._watchdog_thread and SubprocessWatchdog._monitor_loop (index copy of main
+    // 2026-08; older builds had no catch): `{debug_name} watchdog thread crashed: {e}` / `SubprocessWatchdog thread
+    // crashed: {e}` with the traceback. The watchdog is gone: a later hang or child crash is never acted on.
+    {
+      name: 'sglang_watchdog_thread_crashed',
+      severity: 'critical',
+      class: 'thread_death',
+      upstream:
+        'utils/watchdog.py WatchdogRaw._watchdog_thread, SubprocessWatchdog._monitor_loop (2026 → 2026-08)',
+      match: String.raw`\b(?<component>\w{1,64}?)(?: watchdog|Watchdog) thread crashed: `,
+    },
+    // utils/watchdog.py WatchdogRaw._watchdog_once: before a watchdog kill, `{debug_name} debug info:\n{info}`
+    // (the scheduler's dump_info, managers/scheduler_runtime_checker_mixin.py create_scheduler_watchdog at
+    // 008e7b87b07c4ef50f6506ffd1ae956fb9e16021: the current batch and each KV pool's `[full] total=…, available=…`),
+    // then `{debug_name} watchdog timeout (…, self.soft=False)`. One event, naming the component and timeout, that
+    // the timeout line's own rule is part of (same incident); with soft=True the record never closes.
+    {
+      name: 'sglang_watchdog_pool_dump',
+      severity: 'critical',
+      class: 'watchdog_timeout',
+      upstream:
+        'utils/watchdog.py _watchdog_once dump_info, scheduler_runtime_checker_mixin.py (2025-12 → 2026-08)',
+      incident: 'sglang_process_death',
+      match: String.raw`\b(?<component>\w{1,64}) debug info:\s*$`,
+      follows: {
+        match: String.raw`\b(?<closing>\w{1,64}) watchdog timeout \((?:self\.)?watchdog_timeout=(?<timeout>[\d.]+), (?:self\.)?soft=False\)`,
+        within: 200,
+      },
+    },
+    // managers/scheduler_runtime_checker_mixin.py at 008e7b87b07c4ef50f6506ffd1ae956fb9e16021, the idle memory
+    // invariant (on_idle → _report_leak / _check_req_pool): `pool memory leak detected! [full] total=…` and
+    // `req_to_token_pool memory leak detected!available_size=…`. raise_error_or_warn raises (the scheduler dies,
+    // its own chain) under SGLANG_ENABLE_STRICT_MEM_CHECK_DURING_IDLE, else warns: pool slots are lost for good.
+    {
+      name: 'sglang_pool_leak',
+      severity: 'warning',
+      class: 'memory_invariant',
+      upstream: 'managers/scheduler_runtime_checker_mixin.py on_idle leak check (read at 008e7b87)',
+      match: String.raw`\b(?<pool>\w{1,64}) memory leak detected!`,
+    },
+    // The same file's busy check (self_check_during_busy, SGLANG_ENABLE_STRICT_MEM_CHECK_DURING_BUSY): `assert not
+    // full_leak, f"Full Pool Mem Leak Detected! {full_msg}"` (and `SWA Pool …`). The AssertionError ends the
+    // scheduler's traceback, so the scheduler dies: critical, part of its death chain.
+    {
+      name: 'sglang_pool_leak_busy',
+      severity: 'critical',
+      class: 'memory_invariant',
+      upstream: 'managers/scheduler_runtime_checker_mixin.py self_check_during_busy (read at 008e7b87)',
+      incident: 'sglang_process_death',
+      match: String.raw`(?<pool>Full|SWA) Pool Mem Leak Detected! `,
+    },
+    // entrypoints/http_server.py _wait_and_warmup / _execute_server_warmup (2024 → 2026-08): `The server is fired up
+    // and ready to roll!` once warm-up passed. A (re)started server: the deaths before it are over.
+    {
+      name: 'sglang_server_ready',
+      severity: 'info',
+      class: 'startup_info',
+      upstream: 'entrypoints/http_server.py _wait_and_warmup (2024 → 2026-08)',
+      logger: 'sglang',
+      startup: true,
+      match: String.raw`The server is fired up and ready to roll!`,
     },
     // model_executor/pool_configurator.py DSV4PoolConfigurator (2026-04 → 2026-08): startup marker for
     // DeepSeek-V4 KV pool sizing; `DSv4` in older builds, `DSV4` in newer.

@@ -1,4 +1,6 @@
 import type { LogPack, RuleConfig } from '../../../config/schema.js';
+import type { Severity } from '../../../core/signals.js';
+import type { LoggerName } from '../loggers.js';
 import { LOG_EVENT_CLASSES, type LogEventClass, type RuleClass } from '../../../core/vocabulary.js';
 
 /** Periodic engine lines a pack turns into engine gauges (see ../engine-lines.ts). */
@@ -38,6 +40,21 @@ export interface PackRule extends RuleConfig {
    * means, so the core keys on the class alone (a generic thread death whose thread is the bootstrap thread).
    */
   classWhen?: readonly { class: RuleClass; in: readonly string[]; match: string }[];
+  /**
+   * The engine logger that prints the message (loggers.ts): the match must follow that logger's record prefix
+   * (or be the message of a structured record), so the same words on a continuation line (user text the engine
+   * printed raw) match nothing. Rules for stderr output (threading.excepthook, torch C++) name none.
+   */
+  logger?: LoggerName;
+  /**
+   * Which open incident of its key a line joins: any of the service's (`service`, the default: a dying
+   * engine's chain crosses its processes) or only one its own process or rank prefix opened (`process`).
+   */
+  incidentScope?: 'service' | 'process';
+  /** Severity of the loop event (one request's line repeated past the loop limit); default the rule's. */
+  loopSeverity?: Severity;
+  /** The engine (re)started: every open incident of the service ends, the next death is a new one. */
+  startup?: true;
 }
 
 export interface RulePack {
