@@ -15,6 +15,15 @@ export function describeSim(sim: Sim | VllmSim): string {
   return [...rows, `  ${'logs'.padEnd(8)} ${sim.logDir}`].join('\n');
 }
 
+export function parseJitter(sd: string, seed: string | undefined): { sd: number; seed?: number } {
+  const n = Number(sd);
+  if (sd.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new Error(`--jitter: expected a number from 0 to 1 (e.g. 0.05), got ${JSON.stringify(sd)}`);
+  if (seed !== undefined && !/^\d+$/.test(seed))
+    throw new Error(`--jitter-seed: expected a non-negative integer, got ${JSON.stringify(seed)}`);
+  return { sd: n, ...(seed !== undefined ? { seed: Number(seed) } : {}) };
+}
+
 export function simCommand(): Command {
   return new Command('sim')
     .description(
@@ -47,6 +56,12 @@ export function simCommand(): Command {
         .choices(['current', 'legacy'])
         .default('current'),
     )
+    .option(
+      '--jitter <sd>',
+      'per-step timing noise: sd of the log step time, per step and drifting over ~1 s (0.05 ≈ 5 % run-to-run spread; SGLang simulator)',
+      '0',
+    )
+    .option('--jitter-seed <n>', 'seed for --jitter, to replay a run (default: from the clock)')
     .option('--waiting-timeout <duration>', 'SGLANG_DISAGGREGATION_WAITING_TIMEOUT analogue', '300s')
     .option('--bootstrap-timeout <duration>', 'SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT analogue', '300s')
     .addHelpText(
@@ -59,7 +74,9 @@ export function simCommand(): Command {
       let ports: Record<string, number> | undefined;
       let waitingTimeoutMs: number;
       let bootstrapTimeoutMs: number;
+      let jitter: { sd: number; seed?: number };
       try {
+        jitter = parseJitter(opts.jitter as string, opts.jitterSeed as string | undefined);
         faults = (opts.fault as string[]).map(parseFaultArg);
         if (opts.portBase !== undefined) {
           const b = parsePortBase(opts.portBase as string);
@@ -94,6 +111,7 @@ export function simCommand(): Command {
               waitingTimeoutMs,
               bootstrapTimeoutMs,
               sglangFormat: opts.sglangFormat as 'current' | 'legacy',
+              jitter,
             });
       } catch (err) {
         // Bad fault params, a port in use: one line, no stack trace.

@@ -8,7 +8,36 @@ import { formatReport } from '../verify/report.js';
 import { runVerify } from '../verify/runner.js';
 import { makeTarget, parseHeader, TargetUnreachable } from '../verify/target.js';
 import { UsageError } from '../verify/types.js';
+import { compareBaseline, baselineSummary, loadBaseline, toSaved } from '../verify/baseline.js';
+import { formatComparison } from '../verify/compare.js';
+import { writeHtmlReport } from '../verify/html-report.js';
+import type { Slo } from '../verify/types.js';
 import { EXIT } from './common.js';
+
+/** verify's exit codes: the shared ones plus INCONCLUSIVE (3): the steps passed, the noise hid the answer. */
+export const EXIT_VERIFY = { ...EXIT, inconclusive: 3 } as const;
+
+/** `ttft=2s,tpot=50ms,e2el=20s`: the bounds a request must meet to count in goodput. */
+export function parseSlo(text: string): Slo {
+  const slo: Slo = {};
+  const keys = { ttft: 'ttftS', tpot: 'tpotS', e2el: 'e2elS' } as const;
+  for (const part of text.split(',')) {
+    const m = /^\s*(ttft|tpot|e2el)\s*=\s*(\S+)\s*$/.exec(part);
+    const ms = m ? parseDuration(m[2]!) : undefined;
+    if (!m || ms === undefined || ms <= 0)
+      throw new UsageError(
+        `--slo: expected e.g. "ttft=2s,tpot=50ms" (keys ttft, tpot, e2el), got ${JSON.stringify(part)}`,
+      );
+    slo[keys[m[1] as keyof typeof keys]] = ms / 1000;
+  }
+  return slo;
+}
+
+function parseRepeat(text: string): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < 1)
+    throw new UsageError(`--repeat: expected an integer ≥ 1, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
@@ -30,10 +59,13 @@ export function verifyCommand(): Command {
     .description(
       'post-fix validation gate: ' +
         STEP_NAMES.join(', ') +
-        '; exit 0 all pass, 1 a step (or the baseline check) failed, 2 bad usage or target unreachable',
+        "; exit 0 all pass, 1 a step failed or a figure regressed, 2 bad usage or target unreachable, 3 inconclusive (a figure's interval straddles the threshold: rerun with more --repeat)",
     )
-    .requiredOption('--url <url>', 'OpenAI-compatible base URL of the deployment (proxy or router)')
-    .requiredOption('--model <name>', 'model name to request')
+    .option(
+      '--url <url>',
+      'OpenAI-compatible base URL of the deployment, the outermost hop (proxy or router); required',
+    )
+    .option('--model <name>', 'model name to request; required')
     .option('--metrics-url <url>', 'engine /metrics URL (sglang:num_running_reqs) for the batching step')
     .option(
       '--log <file>',
@@ -45,6 +77,13 @@ export function verifyCommand(): Command {
     .option('--baseline <file>', 'compare throughput and latency with results saved by --save')
     .option('--save <file>', "write this run's results (JSON) for a later --baseline")
     .option('--regression-threshold <pct>', 'baseline regression that fails the gate ("10%" or 0.1)', '10%')
+    .option('--repeat <n>', 'counted trials per load level, after one warm-up trial', '5')
+    .option(
+      '--slo <bounds>',
+      'goodput SLO: requests meeting every bound, e.g. "ttft=2s,tpot=50ms" (also e2el)',
+    )
+    .option('--report <file.html>', 'write a self-contained HTML report (charts, verdict table)')
+    .option('--gate-tails', 'p99 figures decide the comparison too (default: shown, not gating)')
     .option('--latency-floor <duration>', 'latency changes below this never count as a regression', '50ms')
     .option('--header <header>', "extra request header 'Name: value'; repeatable", collect, [])
     .option('--api-key-file <file>', 'file holding an API key, sent as Authorization: Bearer <key>')
@@ -63,7 +102,61 @@ export function verifyCommand(): Command {
   cmd.action(async (opts: Record<string, unknown>) => {
     process.exitCode = await runCommand(cmd, opts);
   });
+  cmd.addCommand(compareCommand());
   return cmd;
+}
+
+function compareCommand(): Command {
+  return (
+    new Command('compare')
+      .description(
+        'compare two results files saved by `verify --save` offline (same intervals and verdicts as --baseline); exit 0 PASS, 1 REGRESSION, 2 bad usage, 3 INCONCLUSIVE',
+      )
+      .argument('<before.json>', 'results saved before the change')
+      .argument('<after.json>', 'results saved after it')
+      // The options it shares with verify are verify's own (commander gives a parent's options to it wherever
+      // they appear): --regression-threshold, --latency-floor, --gate-tails, --json, --report.
+      .addHelpText(
+        'after',
+        '\nOptions as for verify: --regression-threshold, --latency-floor, --gate-tails, --json, --report FILE.html\n',
+      )
+      .action((beforePath: string, afterPath: string, _local: unknown, self: Command) => {
+        const opts = self.optsWithGlobals<Record<string, unknown>>();
+        try {
+          const before = loadBaseline(beforePath, 'before');
+          const after = loadBaseline(afterPath, 'after');
+          const floor = parseDuration(String(opts.latencyFloor));
+          if (floor === undefined) throw new UsageError(`--latency-floor: expected a duration like "50ms"`);
+          const threshold = parseThreshold(String(opts.regressionThreshold));
+          const c = compareBaseline(before, after.steps, threshold, floor / 1000, opts.gateTails === true);
+          const summary = baselineSummary(c);
+          if (typeof opts.report === 'string')
+            writeHtmlReport(opts.report, { before, after, comparison: { ...c, summary } });
+          process.stdout.write(
+            opts.json
+              ? JSON.stringify({ before: beforePath, after: afterPath, ...c, summary }, null, 2) + '\n'
+              : [
+                  `wedgewatch verify compare ${beforePath} -> ${afterPath} (threshold ${(threshold * 100).toFixed(0)}%)`,
+                  ...c.figures.map((f) => `  ${formatComparison(f)}`),
+                  ...(c.missing.length ? [`  not in both: ${c.missing.join(', ')}`] : []),
+                  '',
+                  summary,
+                  '',
+                ].join('\n'),
+          );
+          process.exitCode =
+            c.verdict === 'PASS'
+              ? EXIT_VERIFY.ok
+              : c.verdict === 'REGRESSION'
+                ? EXIT_VERIFY.failed
+                : EXIT_VERIFY.inconclusive;
+        } catch (err) {
+          if (!(err instanceof UsageError)) throw err;
+          process.stderr.write(`wedgewatch verify compare: usage: ${err.message}\n`);
+          process.exitCode = EXIT_VERIFY.usage;
+        }
+      })
+  );
 }
 
 async function runCommand(cmd: Command, opts: Record<string, unknown>): Promise<number> {
@@ -100,9 +193,13 @@ async function runCommand(cmd: Command, opts: Record<string, unknown>): Promise<
         throw new UsageError(`${flag}: expected a duration like "10s", got ${JSON.stringify(v)}`);
       return ms;
     };
+    if (typeof opts.url !== 'string') throw new UsageError("required option '--url <url>' not specified");
+    if (typeof opts.model !== 'string')
+      throw new UsageError("required option '--model <name>' not specified");
     const metricsUrl = opts.metricsUrl as string | undefined;
     if (metricsUrl !== undefined && !URL.canParse(metricsUrl))
       throw new UsageError(`--metrics-url: not a URL: ${metricsUrl}`);
+    const baseline = typeof opts.baseline === 'string' ? loadBaseline(opts.baseline) : undefined;
     const report = await runVerify({
       target: makeTarget(String(opts.url), String(opts.model), headers),
       metricsUrl,
@@ -120,12 +217,27 @@ async function runCommand(cmd: Command, opts: Record<string, unknown>): Promise<
       regressionThreshold: parseThreshold(String(opts.regressionThreshold)),
       latencyFloorS: dur('--latency-floor', opts.latencyFloor) / 1000,
       preflightTimeoutMs: dur('--preflight-timeout', opts.preflightTimeout),
+      repeat: parseRepeat(String(opts.repeat)),
+      gateTails: opts.gateTails === true,
+      slo: typeof opts.slo === 'string' ? parseSlo(opts.slo) : undefined,
       progress: (line) => process.stderr.write(redactor.redact(line) + '\n'),
     });
     process.stdout.write(
       redactor.redact(opts.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report)),
     );
-    return report.ok ? EXIT.ok : EXIT.failed;
+    if (typeof opts.report === 'string') {
+      writeHtmlReport(opts.report, {
+        after: toSaved(report.url, report.model, report.steps),
+        before: baseline,
+        comparison: report.baseline,
+      });
+      process.stderr.write(`wedgewatch verify: report written to ${opts.report}\n`);
+    }
+    return report.verdict === 'PASS'
+      ? EXIT_VERIFY.ok
+      : report.verdict === 'FAIL'
+        ? EXIT_VERIFY.failed
+        : EXIT_VERIFY.inconclusive;
   } catch (err) {
     if (err instanceof UsageError || err instanceof TargetUnreachable) {
       const what = err instanceof TargetUnreachable ? 'target unreachable' : 'usage';

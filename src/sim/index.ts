@@ -21,12 +21,14 @@ import { Service } from './http.js';
 import { LogFile } from './logfile.js';
 import * as fmt from './logfmt.js';
 import { DEFAULT_MODEL, LEGACY_DIALECT, PdModel, type ModelParams, type SimEvent } from './pd.js';
+import { stepJitter, type JitterOptions } from './jitter.js';
 import { Proxy } from './proxy.js';
 import { routerHandler } from './router.js';
 import { RouterStats } from './router-metrics.js';
 
 export type { FaultName, FaultParams, ServiceName } from './faults/types.js';
 export type { ModelParams, SimEvent } from './pd.js';
+export type { JitterOptions } from './jitter.js';
 export { DEFAULT_MODEL } from './pd.js';
 export type { SglangFormat } from './logfmt.js';
 export { SGLANG_FORMATS } from './logfmt.js';
@@ -52,6 +54,8 @@ export interface SimOptions {
   tpRanks?: number;
   /** SGLANG_DISAGGREGATION_HEARTBEAT_INTERVAL analogue (ms, current dialect; default 5 s as upstream). */
   heartbeatIntervalMs?: number;
+  /** Per-step timing noise (src/sim/jitter.ts); default none. */
+  jitter?: JitterOptions;
 }
 
 export interface SimState {
@@ -152,6 +156,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
   };
   const routerStats = new RouterStats();
   const faults = new FaultSet(ctl);
+  const jitter = stepJitter(opts.jitter ?? { sd: 0 });
 
   const pd = new PdModel(
     { ...DEFAULT_MODEL, ...opts.model },
@@ -161,7 +166,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     },
     { prefill: logs.prefill, decode: logs.decode },
     {
-      stepFactor: () => faults.stepFactor(),
+      stepFactor: () => faults.stepFactor() * jitter(),
       abortFrame: () => faults.abortFrame(),
       emit,
       bootstrapAddr: () => `127.0.0.1:${services.prefill.port}`,

@@ -172,6 +172,8 @@ class DecodeSide {
   readonly waiting: SimRequest[] = [];
   running: SimRequest[] = [];
   stepTimer: NodeJS.Timeout | undefined;
+  /** When the scheduled step is due on the model's timeline (performance.now ms). */
+  stepDueAt: number | undefined;
   steps = 0;
   lastLogAt = Date.now();
   tokensSinceLog = 0;
@@ -497,15 +499,26 @@ export class PdModel {
     if (this.stopped || d.stepTimer || d.stalled || !d.up) return;
     this.admit();
     if (d.running.length === 0) {
+      d.stepDueAt = undefined;
       this.publishDecodeIdle();
       return;
     }
     const ms = (this.model.stepBaseMs + this.model.stepPerReqMs * d.running.length) * this.hooks.stepFactor();
-    d.stepTimer = setTimeout(() => {
-      d.stepTimer = undefined;
-      this.step();
-      this.scheduleStep();
-    }, ms);
+    // Back-to-back steps keep to the model's timeline: a step whose timer fired late (a busy host) shortens the
+    // next wait instead of pushing every later token back, so the simulated rate is the model's, not the host
+    // load's (bench:verify-power needs run-to-run spread to come from --jitter). A pause restarts the timeline.
+    const now = performance.now();
+    const due =
+      d.stepDueAt !== undefined && d.stepDueAt >= now - Math.max(ms, 1000) ? d.stepDueAt + ms : now + ms;
+    d.stepDueAt = due;
+    d.stepTimer = setTimeout(
+      () => {
+        d.stepTimer = undefined;
+        this.step();
+        this.scheduleStep();
+      },
+      Math.max(0, due - now),
+    );
   }
 
   private step(): void {

@@ -44,6 +44,9 @@ export interface RouterDeps {
  */
 export const CONN_SEQ_HEADER = 'x-wedgewatch-sim-conn-seq';
 
+/** The context length the simulated model reports (a 32k-context model). */
+export const SIM_MAX_MODEL_LEN = 32_768;
+
 /** Answers of recent requests (the "KV pool" a kv_corruption mix-up hands to the wrong request). */
 const RECENT_ANSWERS = 16;
 
@@ -85,7 +88,18 @@ export function routerHandler(deps: RouterDeps): Handler {
     if (req.method === 'GET' && path === '/v1/models') {
       sendJson(res, 200, {
         object: 'list',
-        data: [{ id: deps.modelName, object: 'model', created: 0, owned_by: 'sglang', root: deps.modelName }],
+        // SGLang's ModelCard carries max_model_len (python/sglang/srt/entrypoints/openai/protocol.py ModelCard
+        // @004c82e): verify's long-context step reads it.
+        data: [
+          {
+            id: deps.modelName,
+            object: 'model',
+            created: 0,
+            owned_by: 'sglang',
+            root: deps.modelName,
+            max_model_len: SIM_MAX_MODEL_LEN,
+          },
+        ],
       });
       return;
     }

@@ -20,6 +20,8 @@ export interface StreamOptions {
   onEvent?(data: string): void;
   /** Called once with the time of the first token. */
   onFirstToken?(): void;
+  /** Keep each token chunk's arrival time (ms from the start), for inter-token latency. */
+  recordTokenTimes?: boolean;
   /** Aborts the request from outside (e.g. a hard cut). */
   signal?: AbortSignal;
   now?: () => number;
@@ -34,6 +36,10 @@ export interface StreamResult {
   chunks: number;
   ttftMs: number;
   totalMs: number;
+  /** usage.prompt_tokens when the server sent it. */
+  promptTokens?: number;
+  /** Arrival time of each token chunk (ms from the start), with recordTokenTimes. */
+  tokenTimesMs?: number[];
   /** Set when !ok: what went wrong, in a few words. */
   error?: string;
   timedOut: boolean;
@@ -110,6 +116,8 @@ export async function streamChat(
     done: false,
   };
   let usageTokens: number | undefined;
+  const times: number[] | undefined = opts.recordTokenTimes ? [] : undefined;
+  if (times) r.tokenTimesMs = times;
   let serverError: string | undefined;
   const ac = new AbortController();
   const timer = setTimeout(() => {
@@ -124,13 +132,16 @@ export async function streamChat(
       return;
     }
     if (isTokenChunk(data)) {
+      times?.push(now() - started);
       if (r.chunks++ === 0) {
         r.ttftMs = now() - started;
         opts.onFirstToken?.();
       }
     } else if (data.includes('"choices":[]') && data.includes('"usage":{')) {
-      const n = (JSON.parse(data) as { usage?: { completion_tokens?: unknown } }).usage?.completion_tokens;
-      if (typeof n === 'number') usageTokens = n;
+      const usage = (JSON.parse(data) as { usage?: { completion_tokens?: unknown; prompt_tokens?: unknown } })
+        .usage;
+      if (typeof usage?.completion_tokens === 'number') usageTokens = usage.completion_tokens;
+      if (typeof usage?.prompt_tokens === 'number') r.promptTokens = usage.prompt_tokens;
     } else if (data.includes('"object":"error"') || data.startsWith('{"error"')) {
       serverError = errorText(data);
     }

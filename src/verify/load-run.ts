@@ -15,6 +15,8 @@ export interface LoadOptions {
   maxTokens: number;
   timeoutMs: number;
   messages?: unknown[];
+  /** Keep token arrival times (inter-token latency figures). */
+  recordTokenTimes?: boolean;
 }
 
 const PROMPT = [{ role: 'user', content: 'Write a long story about a lighthouse keeper.' }];
@@ -36,6 +38,7 @@ export async function runLoad(target: Target, o: LoadOptions): Promise<LoadRun> 
           messages: o.messages ?? PROMPT,
           maxTokens: o.maxTokens,
           timeoutMs: o.timeoutMs,
+          recordTokenTimes: o.recordTokenTimes,
           // Throughput needs the engine to generate max_tokens every time.
           extra: { ignore_eos: true, temperature: 0 },
         }),

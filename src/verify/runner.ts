@@ -12,7 +12,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { STEPS, stepByName } from './registry.js';
 import { preflight, type Target } from './target.js';
-import { UsageError, type StepResult } from './types.js';
+import { UsageError, type Slo, type StepResult } from './types.js';
 
 export interface VerifyOptions {
   target: Target;
@@ -29,11 +29,27 @@ export interface VerifyOptions {
   /** Latency changes smaller than this (seconds) never count as a regression. */
   latencyFloorS?: number;
   preflightTimeoutMs?: number;
+  /** Counted trials per load level (default 5; each level also runs a warm-up trial). */
+  repeat?: number;
+  /** Goodput SLO (--slo). */
+  slo?: Slo;
+  /** Tail (p99) figures decide the comparison too (--gate-tails). */
+  gateTails?: boolean;
   progress?: (line: string) => void;
 }
 
+/**
+ * PASS: every step passed and (with --baseline) no figure regressed or straddled the threshold. FAIL: a step
+ * failed or a figure REGRESSED. INCONCLUSIVE: the steps passed but some figure's interval straddles the
+ * threshold: this run's noise cannot tell (its own exit code, EXIT_VERIFY.inconclusive).
+ */
+export type GateVerdict = 'PASS' | 'FAIL' | 'INCONCLUSIVE';
+
 export interface VerifyReport {
   ok: boolean;
+  verdict: GateVerdict;
+  repeat: number;
+  slo?: Slo;
   url: string;
   model: string;
   startedAt: string;
@@ -78,6 +94,9 @@ export async function runVerify(o: VerifyOptions): Promise<VerifyReport> {
   const baseline = o.baselinePath ? loadBaseline(o.baselinePath) : undefined;
   if (o.savePath) checkWritable(o.savePath);
   const threshold = o.regressionThreshold ?? 0.1;
+  const repeat = o.repeat ?? 5;
+  if (!Number.isInteger(repeat) || repeat < 1)
+    throw new UsageError(`--repeat: expected an integer ≥ 1, got ${repeat}`);
   const t0 = performance.now();
   const startedAt = new Date().toISOString();
   const elapsed = () => `[${((performance.now() - t0) / 1000).toFixed(1).padStart(6)}s]`;
@@ -101,6 +120,8 @@ export async function runVerify(o: VerifyOptions): Promise<VerifyReport> {
           target: o.target,
           metricsUrl: o.metricsUrl,
           logs: o.logs ?? [],
+          repeat,
+          slo: o.slo,
           progress: (line) => progress(`${elapsed()} ${step.name}: ${line}`),
         },
         o.knobs?.[step.name] ?? {},
@@ -111,14 +132,16 @@ export async function runVerify(o: VerifyOptions): Promise<VerifyReport> {
     }
     const result: StepResult = { step: step.name, ...r, durationMs: performance.now() - s0 };
     results.push(result);
-    progress(`${elapsed()} ${step.name}: ${result.ok ? 'PASS' : 'FAIL'} — ${result.summary}`);
+    progress(
+      `${elapsed()} ${step.name}: ${result.ok ? 'PASS' : 'FAIL'} in ${(result.durationMs / 1000).toFixed(1)}s — ${result.summary}`,
+    );
   }
 
   let comparison: VerifyReport['baseline'];
   if (baseline && o.baselinePath) {
-    const c = compareBaseline(baseline, results, threshold, o.latencyFloorS ?? 0.05);
+    const c = compareBaseline(baseline, results, threshold, o.latencyFloorS ?? 0.05, o.gateTails);
     comparison = { ...c, path: o.baselinePath, summary: baselineSummary(c) };
-    progress(`${elapsed()} baseline: ${c.ok ? 'PASS' : 'FAIL'} — ${comparison.summary}`);
+    progress(`${elapsed()} baseline: ${comparison.summary}`);
   }
   let saved = false;
   if (o.savePath) {
@@ -132,8 +155,18 @@ export async function runVerify(o: VerifyOptions): Promise<VerifyReport> {
       progress(`${elapsed()} could not save results to ${o.savePath}: ${(err as Error).message}`);
     }
   }
+  const stepsOk = results.every((r) => r.ok) && (saved || !o.savePath);
+  const verdict: GateVerdict =
+    !stepsOk || comparison?.verdict === 'REGRESSION'
+      ? 'FAIL'
+      : comparison?.verdict === 'INCONCLUSIVE'
+        ? 'INCONCLUSIVE'
+        : 'PASS';
   return {
-    ok: results.every((r) => r.ok) && (comparison?.ok ?? true) && (saved || !o.savePath),
+    ok: verdict === 'PASS',
+    verdict,
+    repeat,
+    slo: o.slo,
     url: o.target.url,
     model: o.target.model,
     startedAt,

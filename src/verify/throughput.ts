@@ -1,7 +1,11 @@
-// throughput: the sanity sweep at low and high concurrency. The per-request rate is the mean over requests of
-// (that request's tokens / that request's time), not aggregate / concurrency.
-import { runLoad, type LoadRun } from './load-run.js';
-import { fixed1, mean, percentile, secs } from './stats.js';
+// throughput: a concurrency sweep. Each level runs a warm-up trial and --repeat counted trials (trials.ts); its
+// figures are the trials' medians, each with the per-trial values the comparison's interval needs
+// (level-figures.ts), and the sweep reports its knee (knee.ts). The per-request rate is the mean over requests
+// of (that request's tokens / that request's time), not aggregate / concurrency.
+import { findKnee, type Knee } from './knee.js';
+import { levelFigureSet, medianOf, type TrialFigures } from './level-figures.js';
+import { fixed1, secs } from './stats.js';
+import { runTrials } from './trials.js';
 import { defineStep, type Figure } from './types.js';
 
 export interface Level {
@@ -15,72 +19,89 @@ export interface ThroughputKnobs {
   timeoutMs: number;
 }
 
-export interface LevelFigures {
+/** One level's figures: the medians over its counted trials. */
+export interface LevelFigures extends TrialFigures {
   concurrency: number;
   n: number;
   maxTokens: number;
-  aggTokS: number;
-  perReqTokS: number;
-  p50LatMs: number;
-  p99LatMs: number;
-  ttftP50Ms: number;
-  tokens: number;
-  errors: number;
-  wallMs: number;
-  firstError?: string;
 }
 
-export function levelFigures(level: Level, maxTokens: number, run: LoadRun): LevelFigures {
-  const ok = run.results.filter((r) => r.ok);
-  const tokens = run.results.reduce((s, r) => s + r.tokens, 0);
+export interface LevelData extends LevelFigures {
+  warmup: TrialFigures;
+  warmupFlag?: string;
+  trials: TrialFigures[];
+}
+
+export interface ThroughputData {
+  levels: LevelData[];
+  knee: Knee;
+}
+
+/** The median of each figure over trials (counts summed, the first error kept). */
+export function medianTrial(trials: readonly TrialFigures[]): TrialFigures {
+  const med = (f: (t: TrialFigures) => number) => medianOf(trials.map(f).filter(Number.isFinite));
   return {
-    concurrency: level.concurrency,
-    n: level.n,
-    maxTokens,
-    aggTokS: tokens / (run.wallMs / 1000),
-    perReqTokS: mean(ok.filter((r) => r.totalMs > 0).map((r) => r.tokens / (r.totalMs / 1000))),
-    p50LatMs: percentile(
-      ok.map((r) => r.totalMs),
-      50,
-    ),
-    p99LatMs: percentile(
-      ok.map((r) => r.totalMs),
-      99,
-    ),
-    ttftP50Ms: percentile(ok.map((r) => r.ttftMs).filter(Number.isFinite), 50),
-    tokens,
-    errors: run.results.length - ok.length,
-    wallMs: run.wallMs,
-    firstError: run.results.find((r) => !r.ok)?.error,
+    aggTokS: med((t) => t.aggTokS),
+    perReqTokS: med((t) => t.perReqTokS),
+    p50LatMs: med((t) => t.p50LatMs),
+    p99LatMs: med((t) => t.p99LatMs),
+    ttftP50Ms: med((t) => t.ttftP50Ms),
+    ttftP99Ms: med((t) => t.ttftP99Ms),
+    tpotP50Ms: med((t) => t.tpotP50Ms),
+    tpotP99Ms: med((t) => t.tpotP99Ms),
+    itlP50Ms: med((t) => t.itlP50Ms),
+    itlP99Ms: med((t) => t.itlP99Ms),
+    goodputReqS: med((t) => t.goodputReqS),
+    tokens: trials.reduce((s, t) => s + t.tokens, 0),
+    errors: trials.reduce((s, t) => s + t.errors, 0),
+    wallMs: trials.reduce((s, t) => s + t.wallMs, 0),
+    firstError: trials.find((t) => t.firstError !== undefined)?.firstError,
   };
 }
 
-/** `C=32  n=64  max_tokens=256 | agg=447.8 tok/s | per-req=14.1 tok/s | p50 lat=18.60s | …` (the issue's format). */
-export function formatLevel(f: LevelFigures): string {
+const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(1)}ms` : 'n/a');
+
+/**
+ * `C=32  n=64  max_tokens=256 | agg=447.8 tok/s | per-req=14.1 tok/s | p50 lat=18.60s | …` (the issue's
+ * format); with `trials`, the counts are over all of them and the rates are their medians.
+ */
+export function formatLevel(f: LevelFigures, trials = 1): string {
   return (
     `C=${f.concurrency}  n=${f.n}  max_tokens=${f.maxTokens} | agg=${fixed1(f.aggTokS)} tok/s | ` +
     `per-req=${fixed1(f.perReqTokS)} tok/s | p50 lat=${secs(f.p50LatMs)} | p99 lat=${secs(f.p99LatMs)} | ` +
-    `ttft p50=${secs(f.ttftP50Ms)} | toks=${f.tokens} errs=${f.errors} wall=${(f.wallMs / 1000).toFixed(1)}s`
+    `ttft p50=${secs(f.ttftP50Ms)} p99=${secs(f.ttftP99Ms)} | tpot p50=${ms(f.tpotP50Ms)} p99=${ms(f.tpotP99Ms)} | ` +
+    `itl p50=${ms(f.itlP50Ms)} p99=${ms(f.itlP99Ms)} | ` +
+    (Number.isFinite(f.goodputReqS) ? `goodput=${f.goodputReqS.toFixed(2)} req/s | ` : '') +
+    `toks=${f.tokens} errs=${f.errors} wall=${(f.wallMs / 1000).toFixed(1)}s` +
+    (trials > 1 ? ` (median of ${trials} trials)` : '')
   );
 }
 
+/** Requests per level when only the concurrency is given: enough for two full waves, at least 3. */
+export function defaultRequests(concurrency: number): number {
+  return Math.max(3, 2 * concurrency);
+}
+
+/** "1,4,16,32" (requests per level: defaultRequests) or "1x3,32x64" (concurrency x requests), or a mix. */
 export function parseLevels(text: string): Level[] {
-  const levels = text.split(',').map((part) => {
-    const m = /^\s*(\d+)\s*x\s*(\d+)\s*$/i.exec(part);
-    if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) {
+  return text.split(',').map((part) => {
+    const m = /^\s*(\d+)\s*(?:x\s*(\d+))?\s*$/i.exec(part);
+    const c = Number(m?.[1]);
+    const n = m?.[2] === undefined ? defaultRequests(c) : Number(m[2]);
+    if (!m || c < 1 || n < 1) {
       throw new Error(
-        `expected levels like "1x3,32x64" (concurrency x requests), got ${JSON.stringify(part)}`,
+        `expected levels like "1,4,16,32" (concurrency) or "1x3,32x64" (concurrency x requests), got ${JSON.stringify(part)}`,
       );
     }
-    return { concurrency: Number(m[1]), n: Number(m[2]) };
+    return { concurrency: c, n };
   });
-  return levels;
 }
 
 export const throughputStep = defineStep<ThroughputKnobs>({
   name: 'throughput',
   flagPrefix: 'throughput',
-  summary: 'sanity sweep at low and high concurrency (aggregate and per-request tok/s, latency, TTFT)',
+  summary:
+    'concurrency sweep, warm-up + --repeat trials per level (tok/s, latency, TTFT, TPOT, ITL, goodput; the knee)',
   defaults: {
     levels: [
       { concurrency: 1, n: 3 },
@@ -90,39 +111,64 @@ export const throughputStep = defineStep<ThroughputKnobs>({
     timeoutMs: 300_000,
   },
   knobs: [
-    { key: 'levels', flag: 'levels', kind: 'levels', help: 'concurrency x requests per level' },
+    {
+      key: 'levels',
+      flag: 'levels',
+      kind: 'levels',
+      help: 'concurrency levels, e.g. 1,4,16,32,64,128 (requests: 2 per slot, at least 3) or 1x3,32x64',
+    },
     { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per request' },
     { key: 'timeoutMs', flag: 'timeout', kind: 'duration', help: 'limit per request' },
   ],
   async run(ctx, k) {
-    const levels: LevelFigures[] = [];
+    const levels: LevelData[] = [];
     const figures: Record<string, Figure> = {};
+    const warnings: string[] = [];
     for (const level of k.levels) {
-      const run = await runLoad(ctx.target, { ...level, maxTokens: k.maxTokens, timeoutMs: k.timeoutMs });
-      const f = levelFigures(level, k.maxTokens, run);
-      levels.push(f);
-      ctx.progress(formatLevel(f));
-      const key = `c${level.concurrency}`;
-      const put = (name: string, value: number, unit: Figure['unit'], better: Figure['better']) => {
-        if (Number.isFinite(value)) figures[`${key}.${name}`] = { value, unit, better };
+      const lt = await runTrials(
+        ctx.target,
+        { ...level, maxTokens: k.maxTokens, timeoutMs: k.timeoutMs },
+        ctx.repeat,
+        ctx.slo,
+        (label, t) =>
+          ctx.progress(
+            `C=${level.concurrency} ${label}: agg=${fixed1(t.aggTokS)} tok/s, p50 lat=${secs(t.p50LatMs)}, errs=${t.errors}`,
+          ),
+      );
+      const f: LevelData = {
+        concurrency: level.concurrency,
+        n: level.n,
+        maxTokens: k.maxTokens,
+        ...medianTrial(lt.trials),
+        warmup: lt.warmup,
+        warmupFlag: lt.warmupFlag,
+        trials: lt.trials,
       };
-      put('agg_tok_s', f.aggTokS, 'tok/s', 'higher');
-      put('per_req_tok_s', f.perReqTokS, 'tok/s', 'higher');
-      put('p50_lat_s', f.p50LatMs / 1000, 's', 'lower');
-      put('p99_lat_s', f.p99LatMs / 1000, 's', 'lower');
-      put('ttft_p50_s', f.ttftP50Ms / 1000, 's', 'lower');
+      levels.push(f);
+      ctx.progress(formatLevel(f, lt.trials.length));
+      if (lt.warmupFlag) warnings.push(`C=${level.concurrency}: ${lt.warmupFlag}`);
+      Object.assign(figures, levelFigureSet(`c${level.concurrency}`, lt.trials));
     }
-    const errs = levels.reduce((s, l) => s + l.errors, 0);
-    const failed = levels.find((l) => l.errors > 0);
+    const knee = findKnee(levels);
+    const errs = levels.reduce((s, l) => s + l.errors + l.warmup.errors, 0);
+    const failed = levels.find((l) => l.errors > 0 || l.warmup.errors > 0);
+    const data: ThroughputData = { levels, knee };
     return {
       ok: errs === 0,
       summary:
         levels
           .map((l) => `C=${l.concurrency}: ${fixed1(l.aggTokS)} tok/s agg, ${fixed1(l.perReqTokS)} per-req`)
-          .join('; ') + (errs ? `; ${errs} errors (${failed?.firstError})` : ''),
-      details: levels.map(formatLevel),
+          .join('; ') +
+        (levels.length > 2 ? `; ${knee.text}` : '') +
+        (errs ? `; ${errs} errors (${failed?.firstError ?? failed?.warmup.firstError})` : ''),
+      details: [
+        ...levels.map((l) => formatLevel(l, l.trials.length)),
+        knee.text,
+        ...warnings.map((w) => `warning: ${w}`),
+      ],
       figures,
-      data: levels,
+      data,
+      saved: data,
     };
   },
 });

@@ -4,9 +4,17 @@ import type { Target } from './target.js';
 
 /** A figure a later run can be compared with (baseline.ts); `better` says which direction is an improvement. */
 export interface Figure {
+  /** The median over trials (or the one measurement). */
   value: number;
-  unit: 's' | 'tok/s';
+  unit: 's' | 'tok/s' | 'req/s';
   better: 'higher' | 'lower';
+  /** Each counted trial's value (warm-up excluded): what the comparison's interval is computed from. */
+  trials?: number[];
+  /**
+   * A tail figure (p99): compared and shown, but it decides the gate only with --gate-tails (the p99 of a few
+   * requests is one scheduler hiccup; docs/decisions.md).
+   */
+  tail?: boolean;
 }
 
 export interface StepResult {
@@ -20,6 +28,8 @@ export interface StepResult {
   figures: Record<string, Figure>;
   /** Step-specific structured data for --json. */
   data?: unknown;
+  /** What the results file keeps of this step beyond its figures (the HTML report's charts read it). */
+  saved?: unknown;
   durationMs: number;
 }
 
@@ -31,6 +41,17 @@ export interface StepContext {
   logs: string[];
   /** One line per completed sub-phase; the runner prefixes the step name and elapsed time. */
   progress(line: string): void;
+  /** Counted trials per load level (--repeat; a warm-up trial runs before them). */
+  repeat: number;
+  /** Service-level objectives for goodput (--slo), seconds. */
+  slo?: Slo;
+}
+
+/** `--slo ttft=2s,tpot=50ms`: a request meets it when every given bound holds (vllm bench serve's goodput). */
+export interface Slo {
+  ttftS?: number;
+  tpotS?: number;
+  e2elS?: number;
 }
 
 export type KnobKind = 'int' | 'duration' | 'levels' | 'ratio';

@@ -59,9 +59,9 @@ describe('probe-shape faults against the simulator', () => {
     expect(h.wd.state.cause).not.toMatch(/(?:auto|required|named|none|parallel|second_turn): /);
     h.sim.disableFault('toolcall_args_corrupt');
     // Wrong answers hold until 40 clean ones in a row (issue 26 item 3): one clean matrix does not end it.
-    const slot = h.wd.state.slots['tools|router|fresh']!;
-    const runs = slot.okStreak;
-    await waitFor(() => h.wd.state.slots['tools|router|fresh']!.okStreak > runs, {
+    const wd = h.wd;
+    const runs = wd.state.slots['tools|router|fresh']!.okStreak;
+    await waitFor(() => wd.state.slots['tools|router|fresh']!.okStreak > runs, {
       timeoutMs: 15_000,
       what: 'a clean matrix',
     });
@@ -101,9 +101,10 @@ describe('probe-shape faults against the simulator', () => {
     expect(h.wd.state.cause).not.toContain('raise maxTokens');
     h.sim.disableFault('reasoning_garbage');
     // Held until 40 clean answers in a row (issue 26 item 3), not ended by the first clean one.
-    const canary = Object.keys(h.wd.state.slots).find((k) => k.startsWith('canary|'))!;
-    const runs = h.wd.state.slots[canary]!.okStreak;
-    await waitFor(() => h.wd.state.slots[canary]!.okStreak > runs, {
+    const wd = h.wd;
+    const canary = Object.keys(wd.state.slots).find((k) => k.startsWith('canary|'))!;
+    const runs = wd.state.slots[canary]!.okStreak;
+    await waitFor(() => wd.state.slots[canary]!.okStreak > runs, {
       timeoutMs: 15_000,
       what: 'a clean canary',
     });

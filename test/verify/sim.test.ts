@@ -23,8 +23,18 @@ const KNOBS = {
       { concurrency: 1, n: 3 },
       { concurrency: 8, n: 16 },
     ],
-    maxTokens: 48,
+    maxTokens: 24,
     timeoutMs: 10_000,
+  },
+  'long-context': { tokens: 0, n: 1, maxTokens: 8, timeoutMs: 10_000 },
+  conversation: {
+    sessions: 3,
+    rounds: 4,
+    growTokens: 400,
+    maxTokens: 8,
+    ttftRatio: 3,
+    ttftFloorMs: 250,
+    timeoutMs: 5_000,
   },
   batching: { n: 16, maxTokens: 48, timeoutMs: 10_000, sampleIntervalMs: 20 },
   'abort-cascade': {
@@ -51,6 +61,8 @@ function opts(s: Sim, extra: Partial<VerifyOptions> = {}): VerifyOptions {
     metricsUrl: `${s.urls.decode}/metrics`,
     logs: [s.logFiles.prefill, s.logFiles.decode],
     knobs: KNOBS,
+    // 4 trials a level: the fewest with a 95 % interval, keeping the runs short.
+    repeat: 4,
     ...extra,
   };
 }
@@ -65,38 +77,115 @@ describe('verify against the simulator', () => {
     const bad = report.steps.filter((s) => !s.ok).map((s) => `${s.step}: ${s.summary}`);
     expect(bad).toEqual([]);
     expect(report.ok).toBe(true);
+    expect(report.verdict).toBe('PASS');
     expect(report.steps.map((s) => s.step)).toEqual([
       'liveness',
       'throughput',
+      'long-context',
+      'conversation',
       'batching',
       'correctness',
       'abort-cascade',
       'toolcall',
     ]);
     const tp = report.steps.find((s) => s.step === 'throughput')!;
-    expect(tp.details).toHaveLength(2);
     expect(tp.details[1]).toMatch(
-      /^C=8 {2}n=16 {2}max_tokens=48 \| agg=[\d.]+ tok\/s \| per-req=[\d.]+ tok\/s \| p50 lat=[\d.]+s \| p99 lat=[\d.]+s \| ttft p50=[\d.]+s \| toks=768 errs=0 wall=[\d.]+s$/,
+      /^C=8 {2}n=16 {2}max_tokens=24 \| agg=[\d.]+ tok\/s \| per-req=[\d.]+ tok\/s \| p50 lat=[\d.]+s \| p99 lat=[\d.]+s \| ttft p50=[\d.]+s p99=[\d.]+s \| tpot p50=[\d.]+ms p99=[\d.]+ms \| itl p50=[\d.]+ms p99=[\d.]+ms \| toks=1536 errs=0 wall=[\d.]+s \(median of 4 trials\)$/,
     );
+    expect(tp.details[2]).toMatch(/^no knee/);
+    const levels = (tp.data as { levels: { trials: unknown[]; warmup: { tokens: number } }[] }).levels;
+    expect(levels.map((l) => l.trials.length)).toEqual([4, 4]);
+    expect(levels[1]!.warmup.tokens).toBe(16 * 24);
+    // long-context took its length from the simulator's max_model_len (32768): 90 %, less max_tokens.
+    const lc = report.steps.find((s) => s.step === 'long-context')!;
+    expect((lc.data as { tokens: number }).tokens).toBe(Math.floor(32_768 * 0.9) - 8);
+    const conv = report.steps.find((s) => s.step === 'conversation')!;
+    const rounds = (conv.data as { rounds: { contextTokens: number; completed: number }[] }).rounds;
+    expect(rounds.map((r) => r.completed)).toEqual([3, 3, 3, 3]);
+    // The context grows round by round (the server's usage.prompt_tokens).
+    expect(rounds[3]!.contextTokens).toBeGreaterThan(rounds[0]!.contextTokens * 3);
     const batching = report.steps.find((s) => s.step === 'batching')!;
     expect((batching.data as { verdict: string }).verdict).toBe('batched');
     expect((batching.data as { peak: { peak: number } }).peak.peak).toBeGreaterThanOrEqual(12);
-    // Progress: a line per completed sub-phase, with elapsed time.
+    // Progress: a line per completed sub-phase, with elapsed time; every step's result line has its duration.
     expect(progress.some((l) => /^\[\s*[\d.]+s\] throughput: C=1 {2}n=3/.test(l))).toBe(true);
+    expect(progress.some((l) => /^\[\s*[\d.]+s\] throughput: C=8 warm-up: agg=/.test(l))).toBe(true);
+    for (const s of report.steps)
+      expect(progress.some((l) => new RegExp(`\\] ${s.step}: PASS in [\\d.]+s — `).test(l))).toBe(true);
     const saved = JSON.parse(readFileSync(save, 'utf8')) as {
-      steps: { step: string; figures: Record<string, unknown> }[];
+      version: number;
+      steps: { step: string; figures: Record<string, { trials?: number[] }> }[];
     };
-    expect(Object.keys(saved.steps.find((s) => s.step === 'throughput')!.figures)).toContain('c8.agg_tok_s');
+    expect(saved.version).toBe(2);
+    const figs = saved.steps.find((s) => s.step === 'throughput')!.figures;
+    expect(Object.keys(figs)).toContain('c8.agg_tok_s');
+    expect(figs['c8.agg_tok_s']!.trials).toHaveLength(4);
 
-    // Same deployment, steps twice as slow: throughput still completes, the baseline check fails with deltas.
+    // Same deployment, steps twice as slow: throughput still completes, the comparison says REGRESSION.
     sim.enableFault('slow', { factor: 2 });
     const slow = await runVerify(opts(sim, { steps: ['throughput'], baselinePath: save }));
     expect(slow.steps[0]!.ok).toBe(true);
-    expect(slow.baseline?.ok).toBe(false);
+    expect(slow.baseline?.verdict).toBe('REGRESSION');
+    expect(slow.verdict).toBe('FAIL');
     expect(slow.ok).toBe(false);
-    const agg = slow.baseline!.deltas.find((d) => d.key === 'throughput.c8.agg_tok_s')!;
-    expect(agg.regression).toBe(true);
-    expect(agg.change).toBeLessThan(-0.25);
+    const agg = slow.baseline!.figures.find((d) => d.key === 'throughput.c8.agg_tok_s')!;
+    expect(agg.verdict).toBe('REGRESSION');
+    expect(agg.ratio).toBeLessThan(0.75);
+    expect(agg.hi).toBeLessThan(0.9);
+  });
+
+  it('context_ttft_growth: conversation fails naming the round; the other load steps pass', async () => {
+    sim = await startSim({
+      model: FAST,
+      faults: [{ name: 'context_ttft_growth', params: { ms_per_ktok: 300 } }],
+    });
+    const report = await runVerify(
+      opts(sim, { steps: ['liveness', 'throughput', 'long-context', 'conversation'] }),
+    );
+    const byName = Object.fromEntries(report.steps.map((s) => [s.step, s]));
+    expect(byName.liveness!.ok).toBe(true);
+    expect(byName.throughput!.ok).toBe(true);
+    // long-context's requests are slower on their reused connection, but it judges errors, not growth.
+    expect(byName['long-context']!.ok).toBe(true);
+    const conv = byName.conversation!;
+    expect(conv.ok).toBe(false);
+    // Each round adds ~500 tokens, +150 ms of TTFT at 300 ms per 1k: by round 3 or 4 past 3x round 1 + 250 ms
+    // (which round depends on round 1's own TTFT on a loaded host; the one named is the first past the bound).
+    const m =
+      /^TTFT grows with the context: round (\d) median [\d.]+s > bound [\d.]+s \(3x round 1 \+ 0\.25s\) at ~\d+ tokens$/.exec(
+        conv.summary,
+      );
+    expect(m, conv.summary).not.toBeNull();
+    const { rounds, growth } = conv.data as {
+      rounds: { round: number; ttftP50Ms: number }[];
+      growth: { round: { round: number }; boundMs: number };
+    };
+    const named = Number(m![1]);
+    expect(growth.round.round).toBe(named);
+    expect(named).toBeGreaterThan(1);
+    expect(rounds.filter((r) => r.round < named).every((r) => r.ttftP50Ms <= growth.boundMs)).toBe(true);
+    expect(rounds[named - 1]!.ttftP50Ms).toBeGreaterThan(growth.boundMs);
+    expect(report.verdict).toBe('FAIL');
+  });
+
+  it('a conversation round that hangs fails the step with the round named', async () => {
+    sim = await startSim({
+      model: FAST,
+      faults: [{ name: 'context_ttft_growth', params: { ms_per_ktok: 0, hang_ktok: 1.8 } }],
+    });
+    const report = await runVerify(
+      opts(sim, {
+        steps: ['conversation'],
+        knobs: { conversation: { ...KNOBS.conversation, sessions: 2, timeoutMs: 1_500 } },
+      }),
+    );
+    const conv = report.steps[0]!;
+    expect(conv.ok).toBe(false);
+    // Each round adds ~500 of the simulator's tokens (chars/4): round 4, ~2k, is the first past 1.8k on a reused connection.
+    expect(conv.summary).toMatch(
+      /^round 4 failed \(session [12]: no \[DONE\] within 1\.5s \(0 token chunks, no headers\)\); 2 sessions failed$/,
+    );
+    expect(conv.details).toContain(conv.details.find((d) => /^session 1 round 4: no \[DONE\]/.test(d)));
   });
 
   it('abort-cascade fails when an abort kills the NIXL bootstrap thread, naming the traceback', async () => {

@@ -6,14 +6,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { compareBaseline, type SavedResults } from '../../src/verify/baseline.js';
+import { baselineSummary, compareBaseline, type SavedResults } from '../../src/verify/baseline.js';
+import { compareFigure, overallVerdict } from '../../src/verify/compare.js';
+import { mannWhitneyCounts, ratioInterval } from '../../src/verify/hodges-lehmann.js';
+import { findKnee } from '../../src/verify/knee.js';
+import { meetsSlo, trialFigures } from '../../src/verify/level-figures.js';
+import { warmupFlag } from '../../src/verify/trials.js';
 import { batchingVerdict } from '../../src/verify/batching.js';
 import { CriticalScanner, describeHit } from '../../src/verify/critical-rules.js';
 import { isTokenChunk, SseScanner, streamChat } from '../../src/verify/load-client.js';
 import { LogWindow } from '../../src/verify/log-window.js';
 import { runningFromLogLine, runningFromMetrics } from '../../src/verify/running-sampler.js';
 import { makeTarget, preflight } from '../../src/verify/target.js';
-import { formatLevel, levelFigures, parseLevels } from '../../src/verify/throughput.js';
+import { formatLevel, parseLevels } from '../../src/verify/throughput.js';
 import type { StepResult } from '../../src/verify/types.js';
 
 describe('SSE scan', () => {
@@ -117,7 +122,7 @@ describe('batching verdict', () => {
 });
 
 describe('throughput figures', () => {
-  it('computes per-request rate as the mean of each request own rate, and prints the issue format', () => {
+  it('computes per-request rate as the mean of each request own rate, TPOT and ITL, and prints the issue format', () => {
     const r = (tokens: number, totalMs: number, ok = true) => ({
       ok,
       status: 200,
@@ -127,44 +132,76 @@ describe('throughput figures', () => {
       totalMs,
       timedOut: false,
       done: ok,
+      tokenTimesMs: ok ? [100, 110, 130] : [],
     });
-    const f = levelFigures({ concurrency: 2, n: 3 }, 100, {
-      results: [r(100, 1000), r(100, 4000), r(0, 50, false)],
-      wallMs: 4000,
-    });
+    const f = trialFigures({ results: [r(100, 1000), r(100, 4000), r(0, 50, false)], wallMs: 4000 });
     expect(f.perReqTokS).toBeCloseTo((100 + 25) / 2);
     expect(f.aggTokS).toBeCloseTo(50);
     expect(f.errors).toBe(1);
-    expect(formatLevel(f)).toBe(
-      'C=2  n=3  max_tokens=100 | agg=50.0 tok/s | per-req=62.5 tok/s | p50 lat=1.00s | p99 lat=4.00s | ttft p50=0.10s | toks=200 errs=1 wall=4.0s',
+    // TPOT = (latency - TTFT) / (tokens - 1): 900/99 and 3900/99 ms.
+    expect(f.tpotP50Ms).toBeCloseTo(900 / 99);
+    expect(f.tpotP99Ms).toBeCloseTo(3900 / 99);
+    // ITL pools the gaps of every request: 10, 20, 10, 20.
+    expect(f.itlP50Ms).toBe(10);
+    expect(f.itlP99Ms).toBe(20);
+    expect(Number.isNaN(f.goodputReqS)).toBe(true);
+    // Goodput: requests meeting every bound per second of wall time (the 4 s one misses e2el=2s).
+    expect(
+      trialFigures({ results: [r(100, 1000), r(100, 4000)], wallMs: 4000 }, { e2elS: 2 }).goodputReqS,
+    ).toBe(0.25);
+    expect(formatLevel({ concurrency: 2, n: 3, maxTokens: 100, ...f })).toBe(
+      'C=2  n=3  max_tokens=100 | agg=50.0 tok/s | per-req=62.5 tok/s | p50 lat=1.00s | p99 lat=4.00s | ttft p50=0.10s p99=0.10s | tpot p50=9.1ms p99=39.4ms | itl p50=10.0ms p99=20.0ms | toks=200 errs=1 wall=4.0s',
     );
     expect(parseLevels('1x3, 32x64')).toEqual([
       { concurrency: 1, n: 3 },
       { concurrency: 32, n: 64 },
     ]);
+    // Concurrency alone: two requests per slot, at least 3.
+    expect(parseLevels('1,4,16,128')).toEqual([
+      { concurrency: 1, n: 3 },
+      { concurrency: 4, n: 8 },
+      { concurrency: 16, n: 32 },
+      { concurrency: 128, n: 256 },
+    ]);
     expect(() => parseLevels('1x0')).toThrow(/levels like/);
+    expect(() => parseLevels('0')).toThrow(/levels like/);
+  });
+
+  it('meetsSlo checks each given bound; a one-token answer cannot miss TPOT', () => {
+    const r = {
+      ok: true,
+      status: 200,
+      tokens: 11,
+      chunks: 11,
+      ttftMs: 200,
+      totalMs: 1200,
+      timedOut: false,
+      done: true,
+    };
+    expect(meetsSlo(r, { ttftS: 0.3, tpotS: 0.1 })).toBe(true);
+    expect(meetsSlo(r, { ttftS: 0.1 })).toBe(false);
+    expect(meetsSlo(r, { tpotS: 0.09 })).toBe(false);
+    expect(meetsSlo({ ...r, tokens: 1 }, { tpotS: 0.001 })).toBe(true);
+    expect(meetsSlo({ ...r, ok: false }, {})).toBe(false);
   });
 });
 
 describe('baseline comparison', () => {
-  const step = (figs: Record<string, number>): StepResult => ({
+  const fig = (k: string, trials: number[]) =>
+    k.endsWith('tok_s')
+      ? { value: trials[2] ?? trials[0]!, unit: 'tok/s' as const, better: 'higher' as const, trials }
+      : { value: trials[2] ?? trials[0]!, unit: 's' as const, better: 'lower' as const, trials };
+  const step = (figs: Record<string, number[]>): StepResult => ({
     step: 'throughput',
     ok: true,
     summary: '',
     details: [],
     durationMs: 1,
-    figures: Object.fromEntries(
-      Object.entries(figs).map(([k, v]) => [
-        k,
-        k.endsWith('tok_s')
-          ? { value: v, unit: 'tok/s', better: 'higher' }
-          : { value: v, unit: 's', better: 'lower' },
-      ]),
-    ) as StepResult['figures'],
+    figures: Object.fromEntries(Object.entries(figs).map(([k, v]) => [k, fig(k, v)])),
   });
   const base: SavedResults = {
     kind: 'wedgewatch-verify-results',
-    version: 1,
+    version: 2,
     savedAt: '',
     url: '',
     model: '',
@@ -173,30 +210,142 @@ describe('baseline comparison', () => {
         step: 'throughput',
         ok: true,
         summary: '',
-        figures: step({ 'c1.agg_tok_s': 100, 'c1.p50_lat_s': 2, 'c1.ttft_p50_s': 0.01 }).figures,
+        figures: step({
+          'c1.agg_tok_s': [100, 101, 99, 100.5, 99.5],
+          'c1.p50_lat_s': [2, 2.02, 1.98, 2.01, 1.99],
+          'c1.ttft_p50_s': [0.01, 0.011, 0.009, 0.01, 0.012],
+        }).figures,
       },
     ],
   };
-  it('fails beyond the threshold in the worse direction only, ignoring latency jitter under the floor', () => {
-    const ok = compareBaseline(
-      base,
-      [step({ 'c1.agg_tok_s': 150, 'c1.p50_lat_s': 2.1, 'c1.ttft_p50_s': 0.03 })],
-      0.1,
-      0.05,
-    );
+  const scaled = (f: number, g = f) =>
+    step({
+      'c1.agg_tok_s': [100, 101, 99, 100.5, 99.5].map((x) => x * f),
+      'c1.p50_lat_s': [2, 2.02, 1.98, 2.01, 1.99].map((x) => x / g),
+      'c1.ttft_p50_s': [0.03, 0.031, 0.029, 0.03, 0.032],
+    });
+  it('PASS when every interval is on the good side; latency under the floor never counts', () => {
+    const ok = compareBaseline(base, [scaled(1.5, 1.02)], 0.1, 0.05);
+    expect(ok.verdict).toBe('PASS');
     expect(ok.ok).toBe(true);
-    const bad = compareBaseline(
-      base,
-      [step({ 'c1.agg_tok_s': 85, 'c1.p50_lat_s': 2.5, 'c1.ttft_p50_s': 0.01 })],
-      0.1,
-      0.05,
-    );
-    expect(bad.deltas.filter((d) => d.regression).map((d) => d.key)).toEqual([
+    // TTFT tripled, but by 20 ms: under the 50 ms floor.
+    expect(ok.figures.find((f) => f.key === 'throughput.c1.ttft_p50_s')!.why).toMatch(/floor/);
+  });
+  it('REGRESSION only when the interval lies wholly past the threshold', () => {
+    const bad = compareBaseline(base, [scaled(0.8)], 0.1, 0.05);
+    expect(bad.verdict).toBe('REGRESSION');
+    expect(bad.figures.filter((d) => d.verdict === 'REGRESSION').map((d) => d.key)).toEqual([
       'throughput.c1.agg_tok_s',
       'throughput.c1.p50_lat_s',
     ]);
+    const agg = bad.figures.find((d) => d.key === 'throughput.c1.agg_tok_s')!;
+    expect(agg.ratio).toBeCloseTo(0.8, 2);
+    expect(agg.hi).toBeLessThan(0.9);
+    expect(agg.level).toBeCloseTo(1 - 8 / 252);
     expect(bad.ok).toBe(false);
-    expect(compareBaseline(base, [], 0.1, 0.05).ok).toBe(false);
+  });
+  it('INCONCLUSIVE when the interval straddles the threshold, with the minimum detectable effect', () => {
+    // A 10 % drop with ±5 % spread: the interval spans the 10 % line.
+    const noisy = step({
+      'c1.agg_tok_s': [95, 85, 90, 88, 92],
+      'c1.p50_lat_s': [2, 2.02, 1.98, 2.01, 1.99],
+      'c1.ttft_p50_s': [0.01, 0.011, 0.009, 0.01, 0.012],
+    });
+    const c = compareBaseline(base, [noisy], 0.1, 0.05);
+    expect(c.verdict).toBe('INCONCLUSIVE');
+    const agg = c.figures.find((d) => d.key === 'throughput.c1.agg_tok_s')!;
+    expect(agg.lo).toBeLessThan(0.9);
+    expect(agg.hi).toBeGreaterThan(0.9);
+    // Detected only once the whole interval passes -10 %: more than the threshold, by the interval's upper half.
+    expect(agg.mde).toBeCloseTo(1 - (0.9 * agg.ratio) / agg.hi, 6);
+    expect(agg.mde).toBeGreaterThan(0.1);
+    expect(baselineSummary(c)).toMatch(/^INCONCLUSIVE: 1\/3 gating figures/);
+    expect(compareBaseline(base, [], 0.1, 0.05).verdict).toBe('INCONCLUSIVE');
+  });
+  it('one value a side (a version 1 file) has no interval: INCONCLUSIVE, not a guess', () => {
+    const one = compareFigure(
+      'x',
+      { value: 100, unit: 'tok/s', better: 'higher' },
+      { value: 50, unit: 'tok/s', better: 'higher' },
+      { threshold: 0.1, latencyFloorS: 0.05 },
+    )!;
+    expect(one.verdict).toBe('INCONCLUSIVE');
+    expect(one.mde).toBe(Infinity);
+  });
+  it('tail figures are compared but gate only with gateTails', () => {
+    const tail = (trials: number[]) => ({
+      value: trials[2]!,
+      unit: 's' as const,
+      better: 'lower' as const,
+      trials,
+      tail: true,
+    });
+    const before = tail([1, 1.01, 0.99, 1, 1.02]);
+    const after = tail([2, 2.01, 1.99, 2, 2.02]);
+    const c = compareFigure('c1.p99_lat_s', before, after, { threshold: 0.1, latencyFloorS: 0.05 })!;
+    expect(c.verdict).toBe('REGRESSION');
+    expect(c.gating).toBe(false);
+    expect(overallVerdict([c])).toBe('PASS');
+    const g = compareFigure('c1.p99_lat_s', before, after, {
+      threshold: 0.1,
+      latencyFloorS: 0.05,
+      gateTails: true,
+    })!;
+    expect(overallVerdict([g])).toBe('REGRESSION');
+  });
+});
+
+describe('Hodges–Lehmann interval', () => {
+  it('the exact Mann–Whitney null counts and the order-statistic interval', () => {
+    const c = mannWhitneyCounts(5, 5);
+    expect(c.reduce((a, b) => a + b, 0)).toBe(252);
+    expect(c.slice(0, 4)).toEqual([1, 1, 2, 3]);
+    expect(c).toEqual([...c].reverse());
+    expect(mannWhitneyCounts(2, 3)).toEqual([1, 1, 2, 2, 2, 1, 1]);
+    // Disjoint samples: the most extreme arrangement, p = 2/252.
+    const r = ratioInterval([100, 101, 99, 102, 98], [90, 91, 89, 92, 88]);
+    expect(r.ratio).toBeCloseTo(0.9, 6);
+    expect(r.p).toBeCloseTo(2 / 252, 9);
+    expect(r.lo).toBeLessThan(0.9);
+    expect(r.hi).toBeGreaterThan(0.9);
+    expect(r.hi).toBeLessThan(1);
+    // 3 against 3: no two-sided 95 % interval exists (P(U = 0) = 1/20 > 2.5 %).
+    expect(ratioInterval([1, 2, 3], [1, 2, 3]).level).toBe(0);
+    // 4 against 4: the full range, at 1 - 2/70.
+    const four = ratioInterval([1, 2, 3, 4], [5, 6, 7, 8]);
+    expect([four.lo, four.hi, four.level]).toEqual([5 / 4, 8, 1 - 2 / 70]);
+  });
+  it('one wild trial moves the estimate little', () => {
+    const calm = ratioInterval([100, 101, 99, 102, 98], [100, 101, 99, 102, 98]);
+    const wild = ratioInterval([100, 101, 99, 102, 98], [100, 101, 99, 102, 20]);
+    expect(calm.ratio).toBeCloseTo(1, 6);
+    expect(Math.abs(wild.ratio - 1)).toBeLessThan(0.03);
+  });
+});
+
+describe('sweep: knee and warm-up', () => {
+  it('the knee is the level past which throughput grows less than 10 %', () => {
+    expect(
+      findKnee([
+        { concurrency: 1, aggTokS: 50 },
+        { concurrency: 4, aggTokS: 190 },
+        { concurrency: 16, aggTokS: 700 },
+        { concurrency: 32, aggTokS: 740 },
+        { concurrency: 64, aggTokS: 745 },
+      ]).concurrency,
+    ).toBe(16);
+    const none = findKnee([
+      { concurrency: 1, aggTokS: 50 },
+      { concurrency: 32, aggTokS: 1200 },
+    ]);
+    expect(none.concurrency).toBeUndefined();
+    expect(none.text).toMatch(/no knee/);
+  });
+  it('flags a warm-up beyond ±25 % of the trials median only', () => {
+    const t = (aggTokS: number) => ({ ...trialFigures({ results: [], wallMs: 1000 }), aggTokS });
+    const trials = [100, 102, 98, 101, 99].map(t);
+    expect(warmupFlag(t(120), trials)).toBeUndefined();
+    expect(warmupFlag(t(60), trials)).toMatch(/-40% from the trials' median 100.0/);
   });
 });
 
