@@ -31,21 +31,23 @@ for (const n of wanted ?? [])
 const selected = all.filter((p) => (wanted ? wanted.includes(p.name) : !p.slow || args.slow || args.fast));
 const TRIALS = Number(args.trials);
 const HOLD_MS = Number(args.hold ?? (args.fast ? 10 : 120)) * 1000;
-const PARALLEL = Number(args.parallel ?? selected.length);
+const PARALLEL = Number(args.parallel ?? selected.length * TRIALS);
 
 console.log(
   `fault matrix: ${selected.length} faults × ${TRIALS} trials, ${args.fast ? 'fast test settings (probes every 2 s)' : 'example cadence (examples/wedgewatch.yaml, examples/vllm.yaml)'}, ` +
     `fault held ${HOLD_MS / 1000} s after the diagnosis, ${PARALLEL} at a time`,
 );
 const started = Date.now();
-const results = [];
-const queue = [...selected];
+// Each trial is its own simulator and daemon, run side by side: a trial's recovery (20 min for wrong answers)
+// does not hold up the next, and every trial starts after its own healthy period.
+const jobs = selected.flatMap((plan) => Array.from({ length: TRIALS }, () => plan));
+const done = new Map(selected.map((p) => [p, []]));
 await Promise.all(
-  Array.from({ length: Math.min(PARALLEL, queue.length) }, async () => {
-    for (let plan = queue.shift(); plan; plan = queue.shift()) {
+  Array.from({ length: Math.min(PARALLEL, jobs.length) }, async () => {
+    for (let plan = jobs.shift(); plan; plan = jobs.shift()) {
       const r = await runPlan(plan, {
         d,
-        trials: TRIALS,
+        trials: 1,
         holdMs: HOLD_MS,
         fast: args.fast,
         onTrial: (p, t) =>
@@ -53,11 +55,11 @@ await Promise.all(
             `  ${p.name}: ${t.ok ? `${t.reached} in ${(t.ms / 1000).toFixed(1)} s, ${t.changes.length} change(s)` : t.error}, back to ok ${t.backMs === undefined ? 'never' : `${(t.backMs / 1000).toFixed(1)} s`}  [${((Date.now() - started) / 1000).toFixed(0)} s]`,
           ),
       }).catch((err) => ({ plan, trials: [{ ok: false, error: String(err?.stack ?? err), seen: [] }] }));
-      results.push(r);
+      done.get(plan).push(...r.trials);
     }
   }),
 );
-results.sort((a, b) => selected.indexOf(a.plan) - selected.indexOf(b.plan));
+const results = selected.map((plan) => ({ plan, trials: done.get(plan) }));
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);

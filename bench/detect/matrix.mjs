@@ -175,7 +175,7 @@ export async function runPlan(plan, opts) {
         try {
           await waitFor(
             () => wd.state.state === 'ok',
-            (opts.fast ? 2 : 6) * 60_000,
+            opts.fast ? 2 * 60_000 : (plan.recoverMs ?? 6 * 60_000),
             `${plan.name}: ok after the fault`,
           );
           backMs = Date.now() - tEnd;
