@@ -303,8 +303,15 @@ export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Ve
     }
     for (const f of failing) {
       if (f.conn !== 'keepalive') continue;
+      // Keep-alive *only*: every other completion slot on the hop passed its whole window too. An intermittent
+      // hang whose period lines up with the probe rounds can fail the keep-alive slot every time, but it hits
+      // the tool-call matrix or the canary on the same hop as well.
+      const othersClean = completion.every(
+        (m) => m === f || m.endpoint !== f.endpoint || !(m.recent ?? []).includes(1),
+      );
       const fresh = passing.find(
         (p) =>
+          othersClean &&
           p.conn === 'fresh' &&
           p.endpoint === f.endpoint &&
           p.probe === f.probe &&

@@ -322,3 +322,63 @@ describe('the cause names the root cause of a confirmed chain (issue 27)', () =>
     );
   });
 });
+
+describe('found by the fault matrix at the example cadence (issue 26)', () => {
+  it('an intermittent hang that lines up with the rounds fails keep-alive every time but also the tool-call matrix: not keepalive_only', () => {
+    const hop: ClassifierConfig = {
+      ...cfg,
+      hops: ['router'],
+      probes: { chat: { kind: 'chat' }, tools: { kind: 'toolcall' } },
+    };
+    const r = new Run(hop);
+    for (let i = 0; i < 10; i++) {
+      r.round();
+      r.probe({ endpoint: 'router', probe: 'tools', probeKind: 'toolcall' });
+    }
+    for (let i = 0; i < 6; i++) {
+      r.probe({ endpoint: 'router', conn: 'fresh' });
+      r.probe({
+        endpoint: 'router',
+        conn: 'keepalive',
+        result: 'timeout',
+        reusedConnection: true,
+        ...(i > 0 ? { primedConnection: true } : {}),
+      });
+      r.probe({
+        endpoint: 'router',
+        probe: 'tools',
+        probeKind: 'toolcall',
+        result: i % 2 === 0 ? 'timeout' : 'ok',
+      });
+    }
+    expect(r.s.state).not.toBe('ok');
+    expect(changes(r)).not.toContain('keepalive_only');
+  });
+
+  it('the label does not flip with a state that flaps wedged ↔ degraded', () => {
+    const r = new Run(cfg);
+    healthy(r);
+    // /health 503 on a live server and completions failing: health_generate_failing (engine evidence).
+    for (let i = 0; i < 2; i++)
+      r.probe({
+        endpoint: 'router',
+        probe: 'health',
+        probeKind: 'health',
+        result: 'http_error',
+        status: 503,
+      });
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/health_generate_failing');
+    // Completions pass for a while (degraded), then fail again (wedged), twice.
+    for (let k = 0; k < 2; k++) {
+      for (let i = 0; i < 3; i++) r.round();
+      for (let i = 0; i < 2; i++) r.round('timeout');
+    }
+    const states = new Set(r.steps.map((st) => st.state.state));
+    expect(states).toContain('degraded');
+    expect(changes(r).slice(changes(r).indexOf('health_generate_failing'))).toEqual([
+      'health_generate_failing',
+    ]);
+  });
+});

@@ -23,10 +23,16 @@ export function evidenceOf(diagnosis: Diagnosis): EvidenceKind {
   return diagnosisEntry(diagnosis)?.evidence ?? 'failing';
 }
 
-/** Whether evidence for `e` can name a target in `state`: its vocabulary states, or a death it explains. */
-function fits(e: IncidentEvidence, state: TargetStateName): boolean {
+/**
+ * Whether evidence for `e` can name a target in `state`: its vocabulary states, a death it explains, or — for
+ * the wedge's diagnosis shown now — the partial recovery to degraded that a flapping state goes through (the
+ * evidence still stands; a label that flipped with every round would be the flapping issue 26 is about).
+ */
+function fits(e: IncidentEvidence, state: TargetStateName, shown: Diagnosis | undefined): boolean {
   const states: readonly string[] = diagnosisEntry(e.diagnosis)?.states ?? [];
-  return states.includes(state) || (state === 'down' && SURVIVES_DOWN.has(e.evidence));
+  if (states.includes(state)) return true;
+  if (state === 'down') return SURVIVES_DOWN.has(e.evidence);
+  return state === 'degraded' && e.diagnosis === shown && states.includes('wedged');
 }
 
 /** Negative when `a` is stronger evidence than `b`: its kind, then (signatures) how specific the line is. */
@@ -51,10 +57,21 @@ function evidence(s: TargetState, v: Verdict & { diagnosis: Diagnosis }, now: nu
   };
 }
 
-/** The strongest evidence among `list` that fits `state`, the earliest among equals. */
-function strongest(list: readonly IncidentEvidence[], state: TargetStateName): IncidentEvidence | undefined {
+/**
+ * The strongest evidence among `list` that fits `state`: among equals the one shown now (a state that flaps
+ * wedged ↔ degraded must not flip the label between two diagnoses of one rank), else the earliest.
+ */
+function strongest(
+  list: readonly IncidentEvidence[],
+  state: TargetStateName,
+  shown: Diagnosis | undefined,
+): IncidentEvidence | undefined {
   let best: IncidentEvidence | undefined;
-  for (const e of list) if (fits(e, state) && (best === undefined || compare(e, best) < 0)) best = e;
+  for (const e of list) {
+    if (!fits(e, state, shown)) continue;
+    const c = best === undefined ? -1 : compare(e, best);
+    if (c < 0 || (c === 0 && e.diagnosis === shown)) best = e;
+  }
   return best;
 }
 
@@ -69,7 +86,7 @@ export function heldVerdict(s: TargetState, v: Verdict, now: number): Verdict {
   if (open === undefined || v.state === 'ok' || v.state === 'unknown' || diagnosis === null) return v;
   const mine = evidence(s, { ...v, diagnosis }, now);
   remember(open, mine);
-  const best = strongest(open.seen, v.state) ?? mine;
+  const best = strongest(open.seen, v.state, open.diagnosis) ?? mine;
   if (best.diagnosis === diagnosis) return v;
   return { ...v, diagnosis: best.diagnosis, cause: heldCause(best, v) };
 }
