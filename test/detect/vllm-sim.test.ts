@@ -82,4 +82,15 @@ describe('detection against the vLLM simulator', () => {
     long.cut();
     await incidentWritten(h);
   });
+
+  // Issue 26 item 6: with no user request running the gauges show nothing stuck; vLLM's own warning line
+  // (`No available shared memory broadcast block found in N seconds`) names the hang the probes confirm.
+  it('shm_broadcast_hang with no traffic: wedged/warning:shm_hang, the warning naming what the probes see', async () => {
+    h = await startVllmHarness();
+    await h.waitHealthy(SETTLE);
+    h.sim.enableFault('shm_broadcast_hang', { interval: 1 });
+    await h.waitState('wedged', { diagnosis: 'warning:shm_hang', ...SETTLE });
+    expect(h.wd.state.cause).toMatch(/\(shm_hang\) on server/);
+    await incidentWritten(h);
+  });
 });
