@@ -206,7 +206,11 @@ export function plans({ abortCascade }) {
       // TTFT over the example's 5 s objective needs (prefill 5 ms + a 10 ms step) × 345: every step 3.5 s, a crawl
       // (0.3 tokens/s), which is what the engine's state says first. `slow` at these settings comes from queueing,
       // not from a uniformly slower engine (the 30 s timeout leaves no factor with a late first token and no hang).
-      expect: { states: ['wedged', 'degraded'], diagnoses: ['engine_stalled', 'engine_crawling'] },
+      // A tool-call matrix in flight past hangAfter (20 s) with nothing finished is hung by definition.
+      expect: {
+        states: ['wedged', 'degraded'],
+        diagnoses: ['engine_stalled', 'engine_crawling', 'completions_hung'],
+      },
       ...toggle('slow', { factor: 345 }),
     },
     {
@@ -278,7 +282,11 @@ export function plans({ abortCascade }) {
       engine: 'sglang',
       routerMetrics: true,
       // Per-leg health probes see the refused leg first (down); the router's view names the pair.
-      expect: { states: ['wedged'], diagnoses: ['pd_pair_half_failed'] },
+      // Decode's own line that it lost prefill (a signature) may come before the router's gauges say it.
+      expect: {
+        states: ['wedged'],
+        diagnoses: ['pd_pair_half_failed', 'log:sglang_disagg_lost_prefill_connection'],
+      },
       inject: (sim) => (sim.enableFault('pd_half_failed', { leg: 'prefill' }), Date.now()),
       restore: (sim) => sim.disableFault('pd_half_failed'),
     },
@@ -365,7 +373,8 @@ export function plans({ abortCascade }) {
       fault: 'shm_broadcast_hang',
       engine: 'vllm',
       // vLLM's `No available shared memory broadcast block found in N seconds` is a warning: it names the hang.
-      expect: { states: ['wedged'], diagnoses: ['warning:shm_hang'] },
+      // With a request of ours running when the worker stops reading, the frozen gauges name it first (engine).
+      expect: { states: ['wedged'], diagnoses: ['warning:shm_hang', 'engine_stalled'] },
       ...toggle('shm_broadcast_hang', { interval: 10 }, true),
     },
     {
