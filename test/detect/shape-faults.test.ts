@@ -135,7 +135,7 @@ describe('probe-shape faults against the simulator', () => {
     h.sim.enableFault('context_ttft_growth', { ms_per_ktok: 1000 });
     await h.waitState('degraded', { diagnosis: 'conversation_stalls', timeoutMs: 20_000 });
     expect(h.wd.state.cause).toMatch(
-      /^talk on router\/keepalive: bad_response \(round ([23]) of 4: time to first token \d+ ms, [\d.]+× round 1's \d+ ms .*\), \d+ in a row; the conversation stalls at round \1 of 4 on a keepalive connection while chat on router\/fresh passes$/,
+      /^talk on router\/keepalive: bad_response \(round ([23]) of 4: time to first token \d+ ms, [\d.]+× round 1's \d+ ms .*\), \d+ in a row; the conversation stalls at round \1 of 4 on a keepalive connection while (?:chat|canary) on router\/fresh passes$/,
     );
     // The rounds' TTFT is exported: it grows round by round in the last run.
     const rounds = (
