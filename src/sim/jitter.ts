@@ -3,6 +3,7 @@
 // (an Ornstein–Uhlenbeck process: clocks, neighbours on a shared GPU, thermal state). Per-step noise alone
 // averages out over a few hundred tokens; the drift is what makes one trial differ from the next, as run-to-run
 // spread does on real servers (docs/decisions.md, "Simulator jitter").
+import { mulberry32 } from './prng.js';
 
 export interface JitterOptions {
   /** Standard deviation of the log step time, for both parts (0.05 ≈ 5 % run-to-run spread). */
@@ -12,18 +13,6 @@ export interface JitterOptions {
   /** Drift time constant (ms, default 1000). */
   tauMs?: number;
   now?: () => number;
-}
-
-/** mulberry32: small, fast, good enough for timing noise; seeded so a run can be replayed. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Returns a function giving the multiplier for the next step (1 when sd is 0). */

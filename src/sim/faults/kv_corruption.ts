@@ -3,18 +3,7 @@
 // Everything else stays healthy: health, metrics, logs, tool calls. Only checking answers shows it.
 import { nearMiss } from '../answers.js';
 import type { FaultDef, FaultParams } from './types.js';
-
-/** mulberry32: a small seeded PRNG, so a test can replay one sequence of wrong and right answers. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../prng.js';
 
 /** One stream per enable (the params object is new each time): a re-enable with the same seed replays it. */
 const streams = new WeakMap<FaultParams, () => number>();
