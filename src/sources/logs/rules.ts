@@ -383,11 +383,13 @@ export class LineMatcher {
   private readonly loopCount: number;
   private readonly loopWindow: number;
   private lastStampMs = NaN;
+  private readonly literals: LiteralIndex;
 
   constructor(
     readonly set: RuleSet,
     private readonly o: MatcherOptions = {},
   ) {
+    this.literals = new LiteralIndex(set.rules);
     this.builtIn = set.rules.some((r) => !r.user);
     const now = o.now ?? Date.now;
     this.timeOf = o.timeOf ?? ((line) => this.ownTime(line, now));
@@ -441,19 +443,12 @@ export class LineMatcher {
     if (rec !== undefined && !rec.head) return;
     let echo: boolean | undefined;
     let time: number | undefined;
-    for (const rule of this.set.rules) {
+    const candidates = this.literals.candidates(line);
+    const rules = this.set.rules;
+    for (let ri = 0; ri < rules.length; ri++) {
+      const rule = rules[ri]!;
       if (carried && !rule.user) continue;
-      const lits = rule.literals;
-      if (lits !== null) {
-        let found = false;
-        for (const l of lits) {
-          if (line.includes(l)) {
-            found = true;
-            break;
-          }
-        }
-        if (!found) continue;
-      }
+      if (!candidates(ri)) continue;
       const m = rule.re.exec(forRule(rule, line));
       if (!m) continue;
       if (!rule.user) {
@@ -785,6 +780,70 @@ export class LineMatcher {
   private newRecord(p: Pending, line: string): boolean {
     const m = p.rule.logger!.record.exec(line.length > 400 ? line.slice(0, 400) : line);
     return m !== null && m.index <= 256 && prefixAllows(line, m.index);
+  }
+}
+
+/** Literal hits a line may have before LiteralIndex stops listing them and asks each rule (bounds hostile lines). */
+const MAX_LITERAL_HITS = 32;
+
+/**
+ * Which rules' literals occur in a line, found in one pass: the trie of every rule literal finds each position where
+ * one starts, and the literals of that first letter are compared there. Asking each of a hundred-odd rules whether
+ * its literals occur (an `includes` per literal per rule) was most of the matcher's time on a line. Either way a rule
+ * is a candidate exactly when one of its literals occurs in the line (rules without literals always are).
+ */
+class LiteralIndex {
+  private readonly re: RegExp | null;
+  /** Literals by their first UTF-16 unit (literals start with an ASCII letter: trimLiteral), with their rules. */
+  private readonly byFirst = new Map<number, { lit: string; rules: number[] }[]>();
+  private readonly hit: Uint8Array;
+  private readonly always = (_: number): boolean => true;
+  private readonly marked = (ri: number): boolean => this.hit[ri] === 1;
+
+  constructor(private readonly rules: readonly CompiledRule[]) {
+    const byLit = new Map<string, number[]>();
+    rules.forEach((r, i) => {
+      for (const l of r.literals ?? []) {
+        const list = byLit.get(l) ?? [];
+        if (!list.includes(i)) list.push(i);
+        byLit.set(l, list);
+      }
+    });
+    for (const [lit, ids] of byLit) {
+      const c = lit.charCodeAt(0);
+      const list = this.byFirst.get(c) ?? [];
+      list.push({ lit, rules: ids });
+      this.byFirst.set(c, list);
+    }
+    this.re = byLit.size > 0 ? new RegExp(trieRegex([...byLit.keys()]), 'g') : null;
+    this.hit = new Uint8Array(rules.length);
+  }
+
+  /** A predicate over rule indexes: whether the rule may match `line` (valid until the next call). */
+  candidates(line: string): (ri: number) => boolean {
+    const re = this.re;
+    if (re === null) return this.always;
+    const hit = this.hit;
+    const rules = this.rules;
+    for (let i = 0; i < rules.length; i++) hit[i] = rules[i]!.literals === null ? 1 : 0;
+    re.lastIndex = 0;
+    let hits = 0;
+    for (let m = re.exec(line); m !== null; m = re.exec(line)) {
+      const at = m.index;
+      if (++hits > MAX_LITERAL_HITS) {
+        // A line full of literals (user text): ask each rule, as the includes of old did.
+        for (let i = 0; i < rules.length; i++) {
+          const lits = rules[i]!.literals;
+          if (hit[i] === 0 && lits !== null && lits.some((l) => line.includes(l))) hit[i] = 1;
+        }
+        break;
+      }
+      for (const e of this.byFirst.get(line.charCodeAt(at)) ?? []) {
+        if (line.startsWith(e.lit, at)) for (const ri of e.rules) hit[ri] = 1;
+      }
+      re.lastIndex = at + 1;
+    }
+    return this.marked;
   }
 }
 
