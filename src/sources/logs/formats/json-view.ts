@@ -1,0 +1,188 @@
+// Where a JSON record's message lies in the chunk text, found without JSON.parse, for the scanner's prefilter and
+// engine lines. Most lines of a JSON log are records no rule can match (an engine's batch lines, access lines): the
+// scanner only needs to know which of them to decode, and where their message is. A flat object whose strings hold
+// no escape has its message verbatim in the line, so the line's own bytes are looked at in place; any other line
+// (nesting, escapes, a traceback field, no message, not JSON) gets no view and is handled as before: decoded with
+// JSON.parse (formats/structured.ts) when the prefilter passes it. A view never decides what a rule sees: a line the
+// prefilter passes is always decoded in full.
+import { recordTimeText, TRACE_KEYS, type StructuredKeys } from './structured.js';
+
+/** The message of the line, as offsets into the chunk text, and the record's time. */
+export interface JsonView {
+  /** s[from, to) is the message (no escape in it: the decoded message, as latin1 bytes). */
+  from: number;
+  to: number;
+  /** s[timeFrom, timeTo) is the record's time value: 1 a string's text, 2 a number, 0 none or another kind. */
+  timeFrom: number;
+  timeTo: number;
+  timeKind: 0 | 1 | 2;
+}
+
+/** The record's time as decodeJson gives it (structured.ts recordTimeText), if it has one: read only when asked. */
+export function viewTime(s: string, v: JsonView): string | undefined {
+  if (v.timeKind === 1) return recordTimeText(s.slice(v.timeFrom, v.timeTo));
+  if (v.timeKind === 2) return recordTimeText(Number(s.slice(v.timeFrom, v.timeTo)));
+  return undefined;
+}
+
+export const emptyView = (): JsonView => ({ from: 0, to: 0, timeFrom: 0, timeTo: 0, timeKind: 0 });
+
+/** Keys as the chunk text holds them (latin1: one char per UTF-8 byte), by priority. */
+export interface ViewKeys {
+  message: readonly string[];
+  time: readonly string[];
+}
+
+const asBytes = (s: string) => Buffer.from(s, 'utf8').toString('latin1');
+
+export function viewKeys(keys: StructuredKeys): ViewKeys {
+  return { message: keys.message.map(asBytes), time: keys.time.map(asBytes) };
+}
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+
+/** Index of the `"` closing the string whose first char is s[i], or -1 (an escape, a control char, the end). */
+function stringEnd(s: string, i: number, end: number): number {
+  for (; i < end; i++) {
+    const c = s.charCodeAt(i);
+    if (c === QUOTE) return i;
+    if (c === BACKSLASH || c < 0x20) return -1;
+  }
+  return -1;
+}
+
+const isWs = (c: number) => c === 32 || c === 9 || c === 13 || c === 10;
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/** End of the JSON number starting at s[i] (its grammar: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?), or -1. */
+function numberEnd(s: string, i: number, end: number): number {
+  if (s.charCodeAt(i) === 45 /* - */) i++;
+  if (i >= end || !isDigit(s.charCodeAt(i))) return -1;
+  if (s.charCodeAt(i) === 48) i++;
+  else while (i < end && isDigit(s.charCodeAt(i))) i++;
+  if (i < end && s.charCodeAt(i) === 46 /* . */) {
+    i++;
+    if (i >= end || !isDigit(s.charCodeAt(i))) return -1;
+    while (i < end && isDigit(s.charCodeAt(i))) i++;
+  }
+  const e = s.charCodeAt(i);
+  if (i < end && (e === 101 || e === 69) /* e E */) {
+    i++;
+    const sign = s.charCodeAt(i);
+    if (sign === 43 || sign === 45) i++;
+    if (i >= end || !isDigit(s.charCodeAt(i))) return -1;
+    while (i < end && isDigit(s.charCodeAt(i))) i++;
+  }
+  return i;
+}
+
+/** Index of the key list entry equal to s[from, to), or -1. */
+function keyIndex(keys: readonly string[], s: string, from: number, to: number): number {
+  const len = to - from;
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k]!;
+    if (key.length === len && s.startsWith(key, from)) return k;
+  }
+  return -1;
+}
+
+function isTraceKey(s: string, from: number, to: number): boolean {
+  return keyIndex(TRACE_KEYS, s, from, to) >= 0;
+}
+
+/**
+ * The view of the line s[p, end) when it is one flat JSON object (strings without escapes or control characters,
+ * numbers, true/false/null; nothing nested) with a string message that does not itself open an object, and no
+ * traceback field: exactly the lines whose decoded record (decodeJson) is that message alone. Null otherwise.
+ * Duplicate keys resolve as JSON.parse does (the last one), and the message and time keys by their priority, as
+ * decodeJson's pick does. `out` is filled and returned (one object per scanner: no garbage per line).
+ */
+export function jsonView(s: string, p: number, end: number, keys: ViewKeys, out: JsonView): JsonView | null {
+  let i = p;
+  if (s.charCodeAt(i) !== 123 /* { */) return null;
+  i++;
+  let msgRank = keys.message.length;
+  let msgFrom = -1;
+  let msgTo = -1;
+  let msgIsString = false;
+  let timeRank = keys.time.length;
+  let timeFrom = -1;
+  let timeTo = -1;
+  let timeKind = 0; // 1 string, 2 number, 3 other
+  let first = true;
+  for (;;) {
+    while (i < end && isWs(s.charCodeAt(i))) i++;
+    if (i >= end) return null;
+    if (first && s.charCodeAt(i) === 125 /* } */) {
+      i++;
+      break;
+    }
+    first = false;
+    if (s.charCodeAt(i) !== QUOTE) return null;
+    const keyFrom = i + 1;
+    const keyTo = stringEnd(s, keyFrom, end);
+    if (keyTo < 0) return null;
+    i = keyTo + 1;
+    while (i < end && isWs(s.charCodeAt(i))) i++;
+    if (s.charCodeAt(i) !== 58 /* : */) return null;
+    i++;
+    while (i < end && isWs(s.charCodeAt(i))) i++;
+    if (i >= end) return null;
+    const c = s.charCodeAt(i);
+    const valueFrom = i;
+    let kind: number;
+    if (c === QUOTE) {
+      const to = stringEnd(s, i + 1, end);
+      if (to < 0) return null;
+      i = to + 1;
+      kind = 1;
+    } else if (c === 45 || isDigit(c)) {
+      i = numberEnd(s, i, end);
+      if (i < 0) return null;
+      kind = 2;
+    } else if (s.startsWith('true', i) || s.startsWith('null', i)) {
+      i += 4;
+      kind = 3;
+    } else if (s.startsWith('false', i)) {
+      i += 5;
+      kind = 3;
+    } else return null; // nested, or no JSON
+    if (i > end) return null;
+    // A traceback field is appended to the message's lines (structured.ts fromObject): decoded in full.
+    if (isTraceKey(s, keyFrom, keyTo)) return null;
+    const m = keyIndex(keys.message, s, keyFrom, keyTo);
+    if (m >= 0 && m <= msgRank) {
+      msgRank = m;
+      msgIsString = kind === 1;
+      msgFrom = kind === 1 ? valueFrom + 1 : valueFrom;
+      msgTo = kind === 1 ? i - 1 : i;
+    }
+    const t = keyIndex(keys.time, s, keyFrom, keyTo);
+    if (t >= 0 && t <= timeRank) {
+      timeRank = t;
+      timeKind = kind;
+      timeFrom = kind === 1 ? valueFrom + 1 : valueFrom;
+      timeTo = kind === 1 ? i - 1 : i;
+    }
+    while (i < end && isWs(s.charCodeAt(i))) i++;
+    if (i >= end) return null;
+    const sep = s.charCodeAt(i);
+    i++;
+    if (sep === 44 /* , */) continue;
+    if (sep === 125 /* } */) break;
+    return null;
+  }
+  while (i < end && isWs(s.charCodeAt(i))) i++;
+  if (i !== end) return null;
+  // No message, or not a string: decodeJson gives no record (the line is matched as plain text, and counted).
+  if (msgFrom < 0 || !msgIsString) return null;
+  // A message opening an object may be a record of its own (unfolded by decodeJson).
+  if (msgTo - msgFrom > 1 && s.charCodeAt(msgFrom) === 123) return null;
+  out.from = msgFrom;
+  out.to = msgTo;
+  out.timeFrom = timeFrom;
+  out.timeTo = timeTo;
+  out.timeKind = timeKind === 1 || timeKind === 2 ? timeKind : 0;
+  return out;
+}
