@@ -785,17 +785,24 @@ export class LineMatcher {
 
 /** Literal hits a line may have before LiteralIndex stops listing them and asks each rule (bounds hostile lines). */
 const MAX_LITERAL_HITS = 32;
+/** Bits of the table of literals' first three characters. */
+const TRIGRAM_BITS = 16;
+
+const trigram = (a: number, b: number, c: number): number =>
+  (((a * 31 + b) * 31 + c) ^ (a << 7)) & ((1 << TRIGRAM_BITS) - 1);
 
 /**
- * Which rules' literals occur in a line, found in one pass: the trie of every rule literal finds each position where
- * one starts, and the literals of that first letter are compared there. Asking each of a hundred-odd rules whether
- * its literals occur (an `includes` per literal per rule) was most of the matcher's time on a line. Either way a rule
- * is a candidate exactly when one of its literals occurs in the line (rules without literals always are).
+ * Which rules' literals occur in a line, found in one pass: a table of every literal's first three characters
+ * (hashed) says at which positions one may start, and the literals of that first character are compared there.
+ * Asking each of a hundred-odd rules whether its literals occur (an `includes` per literal per rule) was most of the
+ * matcher's time on a line; a regex over the literals cost ~10 ms to compile in every process. Either way a rule is
+ * a candidate exactly when one of its literals occurs in the line (rules without literals always are).
  */
-class LiteralIndex {
-  private readonly re: RegExp | null;
-  /** Literals by their first UTF-16 unit (literals start with an ASCII letter: trimLiteral), with their rules. */
+export class LiteralIndex {
+  /** Literals by their first UTF-16 unit, with the rules that name them. */
   private readonly byFirst = new Map<number, { lit: string; rules: number[] }[]>();
+  private readonly starts = new Uint8Array(1 << TRIGRAM_BITS);
+  private readonly any: boolean;
   private readonly hit: Uint8Array;
   private readonly always = (_: number): boolean => true;
   private readonly marked = (ri: number): boolean => this.hit[ri] === 1;
@@ -810,38 +817,45 @@ class LiteralIndex {
       }
     });
     for (const [lit, ids] of byLit) {
+      // compileOne keeps only literals of three characters or more.
+      this.starts[trigram(lit.charCodeAt(0), lit.charCodeAt(1), lit.charCodeAt(2))] = 1;
       const c = lit.charCodeAt(0);
       const list = this.byFirst.get(c) ?? [];
       list.push({ lit, rules: ids });
       this.byFirst.set(c, list);
     }
-    this.re = byLit.size > 0 ? new RegExp(trieRegex([...byLit.keys()]), 'g') : null;
+    this.any = byLit.size > 0;
     this.hit = new Uint8Array(rules.length);
   }
 
   /** A predicate over rule indexes: whether the rule may match `line` (valid until the next call). */
   candidates(line: string): (ri: number) => boolean {
-    const re = this.re;
-    if (re === null) return this.always;
+    if (!this.any) return this.always;
     const hit = this.hit;
     const rules = this.rules;
     for (let i = 0; i < rules.length; i++) hit[i] = rules[i]!.literals === null ? 1 : 0;
-    re.lastIndex = 0;
+    const starts = this.starts;
     let hits = 0;
-    for (let m = re.exec(line); m !== null; m = re.exec(line)) {
-      const at = m.index;
-      if (++hits > MAX_LITERAL_HITS) {
-        // A line full of literals (user text): ask each rule, as the includes of old did.
-        for (let i = 0; i < rules.length; i++) {
-          const lits = rules[i]!.literals;
-          if (hit[i] === 0 && lits !== null && lits.some((l) => line.includes(l))) hit[i] = 1;
+    let a = line.charCodeAt(0);
+    let b = line.charCodeAt(1);
+    for (let at = 0; at + 2 < line.length; at++) {
+      const c = line.charCodeAt(at + 2);
+      if (starts[trigram(a, b, c)] === 1) {
+        const list = this.byFirst.get(a);
+        if (list !== undefined && ++hits > MAX_LITERAL_HITS) {
+          // A line full of literals (user text): ask each rule, as the includes of old did.
+          for (let i = 0; i < rules.length; i++) {
+            const lits = rules[i]!.literals;
+            if (hit[i] === 0 && lits !== null && lits.some((l) => line.includes(l))) hit[i] = 1;
+          }
+          break;
         }
-        break;
+        if (list !== undefined) {
+          for (const e of list) if (line.startsWith(e.lit, at)) for (const ri of e.rules) hit[ri] = 1;
+        }
       }
-      for (const e of this.byFirst.get(line.charCodeAt(at)) ?? []) {
-        if (line.startsWith(e.lit, at)) for (const ri of e.rules) hit[ri] = 1;
-      }
-      re.lastIndex = at + 1;
+      a = b;
+      b = c;
     }
     return this.marked;
   }
