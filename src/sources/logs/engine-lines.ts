@@ -103,7 +103,10 @@ for (const [name, use] of [
  * many of a kept field's length; one character read tells nearly all of them apart without a startsWith each.
  */
 const FIELD_SLOTS = 128;
-const FIELDS_BY_SHAPE: ([string, FieldUse][] | undefined)[] = [];
+// Dense (filled, not assigned by slot): a sparse array is a dictionary, each lookup a hash probe.
+const FIELDS_BY_SHAPE: ([string, FieldUse][] | undefined)[] = new Array<[string, FieldUse][] | undefined>(
+  FIELDS_BY_LENGTH.length * FIELD_SLOTS,
+).fill(undefined);
 FIELDS_BY_LENGTH.forEach((fields, len) => {
   for (const f of fields) {
     const slot = len * FIELD_SLOTS + (f[0].charCodeAt(len >> 1) & (FIELD_SLOTS - 1));
