@@ -399,5 +399,26 @@ export function applyEngineValues(
 
 /** Unix ms of a line timestamp (any stamp line-time.ts reads; zoneless ones as UTC), `year` for yearless ones. */
 export function stampMs(stamp: string, year: number): number {
+  // SGLang's `YYYY-MM-DD HH:MM:SS`, most stamps of a log, read by position (what stampToMs gives it: zoneless, UTC).
+  if (stamp.length === 19 && stamp.charCodeAt(10) === 32) {
+    const d = (i: number) => stamp.charCodeAt(i) - 48;
+    const two = (i: number) => d(i) * 10 + d(i + 1);
+    let digits = true;
+    for (const i of STAMP_DIGITS) {
+      const c = stamp.charCodeAt(i);
+      if (c < 48 || c > 57) digits = false;
+    }
+    if (
+      digits &&
+      stamp.charCodeAt(4) === 45 &&
+      stamp.charCodeAt(7) === 45 &&
+      stamp.charCodeAt(13) === 58 &&
+      stamp.charCodeAt(16) === 58
+    ) {
+      return Date.UTC(two(0) * 100 + two(2), two(5) - 1, two(8), two(11), two(14), two(17), 0);
+    }
+  }
   return stampToMs(stamp, year, true);
 }
+
+const STAMP_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];

@@ -479,7 +479,12 @@ class SecondRanks {
   }
 
   flush(): void {
-    for (const [key, at] of this.pending) this.found.push([at, 'sglang_batch', this.records.get(key) ?? -1]);
+    if (this.records.size === 0) {
+      for (const at of this.pending.values()) this.found.push([at, 'sglang_batch', -1]);
+    } else {
+      for (const [key, at] of this.pending)
+        this.found.push([at, 'sglang_batch', this.records.get(key) ?? -1]);
+    }
     this.pending.clear();
     this.records.clear();
   }
