@@ -381,6 +381,8 @@ export class LineMatcher {
   private calls = 0;
   /** A record carrying user text (carriers.ts) is open: built-in rules see none of its lines. */
   private carrier: OpenCarrier | undefined;
+  /** The carrier this line opened (its header: the rules it `raises` may match it), else undefined. */
+  private header: OpenCarrier | undefined;
   /** The rule set has built-in rules (carriers only shield those). */
   private readonly builtIn: boolean;
   private readonly timeOf: (line: string, offset: number) => number;
@@ -492,7 +494,7 @@ export class LineMatcher {
     let echo: boolean | undefined;
     let time: number | undefined;
     for (const rule of this.set.rules) {
-      if (carried && !rule.user) continue;
+      if (carried && !rule.user && this.header?.carrier.raises?.includes(rule.name) !== true) continue;
       const lits = rule.literals;
       if (lits !== null) {
         let found = false;
@@ -506,6 +508,12 @@ export class LineMatcher {
       }
       const m = rule.re.exec(forRule(rule, line));
       if (!m) continue;
+      if (carried && !rule.user) {
+        // On a carrier's header the rule sees the engine's words only: it ends where the user text may begin, or
+        // it ends the line (a message with no user text in it).
+        const end = m.index + m[0].length;
+        if (end > this.header!.userFrom && line.slice(end).trim() !== '') continue;
+      }
       if (!rule.user) {
         echo ??= isRequestEcho(line);
         if (echo || !prefixAllows(line, m.index)) continue;
@@ -654,6 +662,7 @@ export class LineMatcher {
 
   /** Whether the line is user text of a carrier record (an open one, or one this line opens). */
   private carried(line: string): boolean {
+    this.header = undefined;
     if (this.carrier) {
       if (this.carrier.takes(line)) return true;
       this.carrier = undefined;
@@ -661,6 +670,7 @@ export class LineMatcher {
     const opened = OpenCarrier.open(line);
     if (!opened) return false;
     if (!opened.closed) this.carrier = opened;
+    this.header = opened;
     return true;
   }
 

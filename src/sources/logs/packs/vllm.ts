@@ -305,6 +305,23 @@ export const vllmPack: RulePack = {
       perRequest: 'rid',
       match: String.raw`(?:Request (?<rid>\S{1,256}?))?The number of retrieved tokens is less than the expected number of tokens!`,
     },
+    // entrypoints/openai/tool_parsers/*_tool_parser.py (hermes_tool_parser.py read at
+    // 836d1f31211015f62485b0151fbbf85b6cc7a934; the same calls in the other parsers, 0.6 → 2026-08):
+    // `logger.exception("Error in extracting tool call from response.")` and, streaming, `logger.exception("Error trying
+    // to handle streaming tool call.")`. The model's output was not a tool call the parser could read; it is returned
+    // as content. The traceback after it (same prefix, NewLineFormatter) can quote that output: the carrier
+    // `vllm_tool_parser` (../carriers.ts) shields every line of the record, this rule alone sees the header, and only
+    // when the message is exactly the parser's. A model steered by the user: a warning whose class names nothing.
+    {
+      name: 'vllm_tool_parser_error',
+      severity: 'warning',
+      class: 'tool_call_parse_error',
+      upstream:
+        'vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py extract_tool_calls(_streaming) (read at 836d1f31; the other parsers alike)',
+      logger: 'vllm',
+      // Two top-level branches, so each gives the chunk prefilter its literal (a group would give none).
+      match: String.raw`Error in extracting tool call from response\.\s*$|Error trying to handle streaming tool call\.\s*$`,
+    },
     // v1/structured_output/backend_xgrammar.py XgrammarGrammar.accept_tokens (0.8 → 2026-08).
     {
       name: 'vllm_grammar_fsm_failed',
