@@ -203,6 +203,29 @@ describe('an engine death is one event with its chain and root cause', () => {
     expect(order).toEqual(['sglang_subprocess_crashed|-']);
   });
 
+  it("SGLang's SIGCHLD line and a non-zero rank's terminated scheduler join the death chain: one event, with its root cause", () => {
+    const text = [
+      '[2026-08-10 14:00:01] Child process unexpectedly failed with exitcode=9. pid=3417555',
+      "[2026-08-10 14:00:01] Child process pid=3417555 frame=<frame at 0x7f3a, file '/usr/lib/python3.12/selectors.py'>",
+      '[2026-08-10 14:00:01] Subprocess scheduler_0 (pid=3417555) crashed with exit code -9. Triggering SIGQUIT for cleanup...',
+      '[2026-08-10 14:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2890, in run_scheduler_process',
+      CUDA_IMA,
+      '',
+      '[2026-08-10 14:00:02] Scheduler or DataParallelController 3417555 terminated with -9',
+    ].join('\n');
+    const { events } = scan(`${text}\n`);
+    expect(names(critical(events))).toEqual(['sglang_child_process_failed']);
+    expect(events[0]!.fields).toMatchObject({ code: '9', pid: '3417555' });
+    expect(events[0]!.incident!.rootCause?.exception).toBe('torch.AcceleratorError');
+    expect(events[0]!.incident!.members.map((m) => m.rule)).toEqual([
+      'sglang_child_process_failed',
+      'sglang_subprocess_crashed',
+      'sglang_scheduler_exception',
+      'sglang_scheduler_terminated',
+    ]);
+  });
+
   it('a chained traceback reports its last exception, not the inner one', () => {
     const p = '(EngineCore_DP0 pid=413) ERROR 08-10 12:30:57 [core.py:710] ';
     const text = [

@@ -254,6 +254,37 @@ describe('new rules: near-misses raise nothing of the rule (issue 27 item 8)', (
       [],
     ],
     ['rust_panic', 'note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace', []],
+    // Issue 27 rules3: the lines printed around the new rules' own.
+    [
+      'sglang_child_process_failed',
+      '[2026-08-10 09:47:36] Child process pid=3417555 frame=<frame at 0x7f>',
+      [],
+    ],
+    [
+      'sglang_scheduler_terminated',
+      '[2026-08-10 09:47:36] Scheduler or DataParallelController 3417555 is still running',
+      [],
+    ],
+    [
+      'sglang_health_forced_exit',
+      "2025-06-10T09:47:36.123Z INFO dynamo.sglang: Updating endpoint 'generate' health status: Ready -> NotReady",
+      [],
+    ],
+    [
+      'sglang_grammar_invalid',
+      "[2026-08-10 09:47:36 TP0] regex hasn't been supported by xgrammar yet. This is skipped.",
+      [],
+    ],
+    [
+      'lmcache_store_alloc_failed',
+      '[2025-07-03 12:45:22,498] LMCache ERROR: Failed to allocate memory for the async remote-retrieved KV cache.',
+      [],
+    ],
+    [
+      'vllm_tool_parser_error',
+      '(APIServer pid=7) DEBUG 08-10 14:00:01 [hermes_tool_parser.py:210] Skipping chunk as a result of tool streaming extraction error',
+      [],
+    ],
   ];
   for (const [rule, line, want] of cases) {
     it(`${rule}: ${line.slice(0, 70)}…`, () => {
