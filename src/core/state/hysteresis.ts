@@ -100,7 +100,11 @@ function recovered(s: TargetState, to: TargetStateName, cfg: ClassifierConfig): 
   const slots = Object.values(s.slots).filter((m) => countsForRecovery(m.probeKind) && m.last !== undefined);
   const passing = slots.filter((m) => m.failStreak === 0 && m.leakStreak === 0 && !m.wrongStreak);
   const serves = to === 'degraded' || to === 'ok';
-  if (serves && slots.some((m) => isCompletion(m.probeKind)) && !passing.some((m) => isCompletion(m.probeKind)))
+  if (
+    serves &&
+    slots.some((m) => isCompletion(m.probeKind)) &&
+    !passing.some((m) => isCompletion(m.probeKind))
+  )
     return false;
   return passing.every((m) => m.okStreak >= cfg.detect.recoverAfter);
 }
