@@ -199,12 +199,17 @@ export async function runPlan(plan, opts) {
             strength(b.diagnosis) < strength(a.diagnosis) || (b.state === 'down' && a.state !== 'down');
           changes.push({ from: a.diagnosis, to: b.diagnosis, escalation });
         }
+        // State changes after the diagnosis was reached (the alerts select on the state): reported, not judged —
+        // the bar is the diagnosis's; a state that moves between wedged and degraded pages and resolves.
+        const from = held.indexOf(reached);
+        const stateChanges = held.slice(from + 1).filter((l, k) => l.state !== held[from + k].state).length;
         const trial = {
           ok: true,
           ms: reached.at - t0,
           reached: `${reached.state}/${reached.diagnosis}`,
           seen: held.map((l) => `${l.state}/${l.diagnosis}`),
           changes,
+          stateChanges,
           backMs,
         };
         trials.push(trial);

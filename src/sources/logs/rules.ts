@@ -330,6 +330,12 @@ export const MAX_MEMBERS = 20;
 const MEMBER_LINE_KEEP = 300;
 /** Open incidents kept per matcher (keys are pack incident keys, times process prefixes: few). */
 const MAX_INCIDENTS = 256;
+/**
+ * Lines a chain head without a root cause (`Subprocess … crashed`, printed by another process before the dying one's
+ * traceback) waits for a traceback record of its incident to begin; the record then runs to its own end. Past it, or
+ * when the input ends or goes quiet (finish), the event goes out as it is.
+ */
+export const ROOT_CAUSE_WAIT_LINES = 50;
 
 // Between a traceback's exception line and the next traceback of a chain (CPython Lib/traceback.py
 // _cause_message / _context_message, 3.0 → 3.13): the record goes on to the chain's last exception.
@@ -379,6 +385,8 @@ export class LineMatcher {
   private calls = 0;
   /** A record carrying user text (carriers.ts) is open: built-in rules see none of its lines. */
   private carrier: OpenCarrier | undefined;
+  /** The carrier this line opened (its header: the rules it `raises` may match it), else undefined. */
+  private header: OpenCarrier | undefined;
   /** The rule set has built-in rules (carriers only shield those). */
   private readonly builtIn: boolean;
   private readonly timeOf: (line: string, offset: number) => number;
@@ -388,6 +396,13 @@ export class LineMatcher {
   private readonly loopWindow: number;
   private lastStampMs = NaN;
   private readonly literals: LiteralIndex;
+  /** Incident keys a traceback record (a `follows` rule whose header alone is decisive) can give a root cause. */
+  private readonly recordKeys: Set<string>;
+  /**
+   * Events not given to the caller yet, in file order: a chain head waiting (`wait` lines left) for the traceback
+   * that names its root cause, and every event after it, so the order of events stays the order of lines.
+   */
+  private outbox: { m: RuleMatch; wait: number }[] = [];
 
   constructor(
     readonly set: RuleSet,
@@ -395,6 +410,9 @@ export class LineMatcher {
   ) {
     this.literals = new LiteralIndex(set.rules);
     this.builtIn = set.rules.some((r) => !r.user);
+    this.recordKeys = new Set(
+      set.rules.flatMap((r) => (r.follows && r.emitUnclosed && r.incident !== undefined ? [r.incident] : [])),
+    );
     const now = o.now ?? Date.now;
     this.timeOf = o.timeOf ?? ((line) => this.ownTime(line, now));
     this.window = o.incidentWindowMs ?? INCIDENT_WINDOW_MS;
@@ -415,11 +433,12 @@ export class LineMatcher {
 
   get hasPending(): boolean {
     // An open carrier must see every line, or it could not tell where it ends.
-    return this.pending.length > 0 || this.carrier !== undefined;
+    return this.pending.length > 0 || this.carrier !== undefined || this.outbox.length > 0;
   }
 
   reset(): void {
     this.carrier = undefined;
+    this.outbox = [];
     this.pending = [];
     this.incidents.clear();
     this.heldFirst.clear();
@@ -438,6 +457,39 @@ export class LineMatcher {
     lineNo = ++this.calls,
     rec?: { head: boolean; time?: string },
   ): void {
+    // A line went by: a waiting chain head with no record of its incident open counts it.
+    for (const o of this.outbox) if (o.wait > 0 && !this.recordOpen(o.m.incident!)) o.wait--;
+    this.matchLine(line, offset, (m) => this.send(m, emit), lineNo, rec);
+    this.releaseOutbox(emit);
+  }
+
+  /** An event out, unless one before it still waits (then it queues behind it). */
+  private send(m: RuleMatch, emit: (m: RuleMatch) => void, wait = 0): void {
+    if (this.outbox.length > 0 || wait > 0) this.outbox.push({ m, wait });
+    else emit(m);
+  }
+
+  /** Hands out the queued events up to the first that still waits for its root cause. */
+  private releaseOutbox(emit: (m: RuleMatch) => void, all = false): void {
+    while (this.outbox.length > 0) {
+      const o = this.outbox[0]!;
+      if (!all && o.wait > 0 && o.m.incident!.rootCause === undefined) return;
+      this.outbox.shift();
+      emit(o.m);
+    }
+  }
+
+  private recordOpen(inc: Incident): boolean {
+    return this.pending.some((p) => p.incident === inc);
+  }
+
+  private matchLine(
+    line: string,
+    offset: number,
+    emit: (m: RuleMatch) => void,
+    lineNo: number,
+    rec?: { head: boolean; time?: string },
+  ): void {
     const record = rec?.head === true;
     const carried = this.builtIn && this.carried(line);
     const closed =
@@ -451,10 +503,16 @@ export class LineMatcher {
     const rules = this.set.rules;
     for (let ri = 0; ri < rules.length; ri++) {
       const rule = rules[ri]!;
-      if (carried && !rule.user) continue;
+      if (carried && !rule.user && this.header?.carrier.raises?.includes(rule.name) !== true) continue;
       if (!candidates(ri)) continue;
       const m = rule.re.exec(forRule(rule, line));
       if (!m) continue;
+      if (carried && !rule.user) {
+        // On a carrier's header the rule sees the engine's words only: it ends where the user text may begin, or
+        // it ends the line (a message with no user text in it).
+        const end = m.index + m[0].length;
+        if (end > this.header!.userFrom && line.slice(end).trim() !== '') continue;
+      }
       if (!rule.user) {
         echo ??= isRequestEcho(line);
         if (echo || !prefixAllows(line, m.index)) continue;
@@ -531,7 +589,15 @@ export class LineMatcher {
           continue;
         }
       }
-      emit(out);
+      // A chain head printed before the dying process's traceback (issue 27): its event waits a few lines for the
+      // traceback record that will join its incident, so whoever keeps the event (journal, evidence, alert cause)
+      // gets the root cause with it. The matcher's callers see the event late by those lines, never without it.
+      const waits =
+        out.incident !== undefined &&
+        out.incident.rootCause === undefined &&
+        this.recordKeys.has(rule.incident!);
+      if (waits) this.send(out, emit, ROOT_CAUSE_WAIT_LINES);
+      else emit(out);
     }
   }
 
@@ -595,6 +661,7 @@ export class LineMatcher {
 
   /** Whether the line is user text of a carrier record (an open one, or one this line opens). */
   private carried(line: string): boolean {
+    this.header = undefined;
     if (this.carrier) {
       if (this.carrier.takes(line)) return true;
       this.carrier = undefined;
@@ -602,6 +669,7 @@ export class LineMatcher {
     const opened = OpenCarrier.open(line);
     if (!opened) return false;
     if (!opened.closed) this.carrier = opened;
+    this.header = opened;
     return true;
   }
 
@@ -611,12 +679,15 @@ export class LineMatcher {
    */
   finish(emit: (m: RuleMatch) => void): void {
     const keep: Pending[] = [];
+    const send = (m: RuleMatch) => this.send(m, emit);
     for (const p of this.pending) {
-      if (p.closing) this.close(p, emit);
-      else if (p.rule.emitUnclosed) this.emitHeader(p, emit);
+      if (p.closing) this.close(p, send);
+      else if (p.rule.emitUnclosed) this.emitHeader(p, send);
       else keep.push(p);
     }
     this.pending = keep;
+    // Quiet or ended: no traceback is coming, a waiting chain head goes out as it is.
+    this.releaseOutbox(emit, true);
   }
 
   /** A header of `rule` restarts it: the open record ends as it would have on running out of lines. */
