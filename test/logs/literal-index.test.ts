@@ -10,8 +10,8 @@ import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 const set = compileRuleSet(
   [...LOG_PACKS],
   [
-    { name: 'user_rule', match: 'custom (?<n>\\d+) thing', severity: 'warning' },
-    { name: 'user_any', match: '\\d+', severity: 'warning' },
+    { name: 'user_rule', match: 'custom (?<n>\\d+) thing', severity: 'warning', class: 'custom' },
+    { name: 'user_any', match: '\\d+', severity: 'warning', class: 'custom' },
   ],
 );
 const index = new LiteralIndex(set.rules);
