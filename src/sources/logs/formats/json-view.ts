@@ -33,12 +33,34 @@ export const emptyView = (): JsonView => ({ from: 0, to: 0, timeFrom: 0, timeTo:
 export interface ViewKeys {
   message: readonly string[];
   time: readonly string[];
+  /** Every key the view looks for, by length, with its rank among the message and time keys (-1: not one). */
+  byLength: (KeyRole[] | undefined)[];
+}
+
+interface KeyRole {
+  key: string;
+  message: number;
+  time: number;
+  trace: boolean;
 }
 
 const asBytes = (s: string) => Buffer.from(s, 'utf8').toString('latin1');
 
 export function viewKeys(keys: StructuredKeys): ViewKeys {
-  return { message: keys.message.map(asBytes), time: keys.time.map(asBytes) };
+  const message = keys.message.map(asBytes);
+  const time = keys.time.map(asBytes);
+  const byLength: (KeyRole[] | undefined)[] = [];
+  for (const key of new Set([...message, ...time, ...TRACE_KEYS])) {
+    (byLength[key.length] ??= []).push({
+      key,
+      message: message.indexOf(key),
+      time: time.indexOf(key),
+      trace: TRACE_KEYS.includes(key),
+    });
+  }
+  // Dense: a sparse array is a dictionary (each lookup a hash probe).
+  for (let i = 0; i < byLength.length; i++) byLength[i] ??= undefined;
+  return { message, time, byLength };
 }
 
 const QUOTE = 34;
@@ -82,18 +104,12 @@ function numberEnd(s: string, i: number, end: number): number {
   return i;
 }
 
-/** Index of the key list entry equal to s[from, to), or -1. */
-function keyIndex(keys: readonly string[], s: string, from: number, to: number): number {
-  const len = to - from;
-  for (let k = 0; k < keys.length; k++) {
-    const key = keys[k]!;
-    if (key.length === len && s.startsWith(key, from)) return k;
-  }
-  return -1;
-}
-
-function isTraceKey(s: string, from: number, to: number): boolean {
-  return keyIndex(TRACE_KEYS, s, from, to) >= 0;
+/** The role of the key s[from, to), if it is one the view looks for. */
+function roleOf(keys: ViewKeys, s: string, from: number, to: number): KeyRole | undefined {
+  const roles = keys.byLength[to - from];
+  if (roles === undefined) return undefined;
+  for (let k = 0; k < roles.length; k++) if (s.startsWith(roles[k]!.key, from)) return roles[k];
+  return undefined;
 }
 
 /**
@@ -161,16 +177,17 @@ export function jsonView(s: string, p: number, end: number, keys: ViewKeys, out:
       kind = 3;
     } else return null; // nested, or no JSON
     if (i > end) return null;
+    const role = roleOf(keys, s, keyFrom, keyTo);
     // A traceback field is appended to the message's lines (structured.ts fromObject): decoded in full.
-    if (isTraceKey(s, keyFrom, keyTo)) return null;
-    const m = keyIndex(keys.message, s, keyFrom, keyTo);
+    if (role?.trace === true) return null;
+    const m = role === undefined ? -1 : role.message;
     if (m >= 0 && m <= msgRank) {
       msgRank = m;
       msgIsString = kind === 1;
       msgFrom = kind === 1 ? valueFrom + 1 : valueFrom;
       msgTo = kind === 1 ? i - 1 : i;
     }
-    const t = keyIndex(keys.time, s, keyFrom, keyTo);
+    const t = role === undefined ? -1 : role.time;
     if (t >= 0 && t <= timeRank) {
       timeRank = t;
       timeKind = kind;
