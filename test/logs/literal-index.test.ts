@@ -1,6 +1,7 @@
 // The matcher's literal index (rules.ts LiteralIndex) names exactly the rules one of whose literals occurs in a line,
-// as asking each rule would: on every pack rule's fixture lines, on lines made of many literals (past the hit bound,
-// where it asks each rule) and on seeded random mixes of literals, their fragments and non-ASCII text.
+// as asking each rule would (as a predicate, and as the ascending list the matcher walks): on every pack rule's
+// fixture lines, on lines made of many literals (past the hit bound, where it asks each rule) and on seeded random
+// mixes of literals, their fragments and non-ASCII text.
 import { describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
 import { compileRuleSet, LiteralIndex } from '../../src/sources/logs/rules.js';
@@ -24,6 +25,8 @@ function expectExact(line: string): void {
     set.rules.map((_, i) => got(i)),
     line.slice(0, 200),
   ).toEqual(want);
+  // The matcher walks the list: the same rules, ascending (rule order decides which record wins a header).
+  expect([...index.list(line)], line.slice(0, 200)).toEqual(want.flatMap((yes, i) => (yes ? [i] : [])));
 }
 
 describe('LiteralIndex', () => {
