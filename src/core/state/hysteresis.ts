@@ -2,6 +2,7 @@
 // every passing slot has passed recoverAfter times; a transition clears the evidence the passes post-date.
 import { countsForRecovery } from '../vocabulary.js';
 import { isCompletion } from '../kinds.js';
+import { wrongHeld } from '../wrong-window.js';
 import type { Verdict } from '../verdict.js';
 import { heldVerdict, trackIncident } from './incident.js';
 import type { ClassifierConfig, DetectEvent, TargetState, TargetStateName, Transition } from './memory.js';
@@ -89,7 +90,10 @@ function oldestPassingCompletion(s: TargetState, now: number): number {
 
 const RANK: Record<TargetStateName, number> = { unknown: -1, ok: 0, degraded: 1, wedged: 2, down: 3 };
 
-/** Every slot that is passing now has passed recoverAfter times in a row. */
+/**
+ * Every slot that is passing now has passed recoverAfter times in a row. A slot inside its wrong-answer window is
+ * not passing, whatever its last answer (wrong-window.ts): the window, not the streak, says it answers wrong.
+ */
 function recovered(s: TargetState, cfg: ClassifierConfig): boolean {
   return Object.values(s.slots)
     .filter(
@@ -98,7 +102,7 @@ function recovered(s: TargetState, cfg: ClassifierConfig): boolean {
         m.last !== undefined &&
         m.failStreak === 0 &&
         m.leakStreak === 0 &&
-        !m.wrongStreak,
+        !wrongHeld(m),
     )
     .every((m) => m.okStreak >= cfg.detect.recoverAfter);
 }
