@@ -2,7 +2,7 @@
 // work with no progress, its scheduler round trip hanging, one data-parallel rank stalled while its siblings work.
 import type { TargetState } from '../state/memory.js';
 import { candidate } from './candidate.js';
-import { after, stallText, why } from './text.js';
+import { withSymptom, stallText, why } from './text.js';
 import type { Family } from './types.js';
 
 /**
@@ -30,7 +30,7 @@ export const engineStalled: Family = (s, now, _cfg, sym) => {
   const e = Object.values(s.engines).find(
     (x) => x.stalled && !(sym.stuckRouter !== undefined && x.routerInflight !== undefined),
   );
-  if (e !== undefined) out.push(candidate('engine_stalled', after(sym.wedgeText, stallText(e, now))));
+  if (e !== undefined) out.push(candidate('engine_stalled', withSymptom(sym.wedgeText, stallText(e, now))));
   const serverinfo = sym.slots.find(
     (m) => m.probeKind === 'serverinfo' && m.failStreak >= 1 && m.last!.result === 'timeout',
   );

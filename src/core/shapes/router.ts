@@ -5,7 +5,7 @@ import { stale } from '../state/engine-evidence.js';
 import { failThreshold } from '../vocabulary.js';
 import type { ClassifierConfig, EngineMemory, TargetState } from '../state/memory.js';
 import { candidate } from './candidate.js';
-import { after } from './text.js';
+import { withSymptom } from './text.js';
 import type { Family } from './types.js';
 
 /**
@@ -88,7 +88,7 @@ export const pdPairHalfFailed: Family = (_s, _now, _cfg, sym) =>
 /** The router holds requests no engine works on, and nothing passes through it or completions hang (a wedge). */
 export const routerStuckCandidate: Family = (_s, _now, _cfg, sym) => {
   if (sym.stuckRouter === undefined || (!sym.stuck && sym.passing.length > 0)) return [];
-  return [candidate('router_stuck', after(sym.wedgeText, sym.stuckRouter), { fits: ['wedged'] })];
+  return [candidate('router_stuck', withSymptom(sym.wedgeText, sym.stuckRouter), { fits: ['wedged'] })];
 };
 
 /**

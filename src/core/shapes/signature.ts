@@ -4,7 +4,7 @@
 // bootstrap thread death above a built-in rule, a user rule below both); among equals the confirmed one.
 import { diagnosisRank, mostSpecific } from '../log-classes.js';
 import { candidate } from './candidate.js';
-import { after, lineText, why } from './text.js';
+import { withSymptom, lineText, why } from './text.js';
 import type { Family } from './types.js';
 
 export const criticalLines: Family = (s, _now, _cfg, sym) => {
@@ -24,7 +24,7 @@ export const criticalLines: Family = (s, _now, _cfg, sym) => {
   // The same line as the confirmed one ties with it, and the confirmed one, asked first, names it.
   if (since !== undefined) {
     out.push(
-      candidate(since.diagnosis, after(sym.wedgeText, `after ${lineText(since)}`), {
+      candidate(since.diagnosis, withSymptom(sym.wedgeText, `after ${lineText(since)}`), {
         fits: ['wedged'],
         rank: diagnosisRank(since),
       }),

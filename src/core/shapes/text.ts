@@ -16,5 +16,5 @@ export function stallText(e: EngineMemory, now: number): string {
 }
 
 /** `symptom; detail` when the state has a symptom to name, the detail alone otherwise. */
-export const after = (symptom: string | undefined, detail: string): string =>
+export const withSymptom = (symptom: string | undefined, detail: string): string =>
   symptom !== undefined ? `${symptom}; ${detail}` : detail;
