@@ -5,7 +5,7 @@
 import { countsForRecovery, type Diagnosis, wedgeCauses } from './vocabulary.js';
 import { isCompletion } from './kinds.js';
 import { strongest } from './shapes/candidate.js';
-import { FAMILIES } from './shapes/index.js';
+import { FAMILIES, type Candidate } from './shapes/index.js';
 import { stateOf } from './shapes/state.js';
 import { symptomsOf } from './shapes/symptoms.js';
 import { wrongHeld } from './wrong-window.js';
@@ -24,7 +24,8 @@ export interface Verdict {
 
 export function evaluate(s: TargetState, now: number, cfg: ClassifierConfig): Verdict {
   const sym = symptomsOf(s, now, cfg);
-  const candidates = FAMILIES.flatMap((family) => family(s, now, cfg, sym));
+  const candidates: Candidate[] = [];
+  for (const family of FAMILIES) for (const c of family(s, now, cfg, sym)) candidates.push(c);
   const state = stateOf(sym, candidates);
   if (state !== undefined) {
     // Every rule of stateOf has a family that names it (test/core/verdict-candidates.test.ts).
