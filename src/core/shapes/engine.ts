@@ -3,7 +3,7 @@
 import type { TargetState } from '../state/memory.js';
 import { candidate } from './candidate.js';
 import { withSymptom, stallText, why } from './text.js';
-import type { Family } from './types.js';
+import type { Candidate, Family } from './types.js';
 
 /**
  * The engine's own health check fails on a live server while completions fail or hang everywhere (SGLang's /health
@@ -26,7 +26,7 @@ export const healthGenerateFailing: Family = (_s, _now, _cfg, sym) => {
  * (serverinfo) says the engine, not the path.
  */
 export const engineStalled: Family = (s, now, _cfg, sym) => {
-  const out = [];
+  const out: Candidate[] = [];
   const e = Object.values(s.engines).find(
     (x) => x.stalled && !(sym.stuckRouter !== undefined && x.routerInflight !== undefined),
   );

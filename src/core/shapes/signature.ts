@@ -5,10 +5,10 @@
 import { diagnosisRank, mostSpecific } from '../log-classes.js';
 import { candidate } from './candidate.js';
 import { withSymptom, lineText, why } from './text.js';
-import type { Family } from './types.js';
+import type { Candidate, Family } from './types.js';
 
 export const criticalLines: Family = (s, _now, _cfg, sym) => {
-  const out = [];
+  const out: Candidate[] = [];
   const c = s.confirmedCritical;
   if (c !== undefined && sym.confirmedHolds) {
     // The router's half-failed pair comes first in the cause: the line (decode lost its prefill) says why it holds.
