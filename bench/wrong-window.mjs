@@ -1,5 +1,5 @@
 // Wrong answers by window (issue 26), measured through the pure core at the example cadence: a canary every 30 s
-// with 10 % jitter and every 4th run asking two questions (the commented canary block of examples/wedgewatch.yaml),
+// with 10 % jitter and every 4th run asking two questions (the canary probe of examples/wedgewatch.yaml),
 // the example's detect settings, and Prometheus at the documented 15 s scrape (docs/deploy.md) and its default 1 m
 // evaluation interval, with the shipped WedgewatchWrongOutput `for:`. Each trial: an hour healthy, then answers
 // wrong at `--rate` for `--fault` minutes from a random phase, then healthy until back to ok. Prints, per rate:
@@ -37,12 +37,12 @@ const SCRAPE_MS = Number(args.scrape) * 1000;
 const EVAL_MS = Number(args.eval) * 1000;
 const rng = mulberry32(Number(args.seed));
 
-// The example cadence: the commented canary block of examples/wedgewatch.yaml (every, pairEvery; jitter is the
-// schema default), read from the file so a change there shows here.
+// The example cadence: the canary probe of examples/wedgewatch.yaml (every, pairEvery; jitter is the schema
+// default), read from the file so a change there shows here.
 const exampleText = readFileSync(new URL('../examples/wedgewatch.yaml', import.meta.url), 'utf8');
-const block = /# - name: canary\n((?:[ \t]*# {3}\S.*\n)+)/.exec(exampleText);
-if (!block) throw new Error('examples/wedgewatch.yaml has no commented canary block');
-const canary = parse(block[1].replace(/^\s*#\s?/gm, '').replace(/^\s+/gm, ''));
+const exampleDoc = parse(exampleText);
+const canary = exampleDoc.targets[0].probes.find((p) => p.kind === 'canary');
+if (!canary) throw new Error('examples/wedgewatch.yaml has no canary probe');
 const parseMs = (d) => {
   const m = /^(\d+)(ms|s|m)$/.exec(String(d));
   if (!m) throw new Error(`cannot read duration ${d}`);
@@ -51,7 +51,6 @@ const parseMs = (d) => {
 const EVERY_MS = parseMs(canary.every);
 const PAIR_EVERY = Number(canary.pairEvery ?? 4);
 const JITTER = 0.1;
-const exampleDoc = parse(exampleText);
 const detect = detectSchema.parse(exampleDoc.targets[0].detect ?? {});
 
 // The shipped alert's `for:`.

@@ -115,6 +115,33 @@ describe("crawl against the engine's own baseline", () => {
     expect(r.verdict).toBe('wedged/engine_crawling');
   });
 
+  it('a crawl whose runs now pass once and then fail stays wedged: with no completion passing, nothing recovered', () => {
+    const r = new Run(config({ stallAfter: '20s' }));
+    r.round();
+    const total = { n: 0 };
+    tokens(r, 40, 2, 8, total);
+    const crawlRound = (result: 'ok' | 'timeout') => {
+      total.n += 0.5;
+      r.engine({ service: 'server', running: 2, generatedTokensTotal: total.n, finishedTotal: 5 });
+      // Each run over a connection of its own: a keep-alive pass after a reused failure is not one to doubt.
+      for (const conn of ['fresh', 'keepalive'] as const)
+        r.probe({ endpoint: r.cfg.hops[0]!, conn, result, reusedConnection: false });
+    };
+    for (let i = 0; i < 24; i++) crawlRound('timeout');
+    expect(r.verdict).toBe('wedged/engine_crawling');
+    const wedgedAt = r.s.counters.transitions;
+    // A pass in between, then a failure: every slot has one failure in a row (under wedgeAfter) and none passes,
+    // so the verdict says degraded; leaving wedged needs a completion that passed recoverAfter times.
+    const states: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      crawlRound('ok');
+      crawlRound('timeout');
+      states.push(r.s.state);
+    }
+    expect(states).toEqual(Array(6).fill('wedged'));
+    expect(r.s.counters.transitions).toBe(wedgedAt);
+  });
+
   it('a crawl read noisily (samples hovering at the fraction) keeps its clock, and never drags the baseline down', () => {
     const r = new Run(config({ stallAfter: '20s' }));
     r.round();

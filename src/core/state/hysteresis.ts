@@ -41,7 +41,7 @@ function apply(
   }
   // Getting better (wedged → degraded → ok) waits until the passing slots have passed recoverAfter times,
   // so one lucky probe mid-round does not flap the state.
-  if (s.state !== 'unknown' && RANK[v.state] < RANK[s.state] && !recovered(s, cfg)) return undefined;
+  if (s.state !== 'unknown' && RANK[v.state] < RANK[s.state] && !recovered(s, v.state, cfg)) return undefined;
   if (v.state === s.state) {
     if (v.diagnosis !== s.diagnosis) {
       events.push({
@@ -91,18 +91,22 @@ function oldestPassingCompletion(s: TargetState, now: number): number {
 const RANK: Record<TargetStateName, number> = { unknown: -1, ok: 0, degraded: 1, wedged: 2, down: 3 };
 
 /**
- * Every slot that is passing now has passed recoverAfter times in a row. A slot inside its wrong-answer window is
- * not passing, whatever its last answer (wrong-window.ts): the window, not the streak, says it answers wrong.
+ * Every slot that is passing now has passed recoverAfter times in a row. A move to a state that says requests
+ * are served (degraded, ok) needs a completion slot among them too, when the target has any: with nothing passing,
+ * nothing shows a recovery (a crawl whose every run fails or hangs read as "all passing slots recovered" and
+ * flapped wedged ↔ degraded with each verdict: `slow` at factor 345). down → wedged needs no pass: it is the same
+ * outage named better (a half-failed pair, not a dead target). A slot inside its wrong-answer window is not
+ * passing, whatever its last answer (wrong-window.ts): the window, not the streak, says it answers wrong.
  */
-function recovered(s: TargetState, cfg: ClassifierConfig): boolean {
-  return Object.values(s.slots)
-    .filter(
-      (m) =>
-        countsForRecovery(m.probeKind) &&
-        m.last !== undefined &&
-        m.failStreak === 0 &&
-        m.leakStreak === 0 &&
-        !wrongHeld(m),
-    )
-    .every((m) => m.okStreak >= cfg.detect.recoverAfter);
+function recovered(s: TargetState, to: TargetStateName, cfg: ClassifierConfig): boolean {
+  const slots = Object.values(s.slots).filter((m) => countsForRecovery(m.probeKind) && m.last !== undefined);
+  const passing = slots.filter((m) => m.failStreak === 0 && m.leakStreak === 0 && !wrongHeld(m));
+  const serves = to === 'degraded' || to === 'ok';
+  if (
+    serves &&
+    slots.some((m) => isCompletion(m.probeKind)) &&
+    !passing.some((m) => isCompletion(m.probeKind))
+  )
+    return false;
+  return passing.every((m) => m.okStreak >= cfg.detect.recoverAfter);
 }
