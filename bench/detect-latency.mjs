@@ -52,7 +52,7 @@ await Promise.all(
         fast: args.fast,
         onTrial: (p, t) =>
           console.error(
-            `  ${p.name}: ${t.ok ? `${t.reached} in ${(t.ms / 1000).toFixed(1)} s, ${t.changes.length} change(s)` : t.error}, back to ok ${t.backMs === undefined ? 'never' : `${(t.backMs / 1000).toFixed(1)} s`}  [${((Date.now() - started) / 1000).toFixed(0)} s]`,
+            `  ${p.name}: ${t.ok ? `${t.reached} in ${(t.ms / 1000).toFixed(1)} s, ${t.changes.length} change(s), ${t.stateChanges} state change(s)` : t.error}, back to ok ${t.backMs === undefined ? 'never' : `${(t.backMs / 1000).toFixed(1)} s`}  [${((Date.now() - started) / 1000).toFixed(0)} s]`,
           ),
       }).catch((err) => ({ plan, trials: [{ ok: false, error: String(err?.stack ?? err), seen: [] }] }));
       done.get(plan).push(...r.trials);
@@ -83,18 +83,19 @@ for (const { plan, trials } of results) {
     reached: `${ok.length}/${trials.length}`,
     toDiagnosis: `${sec(median(ok.map((t) => t.ms)))} (max ${sec(Math.max(...ok.map((t) => t.ms)))})`,
     changes: `${changes.join(' ') || '—'}${ok.some((t) => t.changes.some((c) => !c.escalation)) ? ' (not all escalations)' : ''}`,
+    stateChanges: ok.map((t) => t.stateChanges).join(' ') || '—',
     backToOk: `${sec(median(trials.map((t) => t.backMs).filter((x) => x !== undefined)))} (max ${sec(Math.max(...trials.map((t) => t.backMs ?? Infinity)))})`,
     seen: seen.join('; '),
     problems,
   });
 }
 console.log(
-  '\n| fault | engine | expected | reached | time to diagnosis, median (max) | changes while held, per trial | back to ok, median (max) | labels seen |',
+  '\n| fault | engine | expected | reached | time to diagnosis, median (max) | changes while held, per trial | state changes after it, per trial | back to ok, median (max) | labels seen |',
 );
-console.log('|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of rows)
   console.log(
-    `| ${r.fault} | ${r.engine} | ${r.expected} | ${r.reached} | ${r.toDiagnosis} | ${r.changes} | ${r.backToOk} | ${r.seen} |`,
+    `| ${r.fault} | ${r.engine} | ${r.expected} | ${r.reached} | ${r.toDiagnosis} | ${r.changes} | ${r.stateChanges} | ${r.backToOk} | ${r.seen} |`,
   );
 for (const r of rows) for (const p of r.problems) console.log(`FAIL ${r.fault}: ${p}`);
 console.log(

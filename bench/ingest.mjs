@@ -18,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { writeLog } from './ingest-gen.mjs';
 import { writeVariedLog } from './ingest-varied.mjs';
+import { writeJsonLog } from './ingest-json.mjs';
 
 const ROOT = resolve(process.env.WEDGEWATCH_ROOT ?? fileURLToPath(new URL('..', import.meta.url)));
 const { replayFiles } = await import(join(ROOT, 'dist/commands/replay-files.js'));
@@ -40,25 +41,6 @@ const chosen = (process.env.GENERATORS ?? 'tuned,varied,json').split(',');
 /** Every pack on the command line too: the CLI's default is now the engine's (sglang), the bench runs them all. */
 const PACK_ARGS = LOG_PACKS.flatMap((p) => ['--pack', p]);
 
-/** The plain log as JSON records, one per line, the time taken from the line's own stamp. */
-async function writeJsonLog(from, to) {
-  const { createReadStream, createWriteStream } = await import('node:fs');
-  const { createInterface } = await import('node:readline');
-  const out = createWriteStream(to);
-  let last = '2026-07-10T12:00:00Z';
-  let batch = [];
-  for await (const line of createInterface({ input: createReadStream(from), crlfDelay: Infinity })) {
-    const m = /^\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)/.exec(line);
-    if (m) last = `${m[1]}T${m[2]}Z`;
-    batch.push(JSON.stringify({ time: last, level: 'INFO', message: line }));
-    if (batch.length >= 4096) {
-      if (!out.write(`${batch.join('\n')}\n`)) await new Promise((r) => out.once('drain', r));
-      batch = [];
-    }
-  }
-  if (batch.length > 0) out.write(`${batch.join('\n')}\n`);
-  await new Promise((r) => out.end(r));
-}
 const dir = join(tmpdir(), 'wedgewatch-bench');
 mkdirSync(dir, { recursive: true });
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

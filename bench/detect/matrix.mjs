@@ -114,7 +114,7 @@ export async function runPlan(plan, opts) {
     const chatEvery = tc.probes.find((p) => p.kind === 'chat').every;
     const evidence = (dg) => d.diagnosisEntry(dg)?.evidence;
     const strength = (dg) => d.EVIDENCE_KINDS.indexOf(evidence(dg) ?? 'failing');
-    const detectMs = (plan.slow ? 20 : 6) * 60_000 * (opts.fast ? 0.25 : 1);
+    const detectMs = (plan.detectMinutes ?? (plan.slow ? 20 : 6)) * 60_000 * (opts.fast ? 0.25 : 1);
     /** Every non-ok label the target showed, in order, from the moment the fault went on. */
     let labels = null;
     const off = runtime.watchdog.journal.subscribe(() => {
@@ -163,7 +163,7 @@ export async function runPlan(plan, opts) {
           reached = undefined;
           trials.push({
             ok: false,
-            error: `${err.message} (now ${wd.state.state}/${wd.state.diagnosis}: ${wd.state.cause}; seen ${labels.map((l) => `${l.state}/${l.diagnosis}`).join(' → ')})`,
+            error: `${err.message} (now ${wd.state.state}/${wd.state.diagnosis}: ${wd.state.cause}; seen ${labels.map((l) => `${l.state}/${l.diagnosis}`).join(' → ')}; completion slots: ${slotsText(wd.state)})`,
             seen: labels.map((l) => `${l.state}/${l.diagnosis}`),
           });
         }
@@ -199,12 +199,17 @@ export async function runPlan(plan, opts) {
             strength(b.diagnosis) < strength(a.diagnosis) || (b.state === 'down' && a.state !== 'down');
           changes.push({ from: a.diagnosis, to: b.diagnosis, escalation });
         }
+        // State changes after the diagnosis was reached (the alerts select on the state): reported, not judged —
+        // the bar is the diagnosis's; a state that moves between wedged and degraded pages and resolves.
+        const from = held.indexOf(reached);
+        const stateChanges = held.slice(from + 1).filter((l, k) => l.state !== held[from + k].state).length;
         const trial = {
           ok: true,
           ms: reached.at - t0,
           reached: `${reached.state}/${reached.diagnosis}`,
           seen: held.map((l) => `${l.state}/${l.diagnosis}`),
           changes,
+          stateChanges,
           backMs,
         };
         trials.push(trial);
@@ -219,6 +224,17 @@ export async function runPlan(plan, opts) {
     rmSync(dir, { recursive: true, force: true });
   }
   return { plan, fault, trials };
+}
+
+/** What a trial that missed its diagnosis leaves to read: every completion slot's streaks and last result. */
+function slotsText(state) {
+  return Object.entries(state.slots)
+    .filter(([, m]) => m.last !== undefined && !['health', 'serverinfo', 'load'].includes(m.probeKind))
+    .map(
+      ([k, m]) =>
+        `${k} ${m.last.result}${m.last.error ? ` (${m.last.error.slice(0, 160)})` : ''} fail ${m.failStreak} ok ${m.okStreak}`,
+    )
+    .join('; ');
 }
 
 /** Whether a plan's trials meet the matrix's bar: reached, at most one change, and only an escalation. */

@@ -322,6 +322,8 @@ export function plans({ abortCascade }) {
       name: 'long_prompt_hang',
       engine: 'sglang',
       slow: true, // the long-input probe runs every 10 m
+      // wedgeAfter (2) failed runs in a row: the second comes 10–20 minutes after the fault (plus 10 % jitter).
+      detectMinutes: 30,
       probes: [
         {
           name: 'long',

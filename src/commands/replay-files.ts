@@ -396,11 +396,21 @@ function stampBefore(fd: number, offset: number): string | undefined {
     if (n === 0) return undefined;
     const b = Buffer.allocUnsafe(n);
     const got = readSync(fd, b, 0, n, offset - n);
-    const lines = b.toString('utf8', 0, got).split('\n');
     const whole = n === offset || span === STAMP_WINDOW_BYTES;
-    for (let i = lines.length - 1; i >= (whole ? 0 : 1); i--) {
-      const m = LINE_STAMP.exec(lines[i]!.slice(0, 160));
+    // Line by line from the end, each decoded on its own and only its head (the window's text split on '\n' has
+    // the same lines: UTF-8 never holds a newline byte inside a character). Most stamps are a line or two back:
+    // decoding and splitting the whole window per matched line was most of this function's cost.
+    let end = got;
+    for (;;) {
+      const nl = end > 0 ? b.lastIndexOf(10, end - 1) : -1;
+      const start = nl + 1;
+      if (nl < 0 && !whole) break; // the window's first line may be cut
+      // 160 characters are within the first 640 bytes (at most 4 bytes each; an invalid byte is one character).
+      const head = b.toString('utf8', start, Math.min(end, start + 4 * 160)).slice(0, 160);
+      const m = LINE_STAMP.exec(head);
       if (m) return m[0];
+      if (nl < 0) break;
+      end = nl;
     }
     if (whole) return undefined;
   }

@@ -11,7 +11,7 @@ export const DEFAULT_PACKS: Record<LogEngine, readonly LogPack[]> = {
   // SGLang, its PD KV backends (NIXL, Mooncake) and their shared code, torch collectives, the Rust router/gateway,
   // and the generic Python pack (thread deaths, CUDA OOM): config/log-packs.ts DEFAULT_LOG_PACKS.
   sglang: DEFAULT_LOG_PACKS,
-  vllm: ['vllm', 'torch', 'rust', 'python'],
+  vllm: ['vllm', 'lmcache', 'torch', 'rust', 'python'],
 };
 
 /** The default packs of `engine`; without one, every engine's (verify, which does not know the engine). */

@@ -7,6 +7,7 @@ export const LOG_PACKS = [
   'nixl',
   'mooncake',
   'vllm',
+  'lmcache',
   'torch',
   'rust',
   'python',
@@ -15,15 +16,16 @@ export type LogPack = (typeof LOG_PACKS)[number];
 
 /**
  * Packs a listed pack brings along (issue 27). Rules of code several backends share live in a pack named for that
- * code: SGLang's disaggregation common code (`sglang_disagg`, used by its NIXL and Mooncake backends) and torch's
- * collectives (`torch`, used by every engine). A config written before the split (`[sglang, nixl, python]`) keeps
+ * code: SGLang's disaggregation common code (`sglang_disagg`, used by its NIXL and Mooncake backends), torch's
+ * collectives (`torch`, used by every engine) and LMCache (`lmcache`, the KV cache layer under vLLM and SGLang). A config written before the split (`[sglang, nixl, python]`) keeps
  * every rule it had, so the old names go on working with the same meaning.
  */
 export const IMPLIED_PACKS: Readonly<Partial<Record<LogPack, readonly LogPack[]>>> = {
   sglang: ['sglang_disagg', 'torch'],
   nixl: ['sglang_disagg'],
   mooncake: ['sglang_disagg'],
-  vllm: ['torch'],
+  // LMCache's retrieve rule lived in `vllm` before LMCache had a pack of its own (issue 27).
+  vllm: ['lmcache', 'torch'],
 };
 
 /** `packs` with the packs they imply, in LOG_PACKS order, each once. */
@@ -39,6 +41,7 @@ export const DEFAULT_LOG_PACKS: readonly LogPack[] = [
   'sglang_disagg',
   'nixl',
   'mooncake',
+  'lmcache',
   'torch',
   'rust',
   'python',

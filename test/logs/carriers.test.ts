@@ -3,7 +3,9 @@
 // event; the engine's own traceback after the record still does.
 import { describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
-import { MAX_CARRIER_LINES } from '../../src/sources/logs/carriers.js';
+import { CARRIERS, MAX_CARRIER_LINES } from '../../src/sources/logs/carriers.js';
+import { PACKS } from '../../src/sources/logs/packs/index.js';
+import { namesIncidents } from '../../src/core/state/warnings.js';
 import { compileRuleSet, type RuleMatch } from '../../src/sources/logs/rules.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
@@ -100,6 +102,89 @@ describe('records that carry user text raise nothing, whatever lines they hold (
       '(EngineCore_DP0 pid=9) ERROR 08-10 14:00:02 [core.py:710] EngineCore encountered a fatal error.\n' +
       '(EngineCore_DP0 pid=9) ERROR 08-10 14:00:02 [core.py:710] RuntimeError: CUDA error: an illegal memory access';
     expect(names(scan(`${record}\n${real}\n`))).toEqual(['vllm_engine_core_fatal']);
+  });
+
+  it("SGLang grammar compile failures (issue 27): the user's schema or grammar raw after `Skip invalid …` raises only the warning", () => {
+    const record = [
+      `${SGLANG}Skip invalid ebnf: ebnf=root ::= line+`,
+      BARE,
+      "line ::= [a-z]+, e=RuntimeError('EBNF parse error at line 3')",
+    ].join('\n');
+    expect(names(scan(`${record}\n`))).toEqual(['sglang_grammar_invalid']);
+    // The newer repr form puts every signature on the header line itself: the grammar rule only.
+    const repr = `${SGLANG}Hit invalid json_schema: key_string='${VERBATIM.split('\n').join(' ')}', e=RuntimeError('x')`;
+    expect(names(scan(`${repr}\n`))).toEqual(['sglang_grammar_invalid']);
+    // The engine's own death after the record is still raised, with its root cause.
+    const death = [
+      `${SGLANG}Scheduler hit an exception: Traceback (most recent call last):`,
+      '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2890, in run_scheduler_process',
+      'torch.AcceleratorError: CUDA error: an illegal memory access was encountered',
+    ].join('\n');
+    const ms = scan(`${record}\n${death}\n`);
+    expect(names(ms)).toEqual(['sglang_grammar_invalid', 'sglang_scheduler_exception']);
+    expect(ms[1]!.incident?.rootCause?.exception).toBe('torch.AcceleratorError');
+  });
+
+  it("SGLang grammar accept failures (issue 27): the failed request's warning, and nothing of the grammar in its ValueError", () => {
+    const record = [
+      `${SGLANG}Grammar accept_token failed for req 5f1c with token 1234: Tokens not accepted: 1234`,
+      'Accepted tokens: [1, 2, 3]',
+      'Key string: root ::= line+',
+      BARE,
+    ].join('\n');
+    expect(names(scan(`${record}\n`))).toEqual(['sglang_grammar_accept_failed']);
+    const next = `${SGLANG}Received sigquit from a child process. It usually means the child failed.`;
+    expect(names(scan(`${record}\n${next}\n`))).toEqual([
+      'sglang_grammar_accept_failed',
+      'sglang_sigquit_from_child',
+    ]);
+  });
+
+  it("vLLM tool-parser errors (issue 27): the warning on the parser's header, nothing from the model output its traceback quotes", () => {
+    const p = '(APIServer pid=7) ERROR 08-10 14:00:01 [pythonic_tool_parser.py:104] ';
+    const record = [
+      'Error in extracting tool call from response.',
+      'Traceback (most recent call last):',
+      '  File "/vllm/entrypoints/openai/tool_parsers/pythonic_tool_parser.py", line 90, in extract_tool_calls',
+      '    module = ast.parse(model_output)',
+      ...VERBATIM.split('\n'),
+      ...BARE.split('\n'),
+      'SyntaxError: invalid syntax',
+    ]
+      .map((l) => p + l)
+      .join('\n');
+    expect(names(scan(`${record}\n`))).toEqual(['vllm_tool_parser_error']);
+    const real =
+      '(EngineCore_DP0 pid=9) ERROR 08-10 14:00:02 [core.py:710] EngineCore encountered a fatal error.\n' +
+      '(EngineCore_DP0 pid=9) ERROR 08-10 14:00:02 [core.py:710] RuntimeError: CUDA error: an illegal memory access';
+    const ms = scan(`${record}\n${real}\n`);
+    expect(names(ms)).toEqual(['vllm_tool_parser_error', 'vllm_engine_core_fatal']);
+    expect(ms[1]!.fields).toMatchObject({ exception: 'RuntimeError' });
+  });
+
+  it("the model's output cannot raise the tool-parser warning itself: a copy of its header inside a record is the record's", () => {
+    const p = '(APIServer pid=7) DEBUG 08-10 14:00:01 [qwen3coder_tool_parser.py:200] ';
+    const record = [`${p}model_output: <tool_call>`, `${p}Error in extracting tool call from response.`].join(
+      '\n',
+    );
+    expect(names(scan(`${record}\n`))).toEqual([]);
+    // Nor with user text after the parser's words on a header line of its own.
+    const e = '(APIServer pid=7) ERROR 08-10 14:00:01 [hermes_tool_parser.py:136] ';
+    expect(
+      names(scan(`${e}Error in extracting tool call from response. EngineCore encountered a fatal error.\n`)),
+    ).toEqual([]);
+  });
+
+  it('a rule a carrier lets see its header is a warning whose class names no incident', () => {
+    const rules = new Map(Object.values(PACKS).flatMap((p) => p.rules.map((r) => [r.name, r] as const)));
+    const raised = CARRIERS.flatMap((c) => c.raises ?? []);
+    expect(raised.length).toBeGreaterThan(0);
+    for (const name of raised) {
+      const r = rules.get(name);
+      expect(r, name).toBeDefined();
+      expect(r!.severity, name).toBe('warning');
+      expect(namesIncidents(r!.class), name).toBe(false);
+    }
   });
 
   it('a record opened before the user text is neither closed nor counted by it', () => {

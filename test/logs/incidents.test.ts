@@ -5,7 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
 import { PACKS } from '../../src/sources/logs/packs/index.js';
-import { compileRuleSet, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { compileRuleSet, ROOT_CAUSE_WAIT_LINES, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { rootCauseText } from '../../src/core/signals.js';
+import type { ClassifierConfig } from '../../src/core/state/memory.js';
+import { detectSchema } from '../../src/config/schema.js';
+import { Run } from '../detect/run.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 
@@ -26,6 +30,11 @@ function scan(text: string, chunk = 1 << 20): { events: RuleMatch[]; members: Ru
   s.flush();
   return { events, members };
 }
+const detectCfg: ClassifierConfig = {
+  detect: detectSchema.parse({ stallAfter: '10s', confirmInterval: '5s' }),
+  hops: ['router'],
+  probes: { chat: { kind: 'chat' } },
+};
 const critical = (ms: RuleMatch[]) => ms.filter((m) => m.severity === 'critical');
 const names = (ms: RuleMatch[]) => ms.map((m) => m.rule.name);
 
@@ -96,6 +105,125 @@ describe('an engine death is one event with its chain and root cause', () => {
     expect(names(critical(events))).toEqual(['sglang_subprocess_crashed']);
     expect(events[0]!.incident!.rootCause?.exception).toBe('torch.AcceleratorError');
     expect(events[0]!.incident!.absorbed).toBe(2);
+  });
+
+  it('when `Subprocess … crashed` comes first, its event reaches the sink already naming the root cause, and the journal entry shows it', () => {
+    // What the daemon keeps of an event (the journal's critical_log entry, the evidence behind the alert's cause) is
+    // read when the sink gets it, so the root cause must be there at that moment, not set on the incident later.
+    const text = [
+      '[2026-08-10 14:00:01] Subprocess scheduler_0 (pid=3417555) crashed with exit code -3. Triggering SIGQUIT for cleanup...',
+      '[2026-08-10 14:00:01] SIGQUIT received. signum=None, frame=None. It usually means one child failed.',
+      '[2026-08-10 14:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2890, in run_scheduler_process',
+      '    scheduler.event_loop_overlap()',
+      CUDA_IMA,
+      '',
+      '[2026-08-10 14:00:02] Received sigquit from a child process. It usually means the child failed.',
+      '[2026-08-10 14:00:02] Dumping requests before crash. crash_dump_folder=None',
+    ].join('\n');
+    const atEmit: (string | undefined)[] = [];
+    const s = new ChunkScanner(compileRuleSet([...LOG_PACKS], []), 65_536, {
+      match: (m) =>
+        atEmit.push(m.severity === 'critical' ? `${m.rule.name}|${rootCauseText(m.incident)}` : undefined),
+      engine: () => {},
+      truncated: () => {},
+    });
+    const buf = Buffer.from(`${text}\n`);
+    s.feed(buf, buf.length);
+    s.flush();
+    expect(atEmit).toEqual([
+      'sglang_subprocess_crashed|torch.AcceleratorError: CUDA error: an illegal memory access was encountered',
+    ]);
+    // The detector's critical_log event (what the watchdog journals) carries it.
+    const r = new Run(detectCfg);
+    const step = r.log({
+      severity: 'critical',
+      rule: 'sglang_subprocess_crashed',
+      class: 'engine_death',
+      service: 'decode',
+      line: text.split('\n')[0]!,
+      incident: {
+        members: [],
+        absorbed: 2,
+        rootCause: {
+          exception: 'torch.AcceleratorError',
+          message: 'CUDA error: an illegal memory access was encountered',
+          rule: 'sglang_scheduler_exception',
+        },
+      },
+    });
+    expect(step.events.find((e) => e.type === 'critical_log')).toMatchObject({
+      rootCause: 'torch.AcceleratorError: CUDA error: an illegal memory access was encountered',
+    });
+  });
+
+  it('a chain head with no traceback after it is raised once the input goes quiet, and events after it keep file order', () => {
+    const text = [
+      '[2026-08-10 14:00:01] Subprocess scheduler_0 (pid=1) crashed with exit code -9. Triggering SIGQUIT for cleanup...',
+      '[2026-08-10 14:00:01] Some requests timed out when bootstrapping',
+    ].join('\n');
+    const order: string[] = [];
+    const s = new ChunkScanner(compileRuleSet([...LOG_PACKS], []), 65_536, {
+      match: (m) => order.push(m.rule.name),
+      engine: () => {},
+      truncated: () => {},
+    });
+    const buf = Buffer.from(`${text}\n`);
+    s.feed(buf, buf.length);
+    // Still waiting for a traceback: nothing out yet, the warning queued behind the chain head.
+    expect(order).toEqual([]);
+    s.settle();
+    expect(order).toEqual(['sglang_subprocess_crashed', 'sglang_bootstrap_timeout_warning']);
+  });
+
+  it(`a chain head waits at most ${ROOT_CAUSE_WAIT_LINES} lines for a traceback, then goes out without one`, () => {
+    const filler = Array.from(
+      { length: ROOT_CAUSE_WAIT_LINES + 1 },
+      (_, i) => `[2026-08-10 14:00:01] line ${i}`,
+    );
+    const order: string[] = [];
+    const s = new ChunkScanner(compileRuleSet([...LOG_PACKS], []), 65_536, {
+      match: (m) => order.push(`${m.rule.name}|${m.incident?.rootCause?.exception ?? '-'}`),
+      engine: () => {},
+      truncated: () => {},
+    });
+    const late = [
+      '[2026-08-10 14:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):',
+      CUDA_IMA,
+      '[2026-08-10 14:00:02] done',
+    ];
+    const text = [
+      '[2026-08-10 14:00:01] Subprocess scheduler_0 (pid=1) crashed with exit code -9. Triggering SIGQUIT for cleanup...',
+      ...filler,
+      ...late,
+    ].join('\n');
+    const buf = Buffer.from(`${text}\n`);
+    s.feed(buf, buf.length);
+    // Raised without a root cause once the wait ran out; the late traceback joins the same incident (one event).
+    expect(order).toEqual(['sglang_subprocess_crashed|-']);
+  });
+
+  it("SGLang's SIGCHLD line and a non-zero rank's terminated scheduler join the death chain: one event, with its root cause", () => {
+    const text = [
+      '[2026-08-10 14:00:01] Child process unexpectedly failed with exitcode=9. pid=3417555',
+      "[2026-08-10 14:00:01] Child process pid=3417555 frame=<frame at 0x7f3a, file '/usr/lib/python3.12/selectors.py'>",
+      '[2026-08-10 14:00:01] Subprocess scheduler_0 (pid=3417555) crashed with exit code -9. Triggering SIGQUIT for cleanup...',
+      '[2026-08-10 14:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2890, in run_scheduler_process',
+      CUDA_IMA,
+      '',
+      '[2026-08-10 14:00:02] Scheduler or DataParallelController 3417555 terminated with -9',
+    ].join('\n');
+    const { events } = scan(`${text}\n`);
+    expect(names(critical(events))).toEqual(['sglang_child_process_failed']);
+    expect(events[0]!.fields).toMatchObject({ code: '9', pid: '3417555' });
+    expect(events[0]!.incident!.rootCause?.exception).toBe('torch.AcceleratorError');
+    expect(events[0]!.incident!.members.map((m) => m.rule)).toEqual([
+      'sglang_child_process_failed',
+      'sglang_subprocess_crashed',
+      'sglang_scheduler_exception',
+      'sglang_scheduler_terminated',
+    ]);
   });
 
   it('a chained traceback reports its last exception, not the inner one', () => {

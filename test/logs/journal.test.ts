@@ -123,6 +123,28 @@ describe.each([
   });
 });
 
+describe('journal source idle', () => {
+  it('a chain head waiting for its traceback is raised once the journal goes quiet (issue 27)', async () => {
+    const file = join(dir, 'j', 'system.journal');
+    const src = journalSource({ unit: UNIT, file, pollInterval: '100ms' });
+    writeJournal(file, [
+      {
+        message:
+          '[2026-12-01 05:00:01] Subprocess scheduler_0 (pid=7) crashed with exit code -9. Triggering SIGQUIT for cleanup...',
+        unit: UNIT,
+        time: T0 + 1000,
+      },
+    ]);
+    const h = await start(src);
+    // No entry follows: the event must not wait for one.
+    await waitFor(() => h.events.some((e) => e.rule === 'sglang_subprocess_crashed'), {
+      what: 'the chain head after the journal went quiet',
+      timeoutMs: 20_000,
+    });
+    expect(h.events.filter((e) => e.rule === 'sglang_subprocess_crashed')).toHaveLength(1);
+  });
+});
+
 describe('journal source errors', () => {
   it('journalctl missing is an error metric and a retry; once it is there, entries flow', async () => {
     const file = join(dir, 'j', 'system.journal');

@@ -47,6 +47,12 @@ describe('built-in packs', () => {
     expect(Object.keys(RULE_FIXTURES).filter((n) => !ruleNames.includes(n))).toEqual([]);
   });
 
+  it('every built-in rule gives the chunk prefilter a literal (one without makes the scanner read every line)', () => {
+    const set = compileRuleSet(ALL, []);
+    expect(set.rules.filter((r) => r.literals === null).map((r) => r.name)).toEqual([]);
+    expect(set.everyLine).toBe(false);
+  });
+
   it('rule names are unique across packs', () => {
     expect(new Set(ruleNames).size).toBe(ruleNames.length);
   });

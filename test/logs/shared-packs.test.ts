@@ -52,6 +52,14 @@ describe('shared code has its own pack (issue 27 item 6)', () => {
     expect(PACKS.sglang_disagg.rules.map((r) => r.name)).toContain('sglang_disagg_lost_prefill_connection');
   });
 
+  it("LMCache's lines are in the lmcache pack, not in an engine's", () => {
+    expect(PACKS.lmcache.rules.map((r) => r.name)).toEqual(
+      expect.arrayContaining(['lmcache_retrieve_short', 'lmcache_store_alloc_failed']),
+    );
+    for (const p of LOG_PACKS.filter((x) => x !== 'lmcache'))
+      expect(PACKS[p].rules.filter((r) => /\blmcache\//.test(r.upstream))).toEqual([]);
+  });
+
   it('a config naming the old packs keeps every rule it had: the shared packs come along', () => {
     expect(packsOf(['sglang', 'nixl', 'python'])).toEqual([
       'sglang',
@@ -60,7 +68,11 @@ describe('shared code has its own pack (issue 27 item 6)', () => {
       'torch',
       'python',
     ]);
-    expect(packsOf(['vllm', 'python'])).toEqual(['vllm', 'torch', 'python']);
+    // `vllm` brings LMCache's pack, where its LMCache retrieve rule now lives (renamed lmcache_retrieve_short).
+    expect(packsOf(['vllm', 'python'])).toEqual(['vllm', 'lmcache', 'torch', 'python']);
+    expect(compileRuleSet(packsOf(['vllm']), []).rules.map((r) => r.name)).toContain(
+      'lmcache_retrieve_short',
+    );
     expect(packsOf(['mooncake'])).toEqual(['sglang_disagg', 'mooncake']);
     // An explicit empty list stays empty (a router's log with user rules only), and so do the engine-neutral packs.
     expect(packsOf([])).toEqual([]);
@@ -237,11 +249,42 @@ describe('new rules: near-misses raise nothing of the rule (issue 27 item 8)', (
       [],
     ],
     [
-      'vllm_lmcache_retrieve_short',
+      'lmcache_retrieve_short',
       '[2026-01-27 01:40:09,402] LMCache ERROR: Num retrieved tokens: 128, num expected tokens: 256 (vllm_v1_adapter.py:1036:lmcache.integration.vllm.vllm_v1_adapter)',
       [],
     ],
     ['rust_panic', 'note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace', []],
+    // Issue 27 rules3: the lines printed around the new rules' own.
+    [
+      'sglang_child_process_failed',
+      '[2026-08-10 09:47:36] Child process pid=3417555 frame=<frame at 0x7f>',
+      [],
+    ],
+    [
+      'sglang_scheduler_terminated',
+      '[2026-08-10 09:47:36] Scheduler or DataParallelController 3417555 is still running',
+      [],
+    ],
+    [
+      'sglang_health_forced_exit',
+      "2025-06-10T09:47:36.123Z INFO dynamo.sglang: Updating endpoint 'generate' health status: Ready -> NotReady",
+      [],
+    ],
+    [
+      'sglang_grammar_invalid',
+      "[2026-08-10 09:47:36 TP0] regex hasn't been supported by xgrammar yet. This is skipped.",
+      [],
+    ],
+    [
+      'lmcache_store_alloc_failed',
+      '[2025-07-03 12:45:22,498] LMCache ERROR: Failed to allocate memory for the async remote-retrieved KV cache.',
+      [],
+    ],
+    [
+      'vllm_tool_parser_error',
+      '(APIServer pid=7) DEBUG 08-10 14:00:01 [hermes_tool_parser.py:210] Skipping chunk as a result of tool streaming extraction error',
+      [],
+    ],
   ];
   for (const [rule, line, want] of cases) {
     it(`${rule}: ${line.slice(0, 70)}…`, () => {

@@ -105,12 +105,13 @@ describe('lines not in the declared format', () => {
   it('are matched as plain text and counted, never dropped', () => {
     const text = [
       json('all fine'),
-      '[2026-08-10 14:00:01] Subprocess scheduler_0 (pid=7) crashed with exit code -3. Triggering SIGQUIT for cleanup...',
       '{"truncated": ',
+      '[2026-08-10 14:00:01] Subprocess scheduler_0 (pid=7) crashed with exit code -3. Triggering SIGQUIT for cleanup...',
     ].join('\n');
     const { events, decodeErrors } = scan(`${text}\n`, { format: 'json' });
     expect(events.map((e) => e.rule.name)).toEqual(['sglang_subprocess_crashed']);
     // Lines no rule could match are never decoded (the prefilter passes them by): the broken one is not counted.
+    // (It comes first: after the chain head, which waits for a traceback, every line is looked at.)
     expect(decodeErrors).toBe(1);
   });
 

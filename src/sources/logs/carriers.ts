@@ -30,6 +30,12 @@ export interface Carrier {
   /** The header; it must start within the line's logger prefix (request-echo.ts prefixAllows). */
   open: RegExp;
   end: CarrierEnd;
+  /**
+   * Built-in rules that may match the header line itself (every other line of the record, and every other rule, is
+   * shielded). Such a rule matches the engine's words only: its logger's prefix right before it, and a pattern that
+   * ends where the user text begins or at the end of a message that holds none.
+   */
+  raises?: readonly string[];
 }
 
 /** Lines a carrier record may span at most; past it the record ends (a 128k-token output is far fewer lines). */
@@ -74,6 +80,21 @@ export const CARRIERS: readonly Carrier[] = [
   // `raise ValueError(f"Tokens not accepted: {token}\nAccepted tokens: {…}\nKey string: {self.key_string}")`; the
   // key string is the request's regex / EBNF / JSON schema, raw (an EBNF grammar is multi-line by nature), printed
   // at the end of the scheduler's traceback (`Scheduler hit an exception:`, a real event raised on its header).
+  // sgl-project/sglang python/sglang/srt/constrained/xgrammar_backend.py dispatch_json/_ebnf/_regex/_structural_tag:
+  // `logging.error(f"Hit invalid json_schema: {key_string=}, {e=}")` @ 65cf1ed0 (the grammar as a repr, one line) and,
+  // older, `logging.warning(f"Skip invalid json_schema: json_schema={key_string}, {e=}")` (raw: a multi-line schema or
+  // EBNF grammar runs over lines of its own); llguidance_backend.py _from_serialized `Hit invalid grammar:
+  // {serialized_grammar=}, {e=}` @ 2397abe3 (older `"Hit invalid grammar: %s, %s"`, raw). The request's grammar is the
+  // user's: the record runs to the next record of the engine, and only the grammar rule sees its header.
+  {
+    name: 'sglang_invalid_grammar',
+    upstream:
+      'sglang constrained/xgrammar_backend.py dispatch_* @ 65cf1ed0 (and older), llguidance_backend.py _from_serialized @ 2397abe3',
+    literal: ' invalid ',
+    open: /(?:Hit|Skip) invalid (?:json_schema|ebnf|regex|structural_tag|grammar): /,
+    end: { kind: 'next_record', record: SGLANG_RECORD },
+    raises: ['sglang_grammar_invalid'],
+  },
   {
     name: 'sglang_grammar_key_string',
     upstream: 'sglang constrained/xgrammar_backend.py XGrammarGrammar.accept_token @ 65cf1ed0',
@@ -94,6 +115,7 @@ export const CARRIERS: readonly Carrier[] = [
     literal: '_tool_parser.py:',
     open: /\[[\w./-]*_tool_parser\.py:\d+\] /,
     end: { kind: 'same_prefix' },
+    raises: ['vllm_tool_parser_error'],
   },
 ];
 
@@ -103,6 +125,8 @@ export class OpenCarrier {
 
   private constructor(
     readonly carrier: Carrier,
+    /** Where on the header line the user text may begin (after the carrier's match). */
+    readonly userFrom: number,
     /** The header line up to the end of the carrier's match (vLLM's per-line prefix), digits as `\d+`. */
     private readonly prefix: RegExp,
     /** Closed already (the header carried its own tail). */
@@ -118,7 +142,7 @@ export class OpenCarrier {
       const closed = c.end.kind === 'tail' && c.end.test(line);
       // Digits vary line to line where a container runtime stamps each line (CRI, journald); the words do not.
       const prefix = escapeRegExp(line.slice(0, m.index + m[0].length)).replace(/\d+/g, '\\d+');
-      return new OpenCarrier(c, new RegExp(`^${prefix}`), closed);
+      return new OpenCarrier(c, m.index + m[0].length, new RegExp(`^${prefix}`), closed);
     }
     return undefined;
   }

@@ -98,11 +98,33 @@ for (const [name, use] of [
   (FIELDS_BY_LENGTH[name.length] ??= []).push([name, use]);
 }
 
+/**
+ * The same fields by length and middle character (its low 7 bits): a batch line has a dozen fields no gauge reads,
+ * many of a kept field's length; one character read tells nearly all of them apart without a startsWith each.
+ */
+const FIELD_SLOTS = 128;
+// Dense (filled, not assigned by slot): a sparse array is a dictionary, each lookup a hash probe.
+const FIELDS_BY_SHAPE: ([string, FieldUse][] | undefined)[] = new Array<[string, FieldUse][] | undefined>(
+  FIELDS_BY_LENGTH.length * FIELD_SLOTS,
+).fill(undefined);
+FIELDS_BY_LENGTH.forEach((fields, len) => {
+  for (const f of fields) {
+    const slot = len * FIELD_SLOTS + (f[0].charCodeAt(len >> 1) & (FIELD_SLOTS - 1));
+    (FIELDS_BY_SHAPE[slot] ??= []).push(f);
+  }
+});
+
 /** The kept field whose name is line[pos, colon), if any. */
 function fieldAt(line: string, pos: number, colon: number): FieldUse | undefined {
-  const candidates = FIELDS_BY_LENGTH[colon - pos];
+  const len = colon - pos;
+  if (len <= 0 || len >= FIELDS_BY_LENGTH.length) return undefined;
+  const candidates =
+    FIELDS_BY_SHAPE[len * FIELD_SLOTS + (line.charCodeAt(pos + (len >> 1)) & (FIELD_SLOTS - 1))];
   if (candidates === undefined) return undefined;
-  for (const [name, use] of candidates) if (line.startsWith(name, pos)) return use;
+  for (let i = 0; i < candidates.length; i++) {
+    const c = candidates[i]!;
+    if (line.startsWith(c[0], pos)) return c[1];
+  }
   return undefined;
 }
 
@@ -175,6 +197,9 @@ export function parseSglangLine(line: string): EngineLine | undefined {
   return parseSglangAt(line, 0, line.length);
 }
 
+/** parseSglangAt's usage fallbacks by index (one array for every call: see there). */
+const FALLBACK: (number | undefined)[] = new Array<number | undefined>(USAGE_FALLBACKS.length);
+
 /** BATCH searching from lastIndex: parseSglangAt reads a line in place in its chunk. */
 const BATCH_FROM = new RegExp(BATCH.source, 'g');
 
@@ -189,10 +214,13 @@ export function parseSglangAt(s: string, from: number, end: number): EngineLine 
   const m = BATCH_FROM.exec(s);
   if (!m || m.index + m[0].length > end) return undefined;
   const out: EngineValues = {};
-  const fallback: (number | undefined)[] = [];
+  // Reused (reset here): an array and an object per line were garbage on every parsed batch line.
+  const fallback = FALLBACK;
+  fallback.fill(undefined);
   // `key: value, ` pairs, split by hand: the PAIR regex made a match array per field, a dozen per line.
   let newTokens: number | undefined;
-  const counts: { newSeq?: number; cached?: number } = {};
+  let newSeq: number | undefined;
+  let cached: number | undefined;
   let any = false;
   for (let pos = m.index + m[0].length; pos < end;) {
     const colon = s.indexOf(': ', pos);
@@ -207,17 +235,25 @@ export function parseSglangAt(s: string, from: number, end: number): EngineLine 
           out[use.gauge] = value;
           any = true;
         } else if ('newToken' in use) newTokens = value;
-        else if ('count' in use) counts[use.count] = value;
-        else fallback[use.fallback] = value;
+        else if ('count' in use) {
+          if (use.count === 'newSeq') newSeq = value;
+          else cached = value;
+        } else fallback[use.fallback] = value;
       }
     }
     pos = stop + 2;
   }
   if (out.tokenUsage === undefined) {
-    const pools = POOL_USAGES.map((_, i) => fallback[i]).filter((v): v is number => v !== undefined);
-    const k = USAGE_FALLBACKS.findIndex((_, i) => fallback[i] !== undefined);
-    if (pools.length > 0) {
-      out.tokenUsage = Math.max(...pools);
+    // The fullest pool when any pool part was printed, else the first fallback printed.
+    let pool: number | undefined;
+    for (let i = 0; i < POOL_USAGES.length; i++) {
+      const v = fallback[i];
+      if (v !== undefined && (pool === undefined || v > pool)) pool = v;
+    }
+    let k = -1;
+    for (let i = 0; i < USAGE_FALLBACKS.length && k < 0; i++) if (fallback[i] !== undefined) k = i;
+    if (pool !== undefined) {
+      out.tokenUsage = pool;
       any = true;
     } else if (k >= 0) {
       out.tokenUsage = fallback[k];
@@ -229,7 +265,9 @@ export function parseSglangAt(s: string, from: number, end: number): EngineLine 
   // `gen throughput (token/s)` is 0 or a prefill batch with `#new-token: 0` computed nothing
   // (scheduler_metrics_mixin.py log_decode_stats / log_prefill_stats print both fields).
   const decode = s.charCodeAt(m.index) === 68; /* D */
-  const progress = decode ? out.genThroughput !== 0 : newTokens !== 0 && !healthProbeShape(newTokens, counts);
+  const progress = decode
+    ? out.genThroughput !== 0
+    : newTokens !== 0 && !healthProbeShape(newTokens, newSeq, cached);
   return { values: out, rank: sglangRankIn(s, from, end), progress, stamp: stampIn(s, from, end) };
 }
 
@@ -240,8 +278,12 @@ export function parseSglangAt(s: string, from: number, end: number): EngineLine 
  * must not restart a stalled prefill's clock. A user request always has a cached or a longer prompt: a fully cached
  * prompt still prints its cached tokens.
  */
-function healthProbeShape(newTokens: number | undefined, c: { newSeq?: number; cached?: number }): boolean {
-  return newTokens === 1 && c.newSeq === 1 && c.cached === 0;
+function healthProbeShape(
+  newTokens: number | undefined,
+  newSeq: number | undefined,
+  cached: number | undefined,
+): boolean {
+  return newTokens === 1 && newSeq === 1 && cached === 0;
 }
 
 const VLLM_NUM = (label: string) => new RegExp(`${label}: ([\\d.]+)`);
@@ -357,5 +399,26 @@ export function applyEngineValues(
 
 /** Unix ms of a line timestamp (any stamp line-time.ts reads; zoneless ones as UTC), `year` for yearless ones. */
 export function stampMs(stamp: string, year: number): number {
+  // SGLang's `YYYY-MM-DD HH:MM:SS`, most stamps of a log, read by position (what stampToMs gives it: zoneless, UTC).
+  if (stamp.length === 19 && stamp.charCodeAt(10) === 32) {
+    const d = (i: number) => stamp.charCodeAt(i) - 48;
+    const two = (i: number) => d(i) * 10 + d(i + 1);
+    let digits = true;
+    for (const i of STAMP_DIGITS) {
+      const c = stamp.charCodeAt(i);
+      if (c < 48 || c > 57) digits = false;
+    }
+    if (
+      digits &&
+      stamp.charCodeAt(4) === 45 &&
+      stamp.charCodeAt(7) === 45 &&
+      stamp.charCodeAt(13) === 58 &&
+      stamp.charCodeAt(16) === 58
+    ) {
+      return Date.UTC(two(0) * 100 + two(2), two(5) - 1, two(8), two(11), two(14), two(17), 0);
+    }
+  }
   return stampToMs(stamp, year, true);
 }
+
+const STAMP_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];

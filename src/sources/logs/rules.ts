@@ -6,7 +6,7 @@ import type { LogEventClass, Severity } from '../../core/signals.js';
 import type { EngineValues } from './engine-lines.js';
 import { literalAvoidsBatchLines } from './batch-lines.js';
 import { PACKS, type EngineLineKind, type PackRule } from './packs/index.js';
-import { escapeRegExp, requiredLiterals, validateUserPattern } from './regex.js';
+import { requiredLiterals, validateUserPattern } from './regex.js';
 import { CARRIERS, OpenCarrier } from './carriers.js';
 import { isRequestEcho, prefixAllows, prefixShape } from './request-echo.js';
 import { LOGGERS, processKey, type EngineLogger } from './loggers.js';
@@ -215,6 +215,10 @@ function userRegExp(source: string, user: boolean): RegExp {
 const forRule = (rule: CompiledRule, line: string) =>
   rule.user && line.length > USER_RULE_MAX_CHARS ? line.slice(0, USER_RULE_MAX_CHARS) : line;
 
+/** escapeRegExp of one character, without a regex replace per trie node (thousands at every start). */
+const escapeChar = (ch: string): string => (REGEX_SPECIAL.has(ch) ? `\\${ch}` : ch);
+const REGEX_SPECIAL = new Set([...'.*+?^${}()|[]\\']);
+
 /** A regex alternation written as a trie, so V8 tests each position against few first characters. */
 function trieRegex(words: string[]): string {
   interface Node {
@@ -233,7 +237,7 @@ function trieRegex(words: string[]): string {
   }
   const emit = (n: Node): string => {
     if (n.end) return ''; // a shorter literal already suffices
-    const alts = [...n.next].map(([ch, c]) => escapeRegExp(ch) + emit(c));
+    const alts = [...n.next].map(([ch, c]) => escapeChar(ch) + emit(c));
     return alts.length === 1 ? alts[0]! : `(?:${alts.join('|')})`;
   };
   return emit(root);
@@ -326,6 +330,12 @@ export const MAX_MEMBERS = 20;
 const MEMBER_LINE_KEEP = 300;
 /** Open incidents kept per matcher (keys are pack incident keys, times process prefixes: few). */
 const MAX_INCIDENTS = 256;
+/**
+ * Lines a chain head without a root cause (`Subprocess … crashed`, printed by another process before the dying one's
+ * traceback) waits for a traceback record of its incident to begin; the record then runs to its own end. Past it, or
+ * when the input ends or goes quiet (finish), the event goes out as it is.
+ */
+export const ROOT_CAUSE_WAIT_LINES = 50;
 
 // Between a traceback's exception line and the next traceback of a chain (CPython Lib/traceback.py
 // _cause_message / _context_message, 3.0 → 3.13): the record goes on to the chain's last exception.
@@ -375,6 +385,8 @@ export class LineMatcher {
   private calls = 0;
   /** A record carrying user text (carriers.ts) is open: built-in rules see none of its lines. */
   private carrier: OpenCarrier | undefined;
+  /** The carrier this line opened (its header: the rules it `raises` may match it), else undefined. */
+  private header: OpenCarrier | undefined;
   /** The rule set has built-in rules (carriers only shield those). */
   private readonly builtIn: boolean;
   private readonly timeOf: (line: string, offset: number) => number;
@@ -383,12 +395,24 @@ export class LineMatcher {
   private readonly loopCount: number;
   private readonly loopWindow: number;
   private lastStampMs = NaN;
+  private readonly literals: LiteralIndex;
+  /** Incident keys a traceback record (a `follows` rule whose header alone is decisive) can give a root cause. */
+  private readonly recordKeys: Set<string>;
+  /**
+   * Events not given to the caller yet, in file order: a chain head waiting (`wait` lines left) for the traceback
+   * that names its root cause, and every event after it, so the order of events stays the order of lines.
+   */
+  private outbox: { m: RuleMatch; wait: number }[] = [];
 
   constructor(
     readonly set: RuleSet,
     private readonly o: MatcherOptions = {},
   ) {
+    this.literals = new LiteralIndex(set.rules);
     this.builtIn = set.rules.some((r) => !r.user);
+    this.recordKeys = new Set(
+      set.rules.flatMap((r) => (r.follows && r.emitUnclosed && r.incident !== undefined ? [r.incident] : [])),
+    );
     const now = o.now ?? Date.now;
     this.timeOf = o.timeOf ?? ((line) => this.ownTime(line, now));
     this.window = o.incidentWindowMs ?? INCIDENT_WINDOW_MS;
@@ -409,11 +433,12 @@ export class LineMatcher {
 
   get hasPending(): boolean {
     // An open carrier must see every line, or it could not tell where it ends.
-    return this.pending.length > 0 || this.carrier !== undefined;
+    return this.pending.length > 0 || this.carrier !== undefined || this.outbox.length > 0;
   }
 
   reset(): void {
     this.carrier = undefined;
+    this.outbox = [];
     this.pending = [];
     this.incidents.clear();
     this.heldFirst.clear();
@@ -432,6 +457,39 @@ export class LineMatcher {
     lineNo = ++this.calls,
     rec?: { head: boolean; time?: string },
   ): void {
+    // A line went by: a waiting chain head with no record of its incident open counts it.
+    for (const o of this.outbox) if (o.wait > 0 && !this.recordOpen(o.m.incident!)) o.wait--;
+    this.matchLine(line, offset, (m) => this.send(m, emit), lineNo, rec);
+    this.releaseOutbox(emit);
+  }
+
+  /** An event out, unless one before it still waits (then it queues behind it). */
+  private send(m: RuleMatch, emit: (m: RuleMatch) => void, wait = 0): void {
+    if (this.outbox.length > 0 || wait > 0) this.outbox.push({ m, wait });
+    else emit(m);
+  }
+
+  /** Hands out the queued events up to the first that still waits for its root cause. */
+  private releaseOutbox(emit: (m: RuleMatch) => void, all = false): void {
+    while (this.outbox.length > 0) {
+      const o = this.outbox[0]!;
+      if (!all && o.wait > 0 && o.m.incident!.rootCause === undefined) return;
+      this.outbox.shift();
+      emit(o.m);
+    }
+  }
+
+  private recordOpen(inc: Incident): boolean {
+    return this.pending.some((p) => p.incident === inc);
+  }
+
+  private matchLine(
+    line: string,
+    offset: number,
+    emit: (m: RuleMatch) => void,
+    lineNo: number,
+    rec?: { head: boolean; time?: string },
+  ): void {
     const record = rec?.head === true;
     const carried = this.builtIn && this.carried(line);
     const closed =
@@ -441,21 +499,20 @@ export class LineMatcher {
     if (rec !== undefined && !rec.head) return;
     let echo: boolean | undefined;
     let time: number | undefined;
-    for (const rule of this.set.rules) {
-      if (carried && !rule.user) continue;
-      const lits = rule.literals;
-      if (lits !== null) {
-        let found = false;
-        for (const l of lits) {
-          if (line.includes(l)) {
-            found = true;
-            break;
-          }
-        }
-        if (!found) continue;
-      }
+    const candidates = this.literals.candidates(line);
+    const rules = this.set.rules;
+    for (let ri = 0; ri < rules.length; ri++) {
+      const rule = rules[ri]!;
+      if (carried && !rule.user && this.header?.carrier.raises?.includes(rule.name) !== true) continue;
+      if (!candidates(ri)) continue;
       const m = rule.re.exec(forRule(rule, line));
       if (!m) continue;
+      if (carried && !rule.user) {
+        // On a carrier's header the rule sees the engine's words only: it ends where the user text may begin, or
+        // it ends the line (a message with no user text in it).
+        const end = m.index + m[0].length;
+        if (end > this.header!.userFrom && line.slice(end).trim() !== '') continue;
+      }
       if (!rule.user) {
         echo ??= isRequestEcho(line);
         if (echo || !prefixAllows(line, m.index)) continue;
@@ -532,7 +589,15 @@ export class LineMatcher {
           continue;
         }
       }
-      emit(out);
+      // A chain head printed before the dying process's traceback (issue 27): its event waits a few lines for the
+      // traceback record that will join its incident, so whoever keeps the event (journal, evidence, alert cause)
+      // gets the root cause with it. The matcher's callers see the event late by those lines, never without it.
+      const waits =
+        out.incident !== undefined &&
+        out.incident.rootCause === undefined &&
+        this.recordKeys.has(rule.incident!);
+      if (waits) this.send(out, emit, ROOT_CAUSE_WAIT_LINES);
+      else emit(out);
     }
   }
 
@@ -596,6 +661,7 @@ export class LineMatcher {
 
   /** Whether the line is user text of a carrier record (an open one, or one this line opens). */
   private carried(line: string): boolean {
+    this.header = undefined;
     if (this.carrier) {
       if (this.carrier.takes(line)) return true;
       this.carrier = undefined;
@@ -603,6 +669,7 @@ export class LineMatcher {
     const opened = OpenCarrier.open(line);
     if (!opened) return false;
     if (!opened.closed) this.carrier = opened;
+    this.header = opened;
     return true;
   }
 
@@ -612,12 +679,15 @@ export class LineMatcher {
    */
   finish(emit: (m: RuleMatch) => void): void {
     const keep: Pending[] = [];
+    const send = (m: RuleMatch) => this.send(m, emit);
     for (const p of this.pending) {
-      if (p.closing) this.close(p, emit);
-      else if (p.rule.emitUnclosed) this.emitHeader(p, emit);
+      if (p.closing) this.close(p, send);
+      else if (p.rule.emitUnclosed) this.emitHeader(p, send);
       else keep.push(p);
     }
     this.pending = keep;
+    // Quiet or ended: no traceback is coming, a waiting chain head goes out as it is.
+    this.releaseOutbox(emit, true);
   }
 
   /** A header of `rule` restarts it: the open record ends as it would have on running out of lines. */
@@ -785,6 +855,84 @@ export class LineMatcher {
   private newRecord(p: Pending, line: string): boolean {
     const m = p.rule.logger!.record.exec(line.length > 400 ? line.slice(0, 400) : line);
     return m !== null && m.index <= 256 && prefixAllows(line, m.index);
+  }
+}
+
+/** Literal hits a line may have before LiteralIndex stops listing them and asks each rule (bounds hostile lines). */
+const MAX_LITERAL_HITS = 32;
+/** Bits of the table of literals' first three characters. */
+const TRIGRAM_BITS = 16;
+
+const trigram = (a: number, b: number, c: number): number =>
+  (((a * 31 + b) * 31 + c) ^ (a << 7)) & ((1 << TRIGRAM_BITS) - 1);
+
+/**
+ * Which rules' literals occur in a line, found in one pass: a table of every literal's first three characters
+ * (hashed) says at which positions one may start, and the literals of that first character are compared there.
+ * Asking each of a hundred-odd rules whether its literals occur (an `includes` per literal per rule) was most of the
+ * matcher's time on a line; a regex over the literals cost ~10 ms to compile in every process. Either way a rule is
+ * a candidate exactly when one of its literals occurs in the line (rules without literals always are).
+ */
+export class LiteralIndex {
+  /** Literals by their first UTF-16 unit, with the rules that name them. */
+  private readonly byFirst = new Map<number, { lit: string; rules: number[] }[]>();
+  private readonly starts = new Uint8Array(1 << TRIGRAM_BITS);
+  private readonly any: boolean;
+  private readonly hit: Uint8Array;
+  private readonly always = (_: number): boolean => true;
+  private readonly marked = (ri: number): boolean => this.hit[ri] === 1;
+
+  constructor(private readonly rules: readonly CompiledRule[]) {
+    const byLit = new Map<string, number[]>();
+    rules.forEach((r, i) => {
+      for (const l of r.literals ?? []) {
+        const list = byLit.get(l) ?? [];
+        if (!list.includes(i)) list.push(i);
+        byLit.set(l, list);
+      }
+    });
+    for (const [lit, ids] of byLit) {
+      // compileOne keeps only literals of three characters or more.
+      this.starts[trigram(lit.charCodeAt(0), lit.charCodeAt(1), lit.charCodeAt(2))] = 1;
+      const c = lit.charCodeAt(0);
+      const list = this.byFirst.get(c) ?? [];
+      list.push({ lit, rules: ids });
+      this.byFirst.set(c, list);
+    }
+    this.any = byLit.size > 0;
+    this.hit = new Uint8Array(rules.length);
+  }
+
+  /** A predicate over rule indexes: whether the rule may match `line` (valid until the next call). */
+  candidates(line: string): (ri: number) => boolean {
+    if (!this.any) return this.always;
+    const hit = this.hit;
+    const rules = this.rules;
+    for (let i = 0; i < rules.length; i++) hit[i] = rules[i]!.literals === null ? 1 : 0;
+    const starts = this.starts;
+    let hits = 0;
+    let a = line.charCodeAt(0);
+    let b = line.charCodeAt(1);
+    for (let at = 0; at + 2 < line.length; at++) {
+      const c = line.charCodeAt(at + 2);
+      if (starts[trigram(a, b, c)] === 1) {
+        const list = this.byFirst.get(a);
+        if (list !== undefined && ++hits > MAX_LITERAL_HITS) {
+          // A line full of literals (user text): ask each rule, as the includes of old did.
+          for (let i = 0; i < rules.length; i++) {
+            const lits = rules[i]!.literals;
+            if (hit[i] === 0 && lits !== null && lits.some((l) => line.includes(l))) hit[i] = 1;
+          }
+          break;
+        }
+        if (list !== undefined) {
+          for (const e of list) if (line.startsWith(e.lit, at)) for (const ri of e.rules) hit[ri] = 1;
+        }
+      }
+      a = b;
+      b = c;
+    }
+    return this.marked;
   }
 }
 

@@ -19,6 +19,14 @@ import {
   type StructuredFormat,
   type StructuredKeys,
 } from './formats/structured.js';
+import {
+  emptyView,
+  jsonView,
+  viewKeys,
+  viewTime,
+  type JsonView,
+  type ViewKeys,
+} from './formats/json-view.js';
 
 export interface ScanSink {
   match(m: RuleMatch): void;
@@ -52,6 +60,9 @@ export class ChunkScanner {
   private readonly markers: [string, EngineLineKind][];
   /** Ranks seen printing each marker: a chunk's backward search stops once it has found them all. */
   private readonly ranks = new Map<string, Set<string>>();
+  /** Lines may be JSON records: their messages are looked at in place (formats/json-view.ts). */
+  private readonly jsonKeys: ViewKeys | undefined;
+  private readonly view: JsonView = emptyView();
 
   constructor(
     readonly set: RuleSet,
@@ -70,6 +81,9 @@ export class ChunkScanner {
       ...(sink.member ? { onMember: (m: RuleMatch) => sink.member!(m) } : {}),
     });
     this.carryStart = startOffset;
+    if (structured !== undefined && structured.format !== 'logfmt') {
+      this.jsonKeys = viewKeys(structured.keys ?? DEFAULT_STRUCTURED_KEYS);
+    }
     this.markers = set.engineLines.flatMap((k) =>
       ENGINE_LINE_MARKERS[k].map((m): [string, EngineLineKind] => [m, k]),
     );
@@ -148,9 +162,10 @@ export class ChunkScanner {
     const text = this.carry.toString('latin1');
     this.lines++;
     this.emitLine(text, this.carryStart);
+    const view = this.viewOf(text, 0, text.length);
     for (const [marker, kind] of this.markers) {
       if (text.includes(marker)) {
-        const v = ENGINE_LINE_PARSERS[kind](text);
+        const v = view ? this.engineOfView(text, view, kind) : ENGINE_LINE_PARSERS[kind](text);
         if (v) this.sink.engine(v);
       }
     }
@@ -185,6 +200,28 @@ export class ChunkScanner {
   }
 
   private readonly emit = (m: RuleMatch): void => this.sink.match(m);
+
+  /**
+   * The view of s[p, end) when the source's lines may be JSON records and this one's message can be read in place
+   * (valid until the next call). The prefilter, batch lines and engine lines then look at the message, as they
+   * look at a plain line: a record's wrapper around it (keys, level, time) is no text of the engine's. A line the
+   * prefilter passes is decoded in full by emitLine, so what rules see does not depend on the view.
+   */
+  private viewOf(s: string, p: number, end: number): JsonView | null {
+    const keys = this.jsonKeys;
+    if (keys === undefined || s.charCodeAt(p) !== 123 /* { */) return null;
+    return jsonView(s, p, end, keys, this.view);
+  }
+
+  /** An engine line read from a record's message; a message without a stamp of its own takes the record's time. */
+  private engineOfView(s: string, v: JsonView, kind: EngineLineKind): EngineLine | undefined {
+    const e = ENGINE_LINE_PARSERS_AT[kind](s, v.from, v.to);
+    if (e !== undefined && e.stamp === undefined) {
+      const t = viewTime(s, v);
+      if (t !== undefined) e.stamp = t;
+    }
+    return e;
+  }
 
   /** Scans s[0, last] (complete lines; s[last] is '\n'); `base` is the file offset of s[0]. */
   private scan(s: string, last: number, base: number): void {
@@ -234,10 +271,18 @@ export class ChunkScanner {
         this.sink.truncated();
         end = p + max;
       }
+      // The engine's text: the line, or a JSON record's message (viewOf).
+      let vp = p;
+      let ve = end;
+      const v = this.jsonKeys === undefined ? null : this.viewOf(s, p, end);
+      if (v !== null) {
+        vp = v.from;
+        ve = v.to;
+      }
       // A multi-line rule in progress must see every line (it counts them against `within`).
       if (
         this.matcher.hasPending ||
-        (!isBatchLine(s, p, end) && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(p, end)))
+        (!isBatchLine(s, vp, ve) && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(vp, ve)))
       ) {
         this.emitLine(s.slice(p, end), base + p);
       }
@@ -256,8 +301,9 @@ export class ChunkScanner {
     const markers = this.markers;
     const echoes = this.set.skipRequestEchoes;
     const next = markers.map(([m]) => s.indexOf(m));
-    const found: [number, EngineLineKind][] = [];
+    const found: Found[] = [];
     const batch = new SecondRanks(found);
+    const json = this.jsonKeys !== undefined;
     let p = 0;
     while (p <= last) {
       const nl = s.indexOf('\n', p);
@@ -267,19 +313,30 @@ export class ChunkScanner {
         this.sink.truncated();
         end = p + max;
       }
-      const close = batchLineClose(s, p, end);
+      // The engine's text: the line, or a JSON record's message (viewOf; `record` is then the line's start).
+      let vp = p;
+      let ve = end;
+      let vnl = nl;
+      let record = -1;
+      const v = json ? this.viewOf(s, p, end) : null;
+      if (v !== null) {
+        vp = v.from;
+        ve = vnl = v.to;
+        record = p;
+      }
+      const close = batchLineClose(s, vp, ve);
       if (close >= 0) {
-        if (sglangStampAt(s, p)) batch.add(s, p, close);
-        else found.push([close + 1, 'sglang_batch']);
+        if (sglangStampAt(s, vp)) batch.add(s, vp, close, record);
+        else found.push([close + 1, 'sglang_batch', record]);
       } else {
         for (let k = 0; k < markers.length; k++) {
-          if (next[k]! >= 0 && next[k]! < p) next[k] = s.indexOf(markers[k]![0], p);
-          if (next[k]! >= 0 && next[k]! < nl) found.push([next[k]!, markers[k]![1]]);
+          if (next[k]! >= 0 && next[k]! < vp) next[k] = s.indexOf(markers[k]![0], vp);
+          if (next[k]! >= 0 && next[k]! < vnl) found.push([next[k]!, markers[k]![1], record]);
         }
       }
       if (
         this.matcher.hasPending ||
-        (close < 0 && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(p, end)))
+        (close < 0 && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(vp, ve)))
       ) {
         this.emitLine(s.slice(p, end), base + p);
       }
@@ -287,7 +344,16 @@ export class ChunkScanner {
     }
     batch.flush();
     found.sort((a, b) => a[0] - b[0]);
-    for (const [at, kind] of found) {
+    for (const [at, kind, record] of found) {
+      if (record >= 0) {
+        // A record's message: read again in place (the view of a kept line; most batch lines are thinned away).
+        const end = s.indexOf('\n', record);
+        if (end - record > this.maxLineBytes) continue;
+        const view = this.viewOf(s, record, end);
+        const v = view ? this.engineOfView(s, view, kind) : undefined;
+        if (v) this.sink.engine(v);
+        continue;
+      }
       const from = s.lastIndexOf('\n', at) + 1;
       const end = s.indexOf('\n', at);
       if (end - from > this.maxLineBytes) continue;
@@ -317,7 +383,7 @@ export class ChunkScanner {
     // lines are applied in file order so a later line's fields win. Searched backwards on the Buffer (V8's
     // String#lastIndexOf is a naive scan, Buffer#lastIndexOf is not), reading only each line's prefix for its
     // rank, until every rank seen so far has been found (or MAX_RANK_WALK lines were looked at).
-    const found: [number, EngineLineKind][] = [];
+    const found: Found[] = [];
     if (this.everyEngineLine) {
       for (const [marker, kind] of this.markers) everyLineOf(s, start, marker, kind, found);
       return this.emitEngineLines(buf, start, found);
@@ -331,10 +397,14 @@ export class ChunkScanner {
       const floor = Math.max(start, at - RANK_WINDOW);
       for (let steps = 0; at >= start && steps < MAX_RANK_WALK; steps++) {
         const from = Math.max(start, buf.lastIndexOf(10, at) + 1);
-        const rank = ENGINE_LINE_RANK[kind](buf, from, Math.min(at, from + 256));
+        // A JSON record's rank is in its message's prefix.
+        const view =
+          this.jsonKeys === undefined ? null : this.viewOf(s, from - start, buf.indexOf(10, at) - start);
+        const rankFrom = view ? start + view.from : from;
+        const rank = ENGINE_LINE_RANK[kind](buf, rankFrom, Math.min(at, rankFrom + 256));
         if (!seen.has(rank)) {
           seen.add(rank);
-          found.push([at, kind]);
+          found.push([at, kind, -1]);
           if (known.size > 0 && seen.size >= known.size && [...known].every((r) => seen.has(r))) break;
         }
         at = from - 1 >= floor ? buf.lastIndexOf(marker, from - 1, 'latin1') : -1;
@@ -346,13 +416,15 @@ export class ChunkScanner {
     this.emitEngineLines(buf, start, found);
   }
 
-  private emitEngineLines(buf: Buffer, start: number, found: [number, EngineLineKind][]): void {
+  private emitEngineLines(buf: Buffer, start: number, found: Found[]): void {
     found.sort((a, b) => a[0] - b[0]);
     for (const [at, kind] of found) {
       const from = Math.max(start, buf.lastIndexOf(10, at) + 1);
       const end = buf.indexOf(10, at);
       if (end - from > this.maxLineBytes) continue;
-      const v = ENGINE_LINE_PARSERS[kind](buf.toString('latin1', from, end));
+      const text = buf.toString('latin1', from, end);
+      const view = this.viewOf(text, 0, text.length);
+      const v = view ? this.engineOfView(text, view, kind) : ENGINE_LINE_PARSERS[kind](text);
       if (v) this.sink.engine(v);
     }
   }
@@ -367,18 +439,12 @@ export class ChunkScanner {
  * twenty times slower. vLLM prints its stats line every 10 s and its progress differs line by line: all kept.
  * Searched on the string: one Buffer#indexOf per line costs more than the line's whole handling here.
  */
-function everyLineOf(
-  s: string,
-  base: number,
-  marker: string,
-  kind: EngineLineKind,
-  found: [number, EngineLineKind][],
-): void {
+function everyLineOf(s: string, base: number, marker: string, kind: EngineLineKind, found: Found[]): void {
   const seconds = kind === 'sglang_batch' ? new SecondRanks(found, base) : undefined;
   for (let a = s.indexOf(marker); a >= 0;) {
     const from = s.lastIndexOf('\n', a) + 1;
     if (seconds && sglangStampAt(s, from)) seconds.add(s, from, a - 1);
-    else found.push([base + a, kind]);
+    else found.push([base + a, kind, -1]);
     const nl = s.indexOf('\n', a);
     a = nl < 0 ? -1 : s.indexOf(marker, nl);
   }
@@ -393,13 +459,15 @@ class SecondRanks {
   // The current second's line start (-1: none yet) and the last line of each rank and kind in it.
   private second = -1;
   private readonly pending = new Map<number, number>();
+  /** The JSON record each pending line is the message of (scanWithEngineLines' `record`), when not -1. */
+  private readonly records = new Map<number, number>();
 
   constructor(
-    private readonly found: [number, EngineLineKind][],
+    private readonly found: Found[],
     private readonly base = 0,
   ) {}
 
-  add(s: string, from: number, close: number): void {
+  add(s: string, from: number, close: number, record = -1): void {
     if (this.second < 0 || !sameSecond(s, this.second, from)) {
       this.flush();
       this.second = from;
@@ -407,13 +475,23 @@ class SecondRanks {
     // `Decode` or `Prefill` after `] `: one letter tells them apart.
     const key = sglangRankAt(s, from, close + 1) * 2 + (s.charCodeAt(close + 2) === 68 /* D */ ? 0 : 1);
     this.pending.set(key, this.base + close + 2);
+    if (record >= 0 || this.records.size > 0) this.records.set(key, record);
   }
 
   flush(): void {
-    for (const at of this.pending.values()) this.found.push([at, 'sglang_batch']);
+    if (this.records.size === 0) {
+      for (const at of this.pending.values()) this.found.push([at, 'sglang_batch', -1]);
+    } else {
+      for (const [key, at] of this.pending)
+        this.found.push([at, 'sglang_batch', this.records.get(key) ?? -1]);
+    }
     this.pending.clear();
+    this.records.clear();
   }
 }
+
+/** An engine line to parse: where its kind was seen, and the start of the JSON record holding it (-1: a plain line). */
+type Found = [at: number, kind: EngineLineKind, record: number];
 
 /** Whether s[from] starts SGLang's `[YYYY-MM-DD HH:MM:SS` prefix (the second is s[from+1, from+20)). */
 function sglangStampAt(s: string, from: number): boolean {

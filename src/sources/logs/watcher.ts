@@ -60,6 +60,8 @@ export class LogWatcher {
   private sources: LogSource[] = [];
   /** Offsets of lines whose event is not durable yet, per open file (see reader()). */
   private readonly holds = new Set<number[]>();
+  /** Record sources' idle timers (lineStream), cleared on stop so nothing is raised after it. */
+  private readonly idleTimers = new Set<NodeJS.Timeout>();
   private cursors: CursorStore;
   private readonly now: () => number;
   private readonly store: OffsetStore;
@@ -159,6 +161,8 @@ export class LogWatcher {
     // Read to the end, let the journal write the events of what was read, then save: a clean stop (a reload)
     // leaves offsets just after the last line, so the next run reads nothing twice.
     for (const f of this.sources) f.halt?.();
+    for (const t of this.idleTimers) clearTimeout(t);
+    this.idleTimers.clear();
     if (this.o.durable) {
       // Bounded: a journal stuck on a dead disk must not hold the shutdown (those lines are read again).
       let timer: NodeJS.Timeout | undefined;
@@ -225,6 +229,7 @@ export class LogWatcher {
     );
     let at = 0;
     let counted = 0;
+    let idle: NodeJS.Timeout | undefined;
     return (e) => {
       // Cut to one byte over the limit: the scanner then counts it truncated, and a huge entry is not copied.
       const text = e.text.length > src.maxLineBytes + 1 ? e.text.subarray(0, src.maxLineBytes + 1) : e.text;
@@ -237,6 +242,19 @@ export class LogWatcher {
       counted = scanner.lines;
       metrics.logLines.inc(labels, n);
       metrics.logLastLine.set(labels, this.now() / 1000);
+      // Quiet for a while: raise what waits for lines that may never come (a chain head waiting for its traceback,
+      // a record whose header alone is decisive), as the file follower does when a file goes quiet (follow.ts).
+      if (idle !== undefined) {
+        clearTimeout(idle);
+        this.idleTimers.delete(idle);
+      }
+      const t = setTimeout(() => {
+        this.idleTimers.delete(t);
+        idle = undefined;
+        scanner.settle();
+      }, IDLE_SETTLE_MS);
+      t.unref();
+      this.idleTimers.add((idle = t));
     };
   }
 
@@ -459,6 +477,8 @@ const NL = Buffer.from('\n');
 
 /** How long a stop waits for the journal to write the last events before saving offsets short of them. */
 const DURABLE_WAIT_MS = 1000;
+/** A record source quiet this long settles its scanner (the file follower's idleFlushMs default). */
+const IDLE_SETTLE_MS = 1000;
 
 /** Where re-read lines end (offsets below `end` were in the file when it was opened) and the event hook. */
 interface Replay {

@@ -22,7 +22,7 @@ export const DEFAULT_STRUCTURED_KEYS: StructuredKeys = {
 
 // Fields that carry a record's traceback beside its message (python-json-logger `exc_info`, structlog
 // `exception`, others `stack_trace`/`traceback`): appended to the message, line by line.
-const TRACE_KEYS = ['exc_info', 'exception', 'stack_trace', 'traceback', 'stack'];
+export const TRACE_KEYS = ['exc_info', 'exception', 'stack_trace', 'traceback', 'stack'];
 
 export interface StructuredRecord {
   /** The message, unfolded into lines (a traceback field after it). */
@@ -56,7 +56,8 @@ function pick(o: Record<string, unknown>, keys: readonly string[]): unknown {
   return undefined;
 }
 
-function timeText(v: unknown): string | undefined {
+/** A record's time field as text: a string as it is, an epoch number (seconds or milliseconds) made ISO. */
+export function recordTimeText(v: unknown): string | undefined {
   if (typeof v === 'string' && v !== '') return v;
   if (typeof v === 'number' && Number.isFinite(v)) {
     // Epoch seconds (or milliseconds past 1e11: year 5138 in seconds).
@@ -77,7 +78,7 @@ function fromObject(
   const out: StructuredRecord = { lines: [] };
   const level = pick(o, keys.level);
   if (typeof level === 'string') out.level = level;
-  const time = timeText(pick(o, keys.time));
+  const time = recordTimeText(pick(o, keys.time));
   if (time !== undefined) out.time = time;
   // A JSON record escaped in the message (a wrapper around a JSON logger): its own message is the record's.
   const inner =

@@ -1,5 +1,6 @@
 // The built-in rule packs. Adding one is a new file in this folder plus one entry here.
 import type { LogPack } from '../../../config/schema.js';
+import { lmcachePack } from './lmcache.js';
 import { mooncakePack } from './mooncake.js';
 import { nixlPack } from './nixl.js';
 import { pythonPack } from './python.js';
@@ -20,6 +21,7 @@ export const PACKS: Record<LogPack, RulePack> = {
   nixl: nixlPack,
   mooncake: mooncakePack,
   vllm: vllmPack,
+  lmcache: lmcachePack,
   torch: torchPack,
   rust: rustPack,
   python: pythonPack,

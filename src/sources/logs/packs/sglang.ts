@@ -194,6 +194,36 @@ export const sglangPack: RulePack = {
       perRequest: 'rid',
       match: String.raw`Context corruption detected: Request (?<rid>\S+) \(bootstrap_room=(?<room>\d+)\)`,
     },
+    // constrained/xgrammar_backend.py dispatch_json/_ebnf/_regex/_structural_tag (`Hit invalid {kind}: {key_string=},
+    // {e=}` at 65cf1ed0b8b1cec4c51690b3294f3d2367e09ef8; `Skip invalid {kind}: {kind}={key_string}, {e=}` before) and
+    // llguidance_backend.py _from_serialized (`Hit invalid grammar: …` at 2397abe3709752134fa38d9991366f4079b5eb57): a
+    // request's grammar did not compile, that request fails. The grammar is the user's and printed on this line and,
+    // raw, on lines after it: the carrier `sglang_invalid_grammar` (../carriers.ts) shields them, this rule alone sees
+    // the header. A user sends a bad schema at will, so a warning whose class names nothing.
+    {
+      name: 'sglang_grammar_invalid',
+      severity: 'warning',
+      class: 'grammar',
+      upstream:
+        'constrained/xgrammar_backend.py dispatch_* (read at 65cf1ed0, older `Skip invalid`), constrained/llguidance_backend.py _from_serialized (read at 2397abe3)',
+      logger: 'sglang',
+      match: String.raw`(?:Hit|Skip) invalid (?<kind>json_schema|ebnf|regex|structural_tag|grammar): `,
+    },
+    // managers/scheduler_output_processor_mixin.py process_batch_result_prefill/_decode (index copies 2025 → 2026; the
+    // index stores the path at 5294b03c42e7f098131b9825a9a2b23e10f4ae35): `logger.error(f"Grammar accept_token failed
+    // for req {req.rid} with token {next_token_id}: {e}")`, then the request is aborted. The ValueError's text
+    // (xgrammar_backend.py accept_token) goes on `Accepted tokens: […]` and `Key string: {grammar}`, raw, which the
+    // carrier `sglang_grammar_key_string` shields. Newer builds abort with the message and print nothing.
+    {
+      name: 'sglang_grammar_accept_failed',
+      severity: 'warning',
+      class: 'grammar',
+      upstream:
+        'managers/scheduler_output_processor_mixin.py process_batch_result_* grammar accept (index copies 2025 → 2026)',
+      logger: 'sglang',
+      perRequest: 'rid',
+      match: String.raw`Grammar accept_token failed for req (?<rid>[^\s']{1,256}) with token (?<token>-?\d{1,12}): `,
+    },
     // The parser failed and returned the raw tool-call markup as content: function_call/*_detector.py and
     // entrypoints/openai/serving_chat.py (2025-03 → 2026-08).
     {
@@ -207,13 +237,64 @@ export const sglangPack: RulePack = {
     // of engine.py and its successor's `wait`): `Rank {i} scheduler is dead. Please check if there are relevant
     // logs.`, then `Exit code: {code}` and the EOFError. A scheduler died during initialisation (on this node or,
     // with --nnodes, the rank this node launched): the server never comes up.
+    // The newest launcher (entrypoints/engine.py _launch_subprocesses at 18bfdd16794a857cefaebc00a0964935b8d0a026,
+    // one scheduler per launch-plan lane) says `Scheduler lane %s is dead. Please check if there are relevant logs.`
     {
       name: 'sglang_scheduler_dead_at_init',
       severity: 'critical',
       class: 'engine_death',
-      upstream: 'entrypoints/engine.py scheduler ready wait (2024 → 2026-08, index copies of both ages)',
+      upstream:
+        'entrypoints/engine.py scheduler ready wait (2024 → 2026-08, index copies of both ages; `Scheduler lane` read at 18bfdd16)',
       incident: 'sglang_process_death',
-      match: String.raw`Rank (?<rank>\d+) scheduler is dead\. Please check if there are relevant logs\.`,
+      match: String.raw`(?:Rank (?<rank>\d+) scheduler|Scheduler lane (?<lane>\d+)) is dead\. Please check if there are relevant logs\.`,
+    },
+    // entrypoints/engine.py _set_envs_and_config sigchld_handler (read at 18bfdd16794a857cefaebc00a0964935b8d0a026):
+    // `logger.warning("Child process unexpectedly failed with exitcode=%s. pid=%s", exitcode, pid)`; 2025 builds
+    // printed the same words from an f-string (`with {exitcode=}. {pid=}`), older ones `with an exit code %d.
+    // pid=%d`. The exit status is os.waitpid's (9: SIGKILL, 256: exit 1): a child of the server (a scheduler, the
+    // detokenizer, a data-parallel controller) died, by a signal or an error. Critical, part of the death chain.
+    {
+      name: 'sglang_child_process_failed',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream:
+        'entrypoints/engine.py _set_envs_and_config sigchld_handler (2024 → 2026-08, read at 18bfdd16)',
+      incident: 'sglang_process_death',
+      match: String.raw`Child process unexpectedly failed with (?:exitcode=|an exit code )(?<code>-?\d{1,10})\. pid=(?<pid>\d{1,10})`,
+    },
+    // entrypoints/engine.py _launch_subprocesses, nodes of rank ≥ 1 (read at 18bfdd16794a857cefaebc00a0964935b8d0a026):
+    // after the scheduler's join, `Scheduler or DataParallelController %s terminated with %s` (pid, exitcode: -N for
+    // a signal, -9 SIGKILL, -6 SIGABRT) and, single-process mode, `Scheduler or DataParallelController %s terminated`
+    // (thread name). That node's scheduler is gone, and with it every rank it held: critical.
+    {
+      name: 'sglang_scheduler_terminated',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream: 'entrypoints/engine.py _launch_subprocesses node_rank ≥ 1 join (read at 18bfdd16)',
+      incident: 'sglang_process_death',
+      match: String.raw`Scheduler or DataParallelController (?<proc>[\w.-]{1,64}) terminated(?: with (?<code>-?\d{1,10}))?`,
+    },
+    // NVIDIA Dynamo's SGLang worker, SglangEngineMonitor._check_engine_health (dynamo.sglang; two ages in the index,
+    // which names neither repository nor commit for them): every failed check `SGLang engine health check failed
+    // (attempt N): {e}` (newer also `… health check timed out after Ns (attempt N)`), retried; after
+    // SGLANG_MAX_FAILURES_BEFORE_SHUTDOWN of them `SGLang engine unresponsive after N attempts` (older, then
+    // `Initiating Dynamo Runtime shutdown.` and os._exit(1); newer `Shutting down: SGLang engine unresponsive after N
+    // attempts` and sys.exit(1)). The worker kills itself while the engine's health check fails: critical.
+    {
+      name: 'sglang_health_forced_exit',
+      severity: 'critical',
+      class: 'health_check_failed',
+      upstream:
+        'dynamo components/src/dynamo/sglang SglangEngineMonitor._check_engine_health (index copies, 2025; commit not named by the index)',
+      match: String.raw`SGLang engine unresponsive after (?<attempts>\d{1,6}) attempts`,
+    },
+    {
+      name: 'sglang_health_check_retry',
+      severity: 'warning',
+      class: 'health_check_failed',
+      upstream:
+        'dynamo components/src/dynamo/sglang SglangEngineMonitor._check_engine_health (index copies, 2025; commit not named by the index)',
+      match: String.raw`SGLang engine health check (?:failed|timed out after \d{1,6}s) \(attempt (?<attempt>\d{1,6})\)`,
     },
     // entrypoints/engine.py, same wait: `raise RuntimeError("Initialization failed. Please see the error messages
     // above.")` when a scheduler reported a status other than ready (2024 → 2026-08).

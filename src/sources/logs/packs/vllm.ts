@@ -291,19 +291,22 @@ export const vllmPack: RulePack = {
       // first quote (built-in rules see no text after a quote, request-echo.ts).
       match: String.raw`Failed to register engine_id=`,
     },
-    // LMCache's vLLM adapter (LMCache lmcache/integration/vllm/vllm_v1_adapter.py, and vLLM's copy
-    // vllm/distributed/kv_transfer/kv_connector/v1/lmcache_integration/vllm_v1_adapter.py; index copies of both,
-    // main 2026): after a retrieve, `The number of retrieved tokens is less than the expected number of tokens!
-    // This should not happen!` (older) or `Request %s` glued in front (newer, which also reports the missing
-    // blocks so vLLM's KV-load failure policy recomputes or fails them). Printed `LMCache ERROR: …`.
+    // entrypoints/openai/tool_parsers/*_tool_parser.py (hermes_tool_parser.py read at
+    // 836d1f31211015f62485b0151fbbf85b6cc7a934; the same calls in the other parsers, 0.6 → 2026-08):
+    // `logger.exception("Error in extracting tool call from response.")` and, streaming, `logger.exception("Error trying
+    // to handle streaming tool call.")`. The model's output was not a tool call the parser could read; it is returned
+    // as content. The traceback after it (same prefix, NewLineFormatter) can quote that output: the carrier
+    // `vllm_tool_parser` (../carriers.ts) shields every line of the record, this rule alone sees the header, and only
+    // when the message is exactly the parser's. A model steered by the user: a warning whose class names nothing.
     {
-      name: 'vllm_lmcache_retrieve_short',
+      name: 'vllm_tool_parser_error',
       severity: 'warning',
-      class: 'transfer_failure',
+      class: 'tool_call_parse_error',
       upstream:
-        'lmcache/integration/vllm/vllm_v1_adapter.py start_load_kv, vllm/distributed/kv_transfer/kv_connector/v1/lmcache_integration/vllm_v1_adapter.py (index copies, main 2026)',
-      perRequest: 'rid',
-      match: String.raw`(?:Request (?<rid>\S{1,256}?))?The number of retrieved tokens is less than the expected number of tokens!`,
+        'vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py extract_tool_calls(_streaming) (read at 836d1f31; the other parsers alike)',
+      logger: 'vllm',
+      // Two top-level branches, so each gives the chunk prefilter its literal (a group would give none).
+      match: String.raw`Error in extracting tool call from response\.\s*$|Error trying to handle streaming tool call\.\s*$`,
     },
     // v1/structured_output/backend_xgrammar.py XgrammarGrammar.accept_tokens (0.8 → 2026-08).
     {

@@ -1,0 +1,60 @@
+// The matcher's literal index (rules.ts LiteralIndex) names exactly the rules one of whose literals occurs in a line,
+// as asking each rule would: on every pack rule's fixture lines, on lines made of many literals (past the hit bound,
+// where it asks each rule) and on seeded random mixes of literals, their fragments and non-ASCII text.
+import { describe, expect, it } from 'vitest';
+import { LOG_PACKS } from '../../src/config/schema.js';
+import { compileRuleSet, LiteralIndex } from '../../src/sources/logs/rules.js';
+import { mulberry32 } from '../../src/sim/prng.js';
+import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
+
+const set = compileRuleSet(
+  [...LOG_PACKS],
+  [
+    { name: 'user_rule', match: 'custom (?<n>\\d+) thing', severity: 'warning', class: 'custom' },
+    { name: 'user_any', match: '\\d+', severity: 'warning', class: 'custom' },
+  ],
+);
+const index = new LiteralIndex(set.rules);
+const literals = [...new Set(set.rules.flatMap((r) => r.literals ?? []))];
+
+function expectExact(line: string): void {
+  const got = index.candidates(line);
+  const want = set.rules.map((r) => r.literals === null || r.literals.some((l) => line.includes(l)));
+  expect(
+    set.rules.map((_, i) => got(i)),
+    line.slice(0, 200),
+  ).toEqual(want);
+}
+
+describe('LiteralIndex', () => {
+  it('names the rules whose literals a line holds, and every rule without literals', () => {
+    expect(literals.length).toBeGreaterThan(50);
+    for (const texts of Object.values(RULE_FIXTURES))
+      for (const t of texts) for (const l of t.split('\n')) expectExact(l);
+    expectExact('');
+    expectExact('ab');
+    expectExact('custom 12 thing');
+  });
+
+  it('stays exact on lines of many literals (past its hit bound)', () => {
+    expectExact(literals.join(' '));
+    expectExact(literals.map((l) => l.slice(0, 3)).join('') + literals.at(-1)!);
+    expectExact(`${'Ses'.repeat(100)} ${literals[0]}`);
+  });
+
+  it('agrees with asking each rule on seeded random lines', () => {
+    const rnd = mulberry32(2027);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    const noise = ['', ' ', 'x', 'caf\u00e9', '\u4e2d\u6587', '[2026-08-10 14:00:01 TP0] ', '"', "'", '\t'];
+    for (let n = 0; n < 3000; n++) {
+      let line = '';
+      const parts = Math.floor(rnd() * 6);
+      for (let k = 0; k < parts; k++) {
+        const l = pick(literals);
+        const cut = rnd() < 0.3 ? l.slice(0, Math.max(1, Math.floor(rnd() * l.length))) : l;
+        line += pick(noise) + cut;
+      }
+      expectExact(line);
+    }
+  });
+});
