@@ -1,6 +1,6 @@
-// The verdict for the long-input and conversation shapes (src/core/evidence/probe-shapes.ts), on plain slot memory.
+// The candidates for the long-input and conversation shapes (src/core/shapes/probe-shapes.ts), on plain slot memory.
 import { describe, expect, it } from 'vitest';
-import { failedRound, probeShapeVerdict } from '../../src/core/evidence/probe-shapes.js';
+import { failedRound, probeShapeCandidate } from '../../src/core/shapes/probe-shapes.js';
 import type { ClassifierConfig, SlotMemory } from '../../src/core/state/memory.js';
 import type { ProbeKind } from '../../src/core/vocabulary.js';
 
@@ -29,21 +29,23 @@ const slot = (probe: string, kind: ProbeKind, failStreak: number, error?: string
 
 describe('probe shapes', () => {
   it('long prompts failing while chat passes: long_context_failing, the length named', () => {
-    const v = probeShapeVerdict(
+    const v = probeShapeCandidate(
       [slot('long', 'longinput', 2, 'no first token within 60000 ms (a 8192-token prompt)')],
       [slot('chat', 'chat', 0)],
       cfg,
     );
     expect(v).toEqual({
-      state: 'degraded',
       diagnosis: 'long_context_failing',
+      evidence: 'path',
+      rank: 3,
+      fits: ['degraded'],
       cause:
         'long on router/fresh: timeout (no first token within 60000 ms (a 8192-token prompt)), 2 in a row; 8192-token prompts fail while chat on router/fresh passes',
     });
   });
 
   it('a conversation failing while chat passes: conversation_stalls, the round named', () => {
-    const v = probeShapeVerdict(
+    const v = probeShapeCandidate(
       [slot('talk', 'conversation', 2, 'no first token within 30000 ms (round 3 of 4)')],
       [slot('chat', 'chat', 0)],
       cfg,
@@ -51,7 +53,7 @@ describe('probe shapes', () => {
     expect(v?.diagnosis).toBe('conversation_stalls');
     expect(v?.cause).toContain('the conversation stalls at round 3 of 4 on a keepalive connection');
     // A hang still in flight names no round yet: the cause says how many rounds the conversation has.
-    const inflight = probeShapeVerdict(
+    const inflight = probeShapeCandidate(
       [slot('talk', 'conversation', 1, 'in flight for 20 s')],
       [slot('chat', 'chat', 0)],
       cfg,
@@ -60,20 +62,20 @@ describe('probe shapes', () => {
   });
 
   it('no shape when nothing short passes, or when other kinds fail too: the general verdict decides', () => {
-    expect(probeShapeVerdict([slot('long', 'longinput', 2)], [], cfg)).toBeUndefined();
+    expect(probeShapeCandidate([slot('long', 'longinput', 2)], [], cfg)).toBeUndefined();
     // A passing conversation is no short completion for the long-input shape.
     expect(
-      probeShapeVerdict([slot('long', 'longinput', 2)], [slot('talk', 'conversation', 0)], cfg),
+      probeShapeCandidate([slot('long', 'longinput', 2)], [slot('talk', 'conversation', 0)], cfg),
     ).toBeUndefined();
     expect(
-      probeShapeVerdict(
+      probeShapeCandidate(
         [slot('long', 'longinput', 2), slot('tools', 'toolcall', 2)],
         [slot('chat', 'chat', 0)],
         cfg,
       ),
     ).toBeUndefined();
     expect(
-      probeShapeVerdict(
+      probeShapeCandidate(
         [slot('talk', 'conversation', 2), slot('chat', 'chat', 2)],
         [slot('tools', 'toolcall', 0)],
         cfg,

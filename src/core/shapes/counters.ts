@@ -1,8 +1,9 @@
-// Shapes named by the engine's own failure counters (their increases within failureWindow, engine-evidence.ts):
-// KV transfers failing, and aborts beyond the ones our own timed-out probes caused.
+// Candidates named by the engine's own failure counters (their increases within failureWindow, engine-evidence.ts):
+// KV transfers failing (EVIDENCE `counter`), and aborts beyond the ones our own timed-out probes caused (`load`).
 import { failuresWithin, ownCutsWithin } from '../state/engine-evidence.js';
 import type { ClassifierConfig, EngineMemory } from '../state/memory.js';
-import { stateFor, type Shape } from './types.js';
+import { candidate } from './candidate.js';
+import type { Family } from './types.js';
 
 /**
  * KV transfers failed or expired `failureCount` times within failureWindow on one service (SGLang
@@ -10,7 +11,7 @@ import { stateFor, type Shape } from './types.js';
  * nixl_num_kv_expired_reqs, the router's smg_pd_kv_transfer_failures_total). A transfer that fails is retried or
  * recomputed, so completions may still pass: degraded then, wedged when they fail too.
  */
-export const kvTransferFailing: Shape = (s, now, cfg, ctx) => {
+export const kvTransferFailing: Family = (s, now, cfg, sym) => {
   let worst: { service: string; failed: number; expired: number } | undefined;
   for (const e of Object.values(s.engines)) {
     // An aborted request fails its KV transfer on purpose (SGLang records "Aborted by AbortReq." as the failure
@@ -25,18 +26,19 @@ export const kvTransferFailing: Shape = (s, now, cfg, ctx) => {
     if (worst === undefined || failed + expired > worst.failed + worst.expired)
       worst = { service: e.service, failed, expired };
   }
-  if (worst === undefined) return undefined;
+  if (worst === undefined) return [];
   const what = [
     worst.failed > 0 ? `${worst.failed} KV transfers failed` : '',
     worst.expired > 0 ? `${worst.expired} requests' KV expired` : '',
   ]
     .filter((x) => x !== '')
     .join(' and ');
-  return {
-    state: stateFor(ctx),
-    diagnosis: 'kv_transfer_failing',
-    cause: `${worst.service}: ${what} within ${Math.round(cfg.detect.failureWindow / 1000)} s (its own counters)${ctx.stuck ? '; completions fail too' : ''}`,
-  };
+  return [
+    candidate(
+      'kv_transfer_failing',
+      `${worst.service}: ${what} within ${Math.round(cfg.detect.failureWindow / 1000)} s (its own counters)${sym.stuck ? '; completions fail too' : ''}`,
+    ),
+  ];
 };
 
 /**
@@ -44,8 +46,8 @@ export const kvTransferFailing: Shape = (s, now, cfg, ctx) => {
  * reached): abortStormCount within failureWindow is an abort storm even with no abort lines in a log. The most any
  * one engine counted, not the sum: a PD request aborts on both legs.
  */
-export const abortCounters: Shape = (s, now, cfg, ctx) => {
-  if (ctx.stuck) return undefined;
+export const abortCounters: Family = (s, now, cfg, sym) => {
+  if (sym.stuck) return [];
   const own = ownCutsWithin(s, now, cfg);
   let worst: { service: string; n: number } | undefined;
   for (const e of Object.values(s.engines)) {
@@ -53,12 +55,13 @@ export const abortCounters: Shape = (s, now, cfg, ctx) => {
     if (n >= cfg.detect.abortStormCount && (worst === undefined || n > worst.n))
       worst = { service: e.service, n };
   }
-  if (worst === undefined) return undefined;
-  return {
-    state: 'degraded',
-    diagnosis: 'abort_storm',
-    cause: `${worst.service} counted ${worst.n} aborted requests within ${Math.round(cfg.detect.failureWindow / 1000)} s beyond our own probes' ${own}`,
-  };
+  if (worst === undefined) return [];
+  return [
+    candidate(
+      'abort_storm',
+      `${worst.service} counted ${worst.n} aborted requests within ${Math.round(cfg.detect.failureWindow / 1000)} s beyond our own probes' ${own}`,
+    ),
+  ];
 };
 
 /** A KV failure or expiry counted within the last quarter of failureWindow. */

@@ -2,6 +2,7 @@
 // every passing slot has passed recoverAfter times; a transition clears the evidence the passes post-date.
 import { countsForRecovery } from '../vocabulary.js';
 import { isCompletion } from '../kinds.js';
+import { wrongHeld } from '../wrong-window.js';
 import type { Verdict } from '../verdict.js';
 import { heldVerdict, trackIncident } from './incident.js';
 import type { ClassifierConfig, DetectEvent, TargetState, TargetStateName, Transition } from './memory.js';
@@ -94,11 +95,12 @@ const RANK: Record<TargetStateName, number> = { unknown: -1, ok: 0, degraded: 1,
  * are served (degraded, ok) needs a completion slot among them too, when the target has any: with nothing passing,
  * nothing shows a recovery (a crawl whose every run fails or hangs read as "all passing slots recovered" and
  * flapped wedged ↔ degraded with each verdict: `slow` at factor 345). down → wedged needs no pass: it is the same
- * outage named better (a half-failed pair, not a dead target).
+ * outage named better (a half-failed pair, not a dead target). A slot inside its wrong-answer window is not
+ * passing, whatever its last answer (wrong-window.ts): the window, not the streak, says it answers wrong.
  */
 function recovered(s: TargetState, to: TargetStateName, cfg: ClassifierConfig): boolean {
   const slots = Object.values(s.slots).filter((m) => countsForRecovery(m.probeKind) && m.last !== undefined);
-  const passing = slots.filter((m) => m.failStreak === 0 && m.leakStreak === 0 && !m.wrongStreak);
+  const passing = slots.filter((m) => m.failStreak === 0 && m.leakStreak === 0 && !wrongHeld(m));
   const serves = to === 'degraded' || to === 'ok';
   if (
     serves &&

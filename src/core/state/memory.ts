@@ -38,7 +38,7 @@ export function classifierConfig(target: TargetConfig): ClassifierConfig {
         {
           kind: p.kind,
           ttftObjective: 'ttftObjective' in p ? p.ttftObjective : undefined,
-          // The long-input and conversation diagnoses name the length and the rounds (core/evidence/probe-shapes.ts).
+          // The long-input and conversation diagnoses name the length and the rounds (core/shapes/probe-shapes.ts).
           ...('promptTokens' in p ? { promptTokens: p.promptTokens } : {}),
           ...('rounds' in p ? { rounds: p.rounds } : {}),
         },

@@ -95,7 +95,7 @@ export function onProbe(
     slot.leakStreak++;
     slot.wrongStreak = 0;
   } else if (signal.result === 'wrong_output') {
-    // Finished too, and worse: the deployment serves garbage. Degraded at once (verdict.ts).
+    // Finished too, and worse: the deployment serves garbage. Degraded at once (shapes/answers.ts).
     slot.failStreak = 0;
     slot.okStreak = 0;
     slot.slowStreak = 0;
@@ -124,7 +124,7 @@ export function onProbe(
     const failed = signal.result !== 'ok' && !answeredWrong(signal.result);
     const window = cfg.detect.intermittentWindow;
     // The window outlives streaks: a wedge's solid streak is one episode and never reads as intermittence
-    // (verdict.ts counts episodes), and clearing it on recovery made a steady intermittent fault restart its
+    // (shapes/pattern.ts counts episodes), and clearing it on recovery made a steady intermittent fault restart its
     // count each time two failures happened to line up.
     slot.recent = [...(slot.recent ?? []), failed ? 1 : 0].slice(-window);
     // Whether each run went over a reused connection (kept, or primed by the run itself): keepalive_only
