@@ -1,0 +1,66 @@
+// bench:ingest-matcher — the rule matcher alone (rules.ts LineMatcher) on the lines a replay hands it: each build's
+// replay of a bench:ingest file is run once in process with LineMatcher#match recorded (the lines the prefilter
+// passed, and every line while a multi-line rule is open), then a fresh matcher of that build's full rule set is
+// timed on them, best of REPEAT passes. What the whole-process figure (bench:ingest-compare) cannot isolate: the
+// matcher is ~1 % of the lines and a few % of the time. Prints figures; asserts nothing.
+//   node bench/ingest-matcher.mjs [BUILD_ROOT ...]        (default: this checkout; run `npm run build` first)
+//   GENERATORS=tuned,varied REPEAT=15 node bench/ingest-matcher.mjs ../wt-main .
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { writeLog } from './ingest-gen.mjs';
+import { writeVariedLog } from './ingest-varied.mjs';
+
+const roots = (
+  process.argv.length > 2 ? process.argv.slice(2) : [fileURLToPath(new URL('..', import.meta.url))]
+).map((r) => resolve(r));
+const LINES = Number(process.env.LINES ?? 1_000_000);
+const REPEAT = Number(process.env.REPEAT ?? 15);
+const chosen = (process.env.GENERATORS ?? 'tuned,varied').split(',');
+const dir = join(tmpdir(), 'wedgewatch-bench');
+mkdirSync(dir, { recursive: true });
+const fileOf = (name) => join(dir, `sglang-${name}-${LINES}.log`);
+const writers = {
+  tuned: (f) => writeLog(f, LINES, { seed: 42, faults: true }),
+  varied: (f) => writeVariedLog(f, LINES, { seed: 7 }),
+};
+for (const name of chosen) if (!existsSync(fileOf(name))) await writers[name](fileOf(name));
+
+console.log(`bench:ingest-matcher: best of ${REPEAT} passes, ${LINES}-line files, Node ${process.version}`);
+for (const root of roots) {
+  const R = await import(join(root, 'dist/sources/logs/rules.js'));
+  const { replayFiles } = await import(join(root, 'dist/commands/replay-files.js'));
+  const { LOG_PACKS } = await import(join(root, 'dist/config/schema.js'));
+  for (const name of chosen) {
+    const lines = [];
+    const original = R.LineMatcher.prototype.match;
+    R.LineMatcher.prototype.match = function (line, ...rest) {
+      lines.push(line);
+      return original.call(this, line, ...rest);
+    };
+    try {
+      replayFiles({ files: [fileOf(name)], packs: [...LOG_PACKS], format: 'plain', timeline: false });
+    } finally {
+      R.LineMatcher.prototype.match = original;
+    }
+    const set = R.compileRuleSet([...LOG_PACKS], []);
+    let best = Infinity;
+    let events = 0;
+    for (let k = 0; k < REPEAT; k++) {
+      // A fixed clock: the lines' own stamps decide the windows, as in replay.
+      const m = new R.LineMatcher(set, { now: () => 0 });
+      let n = 0;
+      const t = performance.now();
+      for (let i = 0; i < lines.length; i++) m.match(lines[i], i * 100, () => n++, i);
+      m.finish(() => n++);
+      best = Math.min(best, performance.now() - t);
+      events = n;
+    }
+    const chars = lines.reduce((a, l) => a + l.length, 0);
+    console.log(
+      `${name.padEnd(7)} ${root}: ${lines.length} lines (${Math.round(chars / lines.length)} chars each), ${set.rules.length} rules, ${events} events: best ${best.toFixed(1)} ms (${((best * 1000) / lines.length).toFixed(2)} µs a line)`,
+    );
+  }
+}
