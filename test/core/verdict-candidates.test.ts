@@ -150,7 +150,6 @@ describe('a slot inside its wrong-answer window', () => {
     // The canary answered right last (no wrong answer in a row) but its window holds a wrong one.
     const canary = slot('canary', 'canary', 'router', 'ok', {
       okStreak: 1,
-      wrongStreak: 0,
       wrongHeld: true,
       answers: [1, 0],
       lastWrong: 'expected 4, got 5',

@@ -58,7 +58,7 @@ describe('wrong_output', () => {
     answer(r, 'canary', 'canary', 'wrong_output');
     answer(r, 'canary', 'canary', 'wrong_output');
     expect(r.verdict).toBe('degraded/wrong_output');
-    expect(r.s.slots['canary|router|fresh']!.wrongStreak).toBe(2);
+    expect(r.s.slots['canary|router|fresh']!.answers).toEqual([1, 1]);
   });
 
   it('is a finished completion: it neither wedges the target nor counts toward a wedge', () => {

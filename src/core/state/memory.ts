@@ -67,8 +67,6 @@ export interface SlotMemory {
   okStreak: number;
   slowStreak: number;
   leakStreak: number;
-  /** Finished runs in a row whose answer was wrong (canary) or broke its schema (structured). */
-  wrongStreak?: number;
   /** Answer-checking probes: the last WRONG_WINDOW answers, oldest first, 1 wrong (src/core/wrong-window.ts). */
   answers?: number[];
   /** The window made the slot `wrong_output`; it stays until WRONG_WINDOW clean answers in a row. */

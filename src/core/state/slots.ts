@@ -76,7 +76,6 @@ export function onProbe(
       slot.failStreak = 0;
       slot.okStreak++;
       slot.leakStreak = 0;
-      slot.wrongStreak = 0;
       const objective = cfg.probes[signal.probe]?.ttftObjective;
       const slow = objective !== undefined && signal.ttftMs !== undefined && signal.ttftMs > objective;
       slot.slowStreak = slow ? slot.slowStreak + 1 : 0;
@@ -93,20 +92,17 @@ export function onProbe(
     slot.okStreak = 0;
     slot.slowStreak = 0;
     slot.leakStreak++;
-    slot.wrongStreak = 0;
   } else if (signal.result === 'wrong_output') {
     // Finished too, and worse: the deployment serves garbage. Degraded at once (shapes/answers.ts).
     slot.failStreak = 0;
     slot.okStreak = 0;
     slot.slowStreak = 0;
     slot.leakStreak = 0;
-    slot.wrongStreak = (slot.wrongStreak ?? 0) + 1;
   } else {
     slot.failStreak++;
     slot.okStreak = 0;
     slot.slowStreak = 0;
     slot.leakStreak = 0;
-    slot.wrongStreak = 0;
   }
   slot.last = {
     result: signal.result,
