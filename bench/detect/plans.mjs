@@ -354,11 +354,7 @@ export function plans({ abortCascade }) {
         },
       ],
       expect: { states: ['degraded'], diagnoses: ['conversation_stalls'] },
-      // The multi-round harness hang (issue 29): first tokens later with every round, then a round of ≥ 2k prompt
-      // tokens that gets none. Growth alone (ms_per_ktok 3000, no hang) passed every run at this cadence: the
-      // keep-alive connection outlives 5 m here, so round 1 waits too and round 4 (2,126 tokens) reaches only
-      // 3.97× round 1's first token, under the probe's ttftGrowth 4 (a linear growth from round 1 never passes it).
-      ...toggle('context_ttft_growth', { ms_per_ktok: 3000, hang_ktok: 2 }),
+      ...toggle('context_ttft_growth', { ms_per_ktok: 3000 }),
     },
     {
       name: 'vllm_crawl',
