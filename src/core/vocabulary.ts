@@ -159,7 +159,9 @@ export const DIAGNOSES = {
   health_generate_failing: {
     states: ['wedged'],
     evidence: 'engine',
-    rank: 3,
+    // Above the other engine evidence: the engine's own health check says it, where a stall is read from gauges
+    // (which one a round sees first depends on the probes' phase; the incident holds the first of equals).
+    rank: 4,
     runbook: 'diagnosis-health_generate_failing',
     alert: 'WedgewatchTargetWedged',
     meaning:

@@ -320,8 +320,11 @@ describe('classifier: diagnoses', () => {
   it('keepalive_only: the pass right after a keep-alive failure is on a new connection, whatever the client reports', () => {
     const r = run();
     for (let i = 0; i < 10; i++) r.round();
-    const ka = (result: ProbeResultSignal['result']) =>
+    // The fresh slots run on the same schedule and pass: a pass from before the failures began would be stale.
+    const ka = (result: ProbeResultSignal['result']) => {
       r.probe({ endpoint: 'proxy', conn: 'keepalive', result, reusedConnection: true });
+      for (const endpoint of r.cfg.hops) r.probe({ endpoint, conn: 'fresh', reusedConnection: false });
+    };
     ka('timeout');
     ka('ok');
     ka('timeout');
@@ -332,12 +335,29 @@ describe('classifier: diagnoses', () => {
     expect(r.s.state).toBe('ok');
   });
 
+  it('a pass from before the failures began is stale: chat failing everywhere beside a 2-minute probe that last passed before them is wedged', () => {
+    const r = run();
+    r.round();
+    // Another completion probe that runs rarely passed once, before the failures.
+    r.probe({ endpoint: 'router', conn: 'fresh', probe: 'structured', probeKind: 'structured' });
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.s.state).toBe('wedged');
+    // It runs again and passes: that pass post-dates the failures, so part of the deployment serves.
+    r.probe({ endpoint: 'router', conn: 'fresh', probe: 'structured', probeKind: 'structured' });
+    r.probe({ endpoint: 'router', conn: 'fresh', probe: 'structured', probeKind: 'structured' });
+    r.round('timeout');
+    expect(r.s.state).toBe('degraded');
+  });
+
   it('a keep-alive slot whose server closes idle connections recovers on new-connection passes', () => {
     const r = run();
     r.round();
     r.round();
-    const ka = (result: ProbeResultSignal['result']) =>
+    const ka = (result: ProbeResultSignal['result']) => {
       r.probe({ endpoint: 'router', conn: 'keepalive', result, reusedConnection: false });
+      for (const endpoint of r.cfg.hops) r.probe({ endpoint, conn: 'fresh', reusedConnection: false });
+    };
     ka('timeout');
     ka('timeout');
     expect(r.s.state).toBe('degraded');

@@ -61,6 +61,7 @@ function withHangs(s: TargetState, hangs: Hang[], cfg: ClassifierConfig): SlotMe
       slots.set(key, {
         ...m,
         failStreak,
+        failSince: m.failSince ?? h.run.startedAt,
         okStreak: 0,
         slowStreak: 0,
         leakStreak: 0,
@@ -104,8 +105,16 @@ export function symptomsOf(s: TargetState, now: number, cfg: ClassifierConfig): 
   const hangs = hangsOf(s, now, cfg);
   const slots = withHangs(s, hangs, cfg);
   const completion = slots.filter((m) => isCompletion(m.probeKind));
-  const passing = completion.filter((m) => m.failStreak === 0);
   const failing = completion.filter((m) => m.failStreak >= d.wedgeAfter);
+  // A pass that started before the failures did says nothing about now: a structured probe every 2 m that last
+  // passed before the engine stalled read as "some completion passes", and every wedge went degraded between its
+  // hung rounds (decode_stall at the example cadence: 4 state changes while the fault held).
+  // A failure streak of unknown start (a memory kept by an older version) judges no pass stale.
+  const failingSince =
+    failing.length === 0 ? -Infinity : Math.min(...failing.map((m) => m.failSince ?? -Infinity));
+  const passing = completion.filter(
+    (m) => m.failStreak === 0 && (m.last?.start ?? -Infinity) >= failingSince,
+  );
   // A hop whose own health or port fails while completions through a hop behind it pass is that hop's
   // problem (degraded, hop:<name>), not the deployment being down.
   const behindPasses = (hop: string) => {
@@ -113,6 +122,7 @@ export function symptomsOf(s: TargetState, now: number, cfg: ClassifierConfig): 
     return completion.some((m) => cfg.hops.indexOf(m.endpoint) > i && m.failStreak === 0);
   };
   const hung = hungText(s, hangs);
+
   const failingEverywhere = failing.length > 0 && passing.length === 0;
   const stuck = failingEverywhere || hung !== undefined;
   const healthFailing = slots.filter((m) => m.probeKind === 'health' && m.failStreak >= d.downAfter);

@@ -64,6 +64,8 @@ export interface SlotMemory {
     reusedConnection?: boolean;
   };
   failStreak: number;
+  /** When the first run of the current failure streak started (undefined while not failing). */
+  failSince?: number;
   okStreak: number;
   slowStreak: number;
   leakStreak: number;

@@ -99,11 +99,13 @@ export function onProbe(
     slot.slowStreak = 0;
     slot.leakStreak = 0;
   } else {
+    if (slot.failStreak === 0) slot.failSince = signal.start;
     slot.failStreak++;
     slot.okStreak = 0;
     slot.slowStreak = 0;
     slot.leakStreak = 0;
   }
+  if (slot.failStreak === 0) slot.failSince = undefined;
   slot.last = {
     result: signal.result,
     start: signal.start,
