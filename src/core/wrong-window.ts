@@ -21,6 +21,13 @@ export const WRONG_ANSWERS = 1;
  */
 export const WRONG_WINDOW = 40;
 
+/**
+ * Or this long of clean answers in a row, whichever comes first: the canary's WRONG_WINDOW answers at the example's
+ * 30 s. A slot that answers less often (structured every 2 m, the tool-call matrix every 90 s) held its label 40
+ * runs, 60–80 minutes after the fault ended (reasoning_garbage at the example cadence: not back to ok in 25 min).
+ */
+export const WRONG_HOLD_MS = 20 * 60_000;
+
 /** The run's answer as the window counts it: 1 wrong, 0 clean; a run that gave no answer (a timeout) is neither. */
 function answerOf(result: ProbeResultClass): 0 | 1 | undefined {
   if (result === 'wrong_output') return 1;
@@ -33,18 +40,28 @@ function answerOf(result: ProbeResultClass): 0 | 1 | undefined {
  * wrong answer and ends when the slot clears: the clean answers before it are zeros that change no count, so a
  * slot that never answered wrong (every chat slot) keeps nothing.
  */
-export function noteAnswer(slot: SlotMemory, result: ProbeResultClass, error: string | undefined): void {
+export function noteAnswer(
+  slot: SlotMemory,
+  result: ProbeResultClass,
+  error: string | undefined,
+  at: number,
+): void {
   const a = answerOf(result);
   if (a === undefined || (a === 0 && slot.answers === undefined)) return;
-  if (a === 1) slot.lastWrong = error;
+  if (a === 1) {
+    slot.lastWrong = error;
+    slot.cleanSince = undefined;
+  } else slot.cleanSince ??= at;
   const window = [...(slot.answers ?? []), a].slice(-WRONG_WINDOW);
   const wrong = window.reduce<number>((n, x) => n + x, 0);
   if (wrong >= WRONG_ANSWERS) slot.wrongHeld = true;
-  // The window is full and clean: WRONG_WINDOW clean answers since the last wrong one.
-  if (window.length === WRONG_WINDOW && wrong === 0) {
+  // WRONG_WINDOW clean answers since the last wrong one, or WRONG_HOLD_MS of them.
+  const cleanFor = slot.cleanSince !== undefined ? at - slot.cleanSince : 0;
+  if ((window.length === WRONG_WINDOW && wrong === 0) || cleanFor >= WRONG_HOLD_MS) {
     slot.wrongHeld = false;
     slot.answers = undefined;
     slot.lastWrong = undefined;
+    slot.cleanSince = undefined;
   } else slot.answers = window;
 }
 
@@ -58,5 +75,5 @@ export function wrongHeld(slot: SlotMemory): boolean {
  * transition, so it names no running tally that would be stale a run later.
  */
 export function wrongCause(slot: SlotMemory, label: string): string {
-  return `${label}: ${slot.lastWrong ?? 'wrong output'}; holds until ${WRONG_WINDOW} clean answers in a row`;
+  return `${label}: ${slot.lastWrong ?? 'wrong output'}; holds until ${WRONG_WINDOW} clean answers in a row or ${WRONG_HOLD_MS / 60_000} minutes of them`;
 }

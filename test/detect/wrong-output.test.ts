@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
 import type { ClassifierConfig } from '../../src/core/state/memory.js';
 import type { ProbeKind, ProbeResultSignal } from '../../src/core/signals.js';
-import { WRONG_WINDOW } from '../../src/core/wrong-window.js';
+import { WRONG_HOLD_MS, WRONG_WINDOW } from '../../src/core/wrong-window.js';
 import { Run } from './run.js';
 
 type Result = ProbeResultSignal['result'];
@@ -79,9 +79,30 @@ describe('wrong_output', () => {
       expect(r.verdict, `after ${i + 1} clean answers`).toBe('degraded/wrong_output');
     }
     expect(r.s.cause).toContain('expected "7748", got "7749"');
-    expect(r.s.cause).toContain(`holds until ${WRONG_WINDOW} clean answers in a row`);
+    expect(r.s.cause).toContain(`holds until ${WRONG_WINDOW} clean answers in a row or 20 minutes of them`);
     round(r);
     expect(r.verdict).toBe('ok/null');
+  });
+
+  it('a slot that answers every 2 minutes holds the label WRONG_HOLD_MS of clean answers, not WRONG_WINDOW runs', () => {
+    const r = new Run(cfg);
+    const every = 120_000;
+    const json = (result: Result) => {
+      answer(r, 'chat', 'chat', 'ok');
+      r.probe({ probe: 'json', probeKind: 'structured', endpoint: 'router', result, start: r.now }, every);
+    };
+    json('ok');
+    json('wrong_output');
+    expect(r.verdict).toBe('degraded/wrong_output');
+    const runs = WRONG_HOLD_MS / every;
+    // The clean answers start a run after the wrong one: the hold ends at the run that starts WRONG_HOLD_MS later.
+    for (let i = 0; i < runs; i++) {
+      json('ok');
+      expect(r.verdict, `after ${i + 1} clean answers`).toBe('degraded/wrong_output');
+    }
+    json('ok');
+    expect(r.verdict).toBe('ok/null');
+    expect(runs + 1).toBeLessThan(WRONG_WINDOW);
   });
 
   it('a wrong answer inside the window starts the count of clean answers again', () => {

@@ -73,6 +73,8 @@ export interface SlotMemory {
   answers?: number[];
   /** The window made the slot `wrong_output`; it stays until WRONG_WINDOW clean answers in a row. */
   wrongHeld?: boolean;
+  /** When the first clean answer since the last wrong one started (the window's time bound, WRONG_HOLD_MS). */
+  cleanSince?: number;
   /** What the probe said of the last wrong answer (expected and got), kept past the passes after it. */
   lastWrong?: string;
   /** keep-alive slots: the last run over a reused connection failed. */

@@ -117,7 +117,7 @@ export function onProbe(
     reusedConnection: signal.reusedConnection,
   };
   // Wrong answers by window: a pass does not forget them (src/core/wrong-window.ts).
-  if (isCompletion(kind)) noteAnswer(slot, signal.result, signal.error);
+  if (isCompletion(kind)) noteAnswer(slot, signal.result, signal.error, signal.start);
   if (isCompletion(kind)) {
     const failed = signal.result !== 'ok' && !answeredWrong(signal.result);
     const window = cfg.detect.intermittentWindow;
