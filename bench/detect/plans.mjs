@@ -294,7 +294,7 @@ export function plans({ abortCascade }) {
       name: 'toolcall_args_corrupt',
       engine: 'sglang',
       expect: { states: ['degraded'], diagnoses: ['wrong_output'] },
-      recoverMs: 45 * 60_000, // 40 clean answers at one matrix a minute
+      recoverMs: 25 * 60_000, // 20 minutes of clean answers (WRONG_HOLD_MS) at one matrix every 90 s
       ...toggle('toolcall_args_corrupt'),
     },
     {
