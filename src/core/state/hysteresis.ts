@@ -95,7 +95,9 @@ const RANK: Record<TargetStateName, number> = { unknown: -1, ok: 0, degraded: 1,
  * are served (degraded, ok) needs a completion slot among them too, when the target has any: with nothing passing,
  * nothing shows a recovery (a crawl whose every run fails or hangs read as "all passing slots recovered" and
  * flapped wedged ↔ degraded with each verdict: `slow` at factor 345). down → wedged needs no pass: it is the same
- * outage named better (a half-failed pair, not a dead target). A slot inside its wrong-answer window is not
+ * outage named better (a half-failed pair, not a dead target). Out of wedged or down, the pass must have started after
+ * the state did: a structured probe every 2 m that last passed before the stall shows nothing of now (health_503 at
+ * the example cadence went wedged → degraded → wedged on such a pass). A slot inside its wrong-answer window is not
  * passing, whatever its last answer (wrong-window.ts): the window, not the streak, says it answers wrong.
  */
 function recovered(s: TargetState, to: TargetStateName, cfg: ClassifierConfig): boolean {
@@ -105,7 +107,7 @@ function recovered(s: TargetState, to: TargetStateName, cfg: ClassifierConfig): 
   if (
     serves &&
     slots.some((m) => isCompletion(m.probeKind)) &&
-    !passing.some((m) => isCompletion(m.probeKind))
+    !passing.some((m) => isCompletion(m.probeKind) && (s.state === 'degraded' || m.last!.start >= s.since))
   )
     return false;
   return passing.every((m) => m.okStreak >= cfg.detect.recoverAfter);
