@@ -322,8 +322,10 @@ export function plans({ abortCascade }) {
       name: 'long_prompt_hang',
       engine: 'sglang',
       slow: true, // the long-input probe runs every 10 m
-      // wedgeAfter (2) failed runs in a row: the second comes 10–20 minutes after the fault (plus 10 % jitter).
+      // wedgeAfter (2) failed runs in a row: the second comes 10–20 minutes after the fault (plus 10 % jitter); back
+      // to ok, recoverAfter (2) passes of it.
       detectMinutes: 30,
+      recoverMs: 25 * 60_000,
       probes: [
         {
           name: 'long',
