@@ -356,6 +356,8 @@ export function plans({ abortCascade }) {
         },
       ],
       expect: { states: ['degraded'], diagnoses: ['conversation_stalls'] },
+      // Back to ok takes recoverAfter (2) passing conversations 5 m apart, after a phase of up to 5 m.
+      recoverMs: 16 * 60_000,
       ...toggle('context_ttft_growth', { ms_per_ktok: 3000 }),
     },
     {
