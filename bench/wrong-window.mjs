@@ -1,7 +1,8 @@
 // Wrong answers by window (issue 26), measured through the pure core at the example cadence: a canary every 30 s
 // with 10 % jitter and every 4th run asking two questions (the canary probe of examples/wedgewatch.yaml),
 // the example's detect settings, and Prometheus at the documented 15 s scrape (docs/deploy.md) and its default 1 m
-// evaluation interval, with the shipped WedgewatchWrongOutput `for:`. Each trial: an hour healthy, then answers
+// evaluation interval, with the shipped WedgewatchWrongOutput `for:` on the slot's hold it selects on
+// (wedgewatch_probe_wrong_output_held, exported from the same slot memory). Each trial: an hour healthy, then answers
 // wrong at `--rate` for `--fault` minutes from a random phase, then healthy until back to ok. Prints, per rate:
 // P(page within 10 minutes), page time quantiles, pages per incident (a label that drops mid-fault and comes back
 // pages twice), time back to ok after the fault, and the healthy hour's transitions and pages (expected 0).
@@ -16,7 +17,7 @@ const dist = process.env.WEDGEWATCH_DIST ?? new URL('../dist/', import.meta.url)
 const { reduceInPlace } = await import(join(dist, 'core/state/reduce.js'));
 const { initialState } = await import(join(dist, 'core/state/memory.js'));
 const { detectSchema } = await import(join(dist, 'config/schema.js'));
-const { WRONG_ANSWERS, WRONG_WINDOW } = await import(join(dist, 'core/wrong-window.js'));
+const { WRONG_ANSWERS, WRONG_WINDOW, wrongHeld } = await import(join(dist, 'core/wrong-window.js'));
 const { mulberry32 } = await import(new URL('./ingest-gen.mjs', import.meta.url).href);
 
 const { values: args } = parseArgs({
@@ -104,7 +105,8 @@ function trial(rate) {
       if (end < healthyEnd && lastState !== 'unknown') healthyTransitions++;
       lastState = s.state;
     }
-    const w = s.diagnosis === 'wrong_output';
+    // What WedgewatchWrongOutput selects on: a slot's hold (wedgewatch_probe_wrong_output_held), not the label.
+    const w = Object.values(s.slots).some(wrongHeld);
     if (w !== wrongNow) {
       changes.push([end, w]);
       wrongNow = w;

@@ -2,6 +2,7 @@
 // checks that every name they use is declared here, so nothing else may invent a metric name.
 import client from 'prom-client';
 import { collectRuntimeMetrics } from './metrics-runtime.js';
+import { WRONG_HOLD_MS, WRONG_WINDOW } from './core/wrong-window.js';
 import { BUILD, VERSION } from './version.js';
 
 export const PREFIX = 'wedgewatch_';
@@ -338,6 +339,21 @@ export function createTargetMetrics(registry: client.Registry) {
       name: `${PREFIX}target_diagnosis`,
       help: '1 for the diagnosis attached to the current state of the target.',
       labelNames: ['target', 'diagnosis'],
+      registers,
+    }),
+    // Per completion probe slot, from the slot's wrong-answer window the verdict reads (src/core/wrong-window.ts):
+    // the target shows one diagnosis, and stronger evidence (an engine stall, a crawl) hides wrong_output there
+    // while the slot still serves garbage. WedgewatchWrongOutput pages on this, not on the shown diagnosis.
+    probeWrongOutputHeld: new client.Gauge({
+      name: `${PREFIX}probe_wrong_output_held`,
+      help: `1 while the probe slot's wrong-answer hold is on (a wrong answer among its last ${WRONG_WINDOW}, until ${WRONG_WINDOW} clean answers in a row or ${WRONG_HOLD_MS / 60_000} minutes of them), whatever diagnosis the target shows.`,
+      labelNames: PROBE_LABELS,
+      registers,
+    }),
+    probeWrongAnswers: new client.Gauge({
+      name: `${PREFIX}probe_wrong_answers`,
+      help: `Wrong answers in the probe slot's current wrong-answer window (its last ${WRONG_WINDOW} answers since the first wrong one; 0 once the hold ends).`,
+      labelNames: PROBE_LABELS,
       registers,
     }),
     wedgesTotal: new client.Counter({

@@ -3,7 +3,7 @@
 // incident capture and remediation are built by the runtime: sources only call `handle`, the two outputs are told
 // of each verdict; this file never does source I/O or runs a command itself.
 import { WEDGE_CAUSES } from './core/verdict.js';
-import { confirmingKinds, type JournalEventType, type ProbeKind } from './core/vocabulary.js';
+import { confirmingKinds, isCompletion, type JournalEventType, type ProbeKind } from './core/vocabulary.js';
 import type { TargetConfig } from './config/schema.js';
 import type { Logger } from './lib/logger.js';
 import { TARGET_STATES, hasSeries, type Metrics } from './metrics.js';
@@ -13,9 +13,11 @@ import type { Remediator, RemediatorCarry } from './outputs/remediate/remediator
 import type { FileChangeSignal, InflightRun, Signal } from './core/signals.js';
 import type { Journal, JournalEvent } from './outputs/journal/journal.js';
 import { reduceInPlace } from './core/state/reduce.js';
+import { wrongAnswers, wrongHeld } from './core/wrong-window.js';
 import {
   classifierConfig,
   initialState,
+  slotKey,
   type ClassifierConfig,
   type DetectEvent,
   type SlotMemory,
@@ -113,6 +115,8 @@ export class TargetWatchdog {
     for (const cause of WEDGE_CAUSES) this.opts.metrics.wedgesTotal.inc({ target: this.name, cause }, 0);
     this.remediator?.setPaused(this.paused);
     this.exportState();
+    // A reload carries the slots' windows over: their holds are exported before the next run of each.
+    for (const slot of Object.values(this.s.slots)) this.exportAnswers(slot);
   }
 
   /** The scheduler that runs confirmation rounds (set once the sources exist). */
@@ -179,6 +183,10 @@ export class TargetWatchdog {
       this.holdRemediation(this.opts.incidents?.onVerdict(prev, structuredClone(this.s)));
     }
     this.exportEngines(prev);
+    if (signal.kind === 'probe') {
+      const slot = this.s.slots[slotKey(signal.probe, signal.endpoint, signal.conn)];
+      if (slot !== undefined) this.exportAnswers(slot);
+    }
     for (const a of step.actions) {
       if (a.kind !== 'confirm' || !this.confirmer) continue;
       this.journal('confirm', `confirmation round: ${a.reason}`, { reason: a.reason });
@@ -289,6 +297,25 @@ export class TargetWatchdog {
       if (crawl.ratio !== undefined) this.opts.metrics.engineThroughputRatio.set(labels, crawl.ratio);
       else this.opts.metrics.engineThroughputRatio.remove(labels);
     }
+  }
+
+  /**
+   * The slot's wrong-answer window as the verdict reads it (the same SlotMemory, after the same step): the alert on
+   * it and the diagnosis can never disagree about the slot, only about what the target shows. The window changes
+   * only when the slot's run finishes (wrong-window.ts noteAnswer), so that is when it is exported.
+   */
+  private exportAnswers(slot: SlotMemory): void {
+    if (!isCompletion(slot.probeKind)) return;
+    const labels = {
+      target: this.name,
+      probe: slot.probe,
+      endpoint: slot.endpoint,
+      conn: slot.conn,
+      // The label the probe's own series carry (the config's kind; the slot keeps the kind it was made with).
+      kind: this.cfg.probes[slot.probe]?.kind ?? slot.probeKind,
+    };
+    this.opts.metrics.probeWrongOutputHeld.set(labels, wrongHeld(slot) ? 1 : 0);
+    this.opts.metrics.probeWrongAnswers.set(labels, wrongAnswers(slot));
   }
 
   private journal(type: JournalEventType, summary: string, data?: Record<string, unknown>): void {

@@ -70,6 +70,11 @@ export function wrongHeld(slot: SlotMemory): boolean {
   return slot.wrongHeld === true;
 }
 
+/** Wrong answers in the slot's current window (0 once the window has cleared, or before its first wrong answer). */
+export function wrongAnswers(slot: SlotMemory): number {
+  return (slot.answers ?? []).reduce<number>((n, x) => n + x, 0);
+}
+
 /**
  * The cause text: the last wrong answer as the probe quoted it (expected and got). The cause is written at the
  * transition, so it names no running tally that would be stale a run later.

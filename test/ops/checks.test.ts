@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { AM_CONFIG, RULES, RULE_TESTS, RUNBOOKS, UNIT, loadRules, requireBinary, run } from './tools.js';
 
 const RUNBOOK_BASE =
@@ -94,6 +95,57 @@ describe('alertmanager example', () => {
     expect(am).toMatch(
       /source_matchers: \['alertname="WedgewatchTargetWedged"'\]\n\s+target_matchers: \['state="degraded"'\]\n\s+equal: \[target\]/,
     );
+  });
+});
+
+/** Whether a label set matches every Alertmanager matcher (`name="v"`, `name!="v"`, `name=~"re"`, `name!~"re"`). */
+function matchesAll(matchers: string[], labels: Record<string, string>): boolean {
+  return matchers.every((m) => {
+    const p = /^(\w+)\s*(=~|!~|!=|=)\s*"(.*)"$/.exec(m.trim());
+    if (!p) throw new Error(`cannot read matcher ${m}`);
+    const [, name, op, value] = p as unknown as [string, string, string, string];
+    const v = labels[name] ?? '';
+    const re = new RegExp(`^(?:${value})$`);
+    return op === '=' ? v === value : op === '!=' ? v !== value : op === '=~' ? re.test(v) : !re.test(v);
+  });
+}
+
+describe('the wrong-answer page is never inhibited', () => {
+  // Issue 26: garbage served beside a wedge must reach the person the wedge pages (docs/decisions.md "The
+  // wrong-answer page follows the slot's hold"). The wedge inhibits degraded-level alerts; WrongOutput is not one.
+  const am = parseYaml(readFileSync(AM_CONFIG, 'utf8')) as {
+    inhibit_rules: { source_matchers: string[]; target_matchers: string[] }[];
+  };
+  const labelsOf = (alert: string) => {
+    const r = loadRules().find((x) => x.alert === alert);
+    if (!r) throw new Error(`no alert ${alert}`);
+    return { alertname: alert, ...(r.labels ?? {}) } as Record<string, string>;
+  };
+
+  it('no inhibit rule of the example config matches WedgewatchWrongOutput (its degraded sibling is matched)', () => {
+    expect(am.inhibit_rules.length).toBeGreaterThan(0);
+    const inhibiting = (alert: string) =>
+      am.inhibit_rules.filter((r) => matchesAll(r.target_matchers, labelsOf(alert))).length;
+    expect(inhibiting('WedgewatchWrongOutput')).toBe(0);
+    // The check reads the rules: the degraded-level alerts the wedge stands for are inhibited.
+    expect(inhibiting('WedgewatchTargetDegraded')).toBeGreaterThan(0);
+    expect(inhibiting('WedgewatchEngineStalled')).toBeGreaterThan(0);
+  });
+
+  it('WedgewatchWrongOutput routes to the pager, in the target’s one group', async () => {
+    const l = labelsOf('WedgewatchWrongOutput');
+    expect(l.severity).toBe('critical');
+    const res = await run('amtool', [
+      'config',
+      'routes',
+      'test',
+      `--config.file=${AM_CONFIG}`,
+      'alertname=WedgewatchWrongOutput',
+      `severity=${l.severity}`,
+      'target=pd',
+      'probe=canary',
+    ]);
+    expect(res.stdout.trim()).toBe('pager');
   });
 });
 

@@ -1,7 +1,8 @@
 // End to end with real binaries, as an SRE runs it: a NIXL bootstrap-thread death in the simulator pages
 // through the shipped rules and Alertmanager routing within 10 s of the traceback; a prefill restart resolves
 // the page; an unrelated tool-call leak afterwards is delivered as a warning and pages nobody (the old rule
-// re-fired the bootstrap page then). Every dashboard query has data in that Prometheus afterwards.
+// re-fired the bootstrap page then); wrong canary answers then page through WedgewatchWrongOutput, naming the slot.
+// Every dashboard query has data in that Prometheus afterwards.
 // Alertmanager's group_wait/group_interval are cut to seconds here; bench/alerts-e2e.ts runs the same story
 // with the shipped timings, 5 s scrapes and the 5-minute degraded and keep-alive alerts.
 import { appendFileSync, renameSync } from 'node:fs';
@@ -28,7 +29,7 @@ const pages = (ns: Notification[], since = 0) =>
 describe('alerting pipeline end to end', { timeout: 180_000 }, () => {
   let p: Pipeline;
   beforeAll(async () => {
-    p = await startPipeline({ fastTimings: true, toolcall: true });
+    p = await startPipeline({ fastTimings: true, toolcall: true, canary: true });
   }, 90_000);
   afterAll(async () => {
     await p?.stop();
@@ -165,6 +166,37 @@ describe('alerting pipeline end to end', { timeout: 180_000 }, () => {
     expect(await promQuery(p.promUrl, 'ALERTS{severity="critical"}')).toEqual([]);
     expect(pages(p.notifications, resolvedAt)).toEqual([]);
     p.sim.disableFault('toolcall_leak');
+  });
+
+  // Issue 26: the wrong-answer page selects on the slot's hold (wedgewatch_probe_wrong_output_held) and names the slot.
+  it('wrong answers page through WedgewatchWrongOutput, naming the probe slot', async () => {
+    const faultAt = Date.now();
+    p.sim.enableFault('kv_corruption', { rate: 1, seed: 0 });
+    try {
+      const alert = await waitFor(
+        () =>
+          pages(p.notifications, faultAt)
+            .flatMap((n) => n.alerts)
+            .find((a) => a.labels.alertname === 'WedgewatchWrongOutput' && a.status === 'firing'),
+        { timeoutMs: 60_000, intervalMs: 250, what: 'WedgewatchWrongOutput delivered to the pager' },
+      );
+      expect(alert.labels).toMatchObject({
+        severity: 'critical',
+        target: TARGET,
+        probe: 'canary',
+        kind: 'canary',
+        endpoint: 'router',
+        conn: 'fresh',
+      });
+      expect(alert.labels.state).toBeUndefined();
+      expect(alert.annotations.description).toContain(
+        'Probe canary (canary) on pd/router over fresh connections',
+      );
+      expect(Number(alert.annotations.wrong_answers)).toBeGreaterThanOrEqual(1);
+      expect(alert.annotations.runbook_url).toBe(`${RUNBOOKS}#wedgewatchwrongoutput`);
+    } finally {
+      p.sim.disableFault('kv_corruption');
+    }
   });
 
   // The panel test: every panel's query has data that moves during the incident. A flat line (a counter born

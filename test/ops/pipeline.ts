@@ -51,6 +51,8 @@ export interface PipelineOptions {
   proxy?: boolean;
   /** A toolcall probe on the router (toolcall_leak). */
   toolcall?: boolean;
+  /** A canary probe on the router, fresh connections (kv_corruption: WedgewatchWrongOutput). */
+  canary?: boolean;
   /** Probe interval for the chat and toolcall probes (default 1s). */
   probeEvery?: string;
 }
@@ -221,6 +223,18 @@ export async function startPipeline(opts: PipelineOptions = {}): Promise<Pipelin
                       timeout: '5s',
                       // Two cells fit the fast cadence; the full seven-request matrix would overlap itself.
                       cells: ['auto', 'auto/nonstream'],
+                      endpoints: ['router'],
+                      conn: ['fresh'],
+                    },
+                  ]
+                : []),
+              ...(opts.canary
+                ? [
+                    {
+                      name: 'canary',
+                      kind: 'canary',
+                      every,
+                      timeout: '5s',
                       endpoints: ['router'],
                       conn: ['fresh'],
                     },

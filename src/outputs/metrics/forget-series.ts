@@ -70,6 +70,9 @@ export async function forgetRemovedSeries(metrics: Metrics, kept: Kept): Promise
       metrics.probeSuccess,
       metrics.probeTokensPerSecond,
       metrics.probeLastRun,
+      // A removed slot's wrong-answer hold would page on for a probe that no longer runs.
+      metrics.probeWrongOutputHeld,
+      metrics.probeWrongAnswers,
     ] as AnyGauge[]) {
       await removeWhere(g, goneSlot);
     }
