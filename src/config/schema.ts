@@ -240,7 +240,7 @@ const conversationProbeSchema = kindObject('conversation', {
 }).refine((p) => p.ttftGrowth < p.rounds, {
   path: ['ttftGrowth'],
   message:
-    'must be below rounds: a first-token wait that grows in proportion to the conversation reaches only about rounds× round 1\'s by the last round, so this factor could never fail',
+    "must be below rounds: a first-token wait that grows in proportion to the conversation reaches only about rounds× round 1's by the last round, so this factor could never fail",
 });
 const healthProbeSchema = kindObject('health', httpGetFields);
 
