@@ -7,33 +7,14 @@
 //   RUNS=7 LINES=1000000 GENERATORS=tuned,varied,json node bench/ingest-compare.mjs /work/wt-base /work/wt-ingest
 // A build root is a checkout with `npm run build` done (e.g. `git worktree add ../wt-base 75d1be3`, npm ci, build).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { writeLog } from './ingest-gen.mjs';
-import { writeVariedLog } from './ingest-varied.mjs';
-import { writeJsonLog } from './ingest-json.mjs';
+import { buildRoots, ensureFiles, fileOf, LINES } from './ingest-files.mjs';
 
-const roots = (
-  process.argv.length > 2 ? process.argv.slice(2) : [fileURLToPath(new URL('..', import.meta.url))]
-).map((r) => resolve(r));
-const LINES = Number(process.env.LINES ?? 1_000_000);
+const roots = buildRoots();
 const RUNS = Number(process.env.RUNS ?? 5);
 const chosen = (process.env.GENERATORS ?? 'tuned,varied,json').split(',');
-const dir = join(tmpdir(), 'wedgewatch-bench');
-mkdirSync(dir, { recursive: true });
-const fileOf = (name) => join(dir, `sglang-${name}-${LINES}.log`);
-const writers = {
-  tuned: (f) => writeLog(f, LINES, { seed: 42, faults: true }),
-  varied: (f) => writeVariedLog(f, LINES, { seed: 7 }),
-  json: async (f) => {
-    if (!existsSync(fileOf('tuned'))) await writers.tuned(fileOf('tuned'));
-    await writeJsonLog(fileOf('tuned'), f);
-  },
-};
-for (const name of chosen) if (!existsSync(fileOf(name))) await writers[name](fileOf(name));
+await ensureFiles(chosen);
 
 const builds = [];
 for (const root of roots) {

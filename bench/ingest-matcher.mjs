@@ -5,28 +5,14 @@
 // matcher is ~1 % of the lines and a few % of the time. Prints figures; asserts nothing.
 //   node bench/ingest-matcher.mjs [BUILD_ROOT ...]        (default: this checkout; run `npm run build` first)
 //   GENERATORS=tuned,varied REPEAT=15 node bench/ingest-matcher.mjs ../wt-main .
-import { existsSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { writeLog } from './ingest-gen.mjs';
-import { writeVariedLog } from './ingest-varied.mjs';
+import { buildRoots, ensureFiles, fileOf, LINES } from './ingest-files.mjs';
 
-const roots = (
-  process.argv.length > 2 ? process.argv.slice(2) : [fileURLToPath(new URL('..', import.meta.url))]
-).map((r) => resolve(r));
-const LINES = Number(process.env.LINES ?? 1_000_000);
+const roots = buildRoots();
 const REPEAT = Number(process.env.REPEAT ?? 15);
 const chosen = (process.env.GENERATORS ?? 'tuned,varied').split(',');
-const dir = join(tmpdir(), 'wedgewatch-bench');
-mkdirSync(dir, { recursive: true });
-const fileOf = (name) => join(dir, `sglang-${name}-${LINES}.log`);
-const writers = {
-  tuned: (f) => writeLog(f, LINES, { seed: 42, faults: true }),
-  varied: (f) => writeVariedLog(f, LINES, { seed: 7 }),
-};
-for (const name of chosen) if (!existsSync(fileOf(name))) await writers[name](fileOf(name));
+await ensureFiles(chosen);
 
 console.log(`bench:ingest-matcher: best of ${REPEAT} passes, ${LINES}-line files, Node ${process.version}`);
 for (const root of roots) {

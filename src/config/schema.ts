@@ -228,11 +228,19 @@ const conversationProbeSchema = kindObject('conversation', {
   rounds: z.number().int().min(2).max(16).default(4),
   /** Prompt tokens each round adds (the previous answer comes on top). */
   roundTokens: z.number().int().min(16).max(32_768).default(512),
-  /** A round whose first token comes later than this many times round 1's (and `ttftGrowthFloor` later) fails. */
-  ttftGrowth: z.number().min(1.5).max(100).default(4),
+  /**
+   * A round whose first token comes later than this many times round 1's (and `ttftGrowthFloor` later) fails. A wait
+   * that grows in proportion to the context reaches only about k× round 1's at round k (the rounds are equal, and a
+   * keep-alive slot primes its connection, so round 1 waits too): at 4 rounds a factor of 4 could never fail.
+   */
+  ttftGrowth: z.number().min(1.5).max(100).default(2),
   /** Growth under this many ms is noise whatever the factor (round 1 can answer in a few ms). */
   ttftGrowthFloor: durationOr('2s'),
   timeout: durationOr('120s'),
+}).refine((p) => p.ttftGrowth < p.rounds, {
+  path: ['ttftGrowth'],
+  message:
+    'must be below rounds: a first-token wait that grows in proportion to the conversation reaches only about rounds× round 1\'s by the last round, so this factor could never fail',
 });
 const healthProbeSchema = kindObject('health', httpGetFields);
 

@@ -109,6 +109,15 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
       /targets\[0\]\.probes\[0\]\.kind: must be one of chat, toolcall, health, serverinfo, canary, structured, longinput, conversation, got "chatty"/,
   },
   {
+    // At 4 equal rounds a wait proportional to the context is ~4× round 1's by the last round: 4 could never fail.
+    name: 'conversation growth factor it can never reach',
+    yaml: GOOD.replace(
+      '      - { name: health,',
+      '      - { name: talk, kind: conversation, every: 5m, rounds: 4, ttftGrowth: 4 }\n      - { name: health,',
+    ),
+    expect: /targets\[0\]\.probes\[1\]\.ttftGrowth: must be below rounds/,
+  },
+  {
     name: 'probe with neither every nor cron',
     yaml: GOOD.replace('every: 15s, ', ''),
     expect: /targets\[0\]\.probes\[0\]\.every: required: give `every`/,

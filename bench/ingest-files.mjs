@@ -1,0 +1,40 @@
+// The bench:ingest files the comparison benches share: build roots from the command line (default: this checkout),
+// the 1M-line tuned and varied SGLang logs and the tuned log as JSON records, written under the OS temp dir when
+// missing, so every bench reads the same bytes.
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeLog } from './ingest-gen.mjs';
+import { writeJsonLog } from './ingest-json.mjs';
+import { writeVariedLog } from './ingest-varied.mjs';
+
+/** The build roots named on the command line, or this checkout. */
+export function buildRoots(argv = process.argv.slice(2)) {
+  return (argv.length > 0 ? argv : [fileURLToPath(new URL('..', import.meta.url))]).map((r) => resolve(r));
+}
+
+export const LINES = Number(process.env.LINES ?? 1_000_000);
+const dir = join(tmpdir(), 'wedgewatch-bench');
+
+/** The path of generator `name`'s file at LINES lines. */
+export const fileOf = (name) => join(dir, `sglang-${name}-${LINES}.log`);
+
+const writers = {
+  tuned: (f) => writeLog(f, LINES, { seed: 42, faults: true }),
+  varied: (f) => writeVariedLog(f, LINES, { seed: 7 }),
+  json: async (f) => {
+    await ensureFiles(['tuned']);
+    await writeJsonLog(fileOf('tuned'), f);
+  },
+};
+
+/** Writes each named generator's file unless it is there already. */
+export async function ensureFiles(names) {
+  mkdirSync(dir, { recursive: true });
+  for (const name of names) {
+    const write = writers[name];
+    if (write === undefined) throw new Error(`unknown generator ${name} (tuned, varied, json)`);
+    if (!existsSync(fileOf(name))) await write(fileOf(name));
+  }
+}
