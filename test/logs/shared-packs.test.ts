@@ -285,6 +285,40 @@ describe('new rules: near-misses raise nothing of the rule (issue 27 item 8)', (
       '(APIServer pid=7) DEBUG 08-10 14:00:01 [hermes_tool_parser.py:210] Skipping chunk as a result of tool streaming extraction error',
       [],
     ],
+    // Issue 27 rules4: the lines printed around the new rules' own (same functions, upstream wordings).
+    [
+      'vllm_worker_output_failed',
+      '(Worker_TP0 pid=206651) DEBUG 08-10 11:24:11 [multiproc_executor.py:700] Worker 0 async output copy thread started',
+      [],
+    ],
+    [
+      'lmcache_l2_store_failed',
+      '[2026-08-10 14:00:01,250] LMCache WARNING: Serialize task failed for adapter 0, 12 keys (store_controller.py:560:lmcache.v1.distributed.storage_controllers.store_controller)',
+      [],
+    ],
+    [
+      'lmcache_l2_store_failed',
+      '[2026-08-10 14:00:01,250] LMCache WARNING: Completed store task 9 (adapter 0) not found in tracking. (store_controller.py:498:lmcache.v1.distributed.storage_controllers.store_controller)',
+      [],
+    ],
+    [
+      'lmcache_remote_connect_failed',
+      '[2026-08-10 14:00:01,250] LMCache WARNING: Connection will not be re-established yet since it has not been long enough since the last failure (remote_backend.py:113:lmcache.v1.storage_backend.remote_backend)',
+      [],
+    ],
+    [
+      'lmcache_remote_connect_failed',
+      '[2026-08-10 14:00:01,250] LMCache INFO: Connection initialized/re-established at redis://10.0.0.9:6379 (remote_backend.py:121:lmcache.v1.storage_backend.remote_backend)',
+      [],
+    ],
+    // The same words from another program, without LMCache's record prefix.
+    ['lmcache_remote_ping_failed', '2026-08-10T14:00:01Z WARN healthcheck: Ping timeout after 5s', []],
+    ['lmcache_remote_ping_failed', '[2026-08-10 14:00:01 TP0] Ping error: connection reset', []],
+    [
+      'lmcache_remote_ping_failed',
+      '[2026-08-10 14:00:01,250] LMCache INFO: Starting remote monitor thread redis-monitor-thread with interval 30s and timeout 5s (remote_monitor.py:96:lmcache.v1.storage_backend.remote_monitor)',
+      [],
+    ],
   ];
   for (const [rule, line, want] of cases) {
     it(`${rule}: ${line.slice(0, 70)}…`, () => {
@@ -294,6 +328,38 @@ describe('new rules: near-misses raise nothing of the rule (issue 27 item 8)', (
       expect(got).toEqual(want);
     });
   }
+
+  it("LMCache's ping failures as its logger prints them, colour codes and all (lmcache/logging.py build_format)", () => {
+    const lines = [
+      '\x1b[33;20m[2026-08-10 14:01:01,004] LMCache WARNING:\x1b[0m Ping timeout \x1b[3m(remote_monitor.py:138:lmcache.v1.storage_backend.remote_monitor)\x1b[0m',
+      '\x1b[31;20m[2026-08-10 14:01:31,006] LMCache ERROR:\x1b[0m Ping error: Connection closed by server. \x1b[3m(remote_monitor.py:145:lmcache.v1.storage_backend.remote_monitor)\x1b[0m',
+      '\x1b[33;20m[2026-08-10 14:02:01,008] LMCache WARNING:\x1b[0m Ping failed with error code: -1 \x1b[3m(remote_monitor.py:135:lmcache.v1.storage_backend.remote_monitor)\x1b[0m',
+    ];
+    const m = scan(ALL, `${lines.join('\n')}\n`);
+    expect(m.map((x) => x.rule.name)).toEqual([
+      'lmcache_remote_ping_failed',
+      'lmcache_remote_ping_failed',
+      'lmcache_remote_ping_failed',
+    ]);
+    expect(m[2]!.fields.code).toBe('-1');
+    expect(m.every((x) => x.severity === 'warning' && x.rule.class === 'transfer_failure')).toBe(true);
+  });
+
+  it('an L2 store failure names the task and the adapter, not the keys', () => {
+    const m = scan(ALL, `${RULE_FIXTURES.lmcache_l2_store_failed![0]}\n`);
+    expect(m.map((x) => x.rule.name)).toEqual(['lmcache_l2_store_failed']);
+    expect(m[0]!.fields).toEqual({ task: '17', adapter: '0' });
+  });
+
+  it("a vLLM worker's output thread failing is one critical naming the exception of its traceback", () => {
+    const m = scan(ALL, `${RULE_FIXTURES.vllm_worker_output_failed![0]}\n`);
+    expect(m.map((x) => x.rule.name)).toEqual(['vllm_worker_output_failed']);
+    expect(m[0]!.severity).toBe('critical');
+    expect(m[0]!.fields).toMatchObject({
+      exception: 'torch.AcceleratorError',
+      message: 'CUDA error: an illegal memory access was encountered',
+    });
+  });
 
   it('the watchdog dump before a kill is one event naming the component and the timeout', () => {
     const m = scan(ALL, `${RULE_FIXTURES.sglang_watchdog_pool_dump![0]}\n`);

@@ -436,6 +436,20 @@ export class LineMatcher {
     return this.pending.length > 0 || this.carrier !== undefined || this.outbox.length > 0;
   }
 
+  /**
+   * Offset of the first line whose event is not out yet: a record still open that may become an event, a member
+   * held back for one, or an event in the outbox (a chain head waiting for its root cause, and those behind it).
+   * A saved read position must not pass it: a restart after kill -9 reads from there and raises it then. Undefined
+   * when nothing is held. A record that joined an incident already raised is left out: it makes no event.
+   */
+  get heldFrom(): number | undefined {
+    let from = Infinity;
+    for (const p of this.pending) if (!p.joined && p.offset < from) from = p.offset;
+    for (const m of this.heldFirst.values()) if (m.offset < from) from = m.offset;
+    for (const o of this.outbox) if (o.m.offset < from) from = o.m.offset;
+    return from === Infinity ? undefined : from;
+  }
+
   reset(): void {
     this.carrier = undefined;
     this.outbox = [];

@@ -98,6 +98,11 @@ export class ChunkScanner {
     return this.carryLen > 0;
   }
 
+  /** Offset of the first line whose event the matcher still holds (rules.ts `heldFrom`), else undefined. */
+  get heldFrom(): number | undefined {
+    return this.matcher.heldFrom;
+  }
+
   /** Forget everything (the file was truncated in place): the next byte fed is at `offset`. */
   reset(offset = 0): void {
     this.carry = Buffer.alloc(0);

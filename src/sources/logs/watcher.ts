@@ -464,7 +464,17 @@ export class LogWatcher {
         return feed.hasPartial;
       },
       get committed() {
-        return inflight.length > 0 ? Math.min(feed.committed, ...inflight) : feed.committed;
+        // Not past a line whose event is not on disk yet (inflight) nor one whose event is not raised yet: a
+        // chain head waiting for its traceback, an open record (a kill -9 would lose both; a restart reads
+        // them again from here). A held line is at most a record's window (200 lines) plus the chain head's
+        // wait (ROOT_CAUSE_WAIT_LINES) back, well inside the unwrapper's line metadata (MetaRing).
+        let c = inflight.length > 0 ? Math.min(feed.committed, ...inflight) : feed.committed;
+        const held = scanner.heldFrom;
+        if (held !== undefined) {
+          const at = unwrapper ? unwrapper.lookup(held)?.offset : held;
+          if (at !== undefined && at < c) c = at;
+        }
+        return c;
       },
       get consumed() {
         return feed.committed;

@@ -134,6 +134,24 @@ export const vllmPack: RulePack = {
       follows: { match: EXCEPTION_LINE, within: 200 },
       emitUnclosed: true,
     },
+    // Same file, the worker's output thread under async scheduling (WorkerProc.enqueue_output, run by the
+    // `WorkerAsyncOutputCopy` thread's async_output_busy_loop): `logger.exception("Error getting async model runner
+    // output")` when waiting for the step's device-to-host copy raised (a CUDA error surfaces there first); the
+    // exception becomes the step's FAILURE reply and the engine core dies on it. Index copies of 2025-10 → 2026 (no
+    // commit named) and a public report quote it (`(Worker_DP0_TP2_EP2 pid=36191) ERROR 08-05 05:55:40
+    // [multiproc_executor.py:945] Error getting async model runner output`). Its traceback names the root cause.
+    {
+      name: 'vllm_worker_output_failed',
+      severity: 'critical',
+      class: 'engine_death',
+      upstream:
+        'vllm/v1/executor/multiproc_executor.py WorkerProc.enqueue_output (async scheduling, index copies 2025-10 → 2026)',
+      incident: 'vllm_engine_death',
+      logger: 'vllm',
+      match: String.raw`Error getting async model runner output\s*$`,
+      follows: { match: EXCEPTION_LINE, within: 200 },
+      emitUnclosed: true,
+    },
     // v1/executor/multiproc_executor.py MultiprocExecutor.collective_rpc (at 00f6c9bf92aa69c72d5828d28d029129775223b7,
     // 0.10): `raise TimeoutError(f"RPC call to {method} timed out.") from e` (VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS and
     // the 10 s check_health): a worker stopped answering; the engine core dies on it.
