@@ -5,6 +5,7 @@ import { copyFileSync, appendFileSync, mkdtempSync, readFileSync, rmSync, writeF
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { defaultPacks } from '../../src/config/log-engines.js';
 import { compileRuleSet } from '../../src/sources/logs/rules.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import type { LogWatcherOptions } from '../../src/sources/logs/watcher.js';
@@ -157,6 +158,34 @@ describe('ChunkScanner.heldFrom (issue 27)', () => {
     expect(s.heldFrom).toBe(BEFORE.length);
     s.settle();
     expect(matched).toEqual(['sglang_subprocess_crashed']);
+    expect(s.heldFrom).toBeUndefined();
+  });
+
+  it('a member held for a record another header won is let go: the hold does not pin the read position', () => {
+    // Two `follows` rules (the NIXL bootstrap thread's and Python's thread death) open on one header, each its own
+    // incident; the member inside the traceback was held for the second, which the NIXL record's exception line
+    // then took with it (with an SGLang source's default packs). Found in review: the offset stayed at the member's line for the daemon's life.
+    const s = new ChunkScanner(compileRuleSet(defaultPacks('sglang'), []), 65_536, {
+      match: (m) => matched.push(m.rule.name),
+      engine: () => {},
+      truncated: () => {},
+    });
+    const head = [
+      'Exception in thread Thread-3 (bootstrap_thread):',
+      'Traceback (most recent call last):',
+      '  File "/usr/lib/python3.10/threading.py", line 1016, in _bootstrap_inner',
+      '',
+    ].join('\n');
+    const member =
+      'Transfer thread failed because of boom. Prefill instance with bootstrap_port=8998 is dead\n';
+    const exception = "AssertionError: First message should be b'NixlMsgGuard', got b'x'\n";
+    const after = Array.from(
+      { length: 300 },
+      (_, i) => `[2026-08-10 14:00:01 TP1] Load weight step ${i}\n`,
+    ).join('');
+    feed(s, head + member + exception + after);
+    s.settle();
+    expect(matched).toContain('nixl_bootstrap_thread_dead');
     expect(s.heldFrom).toBeUndefined();
   });
 });

@@ -858,8 +858,19 @@ export class LineMatcher {
     this.pending = keep.filter(
       (p) => p.closing !== undefined || !won.has(`${p.rule.incident ?? p.rule.name}\u0000${p.offset}`),
     );
+    if (this.heldFirst.size > 0) this.forgetOrphanedHolds();
     void offset;
     return closed;
+  }
+
+  /**
+   * A member held back for a record that another record's header won (two `follows` rules opening on one
+   * header, each its own incident) has no record left to become: it was never raised before the offset fix
+   * either, and it must not pin the saved read position (heldFrom) or stay in the map for the daemon's life.
+   */
+  private forgetOrphanedHolds(): void {
+    for (const inc of this.heldFirst.keys())
+      if (!this.pending.some((p) => p.incident === inc && !p.joined)) this.heldFirst.delete(inc);
   }
 
   /** An unprefixed line after a logger's header continues its message (SGLang prints tracebacks so). */

@@ -466,8 +466,10 @@ export class LogWatcher {
       get committed() {
         // Not past a line whose event is not on disk yet (inflight) nor one whose event is not raised yet: a
         // chain head waiting for its traceback, an open record (a kill -9 would lose both; a restart reads
-        // them again from here). A held line is at most a record's window (200 lines) plus the chain head's
-        // wait (ROOT_CAUSE_WAIT_LINES) back, well inside the unwrapper's line metadata (MetaRing).
+        // them again from here). A held line is usually a record's window (200 lines) plus the chain head's
+        // wait (ROOT_CAUSE_WAIT_LINES) back at most, inside the unwrapper's line metadata (MetaRing, 4,096 lines);
+        // user text inside a record does not count against the window, so a CRI or Docker line can fall out of
+        // the ring, and then the hold is not applied (the position moves on, as it did before holds existed).
         let c = inflight.length > 0 ? Math.min(feed.committed, ...inflight) : feed.committed;
         const held = scanner.heldFrom;
         if (held !== undefined) {
