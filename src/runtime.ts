@@ -17,7 +17,8 @@ import type { Logger } from './lib/logger.js';
 import { LogWatcher } from './sources/logs/watcher.js';
 import type { Metrics } from './metrics.js';
 import { ProbeHistory } from './sources/probes/history.js';
-import { ProbeScheduler } from './sources/probes/schedule.js';
+import { ProbeScheduler, slotSpecs } from './sources/probes/schedule.js';
+import { slotKey } from './core/state/memory.js';
 import { Redactor, redactor } from './lib/redact.js';
 
 export interface StopOptions {
@@ -139,6 +140,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
         history,
       }),
       previous,
+      slots: new Set(slotSpecs(target).map((x) => slotKey(x.probe.name, x.endpoint, x.conn))),
     });
     watchdog.add(wd);
     const scheduler = new ProbeScheduler({

@@ -53,6 +53,12 @@ export interface TargetWatchdogOptions {
   remediation?: Pick<Remediator, 'consider' | 'setPaused' | 'carry' | 'idle' | 'shutdown'>;
   /** State carried over from the runtime a reload replaces. */
   previous?: { state: TargetState; paused: boolean; remediation?: RemediatorCarry };
+  /**
+   * The slot keys (core/state/memory.ts slotKey) the new config's probes run on: a reload keeps only their memory.
+   * A slot whose probe stays but no longer runs on that hop or connection kind would keep its window (a wrong-answer
+   * hold, a failure streak) with no run to end it. Without it, slots are kept by probe and hop.
+   */
+  slots?: ReadonlySet<string>;
   /** Persisted remediation history and pause (stateDir): restored when there is no `previous`. */
   history?: RemediationHistory;
 }
@@ -104,7 +110,9 @@ export class TargetWatchdog {
     this.now = opts.now ?? Date.now;
     this.cfg = classifierConfig(opts.target);
     this.log = opts.logger.child({ component: 'detect', target: this.name });
-    this.s = opts.previous ? carryOver(opts.previous.state, this.cfg) : initialState(this.name, this.now());
+    this.s = opts.previous
+      ? carryOver(opts.previous.state, this.cfg, opts.slots)
+      : initialState(this.name, this.now());
     const stored = opts.history?.get(this.name).paused;
     this.paused =
       opts.previous?.paused ??
@@ -426,11 +434,18 @@ export class TargetWatchdog {
   }
 }
 
-/** Keeps the verdict across a reload, dropping memory of probes the new config no longer has. */
-function carryOver(prev: TargetState, cfg: ClassifierConfig): TargetState {
+/** Keeps the verdict across a reload, dropping memory of probe slots the new config no longer runs. */
+export function carryOver(
+  prev: TargetState,
+  cfg: ClassifierConfig,
+  slots?: ReadonlySet<string>,
+): TargetState {
   const s = structuredClone(prev);
   for (const [k, m] of Object.entries(s.slots)) {
-    if (!(m.probe in cfg.probes) || !cfg.hops.includes(m.endpoint)) delete s.slots[k];
+    const gone = slots
+      ? !slots.has(slotKey(m.probe, m.endpoint, m.conn)) || cfg.probes[m.probe]?.kind !== m.probeKind
+      : !(m.probe in cfg.probes) || !cfg.hops.includes(m.endpoint);
+    if (gone) delete s.slots[k];
   }
   // An engine the new config no longer scrapes or tails would keep its last busy values forever.
   for (const service of Object.keys(s.engines)) {

@@ -13,6 +13,8 @@ import { WRONG_HOLD_MS, WRONG_WINDOW, wrongHeld } from '../../src/core/wrong-win
 import { forgetRemovedSeries } from '../../src/outputs/metrics/forget-series.js';
 import { Journal } from '../../src/outputs/journal/journal.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
+import { slotKey } from '../../src/core/state/memory.js';
+import { slotSpecs } from '../../src/sources/probes/schedule.js';
 import { TargetWatchdog } from '../../src/watchdog.js';
 
 const logger = pino({ level: 'silent' });
@@ -147,5 +149,54 @@ describe('the wrong-answer hold as a gauge per probe slot', () => {
     });
     expect(await held(first.metrics)).toBeUndefined();
     expect(await wrong(first.metrics)).toBeUndefined();
+  });
+
+  it('a reload that moves the probe to another connection kind drops the old slot and its hold (found in review)', async () => {
+    const first = make();
+    first.run('canary', 'wrong_output');
+    expect(first.wd.state.diagnosis).toBe('wrong_output');
+    const target = targetSchema.parse({
+      name: 'pd',
+      endpoints: [{ name: 'router', url: 'http://127.0.0.1:1' }],
+      probes: [
+        { name: 'canary', kind: 'canary', every: '30s', conn: ['keepalive'] },
+        { name: 'chat', kind: 'chat', every: '30s' },
+        { name: 'health', kind: 'health', every: '30s', path: '/health' },
+      ],
+    });
+    const clock = first.clock;
+    const next = new TargetWatchdog({
+      target,
+      metrics: createMetrics({ defaults: false }),
+      logger,
+      journal: first.journal,
+      now: () => clock.now,
+      previous: first.wd.carry(),
+      slots: new Set(slotSpecs(target).map((x) => slotKey(x.probe.name, x.endpoint, x.conn))),
+    });
+    // The fresh canary no longer runs: its window, with nothing left to end it, is not carried.
+    expect(next.state.slots['canary|router|fresh']).toBeUndefined();
+    expect(next.state.slots['canary|router|keepalive']).toBeUndefined();
+    for (let i = 0; i < 3; i++) {
+      for (const [probe, conn] of [
+        ['canary', 'keepalive'],
+        ['chat', 'fresh'],
+        ['chat', 'keepalive'],
+      ] as const) {
+        clock.now += 2000;
+        next.handle({
+          kind: 'probe',
+          target: 'pd',
+          probe,
+          probeKind: probe,
+          endpoint: 'router',
+          conn,
+          result: 'ok',
+          start: clock.now - 10,
+          durationMs: 10,
+        });
+      }
+    }
+    expect(next.state.state).toBe('ok');
   });
 });

@@ -63,6 +63,17 @@ export function probeConns(probe: ProbeConfig): ConnKind[] {
   return probe.conn ?? PROBES[probe.kind].defaultConn;
 }
 
+/** Every slot a target's probes run on: each probe on each of its hops (default all) over each of its conns. */
+export function slotSpecs(
+  target: TargetConfig,
+): Array<{ probe: ProbeConfig; endpoint: string; conn: ConnKind }> {
+  return target.probes.flatMap((probe) =>
+    (probe.endpoints ?? target.endpoints.map((e) => e.name)).flatMap((endpoint) =>
+      probeConns(probe).map((conn) => ({ probe, endpoint, conn })),
+    ),
+  );
+}
+
 export class ProbeScheduler {
   private readonly now: () => number;
   private readonly monoNow: () => number;
@@ -87,19 +98,15 @@ export class ProbeScheduler {
     for (const e of opts.target.endpoints) {
       this.hops.set(e.name, new EndpointDispatchers(e, tlsOptions(e, opts.baseDir)));
     }
-    for (const probe of opts.target.probes) {
-      for (const endpoint of probe.endpoints ?? opts.target.endpoints.map((e) => e.name)) {
-        const hop = this.hops.get(endpoint);
-        if (hop === undefined) throw new Error(`probe ${probe.name}: no endpoint named ${endpoint}`);
-        for (const conn of probeConns(probe)) {
-          this.slots.push({
-            probe,
-            hop,
-            conn,
-            labels: { target: opts.target.name, probe: probe.name, endpoint, conn, kind: probe.kind },
-          });
-        }
-      }
+    for (const { probe, endpoint, conn } of slotSpecs(opts.target)) {
+      const hop = this.hops.get(endpoint);
+      if (hop === undefined) throw new Error(`probe ${probe.name}: no endpoint named ${endpoint}`);
+      this.slots.push({
+        probe,
+        hop,
+        conn,
+        labels: { target: opts.target.name, probe: probe.name, endpoint, conn, kind: probe.kind },
+      });
     }
     // Every slot in flight listens for stop once (and removes it after): not a leak, just more than 10 slots.
     setMaxListeners(this.slots.length + 10, this.stopping.signal);
