@@ -423,6 +423,12 @@ export const LOG_EVENT_CLASSES = {
   abort: { meaning: 'a request was aborted (client disconnect, AbortReq)', abort: true },
   transfer_failure: { meaning: "one request's KV transfer or handshake failed", names: true },
   transfer_timeout: { meaning: 'a request timed out waiting for bootstrap or KV transfer', names: true },
+  // A cache tier that is down repeats its line every few seconds (LMCache pings every 30 s, reconnects every 10 s):
+  // it would name every unrelated incident on the target, and requests only miss it and recompute.
+  cache_tier_unavailable: {
+    meaning:
+      "a KV cache tier (LMCache's L2 or remote store) failed a store or is unreachable: lookups miss and recompute",
+  },
   connection_lost: { meaning: 'the decode side lost the prefill bootstrap server', names: true },
   // Retractions are routine under load: circumstantial next to any incident, so they name none.
   retract: { meaning: 'KV cache pool full: requests retracted (memory pressure)' },

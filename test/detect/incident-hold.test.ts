@@ -108,7 +108,7 @@ describe('one incident, one diagnosis (issue 26)', () => {
 });
 
 describe('warnings name an incident no critical line explains (issue 26 item 6)', () => {
-  const warn = (r: Run, cls: 'transfer_timeout' | 'retract', line: string) =>
+  const warn = (r: Run, cls: 'transfer_timeout' | 'retract' | 'cache_tier_unavailable', line: string) =>
     r.log({ severity: 'warning', rule: `some_${cls}`, class: cls, service: 'decode', line, time: r.now });
 
   it('a transfer timeout logged as completions start failing names the wedge; a retraction does not', () => {
@@ -126,6 +126,14 @@ describe('warnings name an incident no critical line explains (issue 26 item 6)'
     routine.round('timeout');
     routine.round('timeout');
     expect(routine.verdict).toBe('wedged/completions_failing');
+
+    // A cache tier that is down repeats its line every few seconds (LMCache's ping): it names no incident either.
+    const tier = new Run(cfg);
+    healthy(tier);
+    warn(tier, 'cache_tier_unavailable', 'LMCache WARNING: Ping timeout');
+    tier.round('timeout');
+    tier.round('timeout');
+    expect(tier.verdict).toBe('wedged/completions_failing');
   });
 
   it('a warning from before the last ok period names nothing, and a warning alone changes no state', () => {

@@ -342,7 +342,7 @@ describe('new rules: near-misses raise nothing of the rule (issue 27 item 8)', (
       'lmcache_remote_ping_failed',
     ]);
     expect(m[2]!.fields.code).toBe('-1');
-    expect(m.every((x) => x.severity === 'warning' && x.rule.class === 'transfer_failure')).toBe(true);
+    expect(m.every((x) => x.severity === 'warning' && x.rule.class === 'cache_tier_unavailable')).toBe(true);
   });
 
   it('an L2 store failure names the task and the adapter, not the keys', () => {

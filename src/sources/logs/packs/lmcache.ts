@@ -47,7 +47,7 @@ export const lmcachePack: RulePack = {
     {
       name: 'lmcache_l2_store_failed',
       severity: 'warning',
-      class: 'transfer_failure',
+      class: 'cache_tier_unavailable',
       upstream:
         'lmcache/v1/distributed/storage_controllers/store_controller.py _advance_request, _submit_l2_store (at 00c5e646; `Store task` wording in older index copies)',
       match: String.raw`Store (?:request|task) (?<task>\d{1,12}) to adapter (?<adapter>\d{1,6}) failed for keys: |submit_store_task raised for adapter \d{1,6}, request \d{1,12} `,
@@ -59,7 +59,7 @@ export const lmcachePack: RulePack = {
     {
       name: 'lmcache_remote_connect_failed',
       severity: 'warning',
-      class: 'transfer_failure',
+      class: 'cache_tier_unavailable',
       upstream:
         'lmcache/v1/storage_backend/remote_backend.py RemoteBackend.init_connection (index copy at 009eca10)',
       match: String.raw`Failed to initialize/re-establish remote connection: `,
@@ -74,7 +74,7 @@ export const lmcachePack: RulePack = {
     {
       name: 'lmcache_remote_ping_failed',
       severity: 'warning',
-      class: 'transfer_failure',
+      class: 'cache_tier_unavailable',
       upstream:
         'lmcache/v1/storage_backend/remote_monitor.py RemoteMonitor.run_loop (index copy at 0e65d2fc), prefix lmcache/logging.py',
       match: String.raw`LMCache (?:WARNING|ERROR):(?:\x1b\[0m)? Ping failed with error code: (?<code>-?\d{1,6})|LMCache WARNING:(?:\x1b\[0m)? Ping timeout(?: |$)|LMCache ERROR:(?:\x1b\[0m)? Ping error: `,
