@@ -231,16 +231,20 @@ const conversationProbeSchema = kindObject('conversation', {
   /**
    * A round whose first token comes later than this many times round 1's (and `ttftGrowthFloor` later) fails. A wait
    * that grows in proportion to the context reaches only about k× round 1's at round k (the rounds are equal, and a
-   * keep-alive slot primes its connection, so round 1 waits too): at 4 rounds a factor of 4 could never fail.
+   * keep-alive slot primes its connection, so round 1 waits too), so a factor must be below `rounds` to ever fail.
+   * Unset: 2, or 1.5 for a conversation of 2 rounds (CONVERSATION_GROWTH_DEFAULT, sources/probes/conversation.ts).
    */
-  ttftGrowth: z.number().min(1.5).max(100).default(2),
+  ttftGrowth: z.number().min(1.5).max(100).optional(),
   /** Growth under this many ms is noise whatever the factor (round 1 can answer in a few ms). */
   ttftGrowthFloor: durationOr('2s'),
   timeout: durationOr('120s'),
-}).refine((p) => p.ttftGrowth < p.rounds, {
-  path: ['ttftGrowth'],
-  message:
-    "must be below rounds: a first-token wait that grows in proportion to the conversation reaches only about rounds× round 1's by the last round, so this factor could never fail",
+}).superRefine((p, ctx) => {
+  if (p.ttftGrowth !== undefined && p.ttftGrowth >= p.rounds)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ttftGrowth'],
+      message: `ttftGrowth ${p.ttftGrowth} must be below rounds (${p.rounds}): a first-token wait that grows in proportion to the conversation reaches only about ${p.rounds}× round 1's by the last round, so it could never fail`,
+    });
 });
 const healthProbeSchema = kindObject('health', httpGetFields);
 

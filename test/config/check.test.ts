@@ -115,7 +115,7 @@ const CASES: { name: string; yaml: string; expect: RegExp }[] = [
       '      - { name: health,',
       '      - { name: talk, kind: conversation, every: 5m, rounds: 4, ttftGrowth: 4 }\n      - { name: health,',
     ),
-    expect: /targets\[0\]\.probes\[1\]\.ttftGrowth: must be below rounds/,
+    expect: /targets\[0\]\.probes\[1\]\.ttftGrowth: ttftGrowth 4 must be below rounds \(4\)/,
   },
   {
     name: 'probe with neither every nor cron',

@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isJsonPrefix } from '../../src/sources/probes/json-prefix.js';
 import { fillerText, fillerTokens } from '../../src/sources/probes/prompt-text.js';
 import { longPrompt } from '../../src/sources/probes/longinput.js';
+import { growthFactor } from '../../src/sources/probes/conversation.js';
+import { targetSchema, type ProbeOf } from '../../src/config/schema.js';
 import { chunk, sendSse, startServer, usageChunk, type TestServer } from './hostile.js';
 import { runOnce } from './fixtures.js';
 
@@ -111,6 +113,25 @@ describe('conversation', () => {
     expect(signal.error).toMatch(
       /^round 3 of 3: time to first token \d+ ms, [\d.]+× round 1's \d+ ms \(over ttftGrowth 2\)/,
     );
+  });
+
+  it('an unset ttftGrowth is 2, or 1.5 at 2 rounds, below the rounds either way; a set one is checked against them', () => {
+    const parse = (p: Record<string, unknown>) =>
+      targetSchema.safeParse({
+        name: 'pd',
+        endpoints: [{ name: 'router', url: 'http://127.0.0.1:1' }],
+        probes: [{ name: 'talk', kind: 'conversation', every: '5m', ...p }],
+      });
+    const factor = (p: Record<string, unknown>) => {
+      const r = parse(p);
+      if (!r.success) throw new Error(r.error.message);
+      return growthFactor(r.data.probes[0] as ProbeOf<'conversation'>);
+    };
+    expect(factor({})).toBe(2);
+    // A 2-round conversation (the least the schema allows) loaded before the factor had to be below the rounds.
+    expect(factor({ rounds: 2 })).toBe(1.5);
+    expect(factor({ rounds: 8, ttftGrowth: 4 })).toBe(4);
+    expect(parse({ rounds: 3, ttftGrowth: 3 }).success).toBe(false);
   });
 
   it('growth under the floor is noise, whatever the factor', async () => {

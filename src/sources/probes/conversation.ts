@@ -37,8 +37,22 @@ export function roundTurn(
 
 export const conversationProbe: ProbeFn<ProbeOf<'conversation'>> = (ctx) => runConversation(ctx);
 
+/**
+ * The growth factor of an unset `ttftGrowth`: 2, below any conversation of 3 rounds or more (a wait proportional to
+ * the context passes 2× at round 3); 1.5 for 2 rounds, whose last round can reach only about 2×.
+ */
+export const CONVERSATION_GROWTH_DEFAULT = { factor: 2, twoRounds: 1.5 } as const;
+
+export function growthFactor(probe: Pick<ProbeOf<'conversation'>, 'rounds' | 'ttftGrowth'>): number {
+  return (
+    probe.ttftGrowth ??
+    (probe.rounds > 2 ? CONVERSATION_GROWTH_DEFAULT.factor : CONVERSATION_GROWTH_DEFAULT.twoRounds)
+  );
+}
+
 export async function runConversation(ctx: Ctx, rng: Rng = cryptoRng): Promise<ProbeOutcome> {
-  const { rounds, roundTokens, maxTokens, ttftGrowth, ttftGrowthFloor } = ctx.probe;
+  const { rounds, roundTokens, maxTokens, ttftGrowthFloor } = ctx.probe;
+  const ttftGrowth = growthFactor(ctx.probe);
   const messages: Message[] = [];
   const timings: RoundTiming[] = [];
   let firstTtft: number | undefined;
