@@ -1,7 +1,7 @@
 // The bench:ingest files the comparison benches share: build roots from the command line (default: this checkout),
 // the 1M-line tuned and varied SGLang logs and the tuned log as JSON records, written under the OS temp dir when
 // missing, so every bench reads the same bytes.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,9 @@ export function buildRoots(argv = process.argv.slice(2)) {
 }
 
 export const LINES = Number(process.env.LINES ?? 1_000_000);
-const dir = join(tmpdir(), 'wedgewatch-bench');
+/** Where the files (and bench:ingest's mtail programs) live. */
+export const BENCH_DIR = join(tmpdir(), 'wedgewatch-bench');
+const dir = BENCH_DIR;
 
 /** The path of generator `name`'s file at LINES lines. */
 export const fileOf = (name) => join(dir, `sglang-${name}-${LINES}.log`);
@@ -35,6 +37,10 @@ export async function ensureFiles(names) {
   for (const name of names) {
     const write = writers[name];
     if (write === undefined) throw new Error(`unknown generator ${name} (tuned, varied, json)`);
-    if (!existsSync(fileOf(name))) await write(fileOf(name));
+    if (existsSync(fileOf(name))) continue;
+    // Written aside and renamed: an interrupted run must not leave a half file the next run takes as whole.
+    const part = `${fileOf(name)}.part`;
+    await write(part);
+    renameSync(part, fileOf(name));
   }
 }

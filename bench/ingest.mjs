@@ -11,38 +11,23 @@
 //   npm run bench:ingest      LINES=1000000  GENERATORS=tuned,varied  MTAIL=0|1  MTAIL_RUNS=1
 //                             WEDGEWATCH_ROOT=<another build to compare>
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { writeLog } from './ingest-gen.mjs';
-import { writeVariedLog } from './ingest-varied.mjs';
-import { writeJsonLog } from './ingest-json.mjs';
+import { BENCH_DIR as dir, ensureFiles, fileOf, LINES } from './ingest-files.mjs';
 
 const ROOT = resolve(process.env.WEDGEWATCH_ROOT ?? fileURLToPath(new URL('..', import.meta.url)));
 const { replayFiles } = await import(join(ROOT, 'dist/commands/replay-files.js'));
 const { PACKS } = await import(join(ROOT, 'dist/sources/logs/packs/index.js'));
 const { LOG_PACKS } = await import(join(ROOT, 'dist/config/schema.js'));
 
-const LINES = Number(process.env.LINES ?? 1_000_000);
-const GENERATORS = {
-  tuned: (file) => writeLog(file, LINES, { seed: 42, faults: true }),
-  varied: (file) => writeVariedLog(file, LINES, { seed: 7 }),
-  json: async (file) => {
-    const plain = join(dir, `sglang-tuned-${LINES}.log`);
-    if (!existsSync(plain)) await writeLog(plain, LINES, { seed: 42, faults: true });
-    await writeJsonLog(plain, file);
-  },
-};
 /** The format each generator's file is read with. */
 const FORMAT = { tuned: 'plain', varied: 'plain', json: 'json' };
 const chosen = (process.env.GENERATORS ?? 'tuned,varied,json').split(',');
 /** Every pack on the command line too: the CLI's default is now the engine's (sglang), the bench runs them all. */
 const PACK_ARGS = LOG_PACKS.flatMap((p) => ['--pack', p]);
 
-const dir = join(tmpdir(), 'wedgewatch-bench');
-mkdirSync(dir, { recursive: true });
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const runsText = (xs) => xs.map((x) => x.toFixed(2)).join(', ');
 const rate = (lines, s) => `${Math.round(lines / s).toLocaleString('en')} lines/s`;
@@ -99,8 +84,8 @@ const cpuNow = () => {
 
 console.log(`bench:ingest: ${ROOT} on Node ${process.version}, ${LINES} lines per file, all packs`);
 for (const name of chosen) {
-  const file = join(dir, `sglang-${name}-${LINES}.log`);
-  if (!existsSync(file)) await GENERATORS[name](file);
+  await ensureFiles([name]);
+  const file = fileOf(name);
   const size = statSync(file).size;
   const format = FORMAT[name];
   const formatArgs = format === 'plain' ? [] : ['--format', format];
