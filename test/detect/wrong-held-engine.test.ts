@@ -9,6 +9,7 @@ import { WRONG_WINDOW } from '../../src/core/wrong-window.js';
 import type { Sim } from '../../src/sim/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { startHarness, type Harness } from './sim-harness.js';
+import { wrongWindowProbes } from './wrong-window-cases.js';
 
 let h: Harness<Sim> | undefined;
 afterEach(async () => {
@@ -27,18 +28,7 @@ async function gauge(x: Harness<Sim>, name: 'probeWrongOutputHeld' | 'probeWrong
 describe('the wrong-answer hold while an engine diagnosis is shown', () => {
   it('stranded_queue_entry (queue_leak shown) + kv_corruption: the canary slot’s hold is 1, the label is not wrong_output; off → 0', async () => {
     const x = await startHarness({}, (sim) => ({
-      probes: [
-        { name: 'canary', kind: 'canary', every: '1s', timeout: '1s', jitter: 0, endpoints: ['router'] },
-        {
-          name: 'health',
-          kind: 'health',
-          every: '1s',
-          timeout: '1s',
-          jitter: 0,
-          path: '/health',
-          endpoints: ['router'],
-        },
-      ],
+      ...wrongWindowProbes('router'),
       engines: (['prefill', 'decode'] as const).map((service) => ({
         service,
         metrics: `${sim.urls[service]}/metrics`,
