@@ -114,9 +114,9 @@ export const EVIDENCE = {
   path: 'one part of the path fails while the rest passes: a hop, reused connections, one request shape',
   warning:
     'a warning-class log line on the target since it was last ok, promoted because probes fail or hang',
-  hung: 'completions in flight `hangAfter` with none finished since',
   pattern: 'failures that come and go over a window of runs: more than one streak says',
-  failing: 'completions, health or ports failing, with nothing more specific',
+  failing:
+    'completions hung (in flight `hangAfter`, none finished since) or failing, health or ports failing, with nothing more specific',
   format: 'answers finish in the wrong shape: tool-call markup in the content',
   load: 'answers finish, late or aborted in numbers',
 } as const;
@@ -149,7 +149,7 @@ export const DIAGNOSES = {
   },
   completions_hung: {
     states: ['wedged'],
-    evidence: 'hung',
+    evidence: 'failing',
     rank: 3,
     runbook: 'diagnosis-completions_hung',
     alert: 'WedgewatchTargetWedged',

@@ -33,7 +33,7 @@ const extended: Vocabulary = {
     ...VOCABULARY.diagnoses,
     throwaway_wedge: {
       states: ['wedged'],
-      evidence: 'hung',
+      evidence: 'failing',
       rank: 3,
       runbook: 'diagnosis-throwaway_wedge',
       alert: 'WedgewatchThrowawayWedge',

@@ -1,5 +1,5 @@
 // The verdict names the strongest evidence that fits the state (EVIDENCE: signature > counter > engine > router >
-// answer > path > warning > hung > pattern > failing > format > load), whatever shape the symptoms have. One test per
+// answer > path > warning > pattern > failing > format > load), whatever shape the symptoms have. One test per
 // ordering gap the issue 26 review found in the branch-per-shape verdict (1a–1e), each on a memory built by hand.
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/core/verdict.js';

@@ -363,6 +363,85 @@ describe('found by the fault matrix at the example cadence (issue 26)', () => {
     expect(changes(r)).not.toContain('keepalive_only');
   });
 
+  it('an incident opened by every completion hung becomes intermittent once the window shows the hangs come and go', () => {
+    // intermittent_hang (every=3) at the example cadence: a chat run in flight 20 s while nothing else finished
+    // opens the incident as completions_hung; the hangs then come and go. The pattern is the stronger reading
+    // (EVIDENCE: pattern above failing, which holds hung): one escalation, not a label stuck on the first hang.
+    const r = new Run(cfg);
+    healthy(r);
+    const startedAt = r.now;
+    r.feed(
+      { kind: 'tick', inflight: [{ probe: 'chat', endpoint: 'router', conn: 'fresh' as const, startedAt }] },
+      cfg.detect.hangAfter + 1000,
+    );
+    expect(r.verdict).toBe('wedged/completions_hung');
+    r.feed({ kind: 'tick', inflight: [] }, 100);
+    // The hung run times out; then the hangs come and go, on one connection and then the other, so that no slot
+    // fails twice in a row and no round passes everywhere.
+    r.probe({ endpoint: 'router', conn: 'fresh', result: 'timeout', start: startedAt });
+    for (let i = 0; i < 9; i++) r.round('timeout', { conn: i % 2 === 0 ? 'keepalive' : 'fresh' });
+    expect(r.verdict).toBe('wedged/intermittent');
+    expect(changes(r)).toEqual(['completions_hung', 'intermittent']);
+  });
+
+  it('one slot timing out, then every completion hung, is one incident getting worse: completions_failing holds', () => {
+    // slow (factor 345): the chat-sized runs time out while short ones pass, then nothing finishes at all. Hung
+    // and failing are one kind of evidence (how requests fail): the state escalates, the label stays, and the
+    // cause says what is seen now.
+    const two: ClassifierConfig = {
+      ...cfg,
+      probes: { chat: { kind: 'chat' }, tools: { kind: 'toolcall' } },
+    };
+    const r = new Run(two);
+    for (let i = 0; i < 10; i++) {
+      r.round();
+      r.probe({ endpoint: 'router', probe: 'tools', probeKind: 'toolcall' });
+    }
+    for (let i = 0; i < 2; i++) {
+      r.round();
+      r.probe({ endpoint: 'router', probe: 'tools', probeKind: 'toolcall', result: 'timeout' });
+    }
+    expect(r.verdict).toBe('degraded/completions_failing');
+    const startedAt = r.now;
+    const hung = (['fresh', 'keepalive'] as const).map((conn) => ({
+      probe: 'chat',
+      endpoint: 'router',
+      conn,
+      startedAt,
+    }));
+    r.feed({ kind: 'tick', inflight: hung }, two.detect.hangAfter + 1000);
+    expect(r.verdict).toBe('wedged/completions_failing');
+    expect(r.s.cause).toContain('now also completions_hung: chat on router/');
+    expect(changes(r)).toEqual(['completions_failing']);
+  });
+
+  it('structured output failing twice beside chat runs that fail now and then is not the grammar backend', () => {
+    const withStructured: ClassifierConfig = {
+      ...cfg,
+      probes: { chat: { kind: 'chat' }, json: { kind: 'structured' } },
+    };
+    const run = (chatFails: boolean) => {
+      const r = new Run(withStructured);
+      for (let i = 0; i < 10; i++) {
+        r.round();
+        r.probe({ endpoint: 'router', probe: 'json', probeKind: 'structured' });
+      }
+      r.round(chatFails ? 'timeout' : 'ok', { conn: 'keepalive' });
+      r.round();
+      for (let i = 0; i < 2; i++) {
+        r.probe({ endpoint: 'router', probe: 'json', probeKind: 'structured', result: 'timeout' });
+        r.round();
+      }
+      return r;
+    };
+    // Only structured output fails: the grammar backend.
+    expect(run(false).verdict).toBe('degraded/structured_output_stalled');
+    // A chat run failed in the same window: what fails is not only structured output.
+    const r = run(true);
+    expect(r.s.state).toBe('degraded');
+    expect(changes(r)).not.toContain('structured_output_stalled');
+  });
+
   it('the label does not flip with a state that flaps wedged ↔ degraded', () => {
     const r = new Run(cfg);
     healthy(r);

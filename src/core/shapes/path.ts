@@ -6,11 +6,16 @@ import { candidate } from './candidate.js';
 import { label, why } from './text.js';
 import type { Candidate, Family } from './types.js';
 
-/** Only structured output fails while other completions finish: the grammar backend, not the engine. */
+/**
+ * Only structured output fails while other completions finish: the grammar backend, not the engine. "Only": every
+ * other completion slot passed its whole window. An intermittent hang that lands on the structured probe (every
+ * 2 m) twice in a row fails the chat and tool-call slots now and then as well; it is no grammar backend.
+ */
 export const structuredOutputStalled: Family = (_s, _now, _cfg, sym) => {
-  const { failing, passing } = sym;
+  const { completion, failing, passing } = sym;
   if (failing.length === 0 || !failing.every((m) => m.probeKind === 'structured')) return [];
   if (!passing.some((m) => m.probeKind !== 'structured')) return [];
+  if (completion.some((m) => m.probeKind !== 'structured' && (m.recent ?? []).includes(1))) return [];
   return [
     candidate('structured_output_stalled', `${why(failing[0]!)}; completions without a response_format pass`),
   ];
