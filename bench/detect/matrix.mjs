@@ -163,7 +163,7 @@ export async function runPlan(plan, opts) {
           reached = undefined;
           trials.push({
             ok: false,
-            error: `${err.message} (now ${wd.state.state}/${wd.state.diagnosis}: ${wd.state.cause}; seen ${labels.map((l) => `${l.state}/${l.diagnosis}`).join(' → ')}; completion slots: ${slotsText(wd.state)})`,
+            error: `${err.message} (now ${wd.state.state}/${wd.state.diagnosis}: ${wd.state.cause}; seen ${labels.map((l) => `${l.state}/${l.diagnosis}`).join(' → ')}; completion slots: ${slotsText(wd.state)}; engines: ${enginesText(wd.state)})`,
             seen: labels.map((l) => `${l.state}/${l.diagnosis}`),
           });
         }
@@ -234,6 +234,17 @@ function slotsText(state) {
       ([k, m]) =>
         `${k} ${m.last.result}${m.last.error ? ` (${m.last.error.slice(0, 160)})` : ''} fail ${m.failStreak} ok ${m.okStreak}`,
     )
+    .join('; ');
+}
+
+/** The engines' load and crawl clocks, for a trial whose engine evidence never came. */
+function enginesText(state) {
+  const crawl = (c) =>
+    c === undefined
+      ? 'no crawl clock'
+      : `crawl baseline ${c.baseline?.toFixed(2) ?? '-'} over ${c.samples} samples, ratio ${c.ratio?.toFixed(3) ?? '-'}, below ${c.belowSince !== undefined ? `${Math.round((Date.now() - c.belowSince) / 1000)} s` : 'no'}`;
+  return Object.values(state.engines)
+    .map((e) => `${e.service} running ${e.running}${e.stalled ? ' stalled' : ''}, ${crawl(e.crawl)}`)
     .join('; ');
 }
 

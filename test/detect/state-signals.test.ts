@@ -163,6 +163,32 @@ describe("crawl against the engine's own baseline", () => {
     expect(r.transitions()).toEqual(['ok/-']);
   });
 
+  it('intervals in which short probes came and went do not make the baseline: a 30-fold crawl after them is named', () => {
+    // vllm_crawl at the example cadence: an engine idle but for our probes, scraped every 5 s. Now and then a scrape
+    // finds one probe running; the counter's interval holds the tokens of the few probes that came and went in it,
+    // a small fraction of what one request running through it makes. Then a single long stream (100 tokens/s),
+    // then every step 30× slower.
+    const r = new Run(config({ stallAfter: '20s' }));
+    r.round();
+    const total = { n: 0 };
+    for (let i = 0; i < 12; i++) {
+      total.n += 20; // 20 probe tokens in a 5 s interval: 4 tokens/s "per request" if read over it
+      r.engine({ service: 'server', running: i % 2, generatedTokensTotal: total.n, finishedTotal: 5 }, 5000);
+    }
+    for (let i = 0; i < 4; i++) {
+      total.n += 500;
+      r.engine({ service: 'server', running: 1, generatedTokensTotal: total.n, finishedTotal: 5 }, 5000);
+    }
+    for (let i = 0; i < 16; i++) {
+      total.n += 500 / 30;
+      r.engine({ service: 'server', running: 1, generatedTokensTotal: total.n, finishedTotal: 5 }, 5000);
+      r.round();
+    }
+    expect(r.verdict).toBe('degraded/engine_crawling');
+    // One stream's 100 tokens/s (the first crawl sample joined it before it had five: 95), not the probes' 4.
+    expect(r.s.engines.server!.crawl!.baseline).toBeGreaterThan(90);
+  });
+
   it('a throughput the engine reports itself (SGLang gen_throughput, batch lines) is read per running request', () => {
     const r = new Run(config({ stallAfter: '20s' }));
     r.round();

@@ -106,6 +106,12 @@ export function ownCutsWithin(s: TargetState, now: number, cfg: ClassifierConfig
  * A throughput the engine reports (SGLang's gen_throughput gauge and batch lines, vLLM's stats line) is read as
  * is; otherwise the generated-token counter's rate since the last sample (vLLM's counts every iteration; SGLang's
  * only at a request's end, which is why its gauge comes first).
+ *
+ * Either is a rate over an interval, so it is a per-request rate only when requests ran through the interval:
+ * requests running at its start as well as at its end. An interval in which a few short probes came and went,
+ * divided by the one still running at its end, understates the rate several-fold; on an engine that is idle but
+ * for our probes, such samples made vLLM's baseline 28–30 tokens/s where one stream makes 100, and a 30-fold
+ * crawl read 13–14 % of it, never below the 10 % (vllm_crawl at the example cadence: 2 of 4 trials never named).
  */
 function perRequestRate(
   c: CrawlMemory,
@@ -114,8 +120,13 @@ function perRequestRate(
 ): number | undefined {
   let running = signal.running;
   let rate: number | undefined;
-  if ('genThroughput' in signal && signal.genThroughput !== undefined) rate = signal.genThroughput;
-  else if (signal.generatedTokensTotal !== undefined) {
+  let busyBefore: boolean;
+  if ('genThroughput' in signal && signal.genThroughput !== undefined) {
+    rate = signal.genThroughput;
+    busyBefore = (c.lastReportedRunning ?? 0) > 0;
+    if (running !== undefined) c.lastReportedRunning = running;
+  } else if (signal.generatedTokensTotal !== undefined) {
+    busyBefore = (c.lastRunning ?? 0) > 0;
     if (
       c.lastTokens !== undefined &&
       c.lastAt !== undefined &&
@@ -129,8 +140,8 @@ function perRequestRate(
     c.lastTokens = signal.generatedTokensTotal;
     c.lastAt = now;
     if (signal.running !== undefined) c.lastRunning = signal.running;
-  }
-  if (running === undefined || running <= 0 || rate === undefined) return undefined;
+  } else return undefined;
+  if (!busyBefore || running === undefined || running <= 0 || rate === undefined) return undefined;
   return rate / running;
 }
 

@@ -108,6 +108,8 @@ export interface CrawlMemory {
   lastTokens?: number;
   lastAt?: number;
   lastRunning?: number;
+  /** Requests running at the last reported throughput (a gauge or a stats line), to judge the next one's interval. */
+  lastReportedRunning?: number;
 }
 
 /** The engine's own failure counters' last values and their recent increases (bounded, within failureWindow). */
