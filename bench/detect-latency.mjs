@@ -19,8 +19,20 @@ const { values: args } = parseArgs({
     fast: { type: 'boolean', default: false },
     slow: { type: 'boolean', default: false },
     json: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+if (args.help) {
+  console.log(`usage: npm run bench:detect [-- options]
+  --trials N      trials per fault (default 3), each after a healthy period
+  --faults a,b    only these plans (default: every plan but the slow ones)
+  --slow          the slow plans too (leakAfter, orphanAfter, long-input and conversation cadences: 20 min each)
+  --fast          the test settings (probes every 2 s) instead of the example cadence
+  --hold S        seconds the fault is held after the diagnosis (default 120, --fast 10)
+  --parallel N    plans at a time (default: all of them)
+  --json FILE     every trial as JSON`);
+  process.exit(0);
+}
 const d = await loadDist();
 const all = plans({ abortCascade: d.abortCascade });
 const known = new Set(all.map((p) => p.name));
