@@ -332,17 +332,18 @@ describe('the cause names the root cause of a confirmed chain (issue 27)', () =>
 });
 
 describe('found by the fault matrix at the example cadence (issue 26)', () => {
-  it('an intermittent hang that lines up with the rounds fails keep-alive every time but also the tool-call matrix: not keepalive_only', () => {
-    const hop: ClassifierConfig = {
-      ...cfg,
-      hops: ['router'],
-      probes: { chat: { kind: 'chat' }, tools: { kind: 'toolcall' } },
-    };
-    const r = new Run(hop);
+  /** Chat and the tool-call matrix on the router, after ten passing rounds of both. */
+  const healthyChatAndTools = () => {
+    const r = new Run({ ...cfg, probes: { chat: { kind: 'chat' }, tools: { kind: 'toolcall' } } });
     for (let i = 0; i < 10; i++) {
       r.round();
       r.probe({ endpoint: 'router', probe: 'tools', probeKind: 'toolcall' });
     }
+    return r;
+  };
+
+  it('an intermittent hang that lines up with the rounds fails keep-alive every time but also the tool-call matrix: not keepalive_only', () => {
+    const r = healthyChatAndTools();
     for (let i = 0; i < 6; i++) {
       r.probe({ endpoint: 'router', conn: 'fresh' });
       r.probe({
@@ -388,15 +389,7 @@ describe('found by the fault matrix at the example cadence (issue 26)', () => {
     // slow (factor 345): the chat-sized runs time out while short ones pass, then nothing finishes at all. Hung
     // and failing are one kind of evidence (how requests fail): the state escalates, the label stays, and the
     // cause says what is seen now.
-    const two: ClassifierConfig = {
-      ...cfg,
-      probes: { chat: { kind: 'chat' }, tools: { kind: 'toolcall' } },
-    };
-    const r = new Run(two);
-    for (let i = 0; i < 10; i++) {
-      r.round();
-      r.probe({ endpoint: 'router', probe: 'tools', probeKind: 'toolcall' });
-    }
+    const r = healthyChatAndTools();
     for (let i = 0; i < 2; i++) {
       r.round();
       r.probe({ endpoint: 'router', probe: 'tools', probeKind: 'toolcall', result: 'timeout' });
@@ -409,7 +402,7 @@ describe('found by the fault matrix at the example cadence (issue 26)', () => {
       conn,
       startedAt,
     }));
-    r.feed({ kind: 'tick', inflight: hung }, two.detect.hangAfter + 1000);
+    r.feed({ kind: 'tick', inflight: hung }, cfg.detect.hangAfter + 1000);
     expect(r.verdict).toBe('wedged/completions_failing');
     expect(r.s.cause).toContain('now also completions_hung: chat on router/');
     expect(changes(r)).toEqual(['completions_failing']);
