@@ -210,6 +210,12 @@ export interface EngineSignal {
   /** SGLang's `sglang:kv_transfer_latency_ms` histogram, monotonic `_sum` (ms) and `_count` (transfers). */
   kvTransferLatencySumMs?: number;
   kvTransferLatencyCount?: number;
+  /**
+   * vLLM's `vllm:inter_token_latency_seconds` histogram, monotonic `_sum` (seconds) and `_count` (tokens after each
+   * request's first): the mean time between a request's tokens over an interval, whatever came and went in it.
+   */
+  interTokenLatencySumSeconds?: number;
+  interTokenLatencyCount?: number;
   /** vLLM: every engine reports itself asleep (`vllm:engine_sleep_state{sleep_state="awake"}` 0). */
   sleeping?: boolean;
   /** Router: workers whose health is 1 / not 1, and workers whose circuit breaker is open. */

@@ -189,6 +189,38 @@ describe("crawl against the engine's own baseline", () => {
     expect(r.s.engines.server!.crawl!.baseline).toBeGreaterThan(90);
   });
 
+  it("vLLM's inter-token latency is the rate: probes alone make the baseline, and its stats line is not mixed in", () => {
+    // An engine idle but for our probes: most scrapes find nothing running, yet every interval's tokens came 10 ms
+    // apart (100 tokens/s per request). Then one stream, every step 30× slower.
+    const r = new Run(config({ stallAfter: '20s' }));
+    r.round();
+    const itl = { sum: 0, count: 0 };
+    const scrape = (running: number, tokens: number, secondsApart: number) => {
+      itl.count += tokens;
+      itl.sum += tokens * secondsApart;
+      r.engine(
+        {
+          service: 'server',
+          running,
+          interTokenLatencySumSeconds: itl.sum,
+          interTokenLatencyCount: itl.count,
+          generatedTokensTotal: itl.count,
+        },
+        5000,
+      );
+      // The stats line beside it: an interval rate over the one request running at its end.
+      r.engine(
+        { service: 'server', source: 'log', running, genThroughput: tokens / 5, progress: tokens > 0 },
+        100,
+      );
+    };
+    for (let i = 0; i < 8; i++) scrape(i % 3 === 0 ? 1 : 0, 20, 0.01);
+    expect(r.s.engines.server!.crawl!.baseline).toBeCloseTo(100, 5);
+    for (let i = 0; i < 6; i++) scrape(1, 15, 0.3);
+    expect(r.verdict).toBe('degraded/engine_crawling');
+    expect(r.s.cause).toMatch(/^server makes 3\.3 % of its own tokens per running request \(1 running\)/);
+  });
+
   it('a throughput the engine reports itself (SGLang gen_throughput, batch lines) is read per running request', () => {
     const r = new Run(config({ stallAfter: '20s' }));
     r.round();

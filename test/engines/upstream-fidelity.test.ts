@@ -54,6 +54,11 @@ describe('vLLM, current exposition', () => {
     expect(f.running).toBe(4);
   });
 
+  it("the inter-token latency histogram's _sum and _count (the crawl clock's per-request rate), not its buckets", () => {
+    expect(f.interTokenLatencySumSeconds).toBe(49.7);
+    expect(f.interTokenLatencyCount).toBe(4900);
+  });
+
   it('sleep state: awake = 1 is not sleeping; awake = 0 on every engine is', () => {
     expect(f.sleeping).toBe(false);
     const asleep = map(

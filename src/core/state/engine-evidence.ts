@@ -112,12 +112,27 @@ export function ownCutsWithin(s: TargetState, now: number, cfg: ClassifierConfig
  * divided by the one still running at its end, understates the rate several-fold; on an engine that is idle but
  * for our probes, such samples made vLLM's baseline 28–30 tokens/s where one stream makes 100, and a 30-fold
  * crawl read 13–14 % of it, never below the 10 % (vllm_crawl at the example cadence: 2 of 4 trials never named).
+ * Where the engine exports its inter-token latency (vLLM), that is read first: tokens per second of a request
+ * between its tokens, over the interval, with no running count to divide by and no interval to have been busy.
  */
 function perRequestRate(
   c: CrawlMemory,
   signal: EngineSignal | RankSampleAt,
   now: number,
 ): number | undefined {
+  if ('interTokenLatencyCount' in signal && signal.interTokenLatencyCount !== undefined) {
+    const sum = signal.interTokenLatencySumSeconds;
+    if (sum === undefined) return undefined;
+    const prev = c.lastItl;
+    c.lastItl = { sum, count: signal.interTokenLatencyCount };
+    // A restarted engine's smaller totals start over; no token since the last sample is the stall clock's.
+    if (prev === undefined || signal.interTokenLatencyCount <= prev.count || sum <= prev.sum)
+      return undefined;
+    return (signal.interTokenLatencyCount - prev.count) / (sum - prev.sum);
+  }
+  // One measure per clock: an engine that exports its inter-token latency is judged on it alone (its stats line,
+  // read from the log beside the scrape, is the interval rate this one replaces).
+  if (c.lastItl !== undefined) return undefined;
   let running = signal.running;
   let rate: number | undefined;
   let busyBefore: boolean;
@@ -141,7 +156,9 @@ function perRequestRate(
     c.lastAt = now;
     if (signal.running !== undefined) c.lastRunning = signal.running;
   } else return undefined;
-  if (!busyBefore || running === undefined || running <= 0 || rate === undefined) return undefined;
+  // Busy at both ends: the reading now as well as the one before (`running` may be the more of the two).
+  if (!busyBefore || !((signal.running ?? 0) > 0) || running === undefined || rate === undefined)
+    return undefined;
   return rate / running;
 }
 
@@ -162,6 +179,9 @@ function trackCrawl(
   if (e.sleeping === true || e.running <= 0) {
     c.belowSince = undefined;
     if (e.running <= 0) c.ratio = undefined;
+    // A rate with nothing running now (the inter-token latency of probes that came and went) still says what
+    // the engine's normal is; it judges no crawl.
+    if (e.sleeping !== true && rate !== undefined) joinBaseline(c, rate);
     return;
   }
   if (rate === undefined) return;
@@ -176,8 +196,13 @@ function trackCrawl(
   if (trusted && c.ratio !== undefined && c.belowSince !== undefined && c.ratio < Math.min(1, 2 * fraction))
     return;
   c.belowSince = undefined;
-  // Only samples near the baseline join it: a slowdown, let alone a crawl, must not become the new normal.
-  if (rate <= 0 || (trusted && c.ratio !== undefined && c.ratio < BASELINE_JOIN)) return;
+  joinBaseline(c, rate);
+}
+
+/** Only samples near the baseline join it: a slowdown, let alone a crawl, must not become the new normal. */
+function joinBaseline(c: CrawlMemory, rate: number): void {
+  const trusted = c.baseline !== undefined && c.samples >= BASELINE_SAMPLES;
+  if (rate <= 0 || (trusted && rate < BASELINE_JOIN * c.baseline!)) return;
   c.baseline = c.baseline === undefined ? rate : c.baseline * (1 - BASELINE_WEIGHT) + rate * BASELINE_WEIGHT;
   c.samples++;
 }

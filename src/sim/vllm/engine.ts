@@ -4,7 +4,13 @@
 // in a shared-memory broadcast (steps never return; the API server's gauges freeze).
 import type { LogFile } from '../logfile.js';
 import * as fmt from './logfmt.js';
-import { newCounters, type FinishReason, type VllmCounters, type VllmGauges } from './metrics-text.js';
+import {
+  newCounters,
+  observeItl,
+  type FinishReason,
+  type VllmCounters,
+  type VllmGauges,
+} from './metrics-text.js';
 
 export interface EngineParams {
   /** Time one decode step takes (ms) before faults scale it. */
@@ -35,6 +41,8 @@ export interface EngineRequest {
   promptTokens: number;
   maxTokens: number;
   generated: number;
+  /** When its last token came out (ms), for the inter-token latency histogram. */
+  lastTokenAt?: number;
   prefilled: boolean;
   done: boolean;
   /** What the request ends with when it reaches maxTokens. */
@@ -141,6 +149,9 @@ export class VllmEngine {
         this.interval.prompt += r.promptTokens;
       }
       if (r.generated < r.maxTokens) {
+        const now = Date.now();
+        if (r.lastTokenAt !== undefined) observeItl(this.counters, (now - r.lastTokenAt) / 1000);
+        r.lastTokenAt = now;
         r.cb.token(r.generated);
         r.generated++;
         this.counters.generationTokens++;

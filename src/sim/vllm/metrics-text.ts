@@ -20,6 +20,22 @@ export interface VllmCounters {
   finished: Record<FinishReason, number>;
   /** Set once a NIXL connector is in use (the nixl_transfer_failure fault): its failed-transfer counter. */
   nixlFailedTransfers?: number;
+  /** vllm:inter_token_latency_seconds: every output token after a request's first, by the time since its last. */
+  itl: { buckets: number[]; sum: number; count: number };
+}
+
+/** PrometheusStatLogger's histogram_inter_token_latency buckets (vllm/v1/metrics/loggers.py). */
+export const ITL_BUCKETS = [
+  0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
+] as const;
+
+/** One inter-token latency, seconds, into the histogram (buckets cumulative, as prometheus_client keeps them). */
+export function observeItl(c: VllmCounters, seconds: number): void {
+  ITL_BUCKETS.forEach((le, i) => {
+    if (seconds <= le) c.itl.buckets[i]!++;
+  });
+  c.itl.sum += seconds;
+  c.itl.count++;
 }
 
 export const FINISH_REASONS = ['stop', 'length', 'abort', 'error'] as const;
@@ -33,6 +49,7 @@ export function newCounters(): VllmCounters {
     prefixQueries: 0,
     prefixHits: 0,
     finished: { stop: 0, length: 0, abort: 0, error: 0 },
+    itl: { buckets: ITL_BUCKETS.map(() => 0), sum: 0, count: 0 },
   };
 }
 
@@ -100,6 +117,19 @@ export function vllmMetricsText(
     'counter',
     'Count of successfully processed requests.',
     FINISH_REASONS.map((r) => [`${labels},finished_reason="${r}"`, c.finished[r]]),
+  );
+  // histogram_inter_token_latency, observed in PrometheusStatLogger.record from
+  // iteration_stats.inter_token_latencies_iter (vllm/v1/metrics/loggers.py).
+  out.push(
+    '# HELP vllm:inter_token_latency_seconds Histogram of inter-token latency in seconds.',
+    '# TYPE vllm:inter_token_latency_seconds histogram',
+    ...ITL_BUCKETS.map(
+      (le, i) =>
+        `vllm:inter_token_latency_seconds_bucket{${labels},le="${num(le)}"} ${num(c.itl.buckets[i]!)}`,
+    ),
+    `vllm:inter_token_latency_seconds_bucket{${labels},le="+Inf"} ${num(c.itl.count)}`,
+    `vllm:inter_token_latency_seconds_count{${labels}} ${num(c.itl.count)}`,
+    `vllm:inter_token_latency_seconds_sum{${labels}} ${num(c.itl.sum)}`,
   );
   if (c.nixlFailedTransfers !== undefined) {
     // kv_connector/v1/nixl/stats.py NixlPromMetrics (KVConnectorPrometheus; labels as above).

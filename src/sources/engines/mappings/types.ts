@@ -20,6 +20,8 @@ export type EngineFields = Pick<
   | 'kvTransferLatencyMs'
   | 'kvTransferLatencySumMs'
   | 'kvTransferLatencyCount'
+  | 'interTokenLatencySumSeconds'
+  | 'interTokenLatencyCount'
   | 'sleeping'
   | 'workersHealthy'
   | 'workersUnhealthy'

@@ -33,6 +33,8 @@ export const vllmMapping: EngineMapping = {
     'vllm:num_preemptions',
     'vllm:num_requests_waiting_by_reason',
     'vllm:engine_sleep_state',
+    'vllm:inter_token_latency_seconds_sum',
+    'vllm:inter_token_latency_seconds_count',
   ],
   labels: ['finished_reason', 'engine', 'reason', 'sleep_state'],
   detect: (samples) => samples.some((s) => s.name.startsWith('vllm:')),
@@ -62,6 +64,11 @@ export const vllmMapping: EngineMapping = {
         (s) => !NOT_PROGRESS.has(s.labels.finished_reason ?? ''),
       ),
       generatedTokensTotal: sum(['vllm:generation_tokens_total']),
+      // PrometheusStatLogger's histogram_inter_token_latency, observed in record() for every
+      // iteration_stats.inter_token_latencies_iter (each request's token after its first): the crawl clock's
+      // per-request rate, which a token counter divided by a running gauge only approximates.
+      interTokenLatencySumSeconds: sum(['vllm:inter_token_latency_seconds_sum']),
+      interTokenLatencyCount: sum(['vllm:inter_token_latency_seconds_count']),
       // `kv_cache_usage_perc` replaced `gpu_cache_usage_perc` (0.10); builds that export both carry one value.
       tokenUsage: maxOf(samples, ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc']),
       abortedTotal: sumOf(
