@@ -206,10 +206,14 @@ export function plans({ abortCascade }) {
       // TTFT over the example's 5 s objective needs (prefill 5 ms + a 10 ms step) × 345: every step 3.5 s, a crawl
       // (0.3 tokens/s), which is what the engine's state says first. `slow` at these settings comes from queueing,
       // not from a uniformly slower engine (the 30 s timeout leaves no factor with a late first token and no hang).
-      // A tool-call matrix in flight past hangAfter (20 s) with nothing finished is hung by definition.
+      // A tool-call matrix in flight past hangAfter (20 s) with nothing finished is hung by definition. Where the
+      // chat-sized runs time out first (the canary's short answers still pass), the incident is completions_failing
+      // and the hang that follows is the same kind of evidence: the hold keeps the first. SGLang refreshes its
+      // gauges with each Decode batch line, every 40 decode steps (140 s at this factor), so the engine's own
+      // crawl can come after the plan's 6 minutes, or not at all.
       expect: {
         states: ['wedged', 'degraded'],
-        diagnoses: ['engine_stalled', 'engine_crawling', 'completions_hung'],
+        diagnoses: ['engine_stalled', 'engine_crawling', 'completions_hung', 'completions_failing'],
       },
       ...toggle('slow', { factor: 345 }),
     },
@@ -409,8 +413,12 @@ export function plans({ abortCascade }) {
       name: 'vllm_slow',
       fault: 'slow',
       engine: 'vllm',
-      // As the SGLang plan: at the example's settings a 345× step slowdown is a crawl.
-      expect: { states: ['wedged', 'degraded'], diagnoses: ['engine_crawling', 'completions_hung'] },
+      // As the SGLang plan: at the example's settings a 345× step slowdown is a crawl, or, before the crawl clock
+      // has run stallAfter, completions hung or failing (one kind of evidence).
+      expect: {
+        states: ['wedged', 'degraded'],
+        diagnoses: ['engine_crawling', 'completions_hung', 'completions_failing'],
+      },
       ...toggle('slow', { factor: 345 }),
     },
   ];

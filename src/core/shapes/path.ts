@@ -22,17 +22,28 @@ export const structuredOutputStalled: Family = (_s, _now, _cfg, sym) => {
 };
 
 /**
- * Reused connections fail where new ones pass: the failing keep-alive slot's failures in its window all went
- * over a reused connection and no reused run passed since the first of them, and the fresh slot of the same probe
+ * Reused connections fail where new ones pass: the failing keep-alive slot's failures in its window (at least
+ * intermittentFailures of them) all went over a reused connection and no reused run passed since the first of
+ * them, and the fresh slot of the same probe
  * and hop passed every run of a full window. Without that, a keep-alive slot that happens to fail
  * while its fresh twin passes is intermittence, not the proxy.
  */
-export function reuseFails(keepalive: SlotMemory, fresh: SlotMemory, window: number): boolean {
+export function reuseFails(
+  keepalive: SlotMemory,
+  fresh: SlotMemory,
+  window: number,
+  failures: number,
+): boolean {
   const r = keepalive.recent ?? [];
   const reused = keepalive.recentReused ?? [];
   if (reused.length !== r.length || keepalive.last?.reusedConnection !== true) return false;
   const first = r.indexOf(1);
   if (first < 0) return false;
+  // As many failures as the window needs to call anything a pattern: two in a row over reused connections beside
+  // a clean fresh twin is what a fault that fails one request in N gives by chance (kv_transfer_failure at the
+  // example cadence read keepalive_only before its counters named it). A proxy that stalls reused connections
+  // fails every one of them, and has three in 45 s at 15 s chat probes.
+  if (r.reduce((a, b) => a + b, 0) < failures) return false;
   for (let i = first; i < r.length; i++) if (reused[i] === 1 && r[i] === 0) return false;
   if (r.some((f, i) => f === 1 && reused[i] !== 1)) return false;
   // A full window of fresh passes: two keep-alive failures beside two fresh passes are what intermittence
@@ -57,7 +68,7 @@ export const keepaliveOnly: Family = (_s, _now, cfg, sym) => {
         p.conn === 'fresh' &&
         p.endpoint === f.endpoint &&
         p.probe === f.probe &&
-        reuseFails(f, p, cfg.detect.intermittentWindow),
+        reuseFails(f, p, cfg.detect.intermittentWindow, cfg.detect.intermittentFailures),
     );
     if (fresh)
       return [candidate('keepalive_only', `${why(f)}; ${label(fresh)} passes: look at the proxy/LB`)];
