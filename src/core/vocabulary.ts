@@ -295,7 +295,7 @@ export const DIAGNOSES = {
     runbook: 'wedgewatchenginecrawling',
     alert: 'WedgewatchEngineCrawling',
     meaning:
-      "tokens per second per running request below `crawlFraction` (10 %) of the engine's (or rank's) own trailing baseline for `stallAfter`, with requests running; wedged when completions fail or hang too",
+      "tokens per second per running request (vLLM: from its inter-token latency histogram) below `crawlFraction` (10 %) of the engine's (or rank's) own trailing baseline for `stallAfter`, with requests running; wedged when completions fail or hang too",
   },
   requests_orphaned: {
     states: ['degraded'],
