@@ -312,7 +312,13 @@ describe('classifier: diagnoses', () => {
     r.probe({ endpoint: 'proxy', conn: 'fresh' });
     expect(r.s.state).toBe('ok');
     ka('timeout', true);
+    // Two reused failures are a failing slot (a fault that fails one request in N gives that by chance); the
+    // third names the proxy.
     expect(r.s.state).toBe('degraded');
+    expect(r.s.diagnosis).toBe('completions_failing');
+    ka('ok', false);
+    r.probe({ endpoint: 'proxy', conn: 'fresh' });
+    ka('timeout', true);
     expect(r.s.diagnosis).toBe('keepalive_only');
     expect(r.s.cause).toContain('look at the proxy/LB');
   });
@@ -328,10 +334,11 @@ describe('classifier: diagnoses', () => {
     ka('timeout');
     ka('ok');
     ka('timeout');
+    ka('ok');
+    ka('timeout');
     expect(r.s.diagnosis).toBe('keepalive_only');
-    ka('ok');
-    ka('ok');
-    ka('ok');
+    // Fixed: ok once the three failures have left the window (they came and went, which the window keeps).
+    for (let i = 0; i < 10; i++) ka('ok');
     expect(r.s.state).toBe('ok');
   });
 
