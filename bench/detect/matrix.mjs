@@ -113,7 +113,10 @@ export async function runPlan(plan, opts) {
     const window = tc.detect.intermittentWindow;
     const chatEvery = tc.probes.find((p) => p.kind === 'chat').every;
     const evidence = (dg) => d.diagnosisEntry(dg)?.evidence;
-    const strength = (dg) => d.EVIDENCE_KINDS.indexOf(evidence(dg) ?? 'failing');
+    // The incident hold's comparison (state/incident.ts): the evidence kind, then the rank within it (the engine's
+    // own health check above a stall read from gauges; a more specific critical line above another).
+    const strength = (dg) =>
+      d.EVIDENCE_KINDS.indexOf(evidence(dg) ?? 'failing') * 100 - (d.diagnosisEntry(dg)?.rank ?? 0);
     const detectMs = (plan.detectMinutes ?? (plan.slow ? 20 : 6)) * 60_000 * (opts.fast ? 0.25 : 1);
     /** Every non-ok label the target showed, in order, from the moment the fault went on. */
     let labels = null;
