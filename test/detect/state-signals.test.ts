@@ -221,6 +221,35 @@ describe("crawl against the engine's own baseline", () => {
     expect(r.s.cause).toMatch(/^server makes 3\.3 % of its own tokens per running request \(1 running\)/);
   });
 
+  it('an engine whose histogram goes away (or whose scrapes stop) falls back to its stats line after stallAfter', () => {
+    const r = new Run(config({ stallAfter: '20s' }));
+    r.round();
+    let count = 0;
+    for (let i = 0; i < 3; i++) {
+      count += 100;
+      r.engine(
+        {
+          service: 'server',
+          running: 1,
+          interTokenLatencySumSeconds: count / 100,
+          interTokenLatencyCount: count,
+        },
+        5000,
+      );
+    }
+    const samples = () => r.s.engines.server!.crawl!.samples;
+    const before = samples();
+    const line = () =>
+      r.engine({ service: 'server', source: 'log', running: 2, genThroughput: 200, progress: true }, 5000);
+    // Within stallAfter of the last histogram the stats line is not mixed in.
+    line();
+    line();
+    expect(samples()).toBe(before);
+    for (let i = 0; i < 5; i++) line();
+    expect(samples()).toBeGreaterThan(before);
+    expect(r.s.engines.server!.crawl!.lastItl).toBeUndefined();
+  });
+
   it('a throughput the engine reports itself (SGLang gen_throughput, batch lines) is read per running request', () => {
     const r = new Run(config({ stallAfter: '20s' }));
     r.round();

@@ -1,4 +1,4 @@
-// Completions hung (EVIDENCE `hung`): a run in flight hangAfter with none finished since it started, on any hop. No
+// Completions hung (EVIDENCE `failing`, as a failure before its timeout fires): a run in flight hangAfter with none finished since it started, on any hop. No
 // timeout needs to fire; nothing more specific named the hang.
 import { candidate } from './candidate.js';
 import type { Family } from './types.js';

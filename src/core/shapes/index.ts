@@ -45,11 +45,10 @@ export const FAMILIES: readonly Family[] = [
   hopFailing,
   // warning
   incidentWarning,
-  // hung
-  completionsHung,
   // pattern
   intermittent,
-  // failing
+  // failing: a hang first, so that a round with both names the hang (equal evidence, earliest wins)
+  completionsHung,
   completionsFailing,
   healthFailing,
   connectionRefused,

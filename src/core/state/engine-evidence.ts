@@ -43,7 +43,7 @@ export function onEngineEvidence(
   if (signal.circuitOpen !== undefined) e.circuitOpen = signal.circuitOpen;
   trackFailures(e, signal, now, cfg);
   const c = (e.crawl ??= { samples: 0, crawling: false });
-  trackCrawl(c, e, perRequestRate(c, signal, now), now, cfg.detect.crawlFraction);
+  trackCrawl(c, e, perRequestRate(c, signal, now, cfg.detect.stallAfter), now, cfg.detect.crawlFraction);
 }
 
 /** The counters' increases: a first reading is the baseline, a drop is a restart (its new value is the increase). */
@@ -119,12 +119,13 @@ function perRequestRate(
   c: CrawlMemory,
   signal: EngineSignal | RankSampleAt,
   now: number,
+  itlStaleAfter: number,
 ): number | undefined {
   if ('interTokenLatencyCount' in signal && signal.interTokenLatencyCount !== undefined) {
     const sum = signal.interTokenLatencySumSeconds;
     if (sum === undefined) return undefined;
     const prev = c.lastItl;
-    c.lastItl = { sum, count: signal.interTokenLatencyCount };
+    c.lastItl = { sum, count: signal.interTokenLatencyCount, at: now };
     // A restarted engine's smaller totals start over; no token since the last sample is the stall clock's.
     if (prev === undefined || signal.interTokenLatencyCount <= prev.count || sum <= prev.sum)
       return undefined;
@@ -132,7 +133,10 @@ function perRequestRate(
   }
   // One measure per clock: an engine that exports its inter-token latency is judged on it alone (its stats line,
   // read from the log beside the scrape, is the interval rate this one replaces).
-  if (c.lastItl !== undefined) return undefined;
+  // Only while a scrape carried the histogram within stallAfter: one whose histogram is gone (a downgrade, a
+  // relabel rule) or whose scrapes fail while its log goes on falls back to the other rates.
+  if (c.lastItl !== undefined && now - c.lastItl.at < itlStaleAfter) return undefined;
+  c.lastItl = undefined;
   let running = signal.running;
   let rate: number | undefined;
   let busyBefore: boolean;
@@ -215,7 +219,13 @@ export function onRankEvidence(
   cfg: ClassifierConfig,
 ): void {
   const c = (r.crawl ??= { samples: 0, crawling: false });
-  trackCrawl(c, r, perRequestRate(c, sample as RankSampleAt, now), now, cfg.detect.crawlFraction);
+  trackCrawl(
+    c,
+    r,
+    perRequestRate(c, sample as RankSampleAt, now, cfg.detect.stallAfter),
+    now,
+    cfg.detect.crawlFraction,
+  );
 }
 
 /**

@@ -111,7 +111,7 @@ export interface CrawlMemory {
   /** Requests running at the last reported throughput (a gauge or a stats line), to judge the next one's interval. */
   lastReportedRunning?: number;
   /** vLLM's inter-token latency histogram at the last sample: its `_sum` (seconds) and `_count`. */
-  lastItl?: { sum: number; count: number };
+  lastItl?: { sum: number; count: number; at: number };
 }
 
 /** The engine's own failure counters' last values and their recent increases (bounded, within failureWindow). */
