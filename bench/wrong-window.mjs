@@ -14,8 +14,8 @@ import { parseArgs } from 'node:util';
 import { parse } from 'yaml';
 
 const dist = process.env.WEDGEWATCH_DIST ?? new URL('../dist/', import.meta.url).pathname;
-const { reduceInPlace } = await import(join(dist, 'core/state/reduce.js'));
-const { initialState } = await import(join(dist, 'core/state/memory.js'));
+const { reduceInPlace } = await import(join(dist, 'core/reduce/reduce.js'));
+const { initialState } = await import(join(dist, 'core/memory.js'));
 const { detectSchema } = await import(join(dist, 'config/schema.js'));
 const { WRONG_ANSWERS, WRONG_WINDOW, wrongHeld } = await import(join(dist, 'core/wrong-window.js'));
 const { mulberry32 } = await import(new URL('./ingest-gen.mjs', import.meta.url).href);

@@ -11,7 +11,6 @@ export const PREFIX = 'wedgewatch_';
 export const PROBE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120];
 
 // The states are the vocabulary's (src/core/vocabulary.ts); one gauge series per state.
-export { TARGET_STATES } from './core/vocabulary.js';
 
 // `kind` (chat, toolcall, health, …) lets alerts tell completion probes from health checks by label.
 const PROBE_LABELS = ['target', 'probe', 'endpoint', 'conn', 'kind'] as const;

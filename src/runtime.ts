@@ -18,7 +18,7 @@ import { LogWatcher } from './sources/logs/watcher.js';
 import type { Metrics } from './metrics.js';
 import { ProbeHistory } from './sources/probes/history.js';
 import { ProbeScheduler, slotSpecs } from './sources/probes/schedule.js';
-import { slotKey } from './core/state/memory.js';
+import { slotKey } from './core/memory.js';
 import { Redactor, redactor } from './lib/redact.js';
 
 export interface StopOptions {

@@ -2,28 +2,29 @@
 // confirmation rounds (a critical log line makes the probes run now), incident capture and remediation. Sources,
 // incident capture and remediation are built by the runtime: sources only call `handle`, the two outputs are told
 // of each verdict; this file never does source I/O or runs a command itself.
-import { WEDGE_CAUSES } from './core/verdict.js';
+import { WEDGE_CAUSES } from './core/verdict/evaluate.js';
 import { confirmingKinds, isCompletion, type JournalEventType, type ProbeKind } from './core/vocabulary.js';
 import type { TargetConfig } from './config/schema.js';
 import type { Logger } from './lib/logger.js';
-import { TARGET_STATES, hasSeries, type Metrics } from './metrics.js';
+import { hasSeries, type Metrics } from './metrics.js';
+import { TARGET_STATES } from './core/vocabulary.js';
 import type { ProbeFilter } from './sources/probes/schedule.js';
 import type { PauseRecord, RemediationHistory } from './outputs/remediate/history.js';
 import type { Remediator, RemediatorCarry } from './outputs/remediate/remediator.js';
 import type { FileChangeSignal, InflightRun, Signal } from './core/signals.js';
 import type { Journal, JournalEvent } from './outputs/journal/journal.js';
-import { reduceInPlace } from './core/state/reduce.js';
+import { reduceInPlace } from './core/reduce/reduce.js';
 import { wrongAnswers, wrongHeld } from './core/wrong-window.js';
+import { classifierConfig } from './config/classifier-config.js';
 import {
-  classifierConfig,
   initialState,
   slotKey,
   type ClassifierConfig,
   type DetectEvent,
   type SlotMemory,
-  type TargetState,
+  type TargetMemory,
   type TickSignal,
-} from './core/state/memory.js';
+} from './core/memory.js';
 
 /** The kinds a confirmation round runs (the vocabulary's `confirms` trait). */
 const CONFIRMING_KINDS = confirmingKinds() as ProbeKind[];
@@ -45,16 +46,16 @@ export interface TargetWatchdogOptions {
    * Incident capture (src/outputs/incidents/): told of every verdict change; a returned promise holds remediation until
    * it settles (the capture's own deadline bounds it).
    */
-  incidents?: { onVerdict(prev: VerdictBefore, next: TargetState): Promise<void> | undefined };
+  incidents?: { onVerdict(prev: VerdictBefore, next: TargetMemory): Promise<void> | undefined };
   /**
    * Remediation (src/outputs/remediate/target.ts, built from `target.remediate` with `previous.remediation`): considers the
    * state after every step, unless an incident capture holds it; follows the pause.
    */
   remediation?: Pick<Remediator, 'consider' | 'setPaused' | 'carry' | 'idle' | 'shutdown'>;
   /** State carried over from the runtime a reload replaces. */
-  previous?: { state: TargetState; paused: boolean; remediation?: RemediatorCarry };
+  previous?: { state: TargetMemory; paused: boolean; remediation?: RemediatorCarry };
   /**
-   * The slot keys (core/state/memory.ts slotKey) the new config's probes run on: a reload keeps only their memory.
+   * The slot keys (core/memory.ts slotKey) the new config's probes run on: a reload keeps only their memory.
    * A slot whose probe stays but no longer runs on that hop or connection kind would keep its window (a wrong-answer
    * hold, a failure streak) with no run to end it. Without it, slots are kept by probe and hop.
    */
@@ -65,18 +66,18 @@ export interface TargetWatchdogOptions {
 
 export interface TargetStatus {
   target: string;
-  state: TargetState['state'];
+  state: TargetMemory['state'];
   since: number;
   diagnosis: string | null;
   cause: string;
   /** The open incident: its held diagnosis and every piece of evidence it reached (absent while ok). */
-  incident?: TargetState['incident'];
+  incident?: TargetMemory['incident'];
   endpoints: string[];
   probes: Array<
     Pick<SlotMemory, 'probe' | 'probeKind' | 'endpoint' | 'conn' | 'failStreak' | 'okStreak'> &
       NonNullable<SlotMemory['last']>
   >;
-  engines: TargetState['engines'];
+  engines: TargetMemory['engines'];
   lastOkAt?: number;
   recentEvents: JournalEvent[];
   changesSinceOk: JournalEvent[];
@@ -87,7 +88,7 @@ const RECENT_EVENTS = 50;
 
 /** What handle() compares across one step of the classifier (the state itself is changed in place). */
 export interface VerdictBefore {
-  state: TargetState['state'];
+  state: TargetMemory['state'];
   diagnosis: string | null;
   /** Each engine's stalled flag before the step; an engine absent here is new. */
   stalled: Map<string, boolean | undefined>;
@@ -95,7 +96,7 @@ export interface VerdictBefore {
 
 export class TargetWatchdog {
   readonly name: string;
-  private s: TargetState;
+  private s: TargetMemory;
   private readonly cfg: ClassifierConfig;
   private readonly now: () => number;
   private readonly log: Logger;
@@ -132,7 +133,7 @@ export class TargetWatchdog {
     this.confirmer = c;
   }
 
-  get state(): TargetState {
+  get state(): TargetMemory {
     return this.s;
   }
 
@@ -436,10 +437,10 @@ export class TargetWatchdog {
 
 /** Keeps the verdict across a reload, dropping memory of probe slots the new config no longer runs. */
 export function carryOver(
-  prev: TargetState,
+  prev: TargetMemory,
   cfg: ClassifierConfig,
   slots?: ReadonlySet<string>,
-): TargetState {
+): TargetMemory {
   const s = structuredClone(prev);
   for (const [k, m] of Object.entries(s.slots)) {
     const gone = slots

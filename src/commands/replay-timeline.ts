@@ -2,15 +2,10 @@
 // gauges), fed in the log's own time order through the detector's pure core (reduce), and what it concluded.
 // No probes ran, so a critical line is reported as a daemon would have acted on it: wedged once a probe fails
 // or hangs. The engine stall and the abort storm come out of the core exactly as the daemon computes them.
-import { DETECT_DEFAULTS } from '../config/detect-defaults.js';
+import { DETECT_DEFAULTS } from '../core/detect-settings.js';
 import type { DetectConfig } from '../config/schema.js';
-import { reduceInPlace } from '../core/state/reduce.js';
-import {
-  initialState,
-  type ClassifierConfig,
-  type DetectEvent,
-  type TargetState,
-} from '../core/state/memory.js';
+import { reduceInPlace } from '../core/reduce/reduce.js';
+import { initialState, type ClassifierConfig, type DetectEvent, type TargetMemory } from '../core/memory.js';
 import type { EngineSignal, LogEventSignal } from '../core/signals.js';
 
 export type TimedSignal = LogEventSignal | EngineSignal;
@@ -57,7 +52,7 @@ export function replayTimeline(
   const ordered = signals.map((s, i) => [s, i] as const).sort((a, b) => a[0].time - b[0].time || a[1] - b[1]);
   const entries: TimelineEntry[] = [];
   if (ordered.length === 0) return { entries, caught: false };
-  let state: TargetState = initialState('replay', ordered[0]![0].time);
+  let state: TargetMemory = initialState('replay', ordered[0]![0].time);
   // The last throughput each service printed, and when: quoted for a stall only if printed during it.
   const gen = new Map<string, { tps: number; at: number }>();
   let storm = false;

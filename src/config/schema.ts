@@ -4,6 +4,7 @@ import cron from 'node-cron';
 import { z } from 'zod';
 import { isIP } from 'node:net';
 import { duration, durationOr, formatDuration } from './duration.js';
+import type { DetectSettings } from '../core/detect-settings.js';
 import { COMPLETION_KINDS, CONN_KINDS, isCompletionKind, PROBE_KINDS, TOOL_CASES } from './kinds.js';
 import { parseJsonPath } from '../sources/probes/serverinfo-path.js';
 import type { LogEventClass, ProbeKind } from '../core/vocabulary.js';
@@ -837,6 +838,8 @@ export type LogSourceConfig = z.output<typeof logSourceSchema>;
 export type JournalSourceConfig = z.output<typeof journalSourceSchema>;
 export type EngineScrapeConfig = z.output<typeof engineScrapeSchema>;
 export type DetectConfig = z.output<typeof detectSchema>;
+// The core owns the thresholds' shape: what the schema parses must be what the core judges with.
+export const detectFitsCore = (d: DetectConfig): DetectSettings => d;
 export type RemediateConfig = z.output<typeof remediateSchema>;
 export type RuleConfig = z.output<typeof ruleSchema>;
 export type IncidentsConfig = z.output<typeof incidentsSchema>;

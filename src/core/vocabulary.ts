@@ -101,7 +101,7 @@ export type TargetStateName = (typeof TARGET_STATES)[number];
 
 /**
  * What a diagnosis is named from, strongest first: the order in which evidence tells an operator where to look.
- * Within one incident the diagnosis holds until evidence of a stronger kind arrives (core/state/incident.ts);
+ * Within one incident the diagnosis holds until evidence of a stronger kind arrives (core/reduce/incident.ts);
  * equal or weaker evidence never replaces it, so the label a person reads at 3 a.m. does not flap.
  */
 export const EVIDENCE = {

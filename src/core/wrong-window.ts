@@ -5,7 +5,7 @@
 // by window") has the binomial arithmetic behind the two numbers and the alert's `for: 0s`; bench/wrong-window.mjs
 // measures them through this core at the example cadence.
 import type { ProbeResultClass } from './signals.js';
-import type { SlotMemory } from './state/memory.js';
+import type { SlotMemory } from './memory.js';
 
 /**
  * Wrong answers among the last WRONG_WINDOW that make the slot `wrong_output`. One: at the example cadence (a canary

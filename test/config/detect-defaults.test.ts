@@ -1,6 +1,6 @@
 // replay's timeline reads the detect defaults from a plain module (no zod at start-up): they must be the schema's.
 import { describe, expect, it } from 'vitest';
-import { DETECT_DEFAULTS } from '../../src/config/detect-defaults.js';
+import { DETECT_DEFAULTS } from '../../src/core/detect-settings.js';
 import { detectSchema } from '../../src/config/schema.js';
 
 describe('DETECT_DEFAULTS', () => {

@@ -3,12 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
 import { PROBE_KINDS, type ProbeKind } from '../../src/core/vocabulary.js';
-import { reduce } from '../../src/core/state/reduce.js';
-import { initialState, type ClassifierConfig, type TargetState } from '../../src/core/state/memory.js';
+import { reduce } from '../../src/core/reduce/reduce.js';
+import { initialState, type ClassifierConfig, type TargetMemory } from '../../src/core/memory.js';
 
 const completionKinds = (Object.keys(PROBE_KINDS) as ProbeKind[]).filter((k) => PROBE_KINDS[k].completion);
 
-function hungTarget(kind: ProbeKind): TargetState {
+function hungTarget(kind: ProbeKind): TargetMemory {
   const cfg: ClassifierConfig = {
     detect: detectSchema.parse({}),
     hops: ['engine'],

@@ -1,7 +1,7 @@
-// The candidates for the long-input and conversation shapes (src/core/shapes/probe-shapes.ts), on plain slot memory.
+// The candidates for the long-input and conversation shapes (src/core/verdict/candidates/probe-shapes.ts), on plain slot memory.
 import { describe, expect, it } from 'vitest';
-import { failedRound, probeShapeCandidate } from '../../src/core/shapes/probe-shapes.js';
-import type { ClassifierConfig, SlotMemory } from '../../src/core/state/memory.js';
+import { failedRound, probeShapeCandidate } from '../../src/core/verdict/candidates/probe-shapes.js';
+import type { ClassifierConfig, SlotMemory } from '../../src/core/memory.js';
 import type { ProbeKind } from '../../src/core/vocabulary.js';
 
 const cfg = {

@@ -13,7 +13,7 @@ import {
   wedgeCauses,
   type Vocabulary,
 } from '../../src/core/vocabulary.js';
-import { WEDGE_CAUSES } from '../../src/core/verdict.js';
+import { WEDGE_CAUSES } from '../../src/core/verdict/evaluate.js';
 import { probeSeries } from '../../src/outputs/metrics/known-series.js';
 import { diagnosisDocProblems } from '../helpers/vocabulary-docs.js';
 

@@ -1,15 +1,15 @@
-// The candidate list behind the verdict (src/core/shapes/): every candidate is worth what its vocabulary row says,
+// The candidate list behind the verdict (src/core/verdict/): every candidate is worth what its vocabulary row says,
 // fits only states its row allows, every state the symptoms make has a candidate that names it, the pick is by
 // evidence then specificity then registry order, and a slot inside its wrong-answer window is neither clean nor
 // passing for recovery.
 import { describe, expect, it } from 'vitest';
-import { applyVerdict } from '../../src/core/state/hysteresis.js';
-import type { DetectEvent, TargetState } from '../../src/core/state/memory.js';
-import { candidate, strongest } from '../../src/core/shapes/candidate.js';
-import { FAMILIES } from '../../src/core/shapes/index.js';
-import { stateOf } from '../../src/core/shapes/state.js';
-import { symptomsOf } from '../../src/core/shapes/symptoms.js';
-import { evaluate } from '../../src/core/verdict.js';
+import { applyVerdict } from '../../src/core/reduce/hysteresis.js';
+import type { DetectEvent, TargetMemory } from '../../src/core/memory.js';
+import { candidate, strongest } from '../../src/core/verdict/pick.js';
+import { FAMILIES } from '../../src/core/verdict/families.js';
+import { stateOf } from '../../src/core/verdict/state-of.js';
+import { symptomsOf } from '../../src/core/verdict/symptoms.js';
+import { evaluate } from '../../src/core/verdict/evaluate.js';
 import { diagnosisEntry } from '../../src/core/vocabulary.js';
 import { cfg, critical, engine, NOW, slot, target } from './verdict-state.js';
 
@@ -20,7 +20,7 @@ const failures = (n: number) => ({
 });
 
 /** Memories of every shape the state rules know, and a few of the degradations. */
-const MEMORIES: Record<string, { s: TargetState; hops?: string[]; state: string | undefined }> = {
+const MEMORIES: Record<string, { s: TargetMemory; hops?: string[]; state: string | undefined }> = {
   healthy: { s: target([slot('chat', 'chat', 'router', 'ok')]), state: undefined },
   'half-failed pair': {
     s: target(

@@ -2,7 +2,7 @@
 // answer > path > warning > pattern > failing > format > load), whatever shape the symptoms have. One test per
 // ordering gap the issue 26 review found in the branch-per-shape verdict (1a–1e), each on a memory built by hand.
 import { describe, expect, it } from 'vitest';
-import { evaluate } from '../../src/core/verdict.js';
+import { evaluate } from '../../src/core/verdict/evaluate.js';
 import { cfg, critical, engine, NOW, slot, target } from './verdict-state.js';
 
 const failingChat = () =>

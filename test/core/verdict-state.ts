@@ -7,8 +7,8 @@ import {
   type CriticalMemory,
   type EngineMemory,
   type SlotMemory,
-  type TargetState,
-} from '../../src/core/state/memory.js';
+  type TargetMemory,
+} from '../../src/core/memory.js';
 import type { ConnKind, ProbeKind } from '../../src/core/signals.js';
 
 export const NOW = 50_000_000;
@@ -87,8 +87,8 @@ export function critical(rule: string, service: string, more: Partial<CriticalMe
 export function target(
   slots: SlotMemory[],
   engines: EngineMemory[] = [],
-  more: Partial<TargetState> = {},
-): TargetState {
+  more: Partial<TargetMemory> = {},
+): TargetMemory {
   return {
     ...initialState('t', NOW - 3_600_000),
     state: 'ok',

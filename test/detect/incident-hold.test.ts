@@ -3,7 +3,7 @@
 // its diagnosis until stronger evidence arrives or the target is ok again.
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import type { ClassifierConfig } from '../../src/core/state/memory.js';
+import type { ClassifierConfig } from '../../src/core/memory.js';
 import { Run } from './run.js';
 
 const cfg: ClassifierConfig = {

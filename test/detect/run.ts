@@ -1,13 +1,13 @@
 // The one driver of the classifier's tests: a fake clock and the reducer, so each test reads as a timeline.
 // Every signal advances the clock first (by `advance` ms), then is reduced at the new time.
-import { reduce } from '../../src/core/state/reduce.js';
+import { reduce } from '../../src/core/reduce/reduce.js';
 import {
   initialState,
   type ClassifierConfig,
   type Step,
-  type TargetState,
+  type TargetMemory,
   type TickSignal,
-} from '../../src/core/state/memory.js';
+} from '../../src/core/memory.js';
 import type {
   ConnKind,
   EngineSignal,
@@ -25,7 +25,7 @@ export interface RunOptions {
 
 export class Run {
   now = 1_000_000;
-  s: TargetState = initialState('t', this.now);
+  s: TargetMemory = initialState('t', this.now);
   steps: Step[] = [];
 
   constructor(

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { parseConfigText } from '../../src/config/load.js';
-import type { TargetStateName } from '../../src/core/state/memory.js';
+import type { TargetStateName } from '../../src/core/vocabulary.js';
 import type { TargetWatchdog } from '../../src/watchdog.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';

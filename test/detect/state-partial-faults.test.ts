@@ -2,7 +2,7 @@
 // means tokens (per engine and per rank), leaked PD queues, a stuck router, and the aborts our own probes cause.
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import type { ClassifierConfig } from '../../src/core/state/memory.js';
+import type { ClassifierConfig } from '../../src/core/memory.js';
 import type { EngineSignal } from '../../src/core/signals.js';
 import { Run } from './run.js';
 

@@ -2,7 +2,7 @@
 // engine's own baseline, a sleeping engine, the router's oldest in-flight request, a half-failed PD pair.
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import type { ClassifierConfig } from '../../src/core/state/memory.js';
+import type { ClassifierConfig } from '../../src/core/memory.js';
 import { Run } from './run.js';
 
 const config = (detect: Record<string, unknown> = {}): ClassifierConfig => ({

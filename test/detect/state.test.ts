@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import { reduce } from '../../src/core/state/reduce.js';
-import type { ClassifierConfig } from '../../src/core/state/memory.js';
+import { reduce } from '../../src/core/reduce/reduce.js';
+import type { ClassifierConfig } from '../../src/core/memory.js';
 import type { ProbeResultSignal } from '../../src/core/signals.js';
 import { Run } from './run.js';
 

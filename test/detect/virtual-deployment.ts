@@ -4,16 +4,16 @@
 import { readFileSync } from 'node:fs';
 import { parseConfigText } from '../../src/config/load.js';
 import type { ProbeConfig, TargetConfig } from '../../src/config/schema.js';
-import { reduce } from '../../src/core/state/reduce.js';
+import { reduce } from '../../src/core/reduce/reduce.js';
+import { classifierConfig } from '../../src/config/classifier-config.js';
 import {
-  classifierConfig,
   initialState,
   type ClassifierConfig,
   type InflightRun,
   type Step,
-  type TargetState,
+  type TargetMemory,
   type TickSignal,
-} from '../../src/core/state/memory.js';
+} from '../../src/core/memory.js';
 import { probeConns } from '../../src/sources/probes/schedule.js';
 import type { ConnKind, ProbeResultClass, Signal } from '../../src/core/signals.js';
 import { mulberry32 } from '../../bench/ingest-gen.mjs';
@@ -53,7 +53,7 @@ type Ev = { at: number; seq: number; fn: () => void };
 export class VirtualDeployment {
   now: number;
   readonly t0: number;
-  s: TargetState;
+  s: TargetMemory;
   readonly cfg: ClassifierConfig;
   readonly steps: Array<Step & { at: number }> = [];
   private readonly slots: VSlot[] = [];

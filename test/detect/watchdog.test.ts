@@ -13,7 +13,7 @@ import { createMetrics } from '../../src/metrics.js';
 import { createRuntime } from '../../src/runtime.js';
 import type { ProbeFilter } from '../../src/sources/probes/schedule.js';
 import type { LogEventClass, ProbeResultSignal } from '../../src/core/signals.js';
-import type { TargetState } from '../../src/core/state/memory.js';
+import type { TargetMemory } from '../../src/core/memory.js';
 import { statusRoutes } from '../../src/outputs/server/status-routes.js';
 
 const logger = pino({ level: 'silent' });
@@ -157,7 +157,7 @@ describe('TargetWatchdog', () => {
       endpoints: [{ name: 'router', url: 'http://127.0.0.1:1' }],
       probes: [{ name: 'chat', kind: 'chat', every: '2s', conn: ['fresh'] }],
     });
-    const verdicts: { prev: { state: string; diagnosis: string | null }; next: TargetState }[] = [];
+    const verdicts: { prev: { state: string; diagnosis: string | null }; next: TargetMemory }[] = [];
     const wd = new TargetWatchdog({
       target,
       metrics,

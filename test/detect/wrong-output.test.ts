@@ -3,7 +3,7 @@
 // probe that hangs while chat passes is structured_output_stalled; both recover after passes.
 import { describe, expect, it } from 'vitest';
 import { detectSchema } from '../../src/config/schema.js';
-import type { ClassifierConfig } from '../../src/core/state/memory.js';
+import type { ClassifierConfig } from '../../src/core/memory.js';
 import type { ProbeKind, ProbeResultSignal } from '../../src/core/signals.js';
 import { WRONG_HOLD_MS, WRONG_WINDOW } from '../../src/core/wrong-window.js';
 import { Run } from './run.js';

@@ -9,7 +9,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { incidentsSchema, targetSchema } from '../../src/config/schema.js';
 import { Journal } from '../../src/outputs/journal/journal.js';
-import { initialState } from '../../src/core/state/memory.js';
+import { initialState } from '../../src/core/memory.js';
 import { captureIncident } from '../../src/outputs/incidents/capture.js';
 import { LogWindows } from '../../src/outputs/incidents/log-window.js';
 import { incidentRoutes } from '../../src/outputs/server/incident-routes.js';

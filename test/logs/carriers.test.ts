@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
 import { CARRIERS, MAX_CARRIER_LINES } from '../../src/sources/logs/carriers.js';
 import { PACKS } from '../../src/sources/logs/packs/index.js';
-import { namesIncidents } from '../../src/core/state/warnings.js';
+import { namesIncidents } from '../../src/core/reduce/warnings.js';
 import { compileRuleSet, type RuleMatch } from '../../src/sources/logs/rules.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';

@@ -7,7 +7,7 @@ import { LOG_PACKS } from '../../src/config/schema.js';
 import { PACKS } from '../../src/sources/logs/packs/index.js';
 import { compileRuleSet, ROOT_CAUSE_WAIT_LINES, type RuleMatch } from '../../src/sources/logs/rules.js';
 import { rootCauseText } from '../../src/core/signals.js';
-import type { ClassifierConfig } from '../../src/core/state/memory.js';
+import type { ClassifierConfig } from '../../src/core/memory.js';
 import { detectSchema } from '../../src/config/schema.js';
 import { Run } from '../detect/run.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';

@@ -13,7 +13,7 @@ import { WRONG_HOLD_MS, WRONG_WINDOW, wrongHeld } from '../../src/core/wrong-win
 import { forgetRemovedSeries } from '../../src/outputs/metrics/forget-series.js';
 import { Journal } from '../../src/outputs/journal/journal.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
-import { slotKey } from '../../src/core/state/memory.js';
+import { slotKey } from '../../src/core/memory.js';
 import { slotSpecs } from '../../src/sources/probes/schedule.js';
 import { TargetWatchdog } from '../../src/watchdog.js';
 

@@ -13,7 +13,7 @@ import {
 } from '../../src/outputs/metrics/known-series.js';
 import { COMPLETION_KINDS, PROBE_KINDS } from '../../src/config/schema.js';
 import { PACKS } from '../../src/sources/logs/packs/index.js';
-import { TARGET_STATES } from '../../src/metrics.js';
+import { TARGET_STATES } from '../../src/core/vocabulary.js';
 import { PROBES } from '../../src/sources/probes/registry.js';
 import { RULE_TESTS, loadRules } from './tools.js';
 

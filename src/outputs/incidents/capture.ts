@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Agent, request } from '../../lib/http/undici.js';
 import type { CaptureCommandConfig, IncidentsConfig, TargetConfig } from '../../config/schema.js';
 import type { Journal, JournalEvent } from '../journal/journal.js';
-import type { TargetState } from '../../core/state/memory.js';
+import type { TargetMemory } from '../../core/memory.js';
 import { runCommand, type ExecOptions, type ExecResult } from '../remediate/exec.js';
 import type { ConnKind, ProbeResultSignal } from '../../core/signals.js';
 import { VERSION } from '../../version.js';
@@ -71,7 +71,7 @@ class Deadline extends Error {
 }
 
 /** The earliest sign of this episode: what the log window is measured back from. */
-export function firstSignal(s: TargetState, events: JournalEvent[]): number {
+export function firstSignal(s: TargetMemory, events: JournalEvent[]): number {
   let first = s.since;
   for (const c of s.criticalSinceOk) first = Math.min(first, c.time);
   for (const e of events) if (e.type !== 'file_change') first = Math.min(first, e.time);
@@ -80,7 +80,7 @@ export function firstSignal(s: TargetState, events: JournalEvent[]): number {
 
 const iso = (t: number) => new Date(t).toISOString();
 
-export async function captureIncident(deps: CaptureDeps, s: TargetState): Promise<CaptureOutcome> {
+export async function captureIncident(deps: CaptureDeps, s: TargetMemory): Promise<CaptureOutcome> {
   const now = deps.now ?? Date.now;
   const fs = deps.fs ?? nodeBundleFs;
   const cfg = deps.config;
@@ -458,7 +458,7 @@ function location(h: string | string[] | undefined): string {
 
 /** The failing probes' recent runs, one block per probe × hop × connection, with the hangs still in flight. */
 function probeTimelines(
-  s: TargetState,
+  s: TargetMemory,
   results: ProbeResultSignal[],
   inflight: ReturnType<ProbeHistory['inflight']>,
   now: number,

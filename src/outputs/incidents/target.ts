@@ -4,7 +4,7 @@
 // first: remediation waits for it, never longer.
 import type { IncidentsConfig } from '../../config/schema.js';
 import type { Journal } from '../journal/journal.js';
-import type { TargetState } from '../../core/state/memory.js';
+import type { TargetMemory } from '../../core/memory.js';
 import type { Logger } from '../../lib/logger.js';
 import type { IncidentMetrics } from '../../metrics.js';
 import { CAPTURE_RESULTS, captureIncident, type CaptureDeps, type CaptureOutcome } from './capture.js';
@@ -26,7 +26,7 @@ export interface IncidentsCarry {
 }
 
 /** The part of a target's state the trigger looks at. */
-export type VerdictView = Pick<TargetState, 'state' | 'diagnosis'>;
+export type VerdictView = Pick<TargetMemory, 'state' | 'diagnosis'>;
 
 export function triggers(cfg: IncidentsConfig, prev: VerdictView, next: VerdictView): boolean {
   if (!cfg.enabled) return false;
@@ -60,7 +60,7 @@ export class TargetIncidents {
    * Called by the watchdog on every verdict change. Returns the hand-off when a capture started: it settles when
    * the capture finished or captureTimeout passed, whichever is first.
    */
-  onVerdict(prev: VerdictView, next: TargetState): Promise<void> | undefined {
+  onVerdict(prev: VerdictView, next: TargetMemory): Promise<void> | undefined {
     if (next.state === 'ok') {
       this.carried.episodeCaptured = false;
       return undefined;
@@ -80,7 +80,7 @@ export class TargetIncidents {
     return Promise.race([running.then(() => undefined), deadline]).finally(() => clearTimeout(timer));
   }
 
-  private async capture(s: TargetState): Promise<CaptureOutcome> {
+  private async capture(s: TargetMemory): Promise<CaptureOutcome> {
     const target = this.o.deps.target.name;
     let out: CaptureOutcome;
     try {

@@ -1,6 +1,6 @@
 // When to act on a wedge: pure, so cooldown, hourly cap, `after` and pause are tested with a fake clock.
 import type { RemediateConfig } from '../../config/schema.js';
-import type { TargetStateName } from '../../core/state/memory.js';
+import type { TargetStateName } from '../../core/vocabulary.js';
 
 export type SkipReason = 'cooldown' | 'capped' | 'paused';
 

@@ -1,7 +1,7 @@
 // The opt-in action on a confirmed wedge, per target: decides with the pure policy, runs the command
 // (or only reports it in dry-run), counts wedgewatch_remediations_total, and honours an operator pause.
 import type { RemediateConfig } from '../../config/schema.js';
-import type { TargetStateName } from '../../core/state/memory.js';
+import type { TargetStateName } from '../../core/vocabulary.js';
 import type { Logger } from '../../lib/logger.js';
 import type { TargetMetrics } from '../../metrics.js';
 import { remediationAction } from './action.js';

@@ -1,14 +1,12 @@
 // The status page at `/`: one card per target, server-rendered, no script (a meta refresh keeps it current,
 // and the page's Content-Security-Policy forbids scripts outright). A pure function of the status views, so it
 // is tested with plain data; everything that came from logs or remote servers goes through html``, which escapes.
-import type { TARGET_STATES } from '../../metrics.js';
+import type { TargetStateName } from '../../core/vocabulary.js';
 import type { ConnKind, Severity } from '../../core/signals.js';
 import { RANGE_NAMES, RANGES, type RangeName, type SlotHistory } from '../../sources/probes/history.js';
 import { html, SafeHtml, urlWithQuery } from './html.js';
 import type { StripView } from './status-strip.js';
 import { fmtMs, legend, MARK_CSS, sparkline, stateStrip, stripText, SVG_DEFS, tight } from './status-svg.js';
-
-export type TargetState = (typeof TARGET_STATES)[number];
 
 /** The last result of one probe on one hop over one connection kind. */
 export interface ProbeCellView {
@@ -43,7 +41,7 @@ export interface ChangeView {
 /** What the page shows for one target (built from the detector's status by status-source.ts). */
 export interface StatusView {
   target: string;
-  state: TargetState;
+  state: TargetStateName;
   since: number;
   diagnosis?: string;
   cause?: string;
@@ -75,7 +73,7 @@ export const DEFAULT_RANGE: RangeName = '6h';
 export const STATUS_PAGE_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-const COLOURS: Record<TargetState, string> = {
+const COLOURS: Record<TargetStateName, string> = {
   unknown: '#6b7280',
   ok: '#15803d',
   degraded: '#b45309',

@@ -3,11 +3,10 @@
 // the journal's own ring (2000 events); what it no longer holds is drawn as "no history", never guessed.
 import type { JournalEvent } from '../journal/journal.js';
 import { INCIDENT_ID } from '../incidents/bundle.js';
-import { TARGET_STATES } from '../../metrics.js';
-import type { TargetState } from './status-page.js';
+import { TARGET_STATES, type TargetStateName } from '../../core/vocabulary.js';
 
 /** A state the strip draws: the target's, or none known (before the journal's oldest event, a daemon restart). */
-export type StripState = TargetState | 'no_history';
+export type StripState = TargetStateName | 'no_history';
 
 export interface StripSegment {
   from: number;
@@ -39,7 +38,7 @@ export interface StripInput {
   events: JournalEvent[];
   /** When the journal's oldest event (any target's) was written; undefined for an empty journal. */
   coveredFrom: number | undefined;
-  current: { state: TargetState; since: number; diagnosis?: string; cause?: string };
+  current: { state: TargetStateName; since: number; diagnosis?: string; cause?: string };
   from: number;
   to: number;
 }
@@ -47,8 +46,8 @@ export interface StripInput {
 /** Remediation results that ran something (the others are decisions not to: cooldown, cap, pause). */
 const RAN = new Set(['success', 'failure', 'timeout', 'interrupted', 'dry_run']);
 
-function targetState(v: unknown): TargetState | undefined {
-  return (TARGET_STATES as readonly unknown[]).includes(v) ? (v as TargetState) : undefined;
+function targetState(v: unknown): TargetStateName | undefined {
+  return (TARGET_STATES as readonly unknown[]).includes(v) ? (v as TargetStateName) : undefined;
 }
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);

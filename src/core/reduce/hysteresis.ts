@@ -1,0 +1,115 @@
+// Hysteresis between the verdict (verdict.ts) and the state: worse verdicts apply at once, better ones wait until
+// every passing slot has passed recoverAfter times; a transition clears the evidence the passes post-date.
+import { countsForRecovery } from '../vocabulary.js';
+import { isCompletion } from '../vocabulary.js';
+import { wrongHeld } from '../wrong-window.js';
+import type { Verdict } from '../verdict/evaluate.js';
+import { heldVerdict, trackIncident } from './incident.js';
+import type { ClassifierConfig, DetectEvent, TargetMemory, Transition } from '../memory.js';
+import type { TargetStateName } from '../vocabulary.js';
+
+/** Hysteresis: worse verdicts apply at once; back to ok needs recoverAfter passes on every slot. */
+export function applyVerdict(
+  s: TargetMemory,
+  verdict: Verdict,
+  now: number,
+  cfg: ClassifierConfig,
+  events: DetectEvent[],
+): Transition | undefined {
+  const held = heldVerdict(s, verdict, now);
+  const t = apply(s, held, now, cfg, events);
+  trackIncident(s, held, now);
+  return t;
+}
+
+function apply(
+  s: TargetMemory,
+  v: Verdict,
+  now: number,
+  cfg: ClassifierConfig,
+  events: DetectEvent[],
+): Transition | undefined {
+  if (v.state === 'unknown') return undefined;
+  if (v.state === 'ok') {
+    if (s.state === 'ok') {
+      s.lastOkAt = now;
+      // Staying ok clears what the passes post-date too, or an old line would name a wedge hours later.
+      const evidence = oldestPassingCompletion(s, now);
+      s.criticalSinceOk = s.criticalSinceOk.filter((c) => c.time > evidence);
+      return undefined;
+    }
+    if (!v.clean) return undefined;
+  }
+  // Getting better (wedged → degraded → ok) waits until the passing slots have passed recoverAfter times,
+  // so one lucky probe mid-round does not flap the state.
+  if (s.state !== 'unknown' && RANK[v.state] < RANK[s.state] && !recovered(s, v.state, cfg)) return undefined;
+  if (v.state === s.state) {
+    if (v.diagnosis !== s.diagnosis) {
+      events.push({
+        type: 'diagnosis',
+        at: now,
+        state: s.state,
+        from: s.diagnosis,
+        to: v.diagnosis,
+        cause: v.cause,
+      });
+      s.diagnosis = v.diagnosis;
+      s.cause = v.cause;
+    }
+    return undefined;
+  }
+  const t: Transition = { from: s.state, to: v.state, at: now, diagnosis: v.diagnosis, cause: v.cause };
+  if (s.state === 'ok') s.lastOkAt = now;
+  s.state = v.state;
+  s.since = now;
+  s.diagnosis = v.diagnosis;
+  s.cause = v.cause;
+  s.counters.transitions++;
+  if (v.state === 'wedged') s.counters.wedges++;
+  if (v.state === 'ok') {
+    s.lastOkAt = now;
+    // Passes only clear what they post-date: a critical line written while the passing round was already in
+    // flight (the first round after startup, say, when the thread dies mid-round) still stands.
+    const evidence = oldestPassingCompletion(s, now);
+    s.criticalSinceOk = s.criticalSinceOk.filter((c) => c.time > evidence);
+    s.confirmedCritical = undefined;
+    if (s.pendingCritical !== undefined && s.pendingCritical.time <= evidence) s.pendingCritical = undefined;
+  }
+  events.push({ type: 'transition', ...t });
+  return t;
+}
+
+/** When the oldest passing completion probe started: what happened before then, the passes have seen past. */
+function oldestPassingCompletion(s: TargetMemory, now: number): number {
+  let oldest = Infinity;
+  for (const m of Object.values(s.slots)) {
+    if (isCompletion(m.probeKind) && m.last?.result === 'ok') oldest = Math.min(oldest, m.last.start);
+  }
+  // With no completion passing, no pass has seen past anything: nothing is cleared.
+  return oldest === Infinity ? -Infinity : Math.min(oldest, now);
+}
+
+const RANK: Record<TargetStateName, number> = { unknown: -1, ok: 0, degraded: 1, wedged: 2, down: 3 };
+
+/**
+ * Every slot that is passing now has passed recoverAfter times in a row. A move to a state that says requests
+ * are served (degraded, ok) needs a completion slot among them too, when the target has any: with nothing passing,
+ * nothing shows a recovery (a crawl whose every run fails or hangs read as "all passing slots recovered" and
+ * flapped wedged ↔ degraded with each verdict: `slow` at factor 345). down → wedged needs no pass: it is the same
+ * outage named better (a half-failed pair, not a dead target). Out of wedged or down, the pass must have started after
+ * the state did: a structured probe every 2 m that last passed before the stall shows nothing of now (health_503 at
+ * the example cadence went wedged → degraded → wedged on such a pass). A slot inside its wrong-answer window is not
+ * passing, whatever its last answer (wrong-window.ts): the window, not the streak, says it answers wrong.
+ */
+function recovered(s: TargetMemory, to: TargetStateName, cfg: ClassifierConfig): boolean {
+  const slots = Object.values(s.slots).filter((m) => countsForRecovery(m.probeKind) && m.last !== undefined);
+  const passing = slots.filter((m) => m.failStreak === 0 && m.leakStreak === 0 && !wrongHeld(m));
+  const serves = to === 'degraded' || to === 'ok';
+  if (
+    serves &&
+    slots.some((m) => isCompletion(m.probeKind)) &&
+    !passing.some((m) => isCompletion(m.probeKind) && (s.state === 'degraded' || m.last!.start >= s.since))
+  )
+    return false;
+  return passing.every((m) => m.okStreak >= cfg.detect.recoverAfter);
+}
