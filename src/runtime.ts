@@ -189,7 +189,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
           journaled: () =>
             journal
               .query({ target: target.name, type: 'critical_log', limit: Number.POSITIVE_INFINITY })
-              .flatMap((e) => (typeof e.data?.ref === 'string' ? [e.data.ref] : [])),
+              .flatMap((e) => (e.type === 'critical_log' && e.data.ref !== undefined ? [e.data.ref] : [])),
           durable: () => journal.flush(),
           onRead: (service, file, offset, time) => windows.noteRead(service, file, offset, time),
         }),

@@ -1,7 +1,7 @@
 // What /api/status and the status page show of one target: the watchdog (src/watchdog.ts) builds it, the routes
 // read it. Declared on the reading side, so the server never imports the shell that runs the core.
 import type { SlotMemory, TargetMemory } from '../../core/memory.js';
-import type { JournalEvent } from '../journal/journal.js';
+import type { JournalEvent, JournalEventOf } from '../journal/events.js';
 import type { PauseRecord } from '../remediate/history.js';
 
 export interface TargetStatus {
@@ -20,6 +20,6 @@ export interface TargetStatus {
   engines: TargetMemory['engines'];
   lastOkAt?: number;
   recentEvents: JournalEvent[];
-  changesSinceOk: JournalEvent[];
+  changesSinceOk: JournalEventOf<'file_change'>[];
   remediation: { configured: boolean; dryRun?: boolean; paused: boolean; pause?: PauseRecord };
 }
