@@ -13,6 +13,7 @@ import type { PauseRecord, RemediationHistory } from './outputs/remediate/histor
 import type { Remediator, RemediatorCarry } from './outputs/remediate/remediator.js';
 import type { FileChangeSignal, InflightRun, Signal } from './core/signals.js';
 import type { Journal, JournalEvent } from './outputs/journal/journal.js';
+import type { TargetTrafficStatus } from './outputs/traffic/target-traffic.js';
 import { reduceInPlace } from './core/reduce/reduce.js';
 import { wrongAnswers, wrongHeld } from './core/wrong-window.js';
 import { classifierConfig } from './config/classifier-config.js';
@@ -62,6 +63,11 @@ export interface TargetWatchdogOptions {
   slots?: ReadonlySet<string>;
   /** Persisted remediation history and pause (stateDir): restored when there is no `previous`. */
   history?: RemediationHistory;
+  /**
+   * The traffic path (src/outputs/traffic/): told the memory after every step, so GET /ready, the agent and the
+   * drainers read a cached answer; `status` is what the status page shows of it.
+   */
+  traffic?: { onStep(m: TargetMemory): void; status(): TargetStatus['traffic'] };
 }
 
 export interface TargetStatus {
@@ -82,6 +88,8 @@ export interface TargetStatus {
   recentEvents: JournalEvent[];
   changesSinceOk: JournalEvent[];
   remediation: { configured: boolean; dryRun?: boolean; paused: boolean; pause?: PauseRecord };
+  /** In or out of rotation, held in by the pool rule, drained from the gateway (issue 43). */
+  traffic?: TargetTrafficStatus;
 }
 
 const RECENT_EVENTS = 50;
@@ -126,6 +134,7 @@ export class TargetWatchdog {
     this.exportState();
     // A reload carries the slots' windows over: their holds are exported before the next run of each.
     for (const slot of Object.values(this.s.slots)) this.exportAnswers(slot);
+    this.opts.traffic?.onStep(this.s);
   }
 
   /** The scheduler that runs confirmation rounds (set once the sources exist). */
@@ -203,6 +212,7 @@ export class TargetWatchdog {
         this.log.error({ err }, 'confirmation round failed');
       });
     }
+    this.opts.traffic?.onStep(this.s);
     if (!this.capturing) this.remediator?.consider(this.s);
   }
 
@@ -272,6 +282,7 @@ export class TargetWatchdog {
           ? { pause: this.opts.history.get(this.name).paused }
           : {}),
       },
+      ...(this.opts.traffic !== undefined ? { traffic: this.opts.traffic.status() } : {}),
     };
   }
 

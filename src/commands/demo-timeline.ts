@@ -6,7 +6,7 @@ import type { JournalEventType } from '../core/vocabulary.js';
 import type { Journal, JournalEvent } from '../outputs/journal/journal.js';
 
 /** The timeline column a journal event is shown under, or undefined when the demo leaves it out. */
-export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | undefined {
+export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | 'traffic' | undefined {
   // The journal's file holds what older versions wrote too: a type this build does not know is not shown.
   const kind = e.type as JournalEventType;
   switch (kind) {
@@ -24,6 +24,9 @@ export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | unde
       return e.data?.result === 'cooldown' ? undefined : 'detector';
     case 'incident':
       return 'incidents';
+    case 'drain':
+    case 'undrain':
+      return 'traffic';
     case 'critical_unconfirmed':
     case 'probe_failing':
     case 'probe_recovered':

@@ -59,6 +59,7 @@ export interface DrainerOptions {
 
 export class Drainer {
   readonly ledger: DrainLedger;
+  readonly backend: string;
   private readonly now: () => number;
   private busy: Promise<void> | undefined;
   private retryAt = 0;
@@ -69,6 +70,7 @@ export class Drainer {
   constructor(private readonly opts: DrainerOptions) {
     this.now = opts.now ?? Date.now;
     this.ledger = opts.ledger ?? newDrainLedger();
+    this.backend = opts.backend;
     for (const action of ['drain', 'undrain'] as const)
       for (const result of DRAIN_RESULTS)
         opts.metrics.drainsTotal.inc({ target: opts.target, action, result }, 0);
