@@ -98,7 +98,10 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
     metrics: ctx.metrics,
     logger: ctx.logger,
     journal,
-    store: ctx.previous?.traffic !== undefined ? ctx.previous.traffic.store : new DrainStore(config.stateDir, ctx.logger),
+    store:
+      ctx.previous?.traffic !== undefined
+        ? ctx.previous.traffic.store
+        : new DrainStore(config.stateDir, ctx.logger),
     previous: ctx.previous?.traffic,
   });
   const sources: Source[] = [];

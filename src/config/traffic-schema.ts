@@ -43,11 +43,9 @@ export const poolSchema = z.strictObject({
 });
 
 /** An address HAProxy connects from: one IPv4 or IPv6 address. */
-const ipAddress = z
-  .string()
-  .refine((a) => isIP(a) !== 0, {
-    error: (iss) => `expected an IP address, got ${JSON.stringify(iss.input)}`,
-  });
+const ipAddress = z.string().refine((a) => isIP(a) !== 0, {
+  error: (iss) => `expected an IP address, got ${JSON.stringify(iss.input)}`,
+});
 
 export const agentServerSchema = z.strictObject({
   /**

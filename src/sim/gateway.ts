@@ -28,17 +28,25 @@ export async function startGateway(workerUrls: string[], port = 0): Promise<SimG
     const pool = workers.ofType('regular');
     if (pool.length === 0) {
       sendJson(res, 503, {
-        error: { type: 'Service Unavailable', code: 'server_selection_failed', message: 'No available workers' },
+        error: {
+          type: 'Service Unavailable',
+          code: 'server_selection_failed',
+          message: 'No available workers',
+        },
       });
       return;
     }
     const w = pool[next++ % pool.length]!;
     routed.set(w.url, (routed.get(w.url) ?? 0) + 1);
     const target = new URL(req.url ?? '/', w.url);
-    const out = httpRequest(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
+    const out = httpRequest(
+      target,
+      { method: req.method, headers: { ...req.headers, host: target.host } },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
     out.on('error', () => {
       if (!res.headersSent) sendJson(res, 502, { error: { message: 'worker connection failed' } });
       else res.destroy();
@@ -47,22 +55,26 @@ export async function startGateway(workerUrls: string[], port = 0): Promise<SimG
     res.on('close', () => out.destroy());
     req.pipe(out);
   };
-  const service = new Service('gateway', (req, res) => {
-    if (workers.handle(req, res)) return;
-    const path = pathOf(req);
-    if (req.method === 'GET' && (path === '/health' || path === '/liveness')) {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.end('OK');
-      return;
-    }
-    if (req.method === 'GET' && path === '/readiness') {
-      const n = workers.list().length;
-      if (n > 0) sendJson(res, 200, { status: 'ready', healthy_workers: n, total_workers: n });
-      else sendJson(res, 503, { status: 'not ready', reason: 'insufficient healthy workers' });
-      return;
-    }
-    forward(req, res);
-  }, port);
+  const service = new Service(
+    'gateway',
+    (req, res) => {
+      if (workers.handle(req, res)) return;
+      const path = pathOf(req);
+      if (req.method === 'GET' && (path === '/health' || path === '/liveness')) {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('OK');
+        return;
+      }
+      if (req.method === 'GET' && path === '/readiness') {
+        const n = workers.list().length;
+        if (n > 0) sendJson(res, 200, { status: 'ready', healthy_workers: n, total_workers: n });
+        else sendJson(res, 503, { status: 'not ready', reason: 'insufficient healthy workers' });
+        return;
+      }
+      forward(req, res);
+    },
+    port,
+  );
   await service.listen();
   return { url: service.url, workers, routed: () => new Map(routed), stop: () => service.close() };
 }

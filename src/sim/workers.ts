@@ -127,7 +127,10 @@ export class WorkerRegistry {
     }
     const type = body.worker_type ?? 'regular';
     if (typeof body.url !== 'string' || !TYPES.includes(type as WorkerType)) {
-      sendJson(res, 400, { error: 'url (a string) and worker_type (regular, prefill, decode)', code: 'BAD_REQUEST' });
+      sendJson(res, 400, {
+        error: 'url (a string) and worker_type (regular, prefill, decode)',
+        code: 'BAD_REQUEST',
+      });
       return;
     }
     if (!this.routable(body.url)) {

@@ -8,7 +8,9 @@ import type { TrafficAnswer } from '../traffic/view.js';
 
 /** What the route needs of the daemon: the current view (a reload replaces it) and the target names. */
 export interface ReadyView {
-  traffic(): { get(t: string, e?: string): TrafficAnswer | undefined; has(t: string, e?: string): boolean } | undefined;
+  traffic():
+    | { get(t: string, e?: string): TrafficAnswer | undefined; has(t: string, e?: string): boolean }
+    | undefined;
   targets(): string[];
 }
 
@@ -50,7 +52,10 @@ export function readyJson(a: TrafficAnswer) {
 export function readyRoutes(view: ReadyView): FastifyPluginAsync {
   return async (app) => {
     const answer = async (
-      req: FastifyRequest<{ Params: { target: string; endpoint?: string }; Querystring: { format?: string } }>,
+      req: FastifyRequest<{
+        Params: { target: string; endpoint?: string };
+        Querystring: { format?: string };
+      }>,
       reply: FastifyReply,
     ) => {
       const json = wantsJson(req);
@@ -69,7 +74,10 @@ export function readyRoutes(view: ReadyView): FastifyPluginAsync {
         const error = `unknown ${endpoint === undefined ? 'target' : 'target or endpoint'} ${JSON.stringify(endpoint === undefined ? target : `${target}/${endpoint}`)}`;
         return json
           ? reply.code(404).send({ error, targets: view.targets() })
-          : reply.code(404).type('text/plain; charset=utf-8').send(`${error} (targets: ${view.targets().join(', ')})\n`);
+          : reply
+              .code(404)
+              .type('text/plain; charset=utf-8')
+              .send(`${error} (targets: ${view.targets().join(', ')})\n`);
       }
       const a = traffic.get(target, endpoint);
       if (a === undefined) {

@@ -12,7 +12,10 @@ export class DrainStore {
   private readonly file: string | undefined;
   private readonly ledgers: Record<string, DrainLedger> = {};
 
-  constructor(dir: string | undefined, private readonly logger: Logger) {
+  constructor(
+    dir: string | undefined,
+    private readonly logger: Logger,
+  ) {
     if (dir === undefined) return;
     this.file = join(dir, DRAINS_FILE);
     try {
@@ -31,7 +34,10 @@ export class DrainStore {
       }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
-        logger.warn({ err: String(err), file: this.file }, 'drain ledgers unreadable; starting with none out');
+        logger.warn(
+          { err: String(err), file: this.file },
+          'drain ledgers unreadable; starting with none out',
+        );
     }
   }
 

@@ -103,7 +103,12 @@ export function createTraffic(config: Config, deps: TrafficDeps): Traffic {
     store: deps.store,
     drainers,
     status(target) {
-      const keys = new Set([target, ...(config.targets.find((t) => t.name === target)?.endpoints ?? []).map((e) => memberKey(target, e.name))]);
+      const keys = new Set([
+        target,
+        ...(config.targets.find((t) => t.name === target)?.endpoints ?? []).map((e) =>
+          memberKey(target, e.name),
+        ),
+      ]);
       const d = drainers.get(target);
       const cfg = config.targets.find((t) => t.name === target)?.drain;
       return {
