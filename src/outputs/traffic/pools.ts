@@ -14,13 +14,14 @@ export interface Placement {
 const KEEP_ORDER: readonly TargetStateName[] = ['ok', 'degraded', 'unknown', 'wedged', 'down'];
 
 /**
- * Places each member (in config order). Members already held stay held while the pool still needs them, so the
- * one kept in does not change every time two wedged members' details change.
+ * Places each member (in config order). A member that was in rotation until now is kept before one already out:
+ * the load balancer need not bring back a backend it has just taken out (and its health checks' rise and fall
+ * would leave a moment with none in), and the one kept does not change while the pool stays bad.
  */
 export function placeMembers(
   members: ReadonlyArray<{ key: string; readiness: Readiness }>,
   minInRotation: number,
-  heldBefore: ReadonlySet<string>,
+  inBefore: ReadonlySet<string>,
 ): Map<string, Placement> {
   const out = new Map<string, Placement>();
   let inRotation = 0;
@@ -35,7 +36,7 @@ export function placeMembers(
     .filter((m) => !m.readiness.ready)
     .sort(
       (a, b) =>
-        Number(heldBefore.has(b.key)) - Number(heldBefore.has(a.key)) ||
+        Number(inBefore.has(b.key)) - Number(inBefore.has(a.key)) ||
         KEEP_ORDER.indexOf(a.readiness.state) - KEEP_ORDER.indexOf(b.readiness.state) ||
         a.i - b.i,
     );

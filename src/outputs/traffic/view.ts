@@ -27,9 +27,8 @@ export interface TrafficTarget {
   downAfter: number;
 }
 
-/** What a reload hands to the next view: which members were held, and since when each answer stands. */
+/** What a reload hands to the next view: each answer and since when it stands, and the pool of each backend. */
 export interface TrafficCarry {
-  held: Set<string>;
   changedAt: Map<string, { inRotation: boolean; at: number }>;
   backends: Map<string, string | undefined>;
 }
@@ -51,13 +50,11 @@ export class TrafficView {
   private readonly readiness = new Map<string, Readiness>();
   private readonly answers = new Map<string, TrafficAnswer>();
   private readonly poolOf = new Map<string, PoolConfig>();
-  private readonly held: Set<string>;
   private readonly changed: Map<string, { inRotation: boolean; at: number }>;
   private readonly listeners = new Map<string, Set<Listener>>();
 
   constructor(private readonly opts: TrafficViewOptions) {
     this.now = opts.now ?? Date.now;
-    this.held = new Set(opts.previous?.held);
     this.changed = new Map(opts.previous?.changedAt);
     for (const t of opts.targets)
       this.rules.set(t.name, {
@@ -97,20 +94,24 @@ export class TrafficView {
       ...[...pools].flatMap((p) => p.members.map((x) => memberKey(x.target, x.endpoint))),
     ]);
     const placed = new Map<string, { inRotation: boolean; held: boolean }>();
+    // Before a first answer (start-up, a reload), the carried state says what was in rotation.
+    const inBefore = new Set(
+      [...touched].filter(
+        (k) => (this.answers.get(k)?.inRotation ?? this.changed.get(k)?.inRotation) !== false,
+      ),
+    );
     for (const p of pools) {
       const members = p.members.flatMap((x) => {
         const key = memberKey(x.target, x.endpoint);
         const readiness = this.readiness.get(key);
         return readiness === undefined ? [] : [{ key, readiness }];
       });
-      for (const [k, v] of placeMembers(members, p.minInRotation, this.held)) placed.set(k, v);
+      for (const [k, v] of placeMembers(members, p.minInRotation, inBefore)) placed.set(k, v);
     }
     for (const key of touched) {
       const r = this.readiness.get(key);
       if (r === undefined) continue;
       const place = placed.get(key) ?? { inRotation: r.ready, held: false };
-      if (place.held) this.held.add(key);
-      else this.held.delete(key);
       this.set(key, r, place.inRotation, place.held);
     }
   }
@@ -164,7 +165,6 @@ export class TrafficView {
 
   carry(): TrafficCarry {
     return {
-      held: new Set(this.held),
       changedAt: new Map(this.changed),
       backends: new Map(this.keys().map((k) => [k, this.poolOf.get(k)?.name])),
     };
