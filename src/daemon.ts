@@ -103,6 +103,7 @@ export class Daemon {
     if (this.loaded.config.agent !== undefined) {
       this.agent = new AgentServer({
         config: this.loaded.config.agent,
+        listen: parseListenAddress(this.loaded.config.agent.listenAddress),
         view: () => this.runtime?.traffic?.view,
         metrics: this.metrics,
         logger: this.logger,

@@ -1,6 +1,6 @@
 // Route plugins that need the daemon (its runtime, config). Each feature adds its plugin factory here.
 import type { FastifyPluginAsync } from 'fastify';
-import type { Daemon } from '../../daemon.js';
+import type { DaemonView } from './daemon-view.js';
 import { daemonIncidentRoutes } from './incident-routes.js';
 import { probeRoutes } from './probe-routes.js';
 import { daemonRemediationRoutes } from './remediation-routes.js';
@@ -8,7 +8,7 @@ import { statusPageRoutes } from './status-page-route.js';
 import { daemonStatusRoutes } from './status-routes.js';
 import { readyRoutes } from './ready-routes.js';
 
-export const routePlugins: ((daemon: Daemon) => FastifyPluginAsync)[] = [
+export const routePlugins: ((daemon: DaemonView) => FastifyPluginAsync)[] = [
   probeRoutes,
   statusPageRoutes,
   daemonRemediationRoutes,

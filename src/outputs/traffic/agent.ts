@@ -8,7 +8,6 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AgentConfig, AgentServerConfig } from '../../config/traffic-schema.js';
 import type { Logger } from '../../lib/logger.js';
 import type { TrafficMetrics } from '../../metrics.js';
-import { parseListenAddress } from '../server/listen.js';
 import { agentReply } from './agent-reply.js';
 import type { TrafficView } from './view.js';
 
@@ -22,6 +21,8 @@ const LOGGED_ADDRESSES = 256;
 
 export interface AgentServerOptions {
   config: AgentConfig;
+  /** config.listenAddress parsed (the daemon's parseListenAddress). */
+  listen: { host: string; port: number };
   /** The current view (a reload replaces it, so it is looked up per connection). */
   view: () => TrafficView | undefined;
   metrics?: Pick<TrafficMetrics, 'agentChecks'>;
@@ -52,7 +53,7 @@ export class AgentServer {
   }
 
   async start(): Promise<void> {
-    const { host, port } = parseListenAddress(this.config.listenAddress);
+    const { host, port } = this.opts.listen;
     const server = createServer((socket) => this.handle(socket));
     server.maxConnections = this.config.maxConnections;
     await new Promise<void>((resolve, reject) => {

@@ -11,7 +11,7 @@ import type { DrainStore } from './drain-store.js';
 import { SglangGateway, type GatewayClient } from './sglang-gateway.js';
 import { TrafficView, type TrafficAnswer } from './view.js';
 
-/** What the status page shows of a target's traffic: its backends' answers and its drain. */
+/** What the status page shows of a target's traffic (declared by its reader, outputs/server/status-view.ts). */
 export interface TargetTrafficStatus {
   backends: TrafficAnswer[];
   drain?: ReturnType<Drainer['status']> & { worker: string; gateway: string; backend: string };
