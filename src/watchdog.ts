@@ -65,6 +65,11 @@ export interface TargetWatchdogOptions {
   slots?: ReadonlySet<string>;
   /** Persisted remediation history and pause (stateDir): restored when there is no `previous`. */
   history?: RemediationHistory;
+  /**
+   * The traffic path (src/outputs/traffic/): told the memory after every step, so GET /ready, the agent and the
+   * drainers read a cached answer; `status` is what the status page shows of it.
+   */
+  traffic?: { onStep(m: TargetMemory): void; status(): TargetStatus['traffic'] };
 }
 
 const RECENT_EVENTS = 50;
@@ -109,6 +114,7 @@ export class TargetWatchdog {
     this.exportState();
     // A reload carries the slots' windows over: their holds are exported before the next run of each.
     for (const slot of Object.values(this.s.slots)) this.exportAnswers(slot);
+    this.opts.traffic?.onStep(this.s);
   }
 
   /** The scheduler that runs confirmation rounds (set once the sources exist). */
@@ -186,6 +192,7 @@ export class TargetWatchdog {
         this.log.error({ err }, 'confirmation round failed');
       });
     }
+    this.opts.traffic?.onStep(this.s);
     if (!this.capturing) this.remediator?.consider(this.s);
   }
 
@@ -255,6 +262,7 @@ export class TargetWatchdog {
           ? { pause: this.opts.history.get(this.name).paused }
           : {}),
       },
+      ...(this.opts.traffic !== undefined ? { traffic: this.opts.traffic.status() } : {}),
     };
   }
 

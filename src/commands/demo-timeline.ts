@@ -5,7 +5,7 @@
 import type { Journal, JournalEvent } from '../outputs/journal/journal.js';
 
 /** The timeline column a journal event is shown under, or undefined when the demo leaves it out. */
-export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | undefined {
+export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | 'traffic' | undefined {
   switch (e.type) {
     case 'transition':
     case 'diagnosis':
@@ -21,6 +21,9 @@ export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | unde
       return e.data.result === 'cooldown' ? undefined : 'detector';
     case 'incident':
       return 'incidents';
+    case 'drain':
+    case 'undrain':
+      return 'traffic';
     case 'critical_unconfirmed':
     case 'probe_failing':
     case 'probe_recovered':

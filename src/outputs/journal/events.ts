@@ -37,6 +37,8 @@ export interface JournalData {
   };
   remediation_pause: { paused: boolean };
   file_change: { path: string; hash: string | null; diff?: string };
+  drain: DrainData;
+  undrain: DrainData;
   incident: {
     result: string;
     id?: string;
@@ -46,6 +48,18 @@ export interface JournalData {
     durationMs: number;
     detail?: string;
   };
+}
+
+/** A backend taken out of (drain) or put back into (undrain) a gateway's rotation, or the attempt to. */
+export interface DrainData {
+  backend: string;
+  pool?: string;
+  result: 'success' | 'failure' | 'dry_run' | 'capped';
+  worker: string;
+  gateway: string;
+  /** The verdict that moved it. */
+  state: string;
+  diagnosis: string | null;
 }
 
 /** What one run of the remediation command came to (src/outputs/remediate/remediator.ts records it). */

@@ -43,6 +43,8 @@ const SEVERITY: Record<string, Severity> = {
   probe_failing: 'warning',
   critical_unconfirmed: 'warning',
   remediation: 'warning',
+  drain: 'warning',
+  undrain: 'warning',
 };
 
 /** The page's view of the watchdog's status (the same data GET /api/status serves). */
@@ -81,6 +83,7 @@ export function fromTargetStatus(t: TargetStatus): StatusView {
       diff: e.data.diff,
     })),
     remediationPaused: t.remediation.paused,
+    ...(t.traffic !== undefined ? { traffic: t.traffic } : {}),
   };
 }
 

@@ -3,6 +3,22 @@
 import type { SlotMemory, TargetMemory } from '../../core/memory.js';
 import type { JournalEvent, JournalEventOf } from '../journal/events.js';
 import type { PauseRecord } from '../remediate/history.js';
+import type { TrafficAnswer } from '../traffic/view.js';
+
+/** In or out of rotation per backend, held in by the pool rule, drained from the gateway (issue 43). */
+export interface TargetTrafficStatus {
+  backends: TrafficAnswer[];
+  drain?: {
+    out: boolean;
+    dryRun: boolean;
+    since?: number;
+    drainsInWindow: number;
+    max: number;
+    worker: string;
+    gateway: string;
+    backend: string;
+  };
+}
 
 export interface TargetStatus {
   target: string;
@@ -22,4 +38,5 @@ export interface TargetStatus {
   recentEvents: JournalEvent[];
   changesSinceOk: JournalEventOf<'file_change'>[];
   remediation: { configured: boolean; dryRun?: boolean; paused: boolean; pause?: PauseRecord };
+  traffic?: TargetTrafficStatus;
 }
