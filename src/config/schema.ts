@@ -13,9 +13,11 @@ import { LOG_PACKS, withImpliedPacks } from './log-packs.js';
 import { defaultPacks, LOG_ENGINES } from './log-engines.js';
 import { agentSchema, checkTraffic, drainSchema, poolSchema, readinessSchema } from './traffic-schema.js';
 
+const LISTEN_ADDRESS = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/;
+
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
 function listenAddressProblem(addr: string): string | undefined {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(addr.trim());
+  const m = LISTEN_ADDRESS.exec(addr.trim());
   const want = 'expected host:port or :port, like ":9787" or "127.0.0.1:9787"';
   if (!m) return `invalid listen address ${JSON.stringify(addr)}: ${want}`;
   if (Number(m[3]) > 65535) return `invalid listen address ${JSON.stringify(addr)}: port out of range`;
@@ -27,6 +29,22 @@ function listenAddressProblem(addr: string): string | undefined {
   )
     return `invalid listen address ${JSON.stringify(addr)}: bad host ${JSON.stringify(host)}`;
   return undefined;
+}
+
+/** Hosts a listener on which takes the port on every address. */
+const ANY_HOST = new Set(['', '0.0.0.0', '::']);
+
+/**
+ * Whether two listen addresses (both parse) would bind one port: the same port on the same host, or on any host
+ * when either is a wildcard (":9787" and "127.0.0.1:9787" clash). Port 0 (tests) picks a free port for each.
+ */
+function sharePort(a: string, b: string): boolean {
+  const [x, y] = [a, b].map((addr) => {
+    const m = LISTEN_ADDRESS.exec(addr.trim())!;
+    return { host: m[1] ?? m[2]!, port: Number(m[3]) };
+  });
+  if (x!.port === 0 || x!.port !== y!.port) return false;
+  return x!.host === y!.host || ANY_HOST.has(x!.host) || ANY_HOST.has(y!.host);
 }
 
 const name = (what: string) =>
@@ -784,15 +802,14 @@ export const configSchema = z
     if (cfg.agent !== undefined) {
       const why = listenAddressProblem(cfg.agent.listenAddress);
       if (why !== undefined) ctx.addIssue({ code: 'custom', path: ['agent', 'listenAddress'], message: why });
-      // Port 0 (tests) picks a free port for each: the same text is not the same port there.
       else if (
-        cfg.agent.listenAddress.trim() === cfg.web.listenAddress.trim() &&
-        !cfg.agent.listenAddress.trim().endsWith(':0')
+        listenAddressProblem(cfg.web.listenAddress) === undefined &&
+        sharePort(cfg.agent.listenAddress, cfg.web.listenAddress)
       )
         ctx.addIssue({
           code: 'custom',
           path: ['agent', 'listenAddress'],
-          message: 'the same address as web.listenAddress: the agent needs a port of its own',
+          message: `the same port as web.listenAddress (${JSON.stringify(cfg.web.listenAddress)}): the agent needs a port of its own`,
         });
     }
     uniqueNames(ctx, ['incidents', 'commands'], cfg.incidents.commands);

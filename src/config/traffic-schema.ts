@@ -15,7 +15,7 @@ export const readinessSchema = z.strictObject({
    */
   ready: z
     .array(z.enum(TARGET_STATES))
-    .min(1)
+    .min(1, 'give at least one ready state (ok is the usual one)')
     .default(['ok', 'degraded'])
     .refine((states) => !states.some((s) => (NOT_READY_EVER as readonly string[]).includes(s)), {
       message:
@@ -39,7 +39,11 @@ export const poolSchema = z.strictObject({
    * The fewest members kept in rotation however bad they look: taking the last one out turns a partial outage
    * into a full one (docs/decisions.md, issue 43).
    */
-  minInRotation: z.number().int().min(1).default(1),
+  minInRotation: z
+    .number()
+    .int()
+    .min(1, 'at least 1: a pool with none in rotation would let every member be taken out')
+    .default(1),
 });
 
 /** An address HAProxy connects from: one IPv4 or IPv6 address. */
@@ -148,7 +152,7 @@ export type DrainConfig = z.output<typeof drainSchema>;
 /** Cross-block checks: every member, agent server and drain names a target (and hop) that exists. */
 export function checkTraffic(
   cfg: {
-    targets: { name: string; endpoints: { name: string }[]; drain?: unknown }[];
+    targets: { name: string; endpoints: { name: string }[]; drain?: Pick<DrainConfig, 'url' | 'worker'> }[];
     pools: PoolConfig[];
     agent?: AgentConfig;
   },
@@ -202,8 +206,20 @@ export function checkTraffic(
     });
   });
   cfg.agent?.servers.forEach((s, i) => member(['agent', 'servers', i], s.target, s.endpoint));
+  // Two targets draining one worker of one gateway would undo each other's drains.
+  const drained = new Map<string, number>();
   cfg.targets.forEach((t, i) => {
     if (t.drain === undefined) return;
+    const d = t.drain;
+    const key = `${d.url.replace(/\/+$/, '')} ${d.worker.replace(/\/+$/, '')}`;
+    const prev = drained.get(key);
+    if (prev !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['targets', i, 'drain', 'worker'],
+        message: `the same worker of the same gateway as targets[${prev}].drain: one target drains a worker`,
+      });
+    else drained.set(key, i);
     const inPool = [...pooled.keys()].some((k) => k === t.name || k.startsWith(`${t.name}/`));
     if (!inPool)
       ctx.addIssue({

@@ -19,6 +19,222 @@ targets:
       - { name: health, kind: health, every: 10s, timeout: 5s, path: /health }
 `;
 
+// The traffic path (issue 43): two targets in a pool, readiness, the agent port and a drain through the gateway.
+const TRAFFIC = `${GOOD}    drain: { url: "http://127.0.0.1:30000", worker: "http://127.0.0.1:30001" }
+  - name: pd2
+    endpoints:
+      - { name: router, url: "http://127.0.0.1:30002" }
+web: { listenAddress: "127.0.0.1:9787", readiness: { ready: [ok, degraded] } }
+pools:
+  - { name: engines, members: [{ target: pd }, { target: pd2, endpoint: router }], minInRotation: 1 }
+agent:
+  listenAddress: "127.0.0.1:9788"
+  servers: [{ name: pd, target: pd }, { from: 10.0.0.5, target: pd2, endpoint: router }]
+`;
+const AGENT_AT = 'listenAddress: "127.0.0.1:9788"';
+const DRAIN_AT = 'worker: "http://127.0.0.1:30001" }';
+const POOL_MEMBERS = '[{ target: pd }, { target: pd2, endpoint: router }]';
+const AGENT_SERVERS = '[{ name: pd, target: pd }, { from: 10.0.0.5, target: pd2, endpoint: router }]';
+
+// Each case: one new config error of the traffic path; the exact field and the gist of its message.
+const TRAFFIC_CASES: { name: string; yaml: string; expect: RegExp }[] = [
+  {
+    name: 'a wedged state configured ready',
+    yaml: TRAFFIC.replace('ready: [ok, degraded]', 'ready: [ok, wedged]'),
+    expect: /web\.readiness\.ready: wedged and down can never be ready/,
+  },
+  {
+    name: 'no ready state',
+    yaml: TRAFFIC.replace('ready: [ok, degraded]', 'ready: []'),
+    expect: /web\.readiness\.ready: give at least one ready state/,
+  },
+  {
+    name: 'a ready state that is not a state',
+    yaml: TRAFFIC.replace('ready: [ok, degraded]', 'ready: [ok, fine]'),
+    expect:
+      /web\.readiness\.ready\[1\]: Invalid option: expected one of "unknown"\|"ok"\|"degraded"\|"wedged"\|"down"/,
+  },
+  {
+    name: 'an unknown readiness key',
+    yaml: TRAFFIC.replace('ready: [ok, degraded] }', 'ready: [ok, degraded], states: [ok] }'),
+    expect: /web\.readiness\.states: unknown key/,
+  },
+  {
+    name: 'a pool name with spaces',
+    yaml: TRAFFIC.replace('name: engines', 'name: "two words"'),
+    expect: /pools\[0\]\.name: a pool name may use letters, digits and _\.:-/,
+  },
+  {
+    name: 'a pool without members',
+    yaml: TRAFFIC.replace(POOL_MEMBERS, '[]'),
+    expect: /pools\[0\]\.members: a pool needs at least one member/,
+  },
+  {
+    name: 'a pool that keeps none in rotation',
+    yaml: TRAFFIC.replace('minInRotation: 1', 'minInRotation: 0'),
+    expect: /pools\[0\]\.minInRotation: at least 1/,
+  },
+  {
+    name: 'a pool that keeps more in rotation than it has',
+    yaml: TRAFFIC.replace('minInRotation: 1', 'minInRotation: 3'),
+    expect: /pools\[0\]\.minInRotation: 3 is more than the pool's 2 members/,
+  },
+  {
+    name: 'two pools of one name',
+    yaml: TRAFFIC.replace(
+      'minInRotation: 1 }',
+      'minInRotation: 1 }\n  - { name: engines, members: [{ target: pd2 }] }',
+    ),
+    expect: /pools\[1\]\.name: duplicate pool name "engines"/,
+  },
+  {
+    name: 'a pool member that is no target',
+    yaml: TRAFFIC.replace(POOL_MEMBERS, '[{ target: pd }, { target: pd3 }]'),
+    expect: /pools\[0\]\.members\[1\]\.target: no target named "pd3" \(have: pd, pd2\)/,
+  },
+  {
+    name: 'a pool member hop that does not exist',
+    yaml: TRAFFIC.replace(POOL_MEMBERS, '[{ target: pd }, { target: pd2, endpoint: proxy }]'),
+    expect: /pools\[0\]\.members\[1\]\.endpoint: no endpoint named "proxy" in target "pd2"/,
+  },
+  {
+    name: 'a backend in a pool twice',
+    yaml: TRAFFIC.replace(
+      POOL_MEMBERS,
+      '[{ target: pd }, { target: pd2, endpoint: router }, { target: pd }]',
+    ),
+    expect: /pools\[0\]\.members\[2\]: pd is already a member of pool "engines"/,
+  },
+  {
+    name: 'an agent listen address that does not parse',
+    yaml: TRAFFIC.replace(AGENT_AT, 'listenAddress: "nowhere"'),
+    expect: /agent\.listenAddress: invalid listen address "nowhere"/,
+  },
+  {
+    name: 'the agent on the web port',
+    yaml: TRAFFIC.replace(AGENT_AT, 'listenAddress: "127.0.0.1:9787"'),
+    expect: /agent\.listenAddress: the same port as web\.listenAddress \("127\.0\.0\.1:9787"\)/,
+  },
+  {
+    name: 'the agent on every address of the web port',
+    yaml: TRAFFIC.replace(AGENT_AT, 'listenAddress: ":9787"'),
+    expect: /agent\.listenAddress: the same port as web\.listenAddress/,
+  },
+  {
+    name: 'an agent without servers',
+    yaml: TRAFFIC.replace(AGENT_SERVERS, '[]'),
+    expect: /agent\.servers: the agent needs at least one server/,
+  },
+  {
+    name: 'an agent server HAProxy cannot name',
+    yaml: TRAFFIC.replace('{ name: pd, target: pd }', '{ target: pd }'),
+    expect: /agent\.servers\[0\]: give name \(what agent-send says\) or from/,
+  },
+  {
+    name: 'two agent servers of one name',
+    yaml: TRAFFIC.replace('{ name: pd, target: pd }', '{ name: pd, target: pd }, { name: pd, target: pd2 }'),
+    expect: /agent\.servers\[1\]\.name: the same name as servers\[0\]/,
+  },
+  {
+    name: 'two unnamed agent servers on one address',
+    yaml: TRAFFIC.replace('endpoint: router }]\n', 'endpoint: router }, { from: 10.0.0.5, target: pd }]\n'),
+    expect: /agent\.servers\[2\]\.from: the same address as servers\[1\], and neither has a name/,
+  },
+  {
+    name: 'an agent server address that is a host name',
+    yaml: TRAFFIC.replace('from: 10.0.0.5', 'from: haproxy.local'),
+    expect: /agent\.servers\[1\]\.from: expected an IP address, got "haproxy\.local"/,
+  },
+  {
+    name: 'an agent-send name with a space',
+    yaml: TRAFFIC.replace('{ name: pd, target: pd }', '{ name: "p d", target: pd }'),
+    expect: /agent\.servers\[0\]\.name: an agent-send name is 1 to 64 printable characters without spaces/,
+  },
+  {
+    name: 'an agent server that is no target',
+    yaml: TRAFFIC.replace('{ name: pd, target: pd }', '{ name: pd, target: pd9 }'),
+    expect: /agent\.servers\[0\]\.target: no target named "pd9"/,
+  },
+  {
+    name: 'an agent server hop that does not exist',
+    yaml: TRAFFIC.replace('target: pd2, endpoint: router }]\n', 'target: pd2, endpoint: proxy }]\n'),
+    expect: /agent\.servers\[1\]\.endpoint: no endpoint named "proxy" in target "pd2"/,
+  },
+  {
+    name: 'an agent word HAProxy does not know',
+    yaml: TRAFFIC.replace(AGENT_AT, `${AGENT_AT}\n  unready: off`),
+    expect: /agent\.unready: Invalid option: expected one of "down"\|"drain"\|"maint"/,
+  },
+  {
+    name: 'a degraded weight above 100 %',
+    yaml: TRAFFIC.replace(AGENT_AT, `${AGENT_AT}\n  degradedWeight: 150`),
+    expect: /agent\.degradedWeight: Too big: expected number to be <=100/,
+  },
+  {
+    name: 'an agent that takes no connection',
+    yaml: TRAFFIC.replace(AGENT_AT, `${AGENT_AT}\n  maxConnections: 0`),
+    expect: /agent\.maxConnections: Too small: expected number to be >=1/,
+  },
+  {
+    name: 'an agent timeout that is no duration',
+    yaml: TRAFFIC.replace(AGENT_AT, `${AGENT_AT}\n  timeout: soon`),
+    expect: /agent\.timeout: expected a duration like "30s", got "soon"/,
+  },
+  {
+    name: 'a gateway URL that is not http',
+    yaml: TRAFFIC.replace('url: "http://127.0.0.1:30000"', 'url: "ftp://127.0.0.1:30000"'),
+    expect: /targets\[0\]\.drain\.url: expected an http\(s\) URL of the gateway/,
+  },
+  {
+    name: 'a drained worker that is not a URL',
+    yaml: TRAFFIC.replace('worker: "http://127.0.0.1:30001"', 'worker: "127.0.0.1:30001"'),
+    expect: /targets\[0\]\.drain\.worker: expected the http\(s\) URL the gateway knows the worker by/,
+  },
+  {
+    name: 'a worker type the gateway does not have',
+    yaml: TRAFFIC.replace(DRAIN_AT, DRAIN_AT.replace(' }', ', workerType: encode }')),
+    expect: /targets\[0\]\.drain\.workerType: Invalid option: expected one of "regular"\|"prefill"\|"decode"/,
+  },
+  {
+    name: 'a bootstrap port out of range',
+    yaml: TRAFFIC.replace(DRAIN_AT, DRAIN_AT.replace(' }', ', workerType: prefill, bootstrapPort: 70000 }')),
+    expect: /targets\[0\]\.drain\.bootstrapPort: Too big: expected number to be <=65535/,
+  },
+  {
+    name: 'a gateway other than SGLang',
+    yaml: TRAFFIC.replace(DRAIN_AT, DRAIN_AT.replace(' }', ', gateway: litellm }')),
+    expect: /targets\[0\]\.drain\.gateway: Invalid input: expected "sglang"/,
+  },
+  {
+    name: 'no drain allowed per window',
+    yaml: TRAFFIC.replace(DRAIN_AT, DRAIN_AT.replace(' }', ', maxPerWindow: 0 }')),
+    expect: /targets\[0\]\.drain\.maxPerWindow: Too small: expected number to be >=1/,
+  },
+  {
+    name: 'a drain window that is no duration',
+    yaml: TRAFFIC.replace(DRAIN_AT, DRAIN_AT.replace(' }', ', window: forever }')),
+    expect: /targets\[0\]\.drain\.window: expected a duration like "30s", got "forever"/,
+  },
+  {
+    name: 'an unknown drain key',
+    yaml: TRAFFIC.replace(DRAIN_AT, DRAIN_AT.replace(' }', ', retries: 3 }')),
+    expect: /targets\[0\]\.drain\.retries: unknown key/,
+  },
+  {
+    name: 'a drained target in no pool',
+    yaml: TRAFFIC.replace(POOL_MEMBERS, '[{ target: pd2 }]'),
+    expect: /targets\[0\]\.drain: a drained target must be a member of a pool/,
+  },
+  {
+    name: 'two targets draining one worker',
+    yaml: TRAFFIC.replace(
+      '      - { name: router, url: "http://127.0.0.1:30002" }\n',
+      '      - { name: router, url: "http://127.0.0.1:30002" }\n    drain: { url: "http://127.0.0.1:30000/", worker: "http://127.0.0.1:30001/" }\n',
+    ),
+    expect: /targets\[1\]\.drain\.worker: the same worker of the same gateway as targets\[0\]\.drain/,
+  },
+];
+
 // A FIFO blocks a reader's open() until a writer comes (issue 16 item 9: a reload hung forever on one).
 const FIFO = join(dir, 'serve.fifo');
 execFileSync('mkfifo', [FIFO]);
@@ -254,6 +470,10 @@ describe('wedgewatch check', () => {
     expect(good.stderr).toBe('');
     expect(good.code).toBe(0);
     expect(good.stdout).toMatch(/OK \(1 target\(s\), 2 probe\(s\)/);
+    // The traffic cases below each break one field of this: the config itself is good.
+    const traffic = await runCli(['check', '--config', write('traffic.yaml', TRAFFIC)]);
+    expect(traffic.stderr).toBe('');
+    expect(traffic.code).toBe(0);
     const example = await runCli(['check', '--config', 'examples/wedgewatch.yaml']);
     expect(example.stderr).toBe('');
     expect(example.code).toBe(0);
@@ -265,6 +485,17 @@ describe('wedgewatch check', () => {
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(re);
   });
+
+  it.each(TRAFFIC_CASES)(
+    'traffic path: $name → exit 2 naming the field',
+    async ({ name, yaml, expect: re }) => {
+      const file = write(`traffic_${name.replace(/\W+/g, '_')}.yaml`, yaml);
+      expect(yaml, 'the case changes the good traffic config').not.toBe(TRAFFIC);
+      const res = await runCli(['check', '--config', file]);
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(re);
+    },
+  );
 
   it('reports every problem of a file at once, not just the first', () => {
     const bad =

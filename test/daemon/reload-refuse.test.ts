@@ -18,13 +18,13 @@ afterEach(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const config = (o: { listen?: string; state?: string; target?: string } = {}) =>
+const config = (o: { listen?: string; state?: string; target?: string; agent?: string } = {}) =>
   `web: { listenAddress: "${o.listen ?? '127.0.0.1:0'}", enableLifecycle: true }
 stateDir: ${o.state ?? `${dir}/state`}
 targets:
   - name: ${o.target ?? 'first'}
     endpoints: [{ name: router, url: "http://127.0.0.1:9" }]
-`;
+${o.agent === undefined ? '' : `agent: { listenAddress: "${o.agent}", servers: [{ name: s1, target: ${o.target ?? 'first'} }] }\n`}`;
 
 async function start(file: string, listenAddress?: string) {
   const { logger, lines } = capturingLogger();
@@ -46,6 +46,13 @@ it.each([
     change: { listen: '127.0.0.1:1', target: 'second' },
     message:
       /web\.listenAddress: changed from "127\.0\.0\.1:0" to "127\.0\.0\.1:1"; a new listen address needs a restart/,
+  },
+  {
+    // HAProxy's agent-check port (issue 43): HAProxy keeps checking the old one, so it cannot move in place.
+    what: 'a new agent-check port',
+    change: { agent: '127.0.0.1:1', target: 'second' },
+    message:
+      /agent\.listenAddress: changed from no agent port to "127\.0\.0\.1:1"; opening or moving the agent-check port needs a restart/,
   },
   {
     what: 'a new stateDir',
