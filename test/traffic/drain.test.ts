@@ -7,21 +7,25 @@ import { createMetrics } from '../../src/metrics.js';
 import { Drainer, type DrainRecord } from '../../src/outputs/traffic/drainer.js';
 import { SglangGateway } from '../../src/outputs/traffic/sglang-gateway.js';
 import type { TrafficAnswer } from '../../src/outputs/traffic/view.js';
+import type { TargetStateName } from '../../src/core/vocabulary.js';
 import { startGateway, type SimGateway } from '../../src/sim/gateway.js';
 import { quietLogger } from '../helpers/logger.js';
 
 const A = 'http://127.0.0.1:31001';
 const B = 'http://127.0.0.1:31002';
 
-const answer = (inRotation: boolean): TrafficAnswer => ({
+const answer = (
+  inRotation: boolean,
+  state: TargetStateName = inRotation ? 'ok' : 'wedged',
+): TrafficAnswer => ({
   target: 'a',
   backend: 'a',
   ready: inRotation,
   inRotation,
   held: false,
   pool: 'engines',
-  state: inRotation ? 'ok' : 'wedged',
-  diagnosis: inRotation ? null : 'completions_hung',
+  state,
+  diagnosis: state === 'wedged' ? 'completions_hung' : null,
   since: 0,
   cause: '',
   changedAt: 0,
@@ -59,8 +63,8 @@ async function setup(over: Record<string, unknown> = {}, gatewayUp = true) {
     now: () => now,
   });
   const listed = () => gw!.workers.list().map((w) => w.url);
-  const step = async (inRotation: boolean) => {
-    drainer.consider(answer(inRotation));
+  const step = async (inRotation: boolean, state?: TargetStateName) => {
+    drainer.consider(answer(inRotation, state));
     await drainer.idle();
   };
   return { gw, drainer, records, metrics, listed, step, advance: (ms: number) => (now += ms) };
@@ -86,6 +90,24 @@ describe('drain through the SGLang gateway worker API', () => {
     expect(
       drains.values.find((v) => v.labels.action === 'drain' && v.labels.result === 'success')?.value,
     ).toBe(1);
+  });
+
+  it('never drains on no verdict yet (unknown, at start-up), but keeps a worker already out until it is ready', async () => {
+    const { records, listed, step } = await setup();
+    await step(false, 'unknown');
+    expect(listed().sort()).toEqual([A, B]);
+    expect(records).toEqual([]);
+    await step(false, 'down');
+    expect(listed()).toEqual([B]);
+    // The daemon restarts (or reloads): no verdict yet, and the worker it drained stays out.
+    await step(false, 'unknown');
+    expect(listed()).toEqual([B]);
+    await step(true);
+    expect(listed().sort()).toEqual([A, B]);
+    expect(records.map((r) => `${r.action}:${r.result}:${r.state}`)).toEqual([
+      'drain:success:down',
+      'undrain:success:ok',
+    ]);
   });
 
   it('stops at maxPerWindow: the worker stays in, the skip is journaled once; a new window drains again', async () => {

@@ -98,8 +98,11 @@ export class Drainer {
   consider(a: TrafficAnswer): void {
     if (this.busy !== undefined) return;
     const now = this.now();
-    const wantOut = !a.inRotation;
     const l = this.ledger;
+    // `unknown` (no verdict yet: the daemon just started or reloaded) never starts a drain: out of rotation for a
+    // readiness check is right then, but removing workers nobody has judged from a gateway would empty it of all
+    // but one at every restart. A worker already out (the ledger) stays out until it is ready again.
+    const wantOut = !a.inRotation && (a.state !== 'unknown' || l.out);
     if (wantOut === l.out) {
       this.reported = undefined;
       return;
