@@ -1,6 +1,8 @@
 // `wedgewatch demo` (what `npm start` runs): the simulator plus the daemon watching it with an embedded config.
 // It prints where to look and a live timeline; after `--replay-after` it replays the incident (an abort cascade
-// with nixl_abort_unhandled armed) and the daemon is left to notice, remediate and recover.
+// with nixl_abort_unhandled armed) and the daemon is left to notice, remediate and recover. A second deployment
+// serves the same model behind a model gateway (src/sim/gateway.ts): the wedged one is drained from the gateway
+// while it is wedged and added back once it recovers (issue 43), the second one never (the pool rule).
 import { Command, Option } from 'commander';
 import { closeSync, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -12,7 +14,8 @@ import type { Daemon } from '../daemon.js';
 import type { LogLevel } from '../lib/logger.js';
 import { abortCascade } from '../sim/abort-cascade.js';
 import { parseDurationArg } from '../sim/cli-args.js';
-import { demoConfig } from '../sim/demo-config.js';
+import { demoConfig, DEMO_PEER_TARGET, DEMO_TARGET } from '../sim/demo-config.js';
+import { startGateway, type SimGateway } from '../sim/gateway.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { createLogger } from '../lib/logger.js';
 import { addLogFlags, EXIT } from './common.js';
@@ -69,11 +72,24 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
   const timeline = (source: string, message: string) =>
     print(`[+${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${source.padEnd(9)} ${message}`);
 
-  const sim = await startSim({
-    proxy: true,
-    waitingTimeoutMs: DEMO_PD_TIMEOUT_MS,
-    bootstrapTimeoutMs: DEMO_PD_TIMEOUT_MS,
-  });
+  const pdTimeouts = { waitingTimeoutMs: DEMO_PD_TIMEOUT_MS, bootstrapTimeoutMs: DEMO_PD_TIMEOUT_MS };
+  const sim = await startSim({ proxy: true, ...pdTimeouts });
+  let peer: Sim | undefined;
+  let gateway: SimGateway | undefined;
+  const stopSims = async () => {
+    await gateway?.stop();
+    await peer?.stop();
+    await sim.stop();
+  };
+  try {
+    peer = await startSim(pdTimeouts);
+    gateway = await startGateway([sim.urls.router, peer.urls.router]);
+  } catch (err) {
+    await stopSims();
+    throw err;
+  }
+  const traffic = { peer, gateway: gateway.url };
+  const gw = gateway;
   const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-demo-'));
   const configPath = join(dir, 'wedgewatch-demo.yaml');
   writeFileSync(
@@ -82,12 +98,13 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
       stateDir: join(dir, 'state'),
       listenAddress: opts.listenAddress,
       nodePath: process.execPath,
+      traffic,
     }),
   );
   try {
     loadConfigFile(configPath);
   } catch (err) {
-    await sim.stop();
+    await stopSims();
     if (err instanceof ConfigError)
       throw new Error(`the embedded demo config is invalid:\n  ${err.problems.join('\n  ')}`, { cause: err });
     throw err;
@@ -112,7 +129,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
   const stopAll = async () => {
     clearTimeout(replayTimer);
     for (const c of cleanups) c();
-    await sim.stop();
+    await stopSims();
   };
   const closeLog = () => {
     logOpen = false;
@@ -125,18 +142,29 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
         const base = `http://${daemon.address()}`;
         print(
           [
-            'wedgewatch demo: the watchdog and a simulated SGLang prefill/decode deployment (Ctrl-C to stop)',
+            'wedgewatch demo: the watchdog and two simulated SGLang prefill/decode deployments behind a model gateway (Ctrl-C to stop)',
             `  status page  ${base}/`,
             `  metrics      ${base}/metrics`,
             `  config       ${configPath}`,
             `  daemon log   ${logFile}`,
-            'simulator:',
+            `simulator (${DEMO_TARGET}):`,
             describeSim(sim),
-            `incident replay in ${Math.round(opts.replayAfterMs / 1000)}s: an abort cascade with nixl_abort_unhandled armed`,
+            `second deployment (${DEMO_PEER_TARGET}):`,
+            describeSim(traffic.peer),
+            `model gateway  ${gw.url} (both routers as workers: GET ${gw.url}/workers)`,
+            `incident replay in ${Math.round(opts.replayAfterMs / 1000)}s on ${DEMO_TARGET}: an abort cascade with nixl_abort_unhandled armed`,
             'timeline:',
           ].join('\n'),
         );
         cleanups.push(sim.onEvent((ev) => timeline(`sim:${ev.service}`, ev.message)));
+        cleanups.push(traffic.peer.onEvent((ev) => timeline(`sim-b:${ev.service}`, ev.message)));
+        cleanups.push(
+          gatewayTimeline(
+            gw,
+            { [sim.urls.router]: DEMO_TARGET, [traffic.peer.urls.router]: DEMO_PEER_TARGET },
+            timeline,
+          ),
+        );
         const ctx: DemoContext = { sim, daemon, configPath, timeline };
         // The journal outlives reloads (the next runtime takes it over), so one subscription serves the whole run.
         const journal = daemon.runtime?.watchdog?.journal;
@@ -156,6 +184,22 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
   } finally {
     closeLog();
   }
+}
+
+/** The gateway's own view on the timeline: which deployment left or rejoined its workers, and who serves now. */
+function gatewayTimeline(
+  gateway: SimGateway,
+  names: Record<string, string>,
+  timeline: (source: string, message: string) => void,
+): () => void {
+  const name = (url: string) => names[url] ?? url;
+  return gateway.workers.onChange((c) => {
+    const serving = c.workers.map((w) => name(w.url)).join(', ') || 'none';
+    timeline(
+      'gateway',
+      `${c.action === 'removed' ? 'removed' : 'added back'} ${name(c.worker.url)} (${c.worker.url}); users now go to: ${serving}`,
+    );
+  });
 }
 
 /** The incident: a build with the unhandled NIXL ABORT, then clients cutting streams off mid-flight. */

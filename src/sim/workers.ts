@@ -20,8 +20,17 @@ export interface SimWorker {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TYPES: readonly WorkerType[] = ['regular', 'prefill', 'decode'];
 
+/** A worker added to or removed from the registry (after start-up), for whoever shows the gateway's view. */
+export interface WorkerChange {
+  action: 'added' | 'removed';
+  worker: SimWorker;
+  /** The workers registered after the change. */
+  workers: SimWorker[];
+}
+
 export class WorkerRegistry {
   private readonly workers = new Map<string, SimWorker>();
+  private readonly listeners = new Set<(c: WorkerChange) => void>();
   /** Upstream reserves one id per URL (worker_registry.rs reserve_id_for_url): re-adding a URL keeps its id. */
   private readonly ids = new Map<string, string>();
 
@@ -34,6 +43,17 @@ export class WorkerRegistry {
     private readonly routable: (url: string) => boolean,
   ) {
     for (const w of initial) this.add(w);
+  }
+
+  /** Calls `fn` on every later add and removal; returns the unsubscribe function. */
+  onChange(fn: (c: WorkerChange) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private changed(action: WorkerChange['action'], worker: SimWorker): void {
+    const workers = this.list();
+    for (const fn of this.listeners) fn({ action, worker, workers });
   }
 
   list(): SimWorker[] {
@@ -50,12 +70,14 @@ export class WorkerRegistry {
     if (id === undefined) this.ids.set(url, (id = randomUUID()));
     const worker = { ...w, url, id };
     this.workers.set(id, worker);
+    this.changed('added', worker);
     return worker;
   }
 
   remove(id: string): SimWorker | undefined {
     const w = this.workers.get(id);
     this.workers.delete(id);
+    if (w !== undefined) this.changed('removed', w);
     return w;
   }
 

@@ -132,6 +132,20 @@ describe('wedgewatch demo', () => {
       what: `the replayed thread death (stdout: ${p.out.stdout})`,
     });
     expect(p.out.stdout).toContain("AssertionError: First message should be b'NixlMsgGuard'");
+    // Issue 43: on the wedged verdict the deployment leaves the model gateway, and the status page says so.
+    const drained = await waitFor(
+      () =>
+        /gateway\s+removed sim-pd \((http:\/\/127\.0\.0\.1:\d+)\); users now go to: sim-pd-b$/m.exec(
+          p.out.stdout,
+        )?.[1],
+      { timeoutMs: 120_000, intervalMs: 200, what: `the drain on the timeline (stdout: ${p.out.stdout})` },
+    );
+    expect(p.out.stdout).toMatch(
+      /state \S+ → wedged[^\n]*\n(?:.*\n)*?.*traffic\s+sim-pd: drain http:\/\/\S+ from http:\/\/\S+ success/,
+    );
+    const page = (await get(`${base}/`)).text;
+    expect(page).toMatch(/data-backend="sim-pd" data-in-rotation="false" data-held="false"/);
+    expect(page).toContain(`worker <code>${drained}</code> <b>drained</b>`);
     // Through the whole incident (about 40 s): wedged, restarted by the remediation, back to ok. The daemon logs
     // at warn and error level all along; none of it may reach the timeline.
     await waitFor(() => /remediation \S+ success[\s\S]*state wedged → ok/.test(p.out.stdout), {
@@ -139,6 +153,20 @@ describe('wedgewatch demo', () => {
       intervalMs: 500,
       what: `remediation and recovery (stdout: ${p.out.stdout})`,
     });
+    // Back in rotation after the recovery, and the second deployment (never unhealthy) never left.
+    await waitFor(
+      () =>
+        /state wedged → ok[^\n]*\n(?:.*\n)*?.*traffic\s+sim-pd: undrain http:\/\/\S+ from http:\/\/\S+ success/.test(
+          p.out.stdout,
+        ),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        what: `the undrain after the recovery (stdout: ${p.out.stdout})`,
+      },
+    );
+    expect(p.out.stdout).toMatch(/gateway\s+added back sim-pd \(\S+\); users now go to: sim-pd-b, sim-pd$/m);
+    expect(p.out.stdout).not.toMatch(/sim-pd-b: (?:un)?drain|removed sim-pd-b/);
     // A terminal shows both streams: neither may carry a JSON log line.
     const jsonLines = (text: string) =>
       text.split('\n').filter((l) => {
