@@ -6,8 +6,8 @@ import type { EngineMetrics, LogMetrics } from '../../metrics.js';
 import type { EngineSignal, LogEventSignal, LogMemberMatch } from '../../core/signals.js';
 import { applyEngineValues } from './engine-lines.js';
 import { applyEngineLine, EngineRanks } from './engine-ranks.js';
-import type { FileReader } from './follow.js';
-import { OffsetStore } from './offsets.js';
+import type { FileReader } from './tail/follow.js';
+import { OffsetStore } from './tail/offsets.js';
 import { eventRef, lineTime } from './event-ref.js';
 import { CursorStore } from '../../lib/state-store.js';
 import type {
@@ -243,7 +243,7 @@ export class LogWatcher {
       metrics.logLines.inc(labels, n);
       metrics.logLastLine.set(labels, this.now() / 1000);
       // Quiet for a while: raise what waits for lines that may never come (a chain head waiting for its traceback,
-      // a record whose header alone is decisive), as the file follower does when a file goes quiet (follow.ts).
+      // a record whose header alone is decisive), as the file follower does when a file goes quiet (tail/follow.ts).
       if (idle !== undefined) {
         clearTimeout(idle);
         this.idleTimers.delete(idle);

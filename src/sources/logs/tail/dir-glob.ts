@@ -2,7 +2,7 @@
 // per matching directory, found again every rescan, so a new pod's logs are picked up and a pod that goes
 // away is forgotten once its files are drained (Follower.stop reads every open file to its end first:
 // the kubelet deletes the directory, but the descriptors we hold still read). The follower itself stays
-// a one-directory follower (src/sources/logs/follow.ts); each `*` here matches one path segment.
+// a one-directory follower (src/sources/logs/tail/follow.ts); each `*` here matches one path segment.
 import * as nodeFs from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { Follower, globToRegExp, type FollowerOptions } from './follow.js';

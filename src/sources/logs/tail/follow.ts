@@ -11,7 +11,7 @@ import { basename, dirname, join } from 'node:path';
 import { FP_BYTES, FP_MIN_CROSS, fingerprint, headMatches } from './fingerprint.js';
 import type { OffsetStore, PastOffset, SavedOffset } from './offsets.js';
 import { onPoll, type PollClock } from './poll-clock.js';
-import { SAVE_EVERY_MS } from '../../lib/state-store.js';
+import { SAVE_EVERY_MS } from '../../../lib/state-store.js';
 
 /** What the follower feeds: one per opened file (inode). */
 export interface FileReader {
