@@ -4,7 +4,7 @@
 // kind it holds.
 import type { LogSourceConfig } from '../../config/schema.js';
 import type { CursorStore } from '../../lib/state-store.js';
-import type { FileReader, FollowFs } from './tail/follow.js';
+import type { FileReader, FollowFs } from './tail/types.js';
 import type { OffsetStore } from './tail/offsets.js';
 import type { PollClock } from './tail/poll-clock.js';
 

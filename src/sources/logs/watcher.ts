@@ -6,7 +6,7 @@ import type { EngineMetrics, LogMetrics } from '../../metrics.js';
 import type { EngineSignal, LogEventSignal, LogMemberMatch } from '../../core/signals.js';
 import { applyEngineValues } from './engine-lines.js';
 import { applyEngineLine, EngineRanks } from './engine-ranks.js';
-import type { FileReader } from './tail/follow.js';
+import type { FileReader } from './tail/types.js';
 import { OffsetStore } from './tail/offsets.js';
 import { eventRef, lineTime } from './event-ref.js';
 import { CursorStore } from '../../lib/state-store.js';

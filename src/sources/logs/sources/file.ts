@@ -1,6 +1,7 @@
 // The file source kind: a `path`, one file (Follower) or a directory glob (DirGlobFollower), each followed
 // across rotation with its offset saved. Only maps the followers' callbacks to the watcher's hooks.
-import { DirGlobFollower, hasDirGlob } from '../tail/dir-glob.js';
+import { DirGlobFollower } from '../tail/dir-glob.js';
+import { hasDirGlob } from '../tail/resolve.js';
 import { Follower } from '../tail/follow.js';
 import type { LogSource, LogSourceContext, LogSourceKindDef } from '../source.js';
 
