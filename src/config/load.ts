@@ -6,7 +6,7 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import { ConfigError, formatPath } from './errors.js';
 import { MAX_WATCHED_BYTES } from '../sources/changes/limits.js';
-import { ruleProblems } from '../sources/logs/rules.js';
+import { ruleProblems } from '../sources/logs/rules/compile.js';
 import { Redactor } from '../lib/redact.js';
 import {
   describeReadError,

@@ -12,7 +12,8 @@ import {
 } from './engine-lines.js';
 import type { EngineLineKind } from './packs/index.js';
 import { echoAfterPrefix, isRequestEcho } from './request-echo.js';
-import { LineMatcher, type MatcherOptions, type RuleMatch, type RuleSet } from './rules.js';
+import type { RuleSet } from './rules/compile.js';
+import { LineMatcher, type MatcherOptions, type RuleMatch } from './rules/matcher.js';
 import {
   decodeStructured,
   DEFAULT_STRUCTURED_KEYS,
@@ -71,7 +72,7 @@ export class ChunkScanner {
     startOffset = 0,
     /** Every periodic engine line, not only the last per rank of each chunk (replay's verdict timeline). */
     private readonly everyEngineLine = false,
-    /** The matcher's clock and windows (rules.ts MatcherOptions); members go to the sink's `member`. */
+    /** The matcher's clock and windows (rules/matcher.ts MatcherOptions); members go to the sink's `member`. */
     matcherOptions: MatcherOptions = {},
     /** Lines are structured records (JSON, logfmt): rules run on their messages. */
     private readonly structured?: StructuredOptions,
@@ -98,7 +99,7 @@ export class ChunkScanner {
     return this.carryLen > 0;
   }
 
-  /** Offset of the first line whose event the matcher still holds (rules.ts `heldFrom`), else undefined. */
+  /** Offset of the first line whose event the matcher still holds (rules/matcher.ts `heldFrom`), else undefined. */
   get heldFrom(): number | undefined {
     return this.matcher.heldFrom;
   }

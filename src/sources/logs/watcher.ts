@@ -19,7 +19,7 @@ import type {
   SourceLine,
 } from './source.js';
 import { LOG_SOURCE_KINDS, logSourceKind } from './sources/index.js';
-import { compileRuleSet, eventClass, type RuleSet } from './rules.js';
+import { compileRuleSet, eventClass, type RuleSet } from './rules/compile.js';
 import { ChunkScanner, type ScanSink } from './scanner.js';
 import { detectFormat, LINE_FORMATS, structuredOf, wrapperOf } from './formats/index.js';
 import { AutoFeed, MetaRing, Unwrapper, type LineFeed, type LineMeta } from './unwrap.js';
