@@ -7,8 +7,14 @@ import client from 'prom-client';
 import type { DetectConfig, LogFormat, LogPack, RuleConfig } from '../config/schema.js';
 import { createEngineMetrics, createLogMetrics } from '../metrics.js';
 import type { EngineSignal, Severity } from '../core/signals.js';
-import { applyEngineValues, LINE_STAMP, stampMs, type EngineValues } from '../sources/logs/engine-lines.js';
-import { addTotals, EngineRanks, engineSignal, writeEngineGauges } from '../sources/logs/engine-ranks.js';
+import {
+  addTotals,
+  applyEngineValues,
+  LINE_STAMP,
+  stampMs,
+  type EngineValues,
+} from '../sources/logs/engine-lines.js';
+import { EngineRanks, engineSignal, writeEngineGauges } from '../sources/logs/engine-ranks.js';
 import { replayTimeline, type Timeline, type TimedSignal } from './replay-timeline.js';
 import { compileRuleSet } from '../sources/logs/rules/compile.js';
 import type { Incident } from '../sources/logs/rules/incidents.js';

@@ -263,28 +263,26 @@ export class ChunkScanner {
     }
   }
 
+  /** A line s[p, nl) is scanned: counted, and cut at maxLineBytes (counted as truncated); returns where it ends. */
+  private lineAt(p: number, nl: number): number {
+    this.lines++;
+    if (nl - p <= this.maxLineBytes) return nl;
+    this.sink.truncated();
+    return p + this.maxLineBytes;
+  }
+
   /** Like scan, for rule sets that cannot match a batch line: those are recognised by their prefix and skipped. */
   private scanSkippingBatchLines(s: string, last: number, base: number): void {
-    const max = this.maxLineBytes;
     const pre = this.set.linePrefilter!;
     const echoes = this.set.skipRequestEchoes;
     let p = 0;
     while (p <= last) {
       const nl = s.indexOf('\n', p);
-      this.lines++;
-      let end = nl;
-      if (nl - p > max) {
-        this.sink.truncated();
-        end = p + max;
-      }
+      const end = this.lineAt(p, nl);
       // The engine's text: the line, or a JSON record's message (viewOf).
-      let vp = p;
-      let ve = end;
       const v = this.jsonKeys === undefined ? null : this.viewOf(s, p, end);
-      if (v !== null) {
-        vp = v.from;
-        ve = v.to;
-      }
+      const vp = v === null ? p : v.from;
+      const ve = v === null ? end : v.to;
       // A multi-line rule in progress must see every line (it counts them against `within`).
       if (
         this.matcher.hasPending ||
@@ -302,7 +300,6 @@ export class ChunkScanner {
    * are searched for the markers, each marker's next occurrence remembered so no search runs past it twice.
    */
   private scanWithEngineLines(s: string, last: number, base: number): void {
-    const max = this.maxLineBytes;
     const pre = this.set.linePrefilter!;
     const markers = this.markers;
     const echoes = this.set.skipRequestEchoes;
@@ -313,12 +310,7 @@ export class ChunkScanner {
     let p = 0;
     while (p <= last) {
       const nl = s.indexOf('\n', p);
-      this.lines++;
-      let end = nl;
-      if (nl - p > max) {
-        this.sink.truncated();
-        end = p + max;
-      }
+      const end = this.lineAt(p, nl);
       // The engine's text: the line, or a JSON record's message (viewOf; `record` is then the line's start).
       let vp = p;
       let ve = end;

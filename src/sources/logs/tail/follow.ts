@@ -17,12 +17,11 @@ import { FileSet } from './resolve.js';
 import { startOffset } from './resume.js';
 import type { FileReader, FollowFs, OpenedFile, ReadErrorReason, RotationKind } from './types.js';
 import { SAVE_EVERY_MS } from '../../../lib/state-store.js';
+import type { PositionOptions } from '../reader-options.js';
 
-export interface FollowerOptions {
+export interface FollowerOptions extends PositionOptions {
   /** A file path, or a glob in the file name only (`/var/log/sglang/*.log`). */
   path: string;
-  from: 'start' | 'end';
-  maxCatchUpBytes: number;
   offsets?: OffsetStore;
   /**
    * `replayEnd`: the file's size when it was opened at start (or found rotated then): lines before it may have
@@ -36,8 +35,6 @@ export interface FollowerOptions {
   onTick?(now: number): void;
   /** Saved offsets could not be used in full (catch-up limit): bytes skipped. */
   onSkip?(file: string, bytes: number): void;
-  /** Saving the offsets failed (once per streak of the same error); reading goes on. */
-  onSaveError?(message: string): void;
   /** A file rotated while the daemon was down was not found: what it held past the saved offset is unread. */
   onGap?(file: string, message: string): void;
   pollMs?: number;
@@ -48,8 +45,6 @@ export interface FollowerOptions {
   readBufferBytes?: number;
   /** Read at most this much per tick before yielding to the event loop. */
   maxBytesPerTick?: number;
-  saveEveryMs?: number;
-  now?: () => number;
   fs?: FollowFs;
 }
 
