@@ -1,9 +1,9 @@
-// The page-latency bench runs through vitest only to load TypeScript; it prints figures, asserts none.
+// The TypeScript benches run through vitest only to load TypeScript; they print figures, assert none.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['bench/page-latency.ts', 'bench/alerts-e2e.ts'],
+    include: ['bench/page-latency.ts', 'bench/alerts-e2e.ts', 'bench/drain.ts'],
     environment: 'node',
     pool: 'forks',
     testTimeout: 900_000,

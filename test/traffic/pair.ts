@@ -94,7 +94,7 @@ export async function startPair(dir: string, check: CheckMode, waitingTimeoutMs 
         : check === 'health'
           ? [
               'option httpchk',
-              'http-check send meth GET uri /health ver HTTP/1.1',
+              'http-check send meth GET uri /health ver HTTP/1.1 hdr host 127.0.0.1',
               'http-check expect status 200',
             ]
           : [];
