@@ -5,7 +5,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { AM_CONFIG, RULES, RULE_TESTS, RUNBOOKS, UNIT, loadRules, requireBinary, run } from './tools.js';
+import {
+  AM_CONFIG,
+  ROOT,
+  RULES,
+  RULE_TESTS,
+  RUNBOOKS,
+  UNIT,
+  loadRules,
+  requireBinary,
+  run,
+} from './tools.js';
 
 const RUNBOOK_BASE =
   '{{ with $externalLabels.wedgewatch_runbooks }}{{ . }}{{ else }}file:///opt/wedgewatch/docs/runbooks.md{{ end }}';
@@ -204,6 +214,29 @@ describe('systemd unit', () => {
       expect(text).toMatch(new RegExp(`^${k.replace('$', '\\$')}$`, 'm'));
     }
     expect(text).toMatch(/^SupplementaryGroups=\S+/m);
+  });
+
+  it('leaves the traffic path what it needs: TCP both ways, unprivileged ports, drains.json in the state directory', () => {
+    const text = readFileSync(UNIT, 'utf8');
+    // The agent-check port and /ready listen, drains call the gateway: IPv4 and IPv6 sockets, no network sandbox.
+    const families = /^RestrictAddressFamilies=(.*)$/m.exec(text)?.[1]?.split(/\s+/) ?? [];
+    expect(families).toEqual(expect.arrayContaining(['AF_INET', 'AF_INET6']));
+    expect(text).not.toMatch(
+      /^(?:PrivateNetwork=yes|IPAddressDeny=|SocketBindDeny=|RestrictNetworkInterfaces=)/m,
+    );
+    // No capabilities at all, so no CAP_NET_BIND_SERVICE: the documented web and agent ports must be >= 1024.
+    expect(text).toMatch(/^CapabilityBoundingSet=$/m);
+    const deploy = readFileSync(join(ROOT, 'docs/deploy.md'), 'utf8');
+    const agentPort = Number(/^agent:\n\s+listenAddress: "[^"]*:(\d+)"$/m.exec(deploy)?.[1]);
+    const example = readFileSync(join(ROOT, 'examples/wedgewatch.yaml'), 'utf8');
+    const webPort = Number(/^ {2}listenAddress: '[^']*:(\d+)'$/m.exec(example)?.[1]);
+    for (const port of [agentPort, webPort]) expect(port).toBeGreaterThanOrEqual(1024);
+    // Drain ledgers (drains.json) are written to stateDir: the unit's StateDirectory is the examples' stateDir.
+    expect(text).toMatch(/^StateDirectory=wedgewatch$/m);
+    for (const example of ['wedgewatch', 'vllm', 'llamacpp'])
+      expect(readFileSync(join(ROOT, `examples/${example}.yaml`), 'utf8')).toMatch(
+        /^stateDir: \/var\/lib\/wedgewatch$/m,
+      );
   });
 
   it('hands secrets over as credentials, caps memory and takes flags from an environment file', () => {

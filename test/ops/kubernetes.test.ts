@@ -149,6 +149,19 @@ describe('deploy/kubernetes', () => {
     expect((find('Deployment', 'wedgewatch-e2e') as any).spec.replicas).toBe(1);
   });
 
+  it('the DaemonSet declares the HAProxy agent-check port docs/deploy.md configures, beside the metrics port', () => {
+    const docs = readFileSync(join(DIR, '..', '..', 'docs', 'deploy.md'), 'utf8');
+    // The documented `agent:` block and the HAProxy server line that points at it.
+    const agentPort = Number(/^agent:\n\s+listenAddress: "[^"]*:(\d+)"$/m.exec(docs)?.[1]);
+    expect(agentPort).toBeGreaterThan(0);
+    expect(docs).toContain(`agent-port ${agentPort} `);
+    const c = (find('DaemonSet', 'wedgewatch') as any).spec.template.spec.containers[0];
+    const port = (name: string) => c.ports.find((p: any) => p.name === name)?.containerPort;
+    expect(port('haproxy-agent')).toBe(agentPort);
+    expect(port('http-metrics')).toBe(9787);
+    expect(agentPort).not.toBe(port('http-metrics'));
+  });
+
   it('the PrometheusRule is generated from alerts/wedgewatch.rules.yml and holds the same rules', () => {
     const rulesText = readFileSync(RULES_FILE, 'utf8');
     expect(readFileSync(OUT_FILE, 'utf8'), 'run npm run gen:prometheusrule').toBe(prometheusRule(rulesText));
