@@ -11,26 +11,39 @@ import { expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
 import { routePlugins } from '../../src/outputs/server/plugins.js';
-import { demoConfig, DEMO_PEER_TARGET, DEMO_POOL, DEMO_TARGET } from '../../src/sim/demo-config.js';
+import {
+  demoConfig,
+  DEMO_PEER_TARGET,
+  DEMO_POOL,
+  DEMO_TARGET,
+  type DemoTraffic,
+} from '../../src/sim/demo-config.js';
 import { startGateway } from '../../src/sim/gateway.js';
 import { startSim, type Sim } from '../../src/sim/index.js';
 import { quietLogger } from '../helpers/logger.js';
 import { waitFor } from '../helpers/wait.js';
 import { chatBody, get, openStream } from './client.js';
 
+/** The demo's config for `sim` (and its traffic path), written to a fresh directory; returns the file. */
+function writeDemoConfig(sim: Sim, traffic?: DemoTraffic): string {
+  const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-demo-test-'));
+  const path = join(dir, 'demo.yaml');
+  writeFileSync(
+    path,
+    demoConfig(sim, {
+      stateDir: join(dir, 'state'),
+      listenAddress: '127.0.0.1:0',
+      nodePath: process.execPath,
+      ...(traffic !== undefined ? { traffic } : {}),
+    }),
+  );
+  return path;
+}
+
 it('passes loadConfigFile and its remediation command restarts prefill, clearing a dead bootstrap thread', async () => {
   const sim = await startSim({ proxy: true, faults: ['nixl_abort_unhandled'] });
   try {
-    const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-demo-test-'));
-    const path = join(dir, 'demo.yaml');
-    writeFileSync(
-      path,
-      demoConfig(sim, {
-        stateDir: join(dir, 'state'),
-        listenAddress: '127.0.0.1:0',
-        nodePath: process.execPath,
-      }),
-    );
+    const path = writeDemoConfig(sim);
     const { config } = loadConfigFile(path);
     const t = config.targets[0]!;
     expect(t.endpoints.map((e) => [e.name, e.url])).toEqual([
@@ -73,17 +86,7 @@ it('with a second deployment behind the gateway: one pool, real drains, and with
   })();
   try {
     const [sim, peer] = sims as [Sim, Sim];
-    const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-demo-pool-'));
-    const path = join(dir, 'demo.yaml');
-    writeFileSync(
-      path,
-      demoConfig(sim, {
-        stateDir: join(dir, 'state'),
-        listenAddress: '127.0.0.1:0',
-        nodePath: process.execPath,
-        traffic: { peer, gateway: gateway.url },
-      }),
-    );
+    const path = writeDemoConfig(sim, { peer, gateway: gateway.url });
     const { config } = loadConfigFile(path);
     expect(config.targets.map((t) => [t.name, t.drain?.worker, t.drain?.dryRun])).toEqual([
       [DEMO_TARGET, sim.urls.router, false],
