@@ -3,6 +3,7 @@
 // Beside schema.ts so that file does not grow with it; configSchema checks the names across blocks.
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { memberKey } from '../core/member-key.js';
 import { TARGET_STATES } from '../core/vocabulary.js';
 import { durationOr } from './duration.js';
 
@@ -229,9 +230,4 @@ export function checkTraffic(
           'a drained target must be a member of a pool (pools[].members), so the last healthy backend is never drained',
       });
   });
-}
-
-/** "target" or "target/endpoint": how readiness, pools and the agent name a backend. */
-export function memberKey(target: string, endpoint?: string): string {
-  return endpoint === undefined ? target : `${target}/${endpoint}`;
 }

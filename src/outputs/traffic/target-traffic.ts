@@ -2,7 +2,7 @@
 // drainer per target with a `drain:` block, subscribed to its pool member's answer. Drain ledgers are shared
 // with the runtime a reload replaces (as remediation's are), so nothing is drained or added back twice.
 import type { Config } from '../../config/schema.js';
-import { memberKey } from '../../config/traffic-schema.js';
+import { memberKey } from '../../core/member-key.js';
 import type { Logger } from '../../lib/logger.js';
 import type { TrafficMetrics } from '../../metrics.js';
 import type { Journal } from '../journal/journal.js';

@@ -3,7 +3,7 @@
 // waits for a probe, and costs a map lookup, so load balancers may poll it every second from many places.
 import type { TargetMemory } from '../../core/memory.js';
 import type { PoolConfig, ReadinessConfig } from '../../config/traffic-schema.js';
-import { memberKey } from '../../config/traffic-schema.js';
+import { memberKey } from '../../core/member-key.js';
 import type { TrafficMetrics } from '../../metrics.js';
 import { placeMembers } from './pools.js';
 import { readinessOf, type Readiness, type ReadinessRules } from './readiness.js';
