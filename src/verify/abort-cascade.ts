@@ -8,6 +8,7 @@ import { runLivenessProbes, roundLine } from './liveness.js';
 import { streamChat, type StreamResult } from './load-client.js';
 import { LogWindow } from './log-window.js';
 import { secs } from './stats.js';
+import { maxTokensKnob } from './knob-specs.js';
 import { defineStep } from './types.js';
 
 export interface AbortKnobs {
@@ -38,12 +39,7 @@ export const abortCascadeStep = defineStep<AbortKnobs>({
     { key: 'sessions', flag: 'sessions', kind: 'int', help: 'streaming sessions cut off together' },
     { key: 'afterMs', flag: 'after', kind: 'duration', help: 'cut the sessions off after this long' },
     { key: 'settleMs', flag: 'settle', kind: 'duration', help: 'pause after the cut before probing' },
-    {
-      key: 'maxTokens',
-      flag: 'max-tokens',
-      kind: 'int',
-      help: 'max_tokens per session (long enough to outlast --abort.after)',
-    },
+    maxTokensKnob('per session (long enough to outlast --abort.after)'),
     {
       key: 'probes',
       flag: 'probes',

@@ -4,11 +4,12 @@
 // 1's (a reused connection whose first-token time grows with the context is the harness hang that one-shot
 // loads over fresh connections never reproduce); a request that fails or hangs fails the step, naming its round.
 import { Client } from '../lib/http/undici.js';
-import { promptOfTokens } from './long-context.js';
-import { streamChat, type StreamResult } from './load-client.js';
+import { reconnectedNote, streamChat, type StreamResult } from './load-client.js';
+import { promptOfTokens } from './prompt-text.js';
 import { medianOf } from './level-figures.js';
 import { secs } from './stats.js';
 import type { Target } from './target.js';
+import { maxTokensKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep } from './types.js';
 
 export interface ConversationKnobs {
@@ -55,26 +56,18 @@ async function runSession(
         role: 'user',
         content: `Round ${round} of session ${session}. ${promptOfTokens(k.growTokens)}`,
       });
-      let reply = '';
+      // The reply goes back into the next round: collected within the answer's bounds, like every answer.
       const r = await streamChat(client, target, {
         messages: history,
         maxTokens: k.maxTokens,
         timeoutMs: k.timeoutMs,
         extra: { temperature: 0 },
-        onEvent(data) {
-          if (!data.includes('"content"')) return;
-          try {
-            const c = (JSON.parse(data) as { choices?: { delta?: { content?: unknown } }[] }).choices?.[0]
-              ?.delta?.content;
-            if (typeof c === 'string') reply += c;
-          } catch {
-            // Not a JSON chunk: nothing to keep.
-          }
-        },
+        collect: true,
       });
-      onRound(round, r);
+      const { turn, ...kept } = r;
+      onRound(round, kept);
       if (!r.ok) return { session, round, error: r.error ?? 'failed' };
-      history.push({ role: 'assistant', content: reply });
+      history.push({ role: 'assistant', content: turn?.content ?? '' });
     }
     return undefined;
   } finally {
@@ -113,7 +106,7 @@ export const conversationStep = defineStep<ConversationKnobs>({
     { key: 'sessions', flag: 'sessions', kind: 'int', help: 'concurrent sessions (one connection each)' },
     { key: 'rounds', flag: 'rounds', kind: 'int', help: 'rounds per session' },
     { key: 'growTokens', flag: 'grow-tokens', kind: 'int', help: 'tokens each round adds to the context' },
-    { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per reply' },
+    maxTokensKnob('per reply'),
     {
       key: 'ttftRatio',
       flag: 'ttft-ratio',
@@ -121,12 +114,7 @@ export const conversationStep = defineStep<ConversationKnobs>({
       help: "a round's median TTFT may be this × round 1's",
     },
     { key: 'ttftFloorMs', flag: 'ttft-floor', kind: 'duration', help: '... plus this much' },
-    {
-      key: 'timeoutMs',
-      flag: 'timeout',
-      kind: 'duration',
-      help: 'limit per request (a hang fails its round)',
-    },
+    timeoutKnob('limit per request (a hang fails its round)'),
   ],
   async run(ctx, k) {
     const perRound = Array.from({ length: k.rounds }, () => [] as StreamResult[]);
@@ -172,6 +160,7 @@ export const conversationStep = defineStep<ConversationKnobs>({
             `round ${r.round}: ~${r.contextTokens} tokens | ttft p50=${secs(r.ttftP50Ms)} min=${secs(r.ttftMinMs)} max=${secs(r.ttftMaxMs)} | ${r.completed}/${k.sessions}`,
         ),
         ...failures.map((f) => `session ${f.session} round ${f.round}: ${f.error}`),
+        ...reconnectedNote(perRound.flat()),
       ],
       figures: {},
       data: { rounds, failures, growth },

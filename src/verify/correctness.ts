@@ -10,6 +10,7 @@ import { EndpointDispatchers, tlsOptions } from '../sources/probes/http.js';
 import { runProbe } from '../sources/probes/runner.js';
 import type { AnswerCheck, ProbeResultSignal } from '../core/signals.js';
 import type { Target } from './target.js';
+import { maxTokensKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep } from './types.js';
 
 export interface CorrectnessKnobs {
@@ -105,8 +106,8 @@ export const correctnessStep = defineStep<CorrectnessKnobs>({
   knobs: [
     { key: 'n', flag: 'n', kind: 'int', help: 'questions asked one at a time' },
     { key: 'concurrency', flag: 'concurrency', kind: 'int', help: 'questions asked at once' },
-    { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per question' },
-    { key: 'timeoutMs', flag: 'timeout', kind: 'duration', help: 'limit per question and per matrix cell' },
+    maxTokensKnob('per question'),
+    timeoutKnob('limit per question and per matrix cell'),
   ],
   async run(ctx, k) {
     const hop = dispatchers(ctx.target);

@@ -5,6 +5,7 @@ import { Client } from '../lib/http/undici.js';
 import { streamChat, type StreamResult } from './load-client.js';
 import { percentile, secs } from './stats.js';
 import type { Target } from './target.js';
+import { maxTokensKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep, type Figure } from './types.js';
 
 export interface LivenessKnobs {
@@ -73,10 +74,17 @@ export function roundLine(conn: string, results: StreamResult[]): string {
   const ok = results.filter((r) => r.ok);
   const lat = ok.map((r) => r.totalMs);
   const first = results.find((r) => !r.ok);
+  const again = results.filter((r) => r.reconnected).length;
   return (
     `${conn}: ${ok.length}/${results.length} completed` +
     (lat.length ? `, p50 ${secs(percentile(lat, 50))} max ${secs(Math.max(...lat))}` : '') +
-    (first ? `; first failure: ${first.error}` : '')
+    (first ? `; first failure: ${first.error}` : '') +
+    // What was seen: a server that closes after each response leaves no reused connection to test.
+    (again === 0
+      ? ''
+      : again === results.length && conn === 'reused'
+        ? '; the server closed the connection after every response: none went over a reused connection'
+        : `; ${again} found the connection closed by the server and went over a new one`)
   );
 }
 
@@ -87,8 +95,8 @@ export const livenessStep = defineStep<LivenessKnobs>({
   defaults: LIVENESS_DEFAULTS,
   knobs: [
     { key: 'n', flag: 'n', kind: 'int', help: 'completions per connection kind' },
-    { key: 'timeoutMs', flag: 'timeout', kind: 'duration', help: 'limit per completion' },
-    { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per completion' },
+    timeoutKnob('limit per completion'),
+    maxTokensKnob('per completion'),
   ],
   async run(ctx, k) {
     const rounds = await runLivenessProbes(ctx.target, k, ctx.progress);

@@ -71,6 +71,8 @@ export interface StepDef<K> {
   summary: string;
   defaults: K;
   knobs: KnobSpec<K>[];
+  /** Refuses knobs that make no sense together (a UsageError), before any traffic. */
+  check?(knobs: K): void;
   run(ctx: StepContext, knobs: K): Promise<Omit<StepResult, 'step' | 'durationMs'>>;
 }
 
@@ -81,6 +83,7 @@ export interface AnyStep {
   summary: string;
   defaults: Record<string, unknown>;
   knobs: KnobSpec<Record<string, unknown>>[];
+  check(knobs: Record<string, unknown>): void;
   run(ctx: StepContext, knobs: Record<string, unknown>): Promise<Omit<StepResult, 'step' | 'durationMs'>>;
 }
 
@@ -92,6 +95,7 @@ export function defineStep<K extends object>(def: StepDef<K>): AnyStep {
     defaults: def.defaults as Record<string, unknown>,
     knobs: def.knobs as unknown as KnobSpec<Record<string, unknown>>[],
     // The runner merges user knobs over `defaults` after parsing each with its KnobSpec kind, so the shape is K.
+    check: (knobs) => def.check?.({ ...def.defaults, ...knobs } as K),
     run: (ctx, knobs) => def.run(ctx, { ...def.defaults, ...knobs } as K),
   };
 }
