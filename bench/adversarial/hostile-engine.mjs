@@ -192,7 +192,15 @@ function promptWords(body) {
  * arrives on it before it is gone is dropped unanswered, as a kept-alive socket the server closed drops it.
  * `stats.closedReused` counts those drops, `stats.peakProcessing` the most requests it ran at once.
  */
-export async function startLlamaFront({ upstream, model, nCtx = 4096, slots = 4, closeAfterStream = true }) {
+export async function startLlamaFront({
+  upstream,
+  model,
+  nCtx = 4096,
+  slots = 4,
+  closeAfterStream = true,
+  // Which of the three places llama-server reports its context answer (all do upstream; a proxy may pass fewer).
+  reports = ['models', 'props', 'slots'],
+}) {
   const stats = { requests: 0, processing: 0, deferred: 0, peakProcessing: 0, closedReused: 0, refused: 0 };
   const waiting = [];
   const doomed = new WeakSet();
@@ -240,11 +248,13 @@ export async function startLlamaFront({ upstream, model, nCtx = 4096, slots = 4,
               object: 'model',
               created: Math.floor(Date.now() / 1000),
               owned_by: 'llamacpp',
-              meta: { vocab_type: 1, n_vocab: 32064, n_ctx: nCtx, n_ctx_train: 4 * nCtx, n_embd: 256 },
+              ...(reports.includes('models')
+                ? { meta: { vocab_type: 1, n_vocab: 32064, n_ctx: nCtx, n_ctx_train: 4 * nCtx, n_embd: 256 } }
+                : {}),
             },
           ],
         });
-      if (path === '/props')
+      if (path === '/props' && reports.includes('props'))
         return json(res, 200, {
           default_generation_settings: { n_ctx: nCtx, params: { n_predict: -1, temperature: 0.8 } },
           total_slots: slots,
@@ -253,7 +263,7 @@ export async function startLlamaFront({ upstream, model, nCtx = 4096, slots = 4,
           endpoint_metrics: true,
           is_sleeping: false,
         });
-      if (path === '/slots') return json(res, 200, slotList());
+      if (path === '/slots' && reports.includes('slots')) return json(res, 200, slotList());
       if (path === '/metrics') {
         res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
         return res.end(
@@ -315,7 +325,7 @@ export async function startLlamaFront({ upstream, model, nCtx = 4096, slots = 4,
           if (!streamed || !closeAfterStream) return;
           // Closed after the stream, as llama-server does: whatever the client sends next on it is lost.
           doomed.add(req.socket);
-          setTimeout(() => req.socket.destroy(), 100).unref();
+          setTimeout(() => req.socket.destroy(), 5000).unref();
         });
       },
     );

@@ -2,7 +2,8 @@
 // as a user runs it: every step, against a hostile engine on 127.0.0.1 (bench/adversarial/hostile-engine.mjs).
 // Each row prints verify's peak RSS (VmHWM, sampled every 50 ms; killed past 1.2 GB) beside what it checks; the
 // bar is 300 MB. The knobs are the defaults scaled down in counts and timeouts only (requests, sessions,
-// rounds; 2 s per request): the sizes verify reads are the engine's, which is what these rows vary.
+// rounds) and, for the engines whose hostility is time rather than size, in limits per request (2 s): the sizes
+// verify reads are the engine's, which is what these rows vary.
 import { fork } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,47 +38,44 @@ const MB = 1024 * 1024;
 export const VERIFY_RSS_LIMIT = 300 * MB;
 const fmtMB = (b) => `${(b / MB).toFixed(0)} MB`;
 
-const SMALL_KNOBS = [
+/** The defaults scaled down in counts only: requests, sessions, rounds, trials. */
+const FEW = [
   ['--repeat', '1'],
   ['--liveness.n', '1'],
-  ['--liveness.timeout', '2s'],
   ['--throughput.levels', '1x1,4x4'],
-  ['--throughput.timeout', '2s'],
   ['--long-context.n', '1'],
-  ['--long-context.timeout', '5s'],
   ['--conversation.sessions', '2'],
   ['--conversation.rounds', '3'],
-  ['--conversation.timeout', '2s'],
-  ['--batching.timeout', '2s'],
   ['--batching.sample-interval', '50ms'],
   ['--correctness.n', '1'],
   ['--correctness.concurrency', '2'],
-  ['--correctness.timeout', '2s'],
   ['--abort.sessions', '4'],
   ['--abort.after', '1s'],
   ['--abort.settle', '200ms'],
   ['--abort.probes', '1'],
-  ['--abort.liveness-timeout', '2s'],
   ['--toolcall.concurrency', '2'],
   ['--toolcall.rounds', '2'],
+].flat();
+
+/** Short limits per request: for the engines whose hostility is time (a drip), not size. */
+const SHORT = [
+  ['--liveness.timeout', '2s'],
+  ['--throughput.timeout', '2s'],
+  ['--long-context.timeout', '2s'],
+  ['--conversation.timeout', '2s'],
+  ['--batching.timeout', '2s'],
+  ['--correctness.timeout', '2s'],
+  ['--abort.liveness-timeout', '2s'],
   ['--toolcall.timeout', '2s'],
 ].flat();
 
-/** Runs verify (every step, scaled-down knobs) against `url`; resolves runCli's result and the parsed report. */
-async function runVerify(url, model, { extra = [], timeoutMs = 90_000 } = {}) {
+/**
+ * Runs verify (every step, FEW, and `extra`) against `url`, killed after `timeoutMs` or past 1.2 GB RSS; resolves
+ * runCli's result and the parsed report.
+ */
+async function runVerify(url, model, { extra = [], timeoutMs = 50_000 } = {}) {
   const r = await runCli(
-    [
-      'verify',
-      '--url',
-      url,
-      '--model',
-      model,
-      '--metrics-url',
-      `${url}/metrics`,
-      '--json',
-      ...SMALL_KNOBS,
-      ...extra,
-    ],
+    ['verify', '--url', url, '--model', model, '--metrics-url', `${url}/metrics`, '--json', ...FEW, ...extra],
     { timeoutMs },
   );
   let report;
@@ -103,9 +101,9 @@ function ending(r) {
 const rssText = (r) => `peak RSS ${fmtMB(r.peakRss)}`;
 
 /** One row per hostile engine: verify ends on its own, within the RSS bar, and `check` holds. */
-async function hostileRow(scope, kind, engineOpts, check, extra = []) {
+async function hostileRow(scope, kind, engineOpts, check, extra = [], timeoutMs = undefined) {
   const engine = await spawnEngine(scope, { kind, opts: engineOpts });
-  const r = await runVerify(engine.url, engine.model, { extra });
+  const r = await runVerify(engine.url, engine.model, { extra, timeoutMs });
   const stats = await engine.stats();
   const c = r.report ? check(r.report, stats, r) : { ok: false, note: '' };
   const ended = !r.rssKilled && !r.timedOut && !r.signal && r.report !== undefined;
@@ -138,10 +136,14 @@ export const hugeReplies = (env, scope) =>
 
 // 6. A slow drip (a token every 200 ms, never [DONE]): each request ends at its timeout, memory flat.
 export const slowDrip = (env, scope) =>
-  hostileRow(scope, 'drip', {}, (rep) => ({
-    ok: rep.verdict === 'FAIL',
-    note: `${rep.steps.filter((s) => !s.ok).length} steps failed`,
-  }));
+  hostileRow(
+    scope,
+    'drip',
+    {},
+    (rep) => ({ ok: rep.verdict === 'FAIL', note: `${rep.steps.filter((s) => !s.ok).length} steps failed` }),
+    SHORT,
+    100_000,
+  );
 
 // 6. Endless tool-call deltas (a new call index each, 32 KB of arguments).
 export const toolFlood = (env, scope) =>
@@ -201,7 +203,9 @@ export async function llamaShape(env, scope) {
   const front = await spawnEngine(scope, {
     llama: { upstream: sim.urls.router, model: 'sim-model', nCtx: 4096, slots: 4 },
   });
-  const r = await runVerify(front.url, 'sim-model', { extra: ['--throughput.levels', '1x2,4x8'] });
+  const r = await runVerify(front.url, 'sim-model', {
+    extra: [...SHORT, '--throughput.levels', '1x2,4x8', '--throughput.max-tokens', '64'],
+  });
   const stats = await front.stats();
   const steps = r.report?.steps ?? [];
   const passed = steps.filter((s) => s.ok).length;

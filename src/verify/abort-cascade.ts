@@ -116,7 +116,7 @@ export const abortCascadeStep = defineStep<AbortKnobs>({
         : `${midStream}/${k.sessions} sessions cut mid-stream; ${probesOk}/${probes.length} probes completed after ${secs(k.settleMs)} settle; no critical log lines${ctx.logs.length ? '' : ' (no --log given)'}`,
       details: [
         `sessions=${k.sessions} cut after ${secs(k.afterMs)}: mid-stream=${midStream} finished-early=${finishedEarly} never-streamed=${failedBeforeCut.length}`,
-        ...rounds.map((r) => roundLine(r.conn, r.results)),
+        ...rounds.map((r) => roundLine(r.conn, r.results, r.newConnections)),
         ...scanner.hits.map(describeHit),
         ...(first?.traceback ? ['traceback found:', ...first.traceback.map((l) => `  ${l}`)] : []),
         ...(scanner.droppedHits ? [`(${scanner.droppedHits} more critical hits not kept)`] : []),

@@ -20,6 +20,8 @@ export const LIVENESS_DEFAULTS: LivenessKnobs = { n: 4, timeoutMs: 30_000, maxTo
 export interface ProbeRound {
   conn: 'fresh' | 'reused';
   results: StreamResult[];
+  /** Reused round: requests that went over a new connection (the server had closed the kept one). */
+  newConnections?: number;
 }
 
 const PROMPT = [{ role: 'user', content: 'Reply with one short sentence: are you up?' }];
@@ -47,6 +49,9 @@ export async function runLivenessProbes(
   progress(roundLine('fresh', fresh));
   const reused: StreamResult[] = [];
   const keep = new Client(target.origin, { pipelining: 1, keepAliveTimeout: 600_000 });
+  let opened = 0;
+  keep.on('connect', () => opened++);
+  let newConnections: number;
   try {
     // An uncounted first request opens the connection, so every counted one (even with n=1) reuses it.
     const warm = await streamChat(keep, target, {
@@ -55,36 +60,45 @@ export async function runLivenessProbes(
       timeoutMs: k.timeoutMs,
     });
     if (!warm.ok) reused.push({ ...warm, error: `warm-up request failed: ${warm.error}` });
+    const warmOpened = opened;
     for (let i = 0; i < k.n; i++) {
       reused.push(
         await streamChat(keep, target, { messages: PROMPT, maxTokens: k.maxTokens, timeoutMs: k.timeoutMs }),
       );
     }
+    // Either the client found the kept socket gone and opened another, or the request met it closing and was
+    // sent again (reconnected): both went over a new connection.
+    newConnections = opened - warmOpened + reused.filter((r) => r.reconnected).length;
   } finally {
     await keep.destroy().catch(() => {});
   }
-  progress(roundLine('reused', reused));
+  progress(roundLine('reused', reused, newConnections));
   return [
     { conn: 'fresh', results: fresh },
-    { conn: 'reused', results: reused },
+    { conn: 'reused', results: reused, newConnections },
   ];
 }
 
-export function roundLine(conn: string, results: StreamResult[]): string {
+/**
+ * `newConnections`: of a reused round, the requests that went over a new connection. What was seen is said: a
+ * server that closes after each response leaves no reused connection to test.
+ */
+export function roundLine(conn: string, results: StreamResult[], newConnections = 0): string {
   const ok = results.filter((r) => r.ok);
   const lat = ok.map((r) => r.totalMs);
   const first = results.find((r) => !r.ok);
-  const again = results.filter((r) => r.reconnected).length;
+  const again = Math.max(newConnections, results.filter((r) => r.reconnected).length);
   return (
     `${conn}: ${ok.length}/${results.length} completed` +
     (lat.length ? `, p50 ${secs(percentile(lat, 50))} max ${secs(Math.max(...lat))}` : '') +
     (first ? `; first failure: ${first.error}` : '') +
-    // What was seen: a server that closes after each response leaves no reused connection to test.
     (again === 0
       ? ''
-      : again === results.length && conn === 'reused'
-        ? '; the server closed the connection after every response: none went over a reused connection'
-        : `; ${again} found the connection closed by the server and went over a new one`)
+      : conn !== 'reused'
+        ? `; ${again} sent again on a new connection after the server closed one unanswered`
+        : again >= results.length
+          ? '; the server closed the connection after every response: none went over a reused connection'
+          : `; ${again} went over a new connection, the server having closed the kept one`)
   );
 }
 
@@ -117,7 +131,7 @@ export const livenessStep = defineStep<LivenessKnobs>({
     return {
       ok: okCount === all.length,
       summary: `${okCount}/${all.length} completed within ${secs(k.timeoutMs)} (${rounds.map((r) => `${r.conn} ${r.results.filter((x) => x.ok).length}/${r.results.length}`).join(', ')})`,
-      details: rounds.map((r) => roundLine(r.conn, r.results)),
+      details: rounds.map((r) => roundLine(r.conn, r.results, r.newConnections)),
       figures,
       data: rounds.map((r) => ({ conn: r.conn, results: r.results })),
     };
