@@ -25,7 +25,7 @@ const FINDINGS = [
   [9, 'DNS rebinding: evil Host+Origin POSTs not 2xx', F.finding9, 10_000],
   [10, 'no 12+-char piece of a cut secret in /api/status', F.finding10, 15_000],
   [14, 'no raw terminal escapes in /probe?debug=true or replay', F.finding14, 20_000],
-  [2, '30 × 64 KB `a-` prompts + capture: lag < 100 ms', F.finding2, 30_000],
+  [2, '30 × 64 KB `a-` prompts + capture: own lag < 100 ms', F.finding2, 35_000],
   [3, 'reload/restart/stop abort no in-flight completion', F.finding3, 60_000],
   [4, 'backtracking user rule: refused or lag < 100 ms', F.finding4, 25_000],
   [5, 'FIFO swapped in under the follower: daemon responsive', F.finding5, 20_000],
