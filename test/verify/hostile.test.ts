@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Client } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHostileEngine, startLlamaFront } from '../../bench/adversarial/hostile-engine.mjs';
-import { startSim, type SimOptions } from '../../src/sim/index.js';
+import { startSim } from '../../src/sim/index.js';
 import { answerBounds, tokenCount } from '../../src/verify/answer-bounds.js';
 import { batchSize } from '../../src/verify/batching.js';
 import { streamChat } from '../../src/verify/load-client.js';
@@ -21,6 +21,7 @@ import { runVerify } from '../../src/verify/runner.js';
 import { readServerInfo } from '../../src/verify/server-info.js';
 import { makeTarget } from '../../src/verify/target.js';
 import { UsageError } from '../../src/verify/types.js';
+import { FAST, KNOBS } from '../helpers/verify-sim.js';
 
 const cleanup: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
@@ -211,14 +212,6 @@ describe('the long-context prompt (issue 37, 5)', () => {
   });
 });
 
-const FAST: SimOptions['model'] = {
-  stepBaseMs: 8,
-  stepPerReqMs: 0.02,
-  prefillMs: 1,
-  maxRunning: 64,
-  defaultMaxTokens: 16,
-};
-
 async function llamaFront(opts: Record<string, unknown> = {}) {
   const sim = await startSim({ model: FAST });
   cleanup.push(() => sim.stop());
@@ -234,30 +227,8 @@ describe("llama-server's shape (issue 38)", () => {
       target: t,
       metricsUrl: `${front.url}/metrics`,
       repeat: 4,
-      knobs: {
-        liveness: { n: 2, timeoutMs: 5_000, maxTokens: 8 },
-        throughput: {
-          levels: [
-            { concurrency: 1, n: 3 },
-            { concurrency: 4, n: 8 },
-          ],
-          maxTokens: 24,
-          timeoutMs: 10_000,
-        },
-        'long-context': { n: 1, maxTokens: 8, timeoutMs: 10_000 },
-        conversation: { sessions: 2, rounds: 3, growTokens: 200, maxTokens: 8, timeoutMs: 5_000 },
-        batching: { maxTokens: 48, timeoutMs: 10_000, sampleIntervalMs: 20 },
-        'abort-cascade': {
-          sessions: 4,
-          afterMs: 600,
-          settleMs: 200,
-          maxTokens: 100_000,
-          probes: 1,
-          livenessTimeoutMs: 5_000,
-        },
-        toolcall: { concurrency: 2, rounds: 2, timeoutMs: 5_000 },
-        correctness: { n: 2, concurrency: 4, timeoutMs: 10_000 },
-      },
+      // The batching step sizes N from the server's slots (4) when not given one.
+      knobs: { ...KNOBS, batching: { ...KNOBS.batching, n: 0 } },
     });
     expect(report.steps.filter((s) => !s.ok).map((s) => `${s.step}: ${s.summary}`)).toEqual([]);
     expect(report.verdict).toBe('PASS');
