@@ -6,7 +6,7 @@ import { runLoad } from './load-run.js';
 import { RunningSampler, type RunningPeak } from './running-sampler.js';
 import { readServerInfo } from './server-info.js';
 import { secs } from './stats.js';
-import { maxTokensKnob, timeoutKnob } from './knob-specs.js';
+import { durationKnob, intKnob, maxTokensKnob, ratioKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep } from './types.js';
 
 export interface BatchingKnobs {
@@ -68,42 +68,14 @@ export const batchingStep = defineStep<BatchingKnobs>({
   name: 'batching',
   flagPrefix: 'batching',
   summary: 'N concurrent requests while sampling the engine running count: batched or serialized',
-  defaults: {
-    n: 0,
-    maxTokens: 128,
-    timeoutMs: 300_000,
-    sampleIntervalMs: 100,
-    wallFactor: 2,
-    peakFraction: 0.75,
+  knobs: {
+    n: intKnob('n', 0, `concurrent requests (default ${DEFAULT_N}, or the server's slot count when fewer)`),
+    maxTokens: maxTokensKnob(128, 'per request'),
+    timeoutMs: timeoutKnob(300_000),
+    sampleIntervalMs: durationKnob('sample-interval', 100, 'how often the running count is sampled'),
+    wallFactor: ratioKnob('wall-factor', 2, 'batched needs wall <= this x one request'),
+    peakFraction: ratioKnob('peak-fraction', 0.75, 'batched needs peak running >= this x N'),
   },
-  knobs: [
-    {
-      key: 'n',
-      flag: 'n',
-      kind: 'int',
-      help: `concurrent requests (default ${DEFAULT_N}, or the server's slot count when fewer)`,
-    },
-    maxTokensKnob('per request'),
-    timeoutKnob(),
-    {
-      key: 'sampleIntervalMs',
-      flag: 'sample-interval',
-      kind: 'duration',
-      help: 'how often --metrics-url is scraped',
-    },
-    {
-      key: 'wallFactor',
-      flag: 'wall-factor',
-      kind: 'ratio',
-      help: 'batched needs wall <= this x one request',
-    },
-    {
-      key: 'peakFraction',
-      flag: 'peak-fraction',
-      kind: 'ratio',
-      help: 'batched needs peak running >= this x N',
-    },
-  ],
   async run(ctx, knobs) {
     const info = await readServerInfo(ctx.target);
     const size = batchSize(knobs.n, info.slots);

@@ -9,7 +9,7 @@ import { promptOfTokens } from './prompt-text.js';
 import { medianOf } from './level-figures.js';
 import { secs } from './stats.js';
 import type { Target } from './target.js';
-import { maxTokensKnob, timeoutKnob } from './knob-specs.js';
+import { durationKnob, intKnob, maxTokensKnob, ratioKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep } from './types.js';
 
 export interface ConversationKnobs {
@@ -93,29 +93,15 @@ export const conversationStep = defineStep<ConversationKnobs>({
   flagPrefix: 'conversation',
   summary:
     'S sessions x k rounds of a growing conversation, one keep-alive connection per session: TTFT per round within a bound of round 1',
-  defaults: {
-    sessions: 4,
-    rounds: 8,
-    growTokens: 512,
-    maxTokens: 32,
-    ttftRatio: 3,
-    ttftFloorMs: 250,
-    timeoutMs: 30_000,
+  knobs: {
+    sessions: intKnob('sessions', 4, 'concurrent sessions (one connection each)'),
+    rounds: intKnob('rounds', 8, 'rounds per session'),
+    growTokens: intKnob('grow-tokens', 512, 'tokens each round adds to the context'),
+    maxTokens: maxTokensKnob(32, 'per reply'),
+    ttftRatio: ratioKnob('ttft-ratio', 3, "a round's median TTFT may be this × round 1's"),
+    ttftFloorMs: durationKnob('ttft-floor', 250, '... plus this much'),
+    timeoutMs: timeoutKnob(30_000, 'limit per request (a hang fails its round)'),
   },
-  knobs: [
-    { key: 'sessions', flag: 'sessions', kind: 'int', help: 'concurrent sessions (one connection each)' },
-    { key: 'rounds', flag: 'rounds', kind: 'int', help: 'rounds per session' },
-    { key: 'growTokens', flag: 'grow-tokens', kind: 'int', help: 'tokens each round adds to the context' },
-    maxTokensKnob('per reply'),
-    {
-      key: 'ttftRatio',
-      flag: 'ttft-ratio',
-      kind: 'ratio',
-      help: "a round's median TTFT may be this × round 1's",
-    },
-    { key: 'ttftFloorMs', flag: 'ttft-floor', kind: 'duration', help: '... plus this much' },
-    timeoutKnob('limit per request (a hang fails its round)'),
-  ],
   async run(ctx, k) {
     const perRound = Array.from({ length: k.rounds }, () => [] as StreamResult[]);
     const failures = (

@@ -5,7 +5,7 @@ import { Client } from '../lib/http/undici.js';
 import { streamChat, type StreamResult } from './load-client.js';
 import { percentile, secs } from './stats.js';
 import type { Target } from './target.js';
-import { maxTokensKnob, timeoutKnob } from './knob-specs.js';
+import { intKnob, maxTokensKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep, type Figure } from './types.js';
 
 export interface LivenessKnobs {
@@ -13,9 +13,6 @@ export interface LivenessKnobs {
   timeoutMs: number;
   maxTokens: number;
 }
-
-// 4 per connection kind: the fewest completions whose latency has a 95 % interval against a baseline's 4.
-export const LIVENESS_DEFAULTS: LivenessKnobs = { n: 4, timeoutMs: 30_000, maxTokens: 16 };
 
 export interface ProbeRound {
   conn: 'fresh' | 'reused';
@@ -106,12 +103,12 @@ export const livenessStep = defineStep<LivenessKnobs>({
   name: 'liveness',
   flagPrefix: 'liveness',
   summary: 'N completions over fresh and over reused connections, each within its timeout',
-  defaults: LIVENESS_DEFAULTS,
-  knobs: [
-    { key: 'n', flag: 'n', kind: 'int', help: 'completions per connection kind' },
-    timeoutKnob('limit per completion'),
-    maxTokensKnob('per completion'),
-  ],
+  knobs: {
+    // 4 per connection kind: the fewest completions whose latency has a 95 % interval against a baseline's 4.
+    n: intKnob('n', 4, 'completions per connection kind'),
+    timeoutMs: timeoutKnob(30_000, 'limit per completion'),
+    maxTokens: maxTokensKnob(16, 'per completion'),
+  },
   async run(ctx, k) {
     const rounds = await runLivenessProbes(ctx.target, k, ctx.progress);
     const all = rounds.flatMap((r) => r.results);

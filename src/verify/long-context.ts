@@ -9,7 +9,7 @@ import { readServerInfo } from './server-info.js';
 import { fixed1, secs } from './stats.js';
 import { medianTrial, reconnectedTrials } from './throughput.js';
 import { runTrials } from './trials.js';
-import { maxTokensKnob, timeoutKnob } from './knob-specs.js';
+import { intKnob, maxTokensKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep, UsageError } from './types.js';
 
 export interface LongContextKnobs {
@@ -59,24 +59,21 @@ export const longContextStep = defineStep<LongContextKnobs>({
   name: 'long-context',
   flagPrefix: 'long-context',
   summary: 'prompts of N tokens (flag, or 90% of the server max_model_len): TTFT, latency, tok/s per trial',
-  defaults: { tokens: 0, capTokens: DEFAULT_CAP_TOKENS, n: 2, maxTokens: 64, timeoutMs: 300_000 },
-  knobs: [
-    {
-      key: 'tokens',
-      flag: 'tokens',
-      kind: 'int',
-      help: 'prompt length in tokens (default: 90% of the context the server reports, else 8192; at most the cap)',
-    },
-    {
-      key: 'capTokens',
-      flag: 'cap',
-      kind: 'int',
-      help: `the longest prompt sent, in tokens (at most ${MAX_CAP_TOKENS})`,
-    },
-    { key: 'n', flag: 'n', kind: 'int', help: 'requests per trial (one at a time)' },
-    maxTokensKnob('per request'),
-    timeoutKnob(),
-  ],
+  knobs: {
+    tokens: intKnob(
+      'tokens',
+      0,
+      'prompt length in tokens (default: 90% of the context the server reports, else 8192; at most the cap)',
+    ),
+    capTokens: intKnob(
+      'cap',
+      DEFAULT_CAP_TOKENS,
+      `the longest prompt sent, in tokens (at most ${MAX_CAP_TOKENS})`,
+    ),
+    n: intKnob('n', 2, 'requests per trial (one at a time)'),
+    maxTokens: maxTokensKnob(64, 'per request'),
+    timeoutMs: timeoutKnob(300_000),
+  },
   check(k) {
     if (k.capTokens > MAX_CAP_TOKENS)
       throw new UsageError(

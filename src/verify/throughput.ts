@@ -6,7 +6,7 @@ import { findKnee, type Knee } from './knee.js';
 import { levelFigureSet, medianOf, type TrialFigures } from './level-figures.js';
 import { fixed1, secs } from './stats.js';
 import { runTrials } from './trials.js';
-import { maxTokensKnob, timeoutKnob } from './knob-specs.js';
+import { levelsKnob, maxTokensKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep, type Figure } from './types.js';
 
 export interface Level {
@@ -117,24 +117,18 @@ export const throughputStep = defineStep<ThroughputKnobs>({
   flagPrefix: 'throughput',
   summary:
     'concurrency sweep, warm-up + --repeat trials per level (tok/s, latency, TTFT, TPOT, ITL, goodput; the knee)',
-  defaults: {
-    levels: [
-      { concurrency: 1, n: 3 },
-      { concurrency: 32, n: 64 },
-    ],
-    maxTokens: 256,
-    timeoutMs: 300_000,
+  knobs: {
+    levels: levelsKnob(
+      'levels',
+      [
+        { concurrency: 1, n: 3 },
+        { concurrency: 32, n: 64 },
+      ],
+      'concurrency levels, e.g. 1,4,16,32,64,128 (requests: 2 per slot, at least 3) or 1x3,32x64',
+    ),
+    maxTokens: maxTokensKnob(256, 'per request'),
+    timeoutMs: timeoutKnob(300_000),
   },
-  knobs: [
-    {
-      key: 'levels',
-      flag: 'levels',
-      kind: 'levels',
-      help: 'concurrency levels, e.g. 1,4,16,32,64,128 (requests: 2 per slot, at least 3) or 1x3,32x64',
-    },
-    maxTokensKnob('per request'),
-    timeoutKnob(),
-  ],
   async run(ctx, k) {
     const levels: LevelData[] = [];
     const figures: Record<string, Figure> = {};

@@ -5,7 +5,7 @@ import { Pool } from '../lib/http/undici.js';
 import { findToolMarkup } from '../sources/probes/toolcall.js';
 import { reconnectedNote, streamChat, type StreamResult } from './load-client.js';
 import type { ToolCallText } from './turn.js';
-import { maxTokensKnob, timeoutKnob } from './knob-specs.js';
+import { intKnob, maxTokensKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep } from './types.js';
 
 export interface ToolcallKnobs {
@@ -54,13 +54,12 @@ export const toolcallStep = defineStep<ToolcallKnobs>({
   name: 'toolcall',
   flagPrefix: 'toolcall',
   summary: 'C concurrent x R rounds of multi-turn tool-calling conversations; tool-call leaks must be 0',
-  defaults: { concurrency: 40, rounds: 3, maxTokens: 256, timeoutMs: 120_000 },
-  knobs: [
-    { key: 'concurrency', flag: 'concurrency', kind: 'int', help: 'concurrent conversations' },
-    { key: 'rounds', flag: 'rounds', kind: 'int', help: 'tool-calling rounds per conversation' },
-    maxTokensKnob('per turn'),
-    timeoutKnob('limit per turn'),
-  ],
+  knobs: {
+    concurrency: intKnob('concurrency', 40, 'concurrent conversations'),
+    rounds: intKnob('rounds', 3, 'tool-calling rounds per conversation'),
+    maxTokens: maxTokensKnob(256, 'per turn'),
+    timeoutMs: timeoutKnob(120_000, 'limit per turn'),
+  },
   async run(ctx, k) {
     const pool = new Pool(ctx.target.origin, { connections: k.concurrency, pipelining: 1 });
     const counts = { turns: 0, leaks: 0, markup: 0, missingToolCalls: 0, invalidJson: 0, errors: 0 };
