@@ -235,10 +235,12 @@ export async function finding2(env, scope) {
   await until(() => cpuLagLines(cpuLag).some((l) => l.t >= w1), { timeoutMs: 3000, intervalMs: 100 });
   const lines = cpuLagLines(cpuLag).filter((l) => l.t > w0 && l.t <= w1 + 250);
   const ownS = lines.length ? Math.max(...lines.map((l) => l.cpuMs)) / 1000 : Infinity;
+  const readS = Math.max(0, ...lines.filter((l) => l.t <= t0).map((l) => l.cpuMs)) / 1000;
+  const captureS = Math.max(0, ...lines.filter((l) => l.t > t0).map((l) => l.cpuMs)) / 1000;
   return {
     pass: captured === true && ownS < LAG_LIMIT_S && wait !== Infinity,
     value:
-      `lag in own CPU ${lines.length ? fmtS(ownS) : 'not measured'}; ${lagText(d)} wall; ` +
+      `lag in own CPU ${lines.length ? `${fmtS(ownS)} (reading ${fmtS(readS)}, capture ${fmtS(captureS)})` : 'not measured'}; ${lagText(d)} wall; ` +
       `CPU ${cpuMs.toFixed(0)} ms over ${((w1 - w0) / 1000).toFixed(1)} s; ` +
       `capture ${captured ? `done within ${took.toFixed(1)} s` : `not done in ${took.toFixed(0)} s`}${wait === Infinity ? '; daemon unresponsive' : ''}`,
   };
