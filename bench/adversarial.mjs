@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, killAll, unitMemoryHigh } from './adversarial/harness.mjs';
 import * as F from './adversarial/findings.mjs';
+import * as V from './adversarial/verify-findings.mjs';
 import { startMainEnv } from './adversarial/main-env.mjs';
 
 const RUN_DEADLINE_MS = 345_000; // the whole run stays under 6 minutes, set-up and summary included
@@ -24,7 +25,7 @@ const FINDINGS = [
   [9, 'DNS rebinding: evil Host+Origin POSTs not 2xx', F.finding9, 10_000],
   [10, 'no 12+-char piece of a cut secret in /api/status', F.finding10, 15_000],
   [14, 'no raw terminal escapes in /probe?debug=true or replay', F.finding14, 20_000],
-  [2, '30 × 64 KB `a-` prompts + capture: lag < 100 ms', F.finding2, 30_000],
+  [2, '30 × 64 KB `a-` prompts + capture: own lag < 100 ms', F.finding2, 35_000],
   [3, 'reload/restart/stop abort no in-flight completion', F.finding3, 60_000],
   [4, 'backtracking user rule: refused or lag < 100 ms', F.finding4, 25_000],
   [5, 'FIFO swapped in under the follower: daemon responsive', F.finding5, 20_000],
@@ -37,6 +38,16 @@ const FINDINGS = [
   [16, '520 slow-header connections: authenticated /metrics answered', F.finding16, 15_000],
   [17, 'corrupt offsets + from: end: 20/20 markers raised', F.finding17, 30_000],
   [18, 'garbage /metrics is a failed scrape; 302 capture fetch not ok', F.finding18, 30_000],
+  // Issue 37's verify findings and issue 38's llama-server shape: `wedgewatch verify` against hostile engines.
+  ['37.5a', 'verify, max_model_len 1e9: prompt capped; RSS < 300 MB', V.contextBillion, 60_000],
+  ['37.5b', 'verify, max_model_len 1e7: prompt capped; RSS < 300 MB', V.contextTenMillion, 60_000],
+  ['37.6a', 'verify, endless stream: cut past max_tokens; RSS < 300 MB', V.endlessStream, 60_000],
+  ['37.6b', 'verify, 270 MB replies: cut, not carried on; RSS < 300 MB', V.hugeReplies, 60_000],
+  ['37.6c', 'verify, a token every 200 ms, no [DONE]: RSS < 300 MB', V.slowDrip, 120_000],
+  ['37.6d', 'verify, endless tool-call deltas: cut; RSS < 300 MB', V.toolFlood, 60_000],
+  ['37.6e', 'verify, endless SSE comments: cut; RSS < 300 MB', V.endlessPings, 60_000],
+  ['37.8', 'verify, usage 1e15 tokens: a wrong answer, nothing absurd saved', V.hugeUsage, 60_000],
+  [38, 'verify, llama-server shape (closes after each stream): all pass', V.llamaShape, 120_000],
 ];
 
 class Scope {
@@ -87,7 +98,7 @@ async function runFinding([n, check, fn, budget], env, dir, shared, remainingMs)
 
 function printRow(r) {
   console.log(
-    `${String(r.n).padStart(2)}  ${r.result}  ${r.check.padEnd(66)} ${r.value}  [${r.s.toFixed(1)} s]`,
+    `${String(r.n).padStart(5)}  ${r.result}  ${r.check.padEnd(66)} ${r.value}  [${r.s.toFixed(1)} s]`,
   );
 }
 
@@ -95,7 +106,7 @@ async function main() {
   if (!existsSync(CLI)) throw new Error(`${CLI} missing: npm run build first`);
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'ww-adversarial-'));
-  const only = process.env.ONLY?.split(',').map(Number);
+  const only = process.env.ONLY?.split(',').map((s) => s.trim());
   const rows = [];
   let env;
   try {
@@ -105,10 +116,10 @@ async function main() {
     console.log(
       `shared daemon ready (pid ${env.daemon.pid}); prometheus: ${env.prom ? env.prom.url : 'NOT INSTALLED — alerts not evaluated'}\n`,
     );
-    console.log(` #  RESULT  ${'check'.padEnd(66)} measured`);
+    console.log(`    #  RESULT  ${'check'.padEnd(66)} measured`);
     const shared = {};
     for (const f of FINDINGS) {
-      if (only && !only.includes(f[0])) continue;
+      if (only && !only.includes(String(f[0]))) continue;
       const remaining = RUN_DEADLINE_MS - (Date.now() - started);
       if (remaining < 5000) {
         const r = { n: f[0], check: f[1], result: 'FAIL', value: 'not run: the run deadline passed', s: 0 };

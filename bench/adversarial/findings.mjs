@@ -16,6 +16,7 @@ import {
   fakeEngine,
   freePort,
   metricSum,
+  procCpuMs,
   rawRequest,
   runCli,
   sleep,
@@ -171,7 +172,11 @@ export async function finding1(env) {
 
 // ---------------------------------------------------------------------------------------------------------
 // 2. A prompt freezes the daemon: 30 logged prompts of 64 KB `a-a-…` (a credential-shape regex's worst case),
-// then an incident capture redacts the log window. The event loop must stay under 100 ms throughout.
+// then an incident capture redacts the log window. The daemon's own work must not hold its event loop 100 ms,
+// measured in the daemon's own CPU time (cpu-lag.mjs, loaded into it): the most CPU it used between two firings
+// of a 10 ms timer. The wall-clock lag gauge is shown beside it; it is no bar here because it counts the time
+// the host gave other processes: on a shared 2-core host it failed 2 runs in 5 (46–140 ms, issue 37, 9), and at
+// load 22 a 30 ms burst of the same work lagged 300 ms (nice does not help across cgroups).
 export async function finding2(env, scope) {
   let failing = false;
   const engine = await fakeEngine((req, res) => {
@@ -181,19 +186,37 @@ export async function finding2(env, scope) {
   scope.add(() => engine.close());
   const log = join(scope.dir, 'f2-prefill.log');
   writeFileSync(log, '');
-  const d = await daemonFor(scope, 'f2', {
-    incidents: { on: ['down'], captureTimeout: '20s' },
-    targets: [
-      {
-        name: 't2',
-        endpoints: [{ name: 'e', url: engine.url }],
-        probes: [{ name: 'health', kind: 'health', every: '1s', jitter: 0, timeout: '1s', path: '/health' }],
-        logs: [{ service: 'prefill', path: log, from: 'end' }],
-        detect: { downAfter: 1 },
-      },
-    ],
-  });
+  const cpuLag = join(scope.dir, 'f2-cpu-lag.txt');
+  writeFileSync(cpuLag, '');
+  const d = await daemonFor(
+    scope,
+    'f2',
+    {
+      incidents: { on: ['down'], captureTimeout: '20s' },
+      targets: [
+        {
+          name: 't2',
+          endpoints: [{ name: 'e', url: engine.url }],
+          probes: [
+            { name: 'health', kind: 'health', every: '1s', jitter: 0, timeout: '1s', path: '/health' },
+          ],
+          logs: [{ service: 'prefill', path: log, from: 'end' }],
+          detect: { downAfter: 1 },
+        },
+      ],
+    },
+    {
+      nodeArgs: ['--import', join(ROOT, 'bench/adversarial/cpu-lag.mjs')],
+      env: { WW_CPU_LAG_FILE: cpuLag },
+    },
+  );
   await d.start();
+  // The window starts here, for the daemon's gauge (a scrape resets it), its CPU-time lag and its CPU clock.
+  await d.sampleLag();
+  d.maxLagS = 0;
+  d.maxStallS = 0;
+  const w0 = Date.now();
+  const cpu0 = procCpuMs(d.pid);
   const prompt = 'a-'.repeat(32_000);
   for (let i = 0; i < 30; i++) appendFileSync(log, promptLine(prompt));
   await sleep(1500);
@@ -203,13 +226,35 @@ export async function finding2(env, scope) {
     async () => ((await d.json('/api/incidents', 2000))?.incidents?.length ?? 0) > 0,
     { timeoutMs: 15_000, intervalMs: 500 },
   );
-  const wait = await answersWithin(d, 3000);
   const took = (Date.now() - t0) / 1000;
-  const lag = d.worstLagS();
+  const wait = await answersWithin(d, 3000);
+  await d.sampleLag();
+  const w1 = Date.now();
+  const cpuMs = procCpuMs(d.pid) - cpu0;
+  // The intervals the window covers (each line closes 250 ms; the first after w0 may open before it).
+  await until(() => cpuLagLines(cpuLag).some((l) => l.t >= w1), { timeoutMs: 3000, intervalMs: 100 });
+  const lines = cpuLagLines(cpuLag).filter((l) => l.t > w0 && l.t <= w1 + 250);
+  const ownS = lines.length ? Math.max(...lines.map((l) => l.cpuMs)) / 1000 : Infinity;
+  const readS = Math.max(0, ...lines.filter((l) => l.t <= t0).map((l) => l.cpuMs)) / 1000;
+  const captureS = Math.max(0, ...lines.filter((l) => l.t > t0).map((l) => l.cpuMs)) / 1000;
   return {
-    pass: captured === true && lag < LAG_LIMIT_S && wait !== Infinity,
-    value: `${lagText(d)}; capture ${captured ? `done within ${took.toFixed(1)} s` : `not done in ${took.toFixed(0)} s`}${wait === Infinity ? '; daemon unresponsive' : ''}`,
+    pass: captured === true && ownS < LAG_LIMIT_S && wait !== Infinity,
+    value:
+      `lag in own CPU ${lines.length ? `${fmtS(ownS)} (reading ${fmtS(readS)}, capture ${fmtS(captureS)})` : 'not measured'}; ${lagText(d)} wall; ` +
+      `CPU ${cpuMs.toFixed(0)} ms over ${((w1 - w0) / 1000).toFixed(1)} s; ` +
+      `capture ${captured ? `done within ${took.toFixed(1)} s` : `not done in ${took.toFixed(0)} s`}${wait === Infinity ? '; daemon unresponsive' : ''}`,
   };
+}
+
+/** cpu-lag.mjs's lines: { t (unix ms), cpuMs, wallMs }. */
+function cpuLagLines(path) {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [t, cpuMs, wallMs] = l.split(' ').map(Number);
+      return { t, cpuMs, wallMs };
+    });
 }
 
 // ---------------------------------------------------------------------------------------------------------

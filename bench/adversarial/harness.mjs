@@ -144,6 +144,23 @@ export function procMem(pid) {
   }
 }
 
+const CLK_TCK = 100; // USER_HZ: /proc/PID/stat counts CPU time in 1/100 s on every Linux architecture we run on
+
+/**
+ * CPU time (user + system, every thread) the process has used, in ms, from /proc/PID/stat; undefined once it is
+ * gone. The process's own work: other load on the host slows it but does not add to it.
+ */
+export function procCpuMs(pid) {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A process killed once its RSS passes this: a hostile input must not take the machine down with it. */
 export const RSS_KILL = 1.2 * 1024 ** 3;
 

@@ -94,7 +94,10 @@ export function verifyCommand(): Command {
       cmd.addOption(
         new Option(
           `${knobFlag(step, k.flag)} <value>`,
-          `${step.name}: ${k.help} (default ${knobDefaultText(k.kind, step.defaults[k.key])})`,
+          // A knob whose default is "from the server" (0) says so in its help; the others show the value.
+          /\(default[ :]/.test(k.help)
+            ? `${step.name}: ${k.help}`
+            : `${step.name}: ${k.help} (default ${knobDefaultText(k.kind, step.defaults[k.key])})`,
         ),
       );
     }

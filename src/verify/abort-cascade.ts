@@ -8,6 +8,7 @@ import { runLivenessProbes, roundLine } from './liveness.js';
 import { streamChat, type StreamResult } from './load-client.js';
 import { LogWindow } from './log-window.js';
 import { secs } from './stats.js';
+import { durationKnob, intKnob, maxTokensKnob } from './knob-specs.js';
 import { defineStep } from './types.js';
 
 export interface AbortKnobs {
@@ -26,37 +27,14 @@ export const abortCascadeStep = defineStep<AbortKnobs>({
   name: 'abort-cascade',
   flagPrefix: 'abort',
   summary: 'S streaming sessions cut off hard after T, settle, then liveness; no critical log signature',
-  defaults: {
-    sessions: 60,
-    afterMs: 22_000,
-    settleMs: 10_000,
-    maxTokens: 16_384,
-    probes: 2,
-    livenessTimeoutMs: 25_000,
+  knobs: {
+    sessions: intKnob('sessions', 60, 'streaming sessions cut off together'),
+    afterMs: durationKnob('after', 22_000, 'cut the sessions off after this long'),
+    settleMs: durationKnob('settle', 10_000, 'pause after the cut before probing'),
+    maxTokens: maxTokensKnob(16_384, 'per session (long enough to outlast --abort.after)'),
+    probes: intKnob('probes', 2, 'liveness probes per connection kind after the settle'),
+    livenessTimeoutMs: durationKnob('liveness-timeout', 25_000, 'limit per liveness probe'),
   },
-  knobs: [
-    { key: 'sessions', flag: 'sessions', kind: 'int', help: 'streaming sessions cut off together' },
-    { key: 'afterMs', flag: 'after', kind: 'duration', help: 'cut the sessions off after this long' },
-    { key: 'settleMs', flag: 'settle', kind: 'duration', help: 'pause after the cut before probing' },
-    {
-      key: 'maxTokens',
-      flag: 'max-tokens',
-      kind: 'int',
-      help: 'max_tokens per session (long enough to outlast --abort.after)',
-    },
-    {
-      key: 'probes',
-      flag: 'probes',
-      kind: 'int',
-      help: 'liveness probes per connection kind after the settle',
-    },
-    {
-      key: 'livenessTimeoutMs',
-      flag: 'liveness-timeout',
-      kind: 'duration',
-      help: 'limit per liveness probe',
-    },
-  ],
   async run(ctx, k) {
     const window = new LogWindow(ctx.logs).mark();
     const scanner = new CriticalScanner();
@@ -120,7 +98,7 @@ export const abortCascadeStep = defineStep<AbortKnobs>({
         : `${midStream}/${k.sessions} sessions cut mid-stream; ${probesOk}/${probes.length} probes completed after ${secs(k.settleMs)} settle; no critical log lines${ctx.logs.length ? '' : ' (no --log given)'}`,
       details: [
         `sessions=${k.sessions} cut after ${secs(k.afterMs)}: mid-stream=${midStream} finished-early=${finishedEarly} never-streamed=${failedBeforeCut.length}`,
-        ...rounds.map((r) => roundLine(r.conn, r.results)),
+        ...rounds.map((r) => roundLine(r.conn, r.results, r.newConnections)),
         ...scanner.hits.map(describeHit),
         ...(first?.traceback ? ['traceback found:', ...first.traceback.map((l) => `  ${l}`)] : []),
         ...(scanner.droppedHits ? [`(${scanner.droppedHits} more critical hits not kept)`] : []),

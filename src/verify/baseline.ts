@@ -37,6 +37,20 @@ export interface BaselineComparison {
   missing: string[];
 }
 
+/**
+ * The figures a results file keeps of a step: none of a failed step (its figures describe a broken run — a
+ * usage count past max_tokens, a level full of errors — and a later run compared with them would be judged
+ * against that), and only finite values of a passed one.
+ */
+export function keptFigures(s: Pick<StepResult, 'ok' | 'figures'>): Record<string, Figure> {
+  if (!s.ok) return {};
+  return Object.fromEntries(
+    Object.entries(s.figures).filter(
+      ([, f]) => Number.isFinite(f.value) && (f.trials ?? []).every((v) => Number.isFinite(v)),
+    ),
+  );
+}
+
 export function toSaved(url: string, model: string, steps: StepResult[], now = new Date()): SavedResults {
   return {
     kind: RESULTS_KIND,
@@ -49,7 +63,7 @@ export function toSaved(url: string, model: string, steps: StepResult[], now = n
       ok: s.ok,
       summary: s.summary,
       durationMs: s.durationMs,
-      figures: s.figures,
+      figures: keptFigures(s),
       ...(s.saved !== undefined ? { saved: s.saved } : {}),
     })),
   };

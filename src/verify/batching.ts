@@ -1,12 +1,16 @@
 // batching: are concurrent requests batched by the engine or served one after another? One request alone gives
 // the reference time; then N at once while sampling the engine's running count. Batched means the engine ran
 // (nearly) all of them together — peak running ≥ 0.75·N — and the wall time stayed within ~2× one request.
+import { reconnectedNote } from './load-client.js';
 import { runLoad } from './load-run.js';
 import { RunningSampler, type RunningPeak } from './running-sampler.js';
+import { readServerInfo } from './server-info.js';
 import { secs } from './stats.js';
+import { durationKnob, intKnob, maxTokensKnob, ratioKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep } from './types.js';
 
 export interface BatchingKnobs {
+  /** Concurrent requests; 0 = DEFAULT_N, or the server's slot count when it reports fewer. */
   n: number;
   maxTokens: number;
   timeoutMs: number;
@@ -44,43 +48,40 @@ export function batchingVerdict(
   return { verdict: 'batched', reasons };
 }
 
+/** Concurrent requests when neither the flag nor the server's slot count says otherwise. */
+export const DEFAULT_N = 16;
+
+/**
+ * N for the run: the flag, else DEFAULT_N — or the slots the server reports when there are fewer (llama.cpp runs
+ * at most --parallel requests at once, so 16 against 4 slots is serialized by design, not by a fault).
+ */
+export function batchSize(
+  n: number,
+  slots: { value: number; source: string } | undefined,
+): { n: number; source: string } {
+  if (n > 0) return { n, source: '--batching.n' };
+  if (slots && slots.value < DEFAULT_N) return { n: slots.value, source: `${slots.source} ${slots.value}` };
+  return { n: DEFAULT_N, source: 'default' };
+}
+
 export const batchingStep = defineStep<BatchingKnobs>({
   name: 'batching',
   flagPrefix: 'batching',
   summary: 'N concurrent requests while sampling the engine running count: batched or serialized',
-  defaults: {
-    n: 16,
-    maxTokens: 128,
-    timeoutMs: 300_000,
-    sampleIntervalMs: 100,
-    wallFactor: 2,
-    peakFraction: 0.75,
+  knobs: {
+    n: intKnob('n', 0, `concurrent requests (default ${DEFAULT_N}, or the server's slot count when fewer)`),
+    maxTokens: maxTokensKnob(128, 'per request'),
+    timeoutMs: timeoutKnob(300_000),
+    sampleIntervalMs: durationKnob('sample-interval', 100, 'how often the running count is sampled'),
+    wallFactor: ratioKnob('wall-factor', 2, 'batched needs wall <= this x one request'),
+    peakFraction: ratioKnob('peak-fraction', 0.75, 'batched needs peak running >= this x N'),
   },
-  knobs: [
-    { key: 'n', flag: 'n', kind: 'int', help: 'concurrent requests' },
-    { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per request' },
-    { key: 'timeoutMs', flag: 'timeout', kind: 'duration', help: 'limit per request' },
-    {
-      key: 'sampleIntervalMs',
-      flag: 'sample-interval',
-      kind: 'duration',
-      help: 'how often --metrics-url is scraped',
-    },
-    {
-      key: 'wallFactor',
-      flag: 'wall-factor',
-      kind: 'ratio',
-      help: 'batched needs wall <= this x one request',
-    },
-    {
-      key: 'peakFraction',
-      flag: 'peak-fraction',
-      kind: 'ratio',
-      help: 'batched needs peak running >= this x N',
-    },
-  ],
-  async run(ctx, k) {
-    if (!ctx.metricsUrl && ctx.logs.length === 0) {
+  async run(ctx, knobs) {
+    const info = await readServerInfo(ctx.target);
+    const size = batchSize(knobs.n, info.slots);
+    const k = { ...knobs, n: size.n };
+    const slotsUrl = info.slotsPath ? `${ctx.target.origin}${info.slotsPath}` : undefined;
+    if (!ctx.metricsUrl && ctx.logs.length === 0 && !slotsUrl) {
       return {
         ok: false,
         summary: 'no running-count source (give --metrics-url or --log)',
@@ -106,8 +107,11 @@ export const batchingStep = defineStep<BatchingKnobs>({
         figures: {},
       };
     }
-    ctx.progress(`one request alone: ${secs(one.totalMs)} (${one.tokens} tokens)`);
-    const sampler = new RunningSampler(ctx.metricsUrl, ctx.logs, k.sampleIntervalMs);
+    ctx.progress(`one request alone: ${secs(one.totalMs)} (${one.tokens} tokens); N=${k.n} (${size.source})`);
+    const sampler = new RunningSampler(
+      { metricsUrl: ctx.metricsUrl, slotsUrl, headers: ctx.target.headers, logs: ctx.logs },
+      k.sampleIntervalMs,
+    );
     sampler.start();
     let peak: RunningPeak;
     let run;
@@ -127,11 +131,17 @@ export const batchingStep = defineStep<BatchingKnobs>({
       ctx.metricsUrl
         ? `metrics ${peak.metricsSamples} samples peak ${peak.metricsPeak ?? 'n/a'}${peak.metricsError ? ` (${peak.metricsError})` : ''}`
         : undefined,
+      slotsUrl
+        ? `slots ${peak.slotsSamples} samples peak ${peak.slotsPeak ?? 'n/a'}${peak.slotsError ? ` (${peak.slotsError})` : ''}`
+        : undefined,
       ctx.logs.length ? `Decode batch lines ${peak.logSamples} peak ${peak.logPeak ?? 'n/a'}` : undefined,
     ].filter(Boolean);
     const notSampled = [
       ctx.metricsUrl && peak.metricsSamples === 0
         ? `${ctx.metricsUrl}: ${peak.metricsError ?? 'no sample taken'}`
+        : undefined,
+      slotsUrl && peak.slotsSamples === 0
+        ? `${slotsUrl}: ${peak.slotsError ?? 'no sample taken'}`
         : undefined,
       ctx.logs.length && peak.logSamples === 0
         ? `no Decode batch line in ${ctx.logs.join(', ')} during the run`
@@ -152,10 +162,13 @@ export const batchingStep = defineStep<BatchingKnobs>({
         `running count from: ${sources.join('; ')}`,
         ...(v.verdict === 'not sampled' ? [] : notSampled.map((s) => `no samples from ${s}`)),
         ...v.reasons.map((r) => `${v.verdict} because ${r}`),
+        ...reconnectedNote([...single.results, ...run.results]),
       ],
       figures: {},
       data: {
         verdict: v.verdict,
+        n: k.n,
+        nSource: size.source,
         reasons: v.reasons,
         peak,
         wallMs: run.wallMs,

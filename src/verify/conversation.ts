@@ -4,11 +4,12 @@
 // 1's (a reused connection whose first-token time grows with the context is the harness hang that one-shot
 // loads over fresh connections never reproduce); a request that fails or hangs fails the step, naming its round.
 import { Client } from '../lib/http/undici.js';
-import { promptOfTokens } from './long-context.js';
-import { streamChat, type StreamResult } from './load-client.js';
+import { reconnectedNote, streamChat, type StreamResult } from './load-client.js';
+import { promptOfTokens } from './prompt-text.js';
 import { medianOf } from './level-figures.js';
 import { secs } from './stats.js';
 import type { Target } from './target.js';
+import { durationKnob, intKnob, maxTokensKnob, ratioKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep } from './types.js';
 
 export interface ConversationKnobs {
@@ -55,26 +56,18 @@ async function runSession(
         role: 'user',
         content: `Round ${round} of session ${session}. ${promptOfTokens(k.growTokens)}`,
       });
-      let reply = '';
+      // The reply goes back into the next round: collected within the answer's bounds, like every answer.
       const r = await streamChat(client, target, {
         messages: history,
         maxTokens: k.maxTokens,
         timeoutMs: k.timeoutMs,
         extra: { temperature: 0 },
-        onEvent(data) {
-          if (!data.includes('"content"')) return;
-          try {
-            const c = (JSON.parse(data) as { choices?: { delta?: { content?: unknown } }[] }).choices?.[0]
-              ?.delta?.content;
-            if (typeof c === 'string') reply += c;
-          } catch {
-            // Not a JSON chunk: nothing to keep.
-          }
-        },
+        collect: true,
       });
-      onRound(round, r);
+      const { turn, ...kept } = r;
+      onRound(round, kept);
       if (!r.ok) return { session, round, error: r.error ?? 'failed' };
-      history.push({ role: 'assistant', content: reply });
+      history.push({ role: 'assistant', content: turn?.content ?? '' });
     }
     return undefined;
   } finally {
@@ -100,34 +93,15 @@ export const conversationStep = defineStep<ConversationKnobs>({
   flagPrefix: 'conversation',
   summary:
     'S sessions x k rounds of a growing conversation, one keep-alive connection per session: TTFT per round within a bound of round 1',
-  defaults: {
-    sessions: 4,
-    rounds: 8,
-    growTokens: 512,
-    maxTokens: 32,
-    ttftRatio: 3,
-    ttftFloorMs: 250,
-    timeoutMs: 30_000,
+  knobs: {
+    sessions: intKnob('sessions', 4, 'concurrent sessions (one connection each)'),
+    rounds: intKnob('rounds', 8, 'rounds per session'),
+    growTokens: intKnob('grow-tokens', 512, 'tokens each round adds to the context'),
+    maxTokens: maxTokensKnob(32, 'per reply'),
+    ttftRatio: ratioKnob('ttft-ratio', 3, "a round's median TTFT may be this × round 1's"),
+    ttftFloorMs: durationKnob('ttft-floor', 250, '... plus this much'),
+    timeoutMs: timeoutKnob(30_000, 'limit per request (a hang fails its round)'),
   },
-  knobs: [
-    { key: 'sessions', flag: 'sessions', kind: 'int', help: 'concurrent sessions (one connection each)' },
-    { key: 'rounds', flag: 'rounds', kind: 'int', help: 'rounds per session' },
-    { key: 'growTokens', flag: 'grow-tokens', kind: 'int', help: 'tokens each round adds to the context' },
-    { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per reply' },
-    {
-      key: 'ttftRatio',
-      flag: 'ttft-ratio',
-      kind: 'ratio',
-      help: "a round's median TTFT may be this × round 1's",
-    },
-    { key: 'ttftFloorMs', flag: 'ttft-floor', kind: 'duration', help: '... plus this much' },
-    {
-      key: 'timeoutMs',
-      flag: 'timeout',
-      kind: 'duration',
-      help: 'limit per request (a hang fails its round)',
-    },
-  ],
   async run(ctx, k) {
     const perRound = Array.from({ length: k.rounds }, () => [] as StreamResult[]);
     const failures = (
@@ -172,6 +146,7 @@ export const conversationStep = defineStep<ConversationKnobs>({
             `round ${r.round}: ~${r.contextTokens} tokens | ttft p50=${secs(r.ttftP50Ms)} min=${secs(r.ttftMinMs)} max=${secs(r.ttftMaxMs)} | ${r.completed}/${k.sessions}`,
         ),
         ...failures.map((f) => `session ${f.session} round ${f.round}: ${f.error}`),
+        ...reconnectedNote(perRound.flat()),
       ],
       figures: {},
       data: { rounds, failures, growth },

@@ -10,6 +10,7 @@ import { EndpointDispatchers, tlsOptions } from '../sources/probes/http.js';
 import { runProbe } from '../sources/probes/runner.js';
 import type { AnswerCheck, ProbeResultSignal } from '../core/signals.js';
 import type { Target } from './target.js';
+import { intKnob, maxTokensKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep } from './types.js';
 
 export interface CorrectnessKnobs {
@@ -21,13 +22,6 @@ export interface CorrectnessKnobs {
   /** Limit per question and per matrix cell. */
   timeoutMs: number;
 }
-
-export const CORRECTNESS_DEFAULTS: CorrectnessKnobs = {
-  n: 4,
-  concurrency: 32,
-  maxTokens: 8,
-  timeoutMs: 60_000,
-};
 
 const MIXUP_NOTE = ' (the answer of another request running at the same time: cross-request mix-up)';
 
@@ -101,13 +95,12 @@ export const correctnessStep = defineStep<CorrectnessKnobs>({
   flagPrefix: 'correctness',
   summary:
     'known-answer questions at C=1 and C=concurrency, and the tool-call matrix; any wrong answer fails and is quoted',
-  defaults: CORRECTNESS_DEFAULTS,
-  knobs: [
-    { key: 'n', flag: 'n', kind: 'int', help: 'questions asked one at a time' },
-    { key: 'concurrency', flag: 'concurrency', kind: 'int', help: 'questions asked at once' },
-    { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per question' },
-    { key: 'timeoutMs', flag: 'timeout', kind: 'duration', help: 'limit per question and per matrix cell' },
-  ],
+  knobs: {
+    n: intKnob('n', 4, 'questions asked one at a time'),
+    concurrency: intKnob('concurrency', 32, 'questions asked at once'),
+    maxTokens: maxTokensKnob(8, 'per question'),
+    timeoutMs: timeoutKnob(60_000, 'limit per question and per matrix cell'),
+  },
   async run(ctx, k) {
     const hop = dispatchers(ctx.target);
     const timeout = `${k.timeoutMs}ms`;

@@ -26,6 +26,8 @@ export interface TrialFigures {
   errors: number;
   wallMs: number;
   firstError?: string;
+  /** Requests sent again on a new connection after the server closed the kept-alive one (load-client.ts). */
+  reconnected?: number;
 }
 
 /** Each figure's key in the saved results, its unit, direction, and how it is read from a trial. */
@@ -91,6 +93,7 @@ export function trialFigures(run: LoadRun, slo?: Slo): TrialFigures {
     errors: run.results.length - ok.length,
     wallMs: run.wallMs,
     firstError: run.results.find((r) => !r.ok)?.error,
+    reconnected: run.results.filter((r) => r.reconnected).length,
   };
 }
 

@@ -5,6 +5,7 @@ import { Client } from '../lib/http/undici.js';
 import { streamChat, type StreamResult } from './load-client.js';
 import { percentile, secs } from './stats.js';
 import type { Target } from './target.js';
+import { intKnob, maxTokensKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep, type Figure } from './types.js';
 
 export interface LivenessKnobs {
@@ -13,12 +14,11 @@ export interface LivenessKnobs {
   maxTokens: number;
 }
 
-// 4 per connection kind: the fewest completions whose latency has a 95 % interval against a baseline's 4.
-export const LIVENESS_DEFAULTS: LivenessKnobs = { n: 4, timeoutMs: 30_000, maxTokens: 16 };
-
 export interface ProbeRound {
   conn: 'fresh' | 'reused';
   results: StreamResult[];
+  /** Reused round: requests that went over a new connection (the server had closed the kept one). */
+  newConnections?: number;
 }
 
 const PROMPT = [{ role: 'user', content: 'Reply with one short sentence: are you up?' }];
@@ -46,6 +46,9 @@ export async function runLivenessProbes(
   progress(roundLine('fresh', fresh));
   const reused: StreamResult[] = [];
   const keep = new Client(target.origin, { pipelining: 1, keepAliveTimeout: 600_000 });
+  let opened = 0;
+  keep.on('connect', () => opened++);
+  let newConnections: number;
   try {
     // An uncounted first request opens the connection, so every counted one (even with n=1) reuses it.
     const warm = await streamChat(keep, target, {
@@ -54,29 +57,45 @@ export async function runLivenessProbes(
       timeoutMs: k.timeoutMs,
     });
     if (!warm.ok) reused.push({ ...warm, error: `warm-up request failed: ${warm.error}` });
+    const warmOpened = opened;
     for (let i = 0; i < k.n; i++) {
       reused.push(
         await streamChat(keep, target, { messages: PROMPT, maxTokens: k.maxTokens, timeoutMs: k.timeoutMs }),
       );
     }
+    // Either the client found the kept socket gone and opened another, or the request met it closing and was
+    // sent again (reconnected): both went over a new connection.
+    newConnections = opened - warmOpened + reused.filter((r) => r.reconnected).length;
   } finally {
     await keep.destroy().catch(() => {});
   }
-  progress(roundLine('reused', reused));
+  progress(roundLine('reused', reused, newConnections));
   return [
     { conn: 'fresh', results: fresh },
-    { conn: 'reused', results: reused },
+    { conn: 'reused', results: reused, newConnections },
   ];
 }
 
-export function roundLine(conn: string, results: StreamResult[]): string {
+/**
+ * `newConnections`: of a reused round, the requests that went over a new connection. What was seen is said: a
+ * server that closes after each response leaves no reused connection to test.
+ */
+export function roundLine(conn: string, results: StreamResult[], newConnections = 0): string {
   const ok = results.filter((r) => r.ok);
   const lat = ok.map((r) => r.totalMs);
   const first = results.find((r) => !r.ok);
+  const again = Math.max(newConnections, results.filter((r) => r.reconnected).length);
   return (
     `${conn}: ${ok.length}/${results.length} completed` +
     (lat.length ? `, p50 ${secs(percentile(lat, 50))} max ${secs(Math.max(...lat))}` : '') +
-    (first ? `; first failure: ${first.error}` : '')
+    (first ? `; first failure: ${first.error}` : '') +
+    (again === 0
+      ? ''
+      : conn !== 'reused'
+        ? `; ${again} sent again on a new connection after the server closed one unanswered`
+        : again >= results.length
+          ? '; the server closed the connection after every response: none went over a reused connection'
+          : `; ${again} went over a new connection, the server having closed the kept one`)
   );
 }
 
@@ -84,12 +103,12 @@ export const livenessStep = defineStep<LivenessKnobs>({
   name: 'liveness',
   flagPrefix: 'liveness',
   summary: 'N completions over fresh and over reused connections, each within its timeout',
-  defaults: LIVENESS_DEFAULTS,
-  knobs: [
-    { key: 'n', flag: 'n', kind: 'int', help: 'completions per connection kind' },
-    { key: 'timeoutMs', flag: 'timeout', kind: 'duration', help: 'limit per completion' },
-    { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per completion' },
-  ],
+  knobs: {
+    // 4 per connection kind: the fewest completions whose latency has a 95 % interval against a baseline's 4.
+    n: intKnob('n', 4, 'completions per connection kind'),
+    timeoutMs: timeoutKnob(30_000, 'limit per completion'),
+    maxTokens: maxTokensKnob(16, 'per completion'),
+  },
   async run(ctx, k) {
     const rounds = await runLivenessProbes(ctx.target, k, ctx.progress);
     const all = rounds.flatMap((r) => r.results);
@@ -109,7 +128,7 @@ export const livenessStep = defineStep<LivenessKnobs>({
     return {
       ok: okCount === all.length,
       summary: `${okCount}/${all.length} completed within ${secs(k.timeoutMs)} (${rounds.map((r) => `${r.conn} ${r.results.filter((x) => x.ok).length}/${r.results.length}`).join(', ')})`,
-      details: rounds.map((r) => roundLine(r.conn, r.results)),
+      details: rounds.map((r) => roundLine(r.conn, r.results, r.newConnections)),
       figures,
       data: rounds.map((r) => ({ conn: r.conn, results: r.results })),
     };

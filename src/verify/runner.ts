@@ -91,6 +91,7 @@ export function checkWritable(path: string): void {
 /** Throws UsageError (bad options) or TargetUnreachable (preflight) before any step runs. */
 export async function runVerify(o: VerifyOptions): Promise<VerifyReport> {
   const steps = selectSteps(o.steps);
+  for (const step of steps) step.check(o.knobs?.[step.name] ?? {});
   const baseline = o.baselinePath ? loadBaseline(o.baselinePath) : undefined;
   if (o.savePath) checkWritable(o.savePath);
   const threshold = o.regressionThreshold ?? 0.1;

@@ -1,11 +1,24 @@
 // Samples the engine's running-request count while a load runs: from its /metrics (sglang:num_running_reqs,
-// vllm:num_requests_running; summed over ranks) and/or from the `Decode batch, #running-req: N` lines its
-// scheduler logs (SGLang managers/scheduler_metrics_mixin.py; metrics/collector.py @93d0487). Keeps the peak
-// and the sample count, nothing else.
+// vllm:num_requests_running, llamacpp:requests_processing; summed over ranks), from llama.cpp's /slots (the
+// slots processing), and/or from the `Decode batch, #running-req: N` lines its scheduler logs (SGLang
+// managers/scheduler_metrics_mixin.py; metrics/collector.py @93d0487). Keeps the peak and the sample count,
+// nothing else; every body it reads is bounded.
 import { Client } from '../lib/http/undici.js';
 import { LogWindow } from './log-window.js';
+import { readCapped } from './read-capped.js';
 
-const RUNNING_METRICS = ['sglang:num_running_reqs', 'vllm:num_requests_running'];
+/**
+ * llama.cpp's gauge: the slots processing a request (ggml-org/llama.cpp tools/server/server-task.cpp:1578
+ * @80fb11a, `n_processing_slots` counted in server-context.cpp:2487; still exported upstream @001d906a). The
+ * server exports /metrics only with --metrics.
+ */
+const RUNNING_METRICS = [
+  'sglang:num_running_reqs',
+  'vllm:num_requests_running',
+  'llamacpp:requests_processing',
+];
+/** A metrics page or a slots list past this is not one to sample. */
+const BODY_MAX_BYTES = 8 * 1024 * 1024;
 /** `Decode batch, #running-req: 12,` — also `Decode batch [41],` and the older `Decode batch.` form. */
 const DECODE_BATCH = /Decode batch(?: \[\d+\])?[.,] #running-req: (\d+)/;
 
@@ -23,6 +36,17 @@ export function runningFromMetrics(text: string): number | undefined {
   return sum;
 }
 
+/** The slots processing a request in llama.cpp's GET /slots (server_slot::to_json `is_processing`). */
+export function runningFromSlots(text: string): number | undefined {
+  try {
+    const slots = JSON.parse(text) as unknown;
+    if (!Array.isArray(slots) || slots.length === 0) return undefined;
+    return slots.filter((s) => (s as { is_processing?: unknown } | null)?.is_processing === true).length;
+  } catch {
+    return undefined;
+  }
+}
+
 export function runningFromLogLine(line: string): number | undefined {
   const m = DECODE_BATCH.exec(line);
   return m ? Number(m[1]) : undefined;
@@ -34,80 +58,139 @@ export interface RunningPeak {
   metricsSamples: number;
   metricsPeak?: number;
   metricsError?: string;
+  /** llama.cpp's /slots, when the server has it. */
+  slotsSamples: number;
+  slotsPeak?: number;
+  slotsError?: string;
   logSamples: number;
   logPeak?: number;
 }
 
-export class RunningSampler {
+/** One URL scraped every interval: its samples, peak and last error. */
+class Poll {
+  samples = 0;
+  peak: number | undefined;
+  error: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private inflight: Promise<void> | undefined;
   private client: Client | undefined;
-  private readonly window: LogWindow | undefined;
-  private readonly r: RunningPeak = { metricsSamples: 0, logSamples: 0 };
 
   constructor(
-    private readonly metricsUrl: string | undefined,
-    logs: readonly string[],
-    private readonly intervalMs: number,
-  ) {
-    this.window = logs.length ? new LogWindow(logs) : undefined;
+    private readonly url: URL,
+    private readonly parse: (text: string) => number | undefined,
+    private readonly missing: string,
+    private readonly headers: Record<string, string>,
+  ) {}
+
+  start(intervalMs: number): void {
+    this.client = new Client(this.url.origin);
+    const tick = () => {
+      this.inflight = this.scrape().finally(() => {
+        this.inflight = undefined;
+        if (this.client) this.timer = setTimeout(tick, intervalMs);
+      });
+    };
+    tick();
   }
 
-  start(): void {
-    this.window?.mark();
-    if (this.metricsUrl) {
-      const u = new URL(this.metricsUrl);
-      this.client = new Client(u.origin);
-      const tick = () => {
-        this.inflight = this.scrape(u).finally(() => {
-          this.inflight = undefined;
-          if (this.client) this.timer = setTimeout(tick, this.intervalMs);
-        });
-      };
-      tick();
-    }
-  }
-
-  async stop(): Promise<RunningPeak> {
+  async stop(): Promise<void> {
     const c = this.client;
     this.client = undefined;
     if (this.timer) clearTimeout(this.timer);
     await this.inflight;
     await c?.destroy().catch(() => {});
-    this.window?.read((line) => {
-      const v = runningFromLogLine(line);
-      if (v === undefined) return;
-      this.r.logSamples++;
-      this.r.logPeak = Math.max(this.r.logPeak ?? 0, v);
-    });
-    const peaks = [this.r.metricsPeak, this.r.logPeak].filter((v): v is number => v !== undefined);
-    return { ...this.r, peak: peaks.length ? Math.max(...peaks) : undefined };
   }
 
-  private async scrape(u: URL): Promise<void> {
+  private async scrape(): Promise<void> {
     const c = this.client;
     if (!c) return;
     try {
       const res = await c.request({
         method: 'GET',
-        path: u.pathname + u.search,
+        path: this.url.pathname + this.url.search,
+        headers: this.headers,
         headersTimeout: 5_000,
         bodyTimeout: 5_000,
       });
-      const text = await res.body.text();
+      const text = await readCapped(res.body, BODY_MAX_BYTES);
       if (res.statusCode !== 200) {
-        this.r.metricsError = `HTTP ${res.statusCode}`;
+        this.error = `HTTP ${res.statusCode}`;
         return;
       }
-      const v = runningFromMetrics(text);
+      const v = this.parse(text);
       if (v === undefined) {
-        this.r.metricsError = `no ${RUNNING_METRICS.join(' or ')} in ${this.metricsUrl}`;
+        this.error = this.missing;
         return;
       }
-      this.r.metricsSamples++;
-      this.r.metricsPeak = Math.max(this.r.metricsPeak ?? 0, v);
+      this.samples++;
+      this.peak = Math.max(this.peak ?? 0, v);
     } catch (err) {
-      this.r.metricsError = (err as Error).message;
+      this.error = (err as Error).message;
     }
+  }
+}
+
+export interface SamplerSources {
+  metricsUrl?: string;
+  /** llama.cpp's /slots URL (server-info.ts finds it), with the target's headers. */
+  slotsUrl?: string;
+  headers?: Record<string, string>;
+  logs: readonly string[];
+}
+
+export class RunningSampler {
+  private readonly window: LogWindow | undefined;
+  private readonly metrics: Poll | undefined;
+  private readonly slots: Poll | undefined;
+  private logSamples = 0;
+  private logPeak: number | undefined;
+
+  constructor(
+    sources: SamplerSources,
+    private readonly intervalMs: number,
+  ) {
+    this.window = sources.logs.length ? new LogWindow(sources.logs) : undefined;
+    if (sources.metricsUrl)
+      this.metrics = new Poll(
+        new URL(sources.metricsUrl),
+        runningFromMetrics,
+        `no ${RUNNING_METRICS.join(' or ')} in ${sources.metricsUrl}`,
+        {},
+      );
+    if (sources.slotsUrl)
+      this.slots = new Poll(
+        new URL(sources.slotsUrl),
+        runningFromSlots,
+        `no slot list in ${sources.slotsUrl}`,
+        sources.headers ?? {},
+      );
+  }
+
+  start(): void {
+    this.window?.mark();
+    this.metrics?.start(this.intervalMs);
+    this.slots?.start(this.intervalMs);
+  }
+
+  async stop(): Promise<RunningPeak> {
+    await Promise.all([this.metrics?.stop(), this.slots?.stop()]);
+    this.window?.read((line) => {
+      const v = runningFromLogLine(line);
+      if (v === undefined) return;
+      this.logSamples++;
+      this.logPeak = Math.max(this.logPeak ?? 0, v);
+    });
+    const r: RunningPeak = {
+      metricsSamples: this.metrics?.samples ?? 0,
+      metricsPeak: this.metrics?.peak,
+      metricsError: this.metrics?.error,
+      slotsSamples: this.slots?.samples ?? 0,
+      slotsPeak: this.slots?.peak,
+      slotsError: this.slots?.error,
+      logSamples: this.logSamples,
+      logPeak: this.logPeak,
+    };
+    const peaks = [r.metricsPeak, r.slotsPeak, r.logPeak].filter((v): v is number => v !== undefined);
+    return { ...r, peak: peaks.length ? Math.max(...peaks) : undefined };
   }
 }

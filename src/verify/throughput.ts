@@ -6,6 +6,7 @@ import { findKnee, type Knee } from './knee.js';
 import { levelFigureSet, medianOf, type TrialFigures } from './level-figures.js';
 import { fixed1, secs } from './stats.js';
 import { runTrials } from './trials.js';
+import { levelsKnob, maxTokensKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep, type Figure } from './types.js';
 
 export interface Level {
@@ -56,7 +57,21 @@ export function medianTrial(trials: readonly TrialFigures[]): TrialFigures {
     errors: trials.reduce((s, t) => s + t.errors, 0),
     wallMs: trials.reduce((s, t) => s + t.wallMs, 0),
     firstError: trials.find((t) => t.firstError !== undefined)?.firstError,
+    reconnected: trials.reduce((s, t) => s + (t.reconnected ?? 0), 0),
   };
+}
+
+/** The note for requests a level sent again on a new connection (none when there were none). */
+export function reconnectedTrials(
+  label: string,
+  lt: { warmup: TrialFigures; trials: TrialFigures[] },
+): string[] {
+  const n = [lt.warmup, ...lt.trials].reduce((s, t) => s + (t.reconnected ?? 0), 0);
+  return n === 0
+    ? []
+    : [
+        `${label}: ${n} requests found their connection closed by the server and were sent again on a new one`,
+      ];
 }
 
 const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(1)}ms` : 'n/a');
@@ -102,28 +117,23 @@ export const throughputStep = defineStep<ThroughputKnobs>({
   flagPrefix: 'throughput',
   summary:
     'concurrency sweep, warm-up + --repeat trials per level (tok/s, latency, TTFT, TPOT, ITL, goodput; the knee)',
-  defaults: {
-    levels: [
-      { concurrency: 1, n: 3 },
-      { concurrency: 32, n: 64 },
-    ],
-    maxTokens: 256,
-    timeoutMs: 300_000,
+  knobs: {
+    levels: levelsKnob(
+      'levels',
+      [
+        { concurrency: 1, n: 3 },
+        { concurrency: 32, n: 64 },
+      ],
+      'concurrency levels, e.g. 1,4,16,32,64,128 (requests: 2 per slot, at least 3) or 1x3,32x64',
+    ),
+    maxTokens: maxTokensKnob(256, 'per request'),
+    timeoutMs: timeoutKnob(300_000),
   },
-  knobs: [
-    {
-      key: 'levels',
-      flag: 'levels',
-      kind: 'levels',
-      help: 'concurrency levels, e.g. 1,4,16,32,64,128 (requests: 2 per slot, at least 3) or 1x3,32x64',
-    },
-    { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per request' },
-    { key: 'timeoutMs', flag: 'timeout', kind: 'duration', help: 'limit per request' },
-  ],
   async run(ctx, k) {
     const levels: LevelData[] = [];
     const figures: Record<string, Figure> = {};
     const warnings: string[] = [];
+    const notes: string[] = [];
     for (const level of k.levels) {
       const lt = await runTrials(
         ctx.target,
@@ -147,6 +157,7 @@ export const throughputStep = defineStep<ThroughputKnobs>({
       levels.push(f);
       ctx.progress(formatLevel(f, lt.trials.length));
       if (lt.warmupFlag) warnings.push(`C=${level.concurrency}: ${lt.warmupFlag}`);
+      notes.push(...reconnectedTrials(`C=${level.concurrency}`, lt));
       Object.assign(figures, levelFigureSet(`c${level.concurrency}`, lt.trials));
     }
     const knee = findKnee(levels);
@@ -165,6 +176,7 @@ export const throughputStep = defineStep<ThroughputKnobs>({
         ...levels.map((l) => formatLevel(l, l.trials.length)),
         knee.text,
         ...warnings.map((w) => `warning: ${w}`),
+        ...notes,
       ],
       figures,
       data,

@@ -3,7 +3,9 @@
 // content with HTTP 200 (src/sources/probes/leak-markup.ts). Leaks are counted per response, by kind, and must be 0.
 import { Pool } from '../lib/http/undici.js';
 import { findToolMarkup } from '../sources/probes/toolcall.js';
-import { streamChat } from './load-client.js';
+import { reconnectedNote, streamChat, type StreamResult } from './load-client.js';
+import type { ToolCallText } from './turn.js';
+import { intKnob, maxTokensKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep } from './types.js';
 
 export interface ToolcallKnobs {
@@ -28,57 +30,15 @@ const TOOLS = [
   },
 ];
 const CITIES = ['Paris', 'Tokyo', 'Lima', 'Oslo', 'Cairo', 'Sydney', 'Denver', 'Seoul'];
-const CONTENT_CAP = 64 * 1024;
 
 export interface TurnOutcome {
-  content: string;
-  toolCalls: { id?: string; name: string; arguments: string }[];
-  error?: string;
   markup?: string;
   missingToolCalls: boolean;
   invalidJson: string[];
 }
 
-/** Accumulates one streamed assistant turn from the chunks' deltas. */
-export class TurnAccumulator {
-  content = '';
-  readonly calls = new Map<number, { id?: string; name: string; arguments: string }>();
-
-  event(data: string): void {
-    let chunk: { choices?: { delta?: Record<string, unknown> }[] };
-    try {
-      chunk = JSON.parse(data) as typeof chunk;
-    } catch {
-      return;
-    }
-    for (const c of chunk.choices ?? []) {
-      const d = c.delta ?? {};
-      for (const key of ['content', 'reasoning_content'] as const) {
-        const t = d[key];
-        if (typeof t === 'string' && this.content.length < CONTENT_CAP) this.content += t;
-      }
-      if (!Array.isArray(d.tool_calls)) continue;
-      for (const tc of d.tool_calls as {
-        index?: number;
-        id?: string | null;
-        function?: { name?: string | null; arguments?: string | null };
-      }[]) {
-        const i = typeof tc.index === 'number' ? tc.index : 0;
-        const cur = this.calls.get(i) ?? { name: '', arguments: '' };
-        if (tc.id) cur.id = tc.id;
-        if (tc.function?.name) cur.name += tc.function.name;
-        if (tc.function?.arguments) cur.arguments += tc.function.arguments;
-        this.calls.set(i, cur);
-      }
-    }
-  }
-}
-
 /** Classifies one completed turn: markup in content, missing tool_calls, arguments that are not JSON. */
-export function classifyTurn(
-  content: string,
-  toolCalls: TurnOutcome['toolCalls'],
-): Omit<TurnOutcome, 'content' | 'toolCalls' | 'error'> {
+export function classifyTurn(content: string, toolCalls: readonly ToolCallText[]): TurnOutcome {
   const invalidJson: string[] = [];
   for (const tc of toolCalls) {
     try {
@@ -94,16 +54,16 @@ export const toolcallStep = defineStep<ToolcallKnobs>({
   name: 'toolcall',
   flagPrefix: 'toolcall',
   summary: 'C concurrent x R rounds of multi-turn tool-calling conversations; tool-call leaks must be 0',
-  defaults: { concurrency: 40, rounds: 3, maxTokens: 256, timeoutMs: 120_000 },
-  knobs: [
-    { key: 'concurrency', flag: 'concurrency', kind: 'int', help: 'concurrent conversations' },
-    { key: 'rounds', flag: 'rounds', kind: 'int', help: 'tool-calling rounds per conversation' },
-    { key: 'maxTokens', flag: 'max-tokens', kind: 'int', help: 'max_tokens per turn' },
-    { key: 'timeoutMs', flag: 'timeout', kind: 'duration', help: 'limit per turn' },
-  ],
+  knobs: {
+    concurrency: intKnob('concurrency', 40, 'concurrent conversations'),
+    rounds: intKnob('rounds', 3, 'tool-calling rounds per conversation'),
+    maxTokens: maxTokensKnob(256, 'per turn'),
+    timeoutMs: timeoutKnob(120_000, 'limit per turn'),
+  },
   async run(ctx, k) {
     const pool = new Pool(ctx.target.origin, { connections: k.concurrency, pipelining: 1 });
     const counts = { turns: 0, leaks: 0, markup: 0, missingToolCalls: 0, invalidJson: 0, errors: 0 };
+    const sent: Pick<StreamResult, 'reconnected'>[] = [];
     const examples: string[] = [];
     const note = (s: string) => {
       if (examples.length < 5) examples.push(s);
@@ -117,22 +77,22 @@ export const toolcallStep = defineStep<ToolcallKnobs>({
         { role: 'user', content: `What is the weather in ${CITIES[conv % CITIES.length]}?` },
       ];
       for (let round = 0; round < k.rounds; round++) {
-        const acc = new TurnAccumulator();
         const r = await streamChat(pool, ctx.target, {
           messages,
           maxTokens: k.maxTokens,
           timeoutMs: k.timeoutMs,
           extra: { tools: TOOLS, tool_choice: 'auto', temperature: 0 },
-          onEvent: (d) => acc.event(d),
+          collect: true,
         });
         counts.turns++;
-        if (!r.ok) {
+        sent.push({ reconnected: r.reconnected });
+        if (!r.ok || !r.turn) {
           counts.errors++;
           note(`conversation ${conv} round ${round + 1}: ${r.error}`);
           return;
         }
-        const calls = [...acc.calls.values()];
-        const c = classifyTurn(acc.content, calls);
+        const { content, toolCalls: calls } = r.turn;
+        const c = classifyTurn(content, calls);
         if (c.markup !== undefined) counts.markup++;
         if (c.missingToolCalls) counts.missingToolCalls++;
         if (c.invalidJson.length) counts.invalidJson++;
@@ -142,7 +102,7 @@ export const toolcallStep = defineStep<ToolcallKnobs>({
             `conversation ${conv} round ${round + 1}: ` +
               [
                 c.markup !== undefined
-                  ? `markup ${JSON.stringify(c.markup)} in content ${JSON.stringify(acc.content.slice(0, 80))}`
+                  ? `markup ${JSON.stringify(c.markup)} in content ${JSON.stringify(content.slice(0, 80))}`
                   : '',
                 c.missingToolCalls ? 'no tool_calls' : '',
                 c.invalidJson.length ? `invalid JSON arguments ${c.invalidJson.join(', ')}` : '',
@@ -169,7 +129,7 @@ export const toolcallStep = defineStep<ToolcallKnobs>({
               content: '{"temp_c": 21, "sky": "clear"}',
             }),
           );
-        } else messages.push({ role: 'assistant', content: acc.content });
+        } else messages.push({ role: 'assistant', content });
         messages.push({ role: 'user', content: `And in ${CITIES[(conv + round + 1) % CITIES.length]}?` });
       }
     };
@@ -185,9 +145,9 @@ export const toolcallStep = defineStep<ToolcallKnobs>({
     return {
       ok: counts.leaks === 0 && counts.errors === 0 && counts.turns === k.concurrency * k.rounds,
       summary: line,
-      details: [`C=${k.concurrency} x R=${k.rounds}: ${line}`, ...examples],
+      details: [`C=${k.concurrency} x R=${k.rounds}: ${line}`, ...examples, ...reconnectedNote(sent)],
       figures: {},
-      data: counts,
+      data: { ...counts, reconnected: sent.filter((r) => r.reconnected).length },
     };
   },
 });

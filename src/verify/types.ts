@@ -56,21 +56,26 @@ export interface Slo {
 
 export type KnobKind = 'int' | 'duration' | 'levels' | 'ratio';
 
-export interface KnobSpec<K> {
-  key: keyof K & string;
+/** One knob of a step: its flag (--<prefix>.<flag>), how its text is parsed, its default and its help. */
+export interface KnobSpec<V = unknown> {
   /** The part after the step's flag prefix: --<prefix>.<flag>. */
   flag: string;
   kind: KnobKind;
+  default: V;
   help: string;
 }
+
+/** Every field of a step's knobs has exactly one knob, its default of the field's type (knob-specs.ts). */
+export type KnobTable<K> = { [P in keyof K]: KnobSpec<K[P]> };
 
 export interface StepDef<K> {
   name: string;
   /** CLI flag prefix for the knobs (e.g. "abort" for --abort.sessions). */
   flagPrefix: string;
   summary: string;
-  defaults: K;
-  knobs: KnobSpec<K>[];
+  knobs: KnobTable<K>;
+  /** Refuses knobs that make no sense together (a UsageError), before any traffic. */
+  check?(knobs: K): void;
   run(ctx: StepContext, knobs: K): Promise<Omit<StepResult, 'step' | 'durationMs'>>;
 }
 
@@ -80,19 +85,27 @@ export interface AnyStep {
   flagPrefix: string;
   summary: string;
   defaults: Record<string, unknown>;
-  knobs: KnobSpec<Record<string, unknown>>[];
+  knobs: (KnobSpec & { key: string })[];
+  check(knobs: Record<string, unknown>): void;
   run(ctx: StepContext, knobs: Record<string, unknown>): Promise<Omit<StepResult, 'step' | 'durationMs'>>;
 }
 
 export function defineStep<K extends object>(def: StepDef<K>): AnyStep {
+  const knobs = Object.entries(def.knobs as Record<string, KnobSpec>).map(([key, spec]) => ({
+    key,
+    ...spec,
+  }));
+  const defaults = Object.fromEntries(knobs.map((k) => [k.key, k.default]));
+  // The runner merges user knobs over the defaults after parsing each with its KnobSpec kind, so the shape is K.
+  const merged = (given: Record<string, unknown>) => ({ ...defaults, ...given }) as K;
   return {
     name: def.name,
     flagPrefix: def.flagPrefix,
     summary: def.summary,
-    defaults: def.defaults as Record<string, unknown>,
-    knobs: def.knobs as unknown as KnobSpec<Record<string, unknown>>[],
-    // The runner merges user knobs over `defaults` after parsing each with its KnobSpec kind, so the shape is K.
-    run: (ctx, knobs) => def.run(ctx, { ...def.defaults, ...knobs } as K),
+    defaults,
+    knobs,
+    check: (given) => def.check?.(merged(given)),
+    run: (ctx, given) => def.run(ctx, merged(given)),
   };
 }
 

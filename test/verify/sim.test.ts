@@ -4,50 +4,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSim, type Sim, type SimOptions } from '../../src/sim/index.js';
+import { startSim, type Sim } from '../../src/sim/index.js';
 import { runVerify, type VerifyOptions } from '../../src/verify/runner.js';
 import { makeTarget } from '../../src/verify/target.js';
-
-const FAST: SimOptions['model'] = {
-  stepBaseMs: 8,
-  stepPerReqMs: 0.02,
-  prefillMs: 1,
-  maxRunning: 64,
-  defaultMaxTokens: 16,
-};
-
-const KNOBS = {
-  liveness: { n: 2, timeoutMs: 5_000, maxTokens: 8 },
-  throughput: {
-    levels: [
-      { concurrency: 1, n: 3 },
-      { concurrency: 8, n: 16 },
-    ],
-    maxTokens: 24,
-    timeoutMs: 10_000,
-  },
-  'long-context': { tokens: 0, n: 1, maxTokens: 8, timeoutMs: 10_000 },
-  conversation: {
-    sessions: 3,
-    rounds: 4,
-    growTokens: 400,
-    maxTokens: 8,
-    ttftRatio: 3,
-    ttftFloorMs: 250,
-    timeoutMs: 5_000,
-  },
-  batching: { n: 16, maxTokens: 48, timeoutMs: 10_000, sampleIntervalMs: 20 },
-  'abort-cascade': {
-    sessions: 10,
-    afterMs: 600,
-    settleMs: 200,
-    maxTokens: 100_000,
-    probes: 1,
-    livenessTimeoutMs: 2_500,
-  },
-  toolcall: { concurrency: 6, rounds: 2, timeoutMs: 5_000 },
-  correctness: { n: 2, concurrency: 32, timeoutMs: 10_000 },
-};
+import { FAST, KNOBS } from '../helpers/verify-sim.js';
 
 let sim: Sim | undefined;
 afterEach(async () => {
