@@ -42,11 +42,80 @@ export function requiredLiterals(source: string): string[] | null {
   const branches = splitTopLevel(source);
   const out: string[] = [];
   for (const b of branches) {
-    const lit = longestLiteral(b);
+    const lit = longestLiteral(b) ?? groupAlternatives(b);
     if (lit === null) return null;
-    out.push(lit);
+    if (Array.isArray(lit)) out.push(...lit);
+    else out.push(lit);
   }
   return out;
+}
+
+/**
+ * For a branch with no literal of its own: a required group (not optional, not a lookaround) whose every
+ * alternative has a literal, such as `(?<message>an illegal memory access was encountered|misaligned address)`;
+ * one of its literals occurs in every match. The group whose shortest literal is longest wins (issue 40: a rule
+ * that must capture one of several fixed texts has no text outside its group).
+ */
+function groupAlternatives(src: string): string[] | null {
+  let best: string[] | null = null;
+  let bestMin = 0;
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i]!;
+    if (c === '\\') {
+      i += 2;
+      continue;
+    }
+    if (c === '[') {
+      let j = i + 1;
+      while (j < src.length && src[j] !== ']') j += src[j] === '\\' ? 2 : 1;
+      i = j + 1;
+      continue;
+    }
+    if (c !== '(') {
+      i++;
+      continue;
+    }
+    const close = groupEnd(src, i);
+    const inner = src.slice(i + 1, close);
+    const next = src[close + 1];
+    const optional = next === '?' || next === '*' || (next === '{' && /^\{0[,}]/.test(src.slice(close + 1)));
+    const lookaround = /^\?<?[=!]/.test(inner);
+    if (!optional && !lookaround) {
+      const body = inner.replace(/^\?(?::|<[A-Za-z_]\w*>)/, '');
+      const lits = splitTopLevel(body).map(longestLiteral);
+      if (lits.every((l): l is string => l !== null)) {
+        const min = Math.min(...lits.map((l) => l.length));
+        if (min > bestMin) {
+          best = lits;
+          bestMin = min;
+        }
+      }
+    }
+    i = close + 1;
+  }
+  return best;
+}
+
+/** Index of the `)` closing the group opened at src[open]. */
+function groupEnd(src: string, open: number): number {
+  let depth = 0;
+  let inClass = false;
+  for (let j = open; j < src.length; j++) {
+    const d = src[j];
+    if (d === '\\') {
+      j++;
+      continue;
+    }
+    if (inClass) {
+      if (d === ']') inClass = false;
+      continue;
+    }
+    if (d === '[') inClass = true;
+    else if (d === '(') depth++;
+    else if (d === ')' && --depth === 0) return j;
+  }
+  return src.length;
 }
 
 function splitTopLevel(src: string): string[] {

@@ -55,6 +55,18 @@ export interface PackRule extends RuleConfig {
   loopSeverity?: Severity;
   /** The engine (re)started: every open incident of the service ends, the next death is a new one. */
   startup?: true;
+  /**
+   * A shape any engine prints (issue 40: a CUDA error, a C++ abort, a signal): on a line an engine's own rule
+   * matched it adds nothing (the specific rule's event or member stands for the line), elsewhere it is a rule like
+   * any other. The generic packs come last in LOG_PACKS, so the specific rules of a line are tried first.
+   */
+  generic?: true;
+  /**
+   * A multi-line record's closing line, with two refinements over a user rule's: `after` — lines count as closing
+   * only once a line matching it was seen (the current thread's block of a CPython fatal-error dump); `first` — the
+   * record closes on its first closing line (the innermost frame, a panic's message) instead of its chain's last.
+   */
+  follows?: { match: string; within: number; after?: string; first?: true };
 }
 
 export interface RulePack {
