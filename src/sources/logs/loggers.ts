@@ -35,7 +35,9 @@ const VLLM_PREFIX = String.raw`(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \
 // A docker compose service prefix (`svc-1  | `) may come first: `docker compose logs` writes it before every line.
 const COMPOSE = String.raw`(?:[\w.-]{1,64} +\| )?`;
 const TRACING_HEAD = String.raw`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d{1,9})?Z? {1,2}(?:ERROR|WARN|INFO|DEBUG|TRACE) `;
-const TRTLLM_PREFIX = String.raw`(?:\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] )?(?:\[TRT-LLM\](?: \[(?:MPI_Rank|RANK) \d{1,6}\])? \[[FEWIV]\]|\[TensorRT-LLM\](?:\[RANK \d{1,6}\])?\[(?:ERROR|WARNING|INFO|DEBUG|VERBOSE|INTERNAL ERROR)\]) `;
+const TRTLLM_DATE = String.raw`\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] `;
+const TRTLLM_TAG = String.raw`(?:\[TRT-LLM\](?: \[(?:MPI_Rank|RANK) \d{1,6}\])? \[[FEWIV]\]|\[TensorRT-LLM\](?:\[RANK \d{1,6}\])?\[(?:ERROR|WARNING|INFO|DEBUG|VERBOSE|INTERNAL ERROR)\]) `;
+const TRTLLM_PREFIX = `(?:${TRTLLM_DATE})?${TRTLLM_TAG}`;
 const LLAMACPP_PREFIX = String.raw`(?:\d{1,6}\.\d\d\.\d{3}\.\d{3} )?(?:[IWED] )?`;
 const LITELLM_PREFIX = String.raw`\d\d:\d\d:\d\d - LiteLLM(?: Proxy| Router)?:(?:ERROR|WARNING|INFO|DEBUG|CRITICAL): [\w.-]{1,120}:\d{1,6} - `;
 
@@ -52,8 +54,9 @@ export const LOGGERS: Record<LoggerName, EngineLogger> = {
     record: new RegExp(TRACING_HEAD),
     continuation: 'unprefixed',
   },
+  // The date and the tag are each optional before a match (a rule may match the tag itself: the traceback record).
   trtllm: {
-    prefix: new RegExp(`^${COMPOSE}${TRTLLM_PREFIX}$`),
+    prefix: new RegExp(`^${COMPOSE}(?:${TRTLLM_DATE})?(?:${TRTLLM_TAG})?$`),
     record: new RegExp(TRTLLM_PREFIX),
     continuation: 'unprefixed',
   },

@@ -73,8 +73,10 @@ export const trtllmPack: RulePack = {
       class: 'engine_dump',
       upstream: `${PYEXEC}/py_executor.py _event_loop_wrapper logger.error(traceback.format_exc()) (index copies)`,
       incident: PROCESS_DEATH,
+      // The logger's own words are part of the match: a record of another logger (a JSON record whose message is a
+      // traceback) is not this one. The logger is named for its continuation lines (the frames, unprefixed).
       logger: 'trtllm',
-      match: String.raw`Traceback \(most recent call last\):\s*$`,
+      match: String.raw`\[TRT-LLM\](?: \[(?:MPI_Rank|RANK) \d{1,6}\])? \[E\] Traceback \(most recent call last\):\s*$`,
       follows: { match: EXCEPTION_LINE, within: 300 },
       emitUnclosed: true,
     },
