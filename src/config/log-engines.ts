@@ -18,7 +18,8 @@ export const LOG_ENGINES = [
 ] as const;
 export type LogEngine = (typeof LOG_ENGINES)[number];
 
-export const DEFAULT_PACKS: Record<LogEngine, readonly LogPack[]> = {
+// Each list in match order with the packs it implies (withImpliedPacks), so a source's packs equal its engine's row.
+export const DEFAULT_PACKS: Record<LogEngine, readonly LogPack[]> = canonical({
   // SGLang, its PD KV backends (NIXL, Mooncake) and their shared code, torch collectives, the Rust router/gateway,
   // and the generic shapes (config/log-packs.ts DEFAULT_LOG_PACKS).
   sglang: DEFAULT_LOG_PACKS,
@@ -36,7 +37,13 @@ export const DEFAULT_PACKS: Record<LogEngine, readonly LogPack[]> = {
   tgi: ['tgi', 'torch', 'rust', ...GENERIC_PACKS],
   // A gateway in front of the engines: sgl-model-gateway (Rust), LiteLLM (Python), Envoy AI Gateway (Go).
   gateway: ['gateway', 'rust', 'go', 'native', 'python'],
-};
+});
+
+function canonical(t: Record<LogEngine, readonly LogPack[]>): Record<LogEngine, readonly LogPack[]> {
+  const out = {} as Record<LogEngine, readonly LogPack[]>;
+  for (const e of LOG_ENGINES) out[e] = withImpliedPacks(t[e]);
+  return out;
+}
 
 /** The default packs of `engine`; without one, every engine's (verify, which does not know the engine). */
 export function defaultPacks(engine?: LogEngine): LogPack[] {

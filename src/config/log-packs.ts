@@ -54,8 +54,8 @@ export function withImpliedPacks(packs: readonly LogPack[]): LogPack[] {
  */
 export const GENERIC_PACKS: readonly LogPack[] = ['gpu', 'native', 'python'];
 
-/** The packs a log source of SGLang reads when its config names none (the default engine's). */
-export const DEFAULT_LOG_PACKS: readonly LogPack[] = [
+/** The packs a log source of SGLang reads when its config names none (the default engine's), in match order. */
+export const DEFAULT_LOG_PACKS: readonly LogPack[] = withImpliedPacks([
   'sglang',
   'sglang_disagg',
   'nixl',
@@ -64,4 +64,4 @@ export const DEFAULT_LOG_PACKS: readonly LogPack[] = [
   'torch',
   'rust',
   ...GENERIC_PACKS,
-];
+]);
