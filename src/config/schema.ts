@@ -5,12 +5,13 @@ import { z } from 'zod';
 import { isIP } from 'node:net';
 import { duration, durationOr, formatDuration } from './duration.js';
 import type { DetectSettings } from '../core/detect-settings.js';
-import { COMPLETION_KINDS, CONN_KINDS, isCompletionKind, PROBE_KINDS, TOOL_CASES } from './kinds.js';
-import { parseJsonPath } from '../sources/probes/serverinfo-path.js';
-import type { LogEventClass, ProbeKind } from '../core/vocabulary.js';
+import { COMPLETION_KINDS, CONN_KINDS, PROBE_KIND_NAMES, TOOL_CASES } from './kinds.js';
+import { parseJsonPath } from '../lib/json-path.js';
+import { isCompletion, type LogEventClass, type ProbeKind } from '../core/vocabulary.js';
 import { logEventClassSchema, stateOrDiagnosisSchema } from './vocabulary-schema.js';
 import { LOG_PACKS, withImpliedPacks } from './log-packs.js';
 import { defaultPacks, LOG_ENGINES } from './log-engines.js';
+import { agentSchema, checkTraffic, drainSchema, poolSchema, readinessSchema } from './traffic-schema.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
 function listenAddressProblem(addr: string): string | undefined {
@@ -109,14 +110,7 @@ export const endpointSchema = z.strictObject({
 });
 
 // Re-exported: the runtime imports them from ./kinds.js, which does not load zod.
-export {
-  COMPLETION_KINDS,
-  CONN_KINDS,
-  isCompletionKind,
-  onDemandInterval,
-  PROBE_KINDS,
-  TOOL_CASES,
-} from './kinds.js';
+export { COMPLETION_KINDS, CONN_KINDS, onDemandInterval, PROBE_KIND_NAMES, TOOL_CASES } from './kinds.js';
 export const TOOL_CELLS = TOOL_CASES.flatMap((c) => [c, `${c}/nonstream`] as const);
 export const DEFAULT_TOOL_CELLS = [
   'auto',
@@ -250,7 +244,7 @@ const conversationProbeSchema = kindObject('conversation', {
 const healthProbeSchema = kindObject('health', httpGetFields);
 
 /**
- * One check on the serverinfo probe's JSON: `path` (a JSON-path subset, src/sources/probes/serverinfo-path.ts) selects
+ * One check on the serverinfo probe's JSON: `path` (a JSON-path subset, src/lib/json-path.ts) selects
  * values, and every selected value must pass each test given. `exists: false` passes when nothing is selected.
  */
 export const serverinfoExpectSchema = z
@@ -312,7 +306,7 @@ const kindsCovered: [ProbeKind] extends [SchemaKinds]
 void kindsCovered;
 
 function kindProblem(kind: unknown): string {
-  const kinds = PROBE_KINDS.join(', ');
+  const kinds = PROBE_KIND_NAMES.join(', ');
   return kind === undefined
     ? `required: the probe's kind (${kinds})`
     : `must be one of ${kinds}, got ${JSON.stringify(kind)}`;
@@ -348,7 +342,7 @@ export const probeSchema = z
     }
     // A timeout no engine can meet makes every run an abort on the engine (issue 24 #15), and aborts are
     // what NIXL handles worst: a completion gets the time a first token plausibly needs, a GET its round trip.
-    const completion = isCompletionKind(p.kind);
+    const completion = isCompletion(p.kind);
     const min = completion ? MIN_COMPLETION_TIMEOUT_MS : MIN_REQUEST_TIMEOUT_MS;
     if (p.timeout < min) {
       ctx.addIssue({
@@ -577,6 +571,8 @@ export const targetSchema = z.strictObject({
   engines: z.array(engineScrapeSchema).default([]),
   detect: detectSchema.default(detectSchema.parse({})),
   remediate: remediateSchema.optional(),
+  /** Take the target's worker out of the gateway while it is not ready, put it back on recovery (issue 43). */
+  drain: drainSchema.optional(),
   /** Files whose changes are journaled (serve scripts, unit files, env files). */
   watch: z.array(z.string().min(1)).default([]),
 });
@@ -717,6 +713,8 @@ export const webSchema = z.strictObject({
    * serverinfo probes stay open (each probe still runs at most once per `onDemandInterval`).
    */
   onDemandCompletions: z.enum(['any', 'authenticated', 'off']).default('any'),
+  /** Which states GET /ready and the agent answer as ready (src/outputs/traffic/readiness.ts). */
+  readiness: readinessSchema.default(readinessSchema.parse({})),
 });
 
 export const configSchema = z
@@ -727,6 +725,10 @@ export const configSchema = z
     targets: z.array(targetSchema).min(1, 'at least one target is required'),
     rules: z.array(ruleSchema).default([]),
     incidents: incidentsSchema.default(incidentsSchema.parse({})),
+    /** Backends that serve the same traffic: the last ones in rotation are never taken out (issue 43). */
+    pools: z.array(poolSchema).default([]),
+    /** HAProxy's agent-check port: `up`/`down` per server from the targets' readiness. */
+    agent: agentSchema.optional(),
     /**
      * Probe endpoints marked `shared`. Off on all daemons but one. A string "true"/"false" is accepted so
      * one config can take it from the environment: `probeShared: ${WEDGEWATCH_PROBE_SHARED}`.
@@ -778,6 +780,21 @@ export const configSchema = z
       );
     });
     uniqueNames(ctx, ['rules'], cfg.rules);
+    checkTraffic(cfg, ctx);
+    if (cfg.agent !== undefined) {
+      const why = listenAddressProblem(cfg.agent.listenAddress);
+      if (why !== undefined) ctx.addIssue({ code: 'custom', path: ['agent', 'listenAddress'], message: why });
+      // Port 0 (tests) picks a free port for each: the same text is not the same port there.
+      else if (
+        cfg.agent.listenAddress.trim() === cfg.web.listenAddress.trim() &&
+        !cfg.agent.listenAddress.trim().endsWith(':0')
+      )
+        ctx.addIssue({
+          code: 'custom',
+          path: ['agent', 'listenAddress'],
+          message: 'the same address as web.listenAddress: the agent needs a port of its own',
+        });
+    }
     uniqueNames(ctx, ['incidents', 'commands'], cfg.incidents.commands);
     const targets = new Set(cfg.targets.map((t) => t.name));
     cfg.incidents.commands.forEach((c, i) =>

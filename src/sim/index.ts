@@ -25,6 +25,7 @@ import { stepJitter, type JitterOptions } from './jitter.js';
 import { Proxy } from './proxy.js';
 import { routerHandler } from './router.js';
 import { RouterStats } from './router-metrics.js';
+import { WorkerRegistry } from './workers.js';
 
 export type { FaultName, FaultParams, ServiceName } from './faults/types.js';
 export type { ModelParams, SimEvent } from './pd.js';
@@ -87,6 +88,8 @@ export interface Sim {
 }
 
 const DEFAULT_TIMEOUT_MS = 300_000;
+/** SGLang's default --disaggregation-bootstrap-port, what the router lists for the prefill worker. */
+const SIM_BOOTSTRAP_PORT = 8998;
 const DEFAULT_HEALTH_GENERATE_TIMEOUT_MS = 20_000;
 
 export async function startSim(opts: SimOptions = {}): Promise<Sim> {
@@ -207,6 +210,16 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       ports[role] ?? 0,
     );
   }
+  // Made on the router's first request: by then prefill and decode listen, and a restart keeps their ports.
+  let workers: WorkerRegistry | undefined;
+  const routerWorkers = () =>
+    (workers ??= new WorkerRegistry(
+      [
+        { url: services.prefill.url, worker_type: 'prefill', bootstrap_port: SIM_BOOTSTRAP_PORT },
+        { url: services.decode.url, worker_type: 'decode' },
+      ],
+      (url) => [services.prefill.url, services.decode.url].includes(url.replace(/\/+$/, '')),
+    ));
   let routerConnPort = 40_000;
   services.router = new Service(
     'router',
@@ -219,6 +232,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       grammarHeld,
       behindProxy: withProxy,
       stats: routerStats,
+      workers: routerWorkers,
       // The router's pooled connections to the engines; one address per request is close enough.
       routerClientAddr: () =>
         `127.0.0.1:${(routerConnPort = routerConnPort >= 60_000 ? 40_000 : routerConnPort + 1)}`,

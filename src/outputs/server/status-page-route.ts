@@ -1,7 +1,7 @@
 // GET /: the status page, rendered from the running runtime on every request (the page refreshes itself).
 import type { FastifyPluginAsync } from 'fastify';
-import type { Daemon } from '../../daemon.js';
-import type { TargetStatus } from '../../watchdog.js';
+import type { DaemonView } from './daemon-view.js';
+import type { TargetStatus } from './status-view.js';
 import type { ProbeResultSignal, Severity } from '../../core/signals.js';
 import { VERSION } from '../../version.js';
 import type { Journal } from '../journal/journal.js';
@@ -43,6 +43,8 @@ const SEVERITY: Record<string, Severity> = {
   probe_failing: 'warning',
   critical_unconfirmed: 'warning',
   remediation: 'warning',
+  drain: 'warning',
+  undrain: 'warning',
 };
 
 /** The page's view of the watchdog's status (the same data GET /api/status serves). */
@@ -71,16 +73,17 @@ export function fromTargetStatus(t: TargetStatus): StatusView {
       time: e.time,
       kind: e.type,
       severity: SEVERITY[e.type] ?? 'info',
-      service: str(e.data?.service),
-      rule: str(e.data?.rule),
+      service: 'service' in e.data ? str(e.data.service) : undefined,
+      rule: 'rule' in e.data ? str(e.data.rule) : undefined,
       text: e.summary,
     })),
     changes: t.changesSinceOk.map((e) => ({
       time: e.time,
-      path: str(e.data?.path) ?? e.summary,
-      diff: str(e.data?.diff),
+      path: e.data.path,
+      diff: e.data.diff,
     })),
     remediationPaused: t.remediation.paused,
+    ...(t.traffic !== undefined ? { traffic: t.traffic } : {}),
   };
 }
 
@@ -127,7 +130,7 @@ export function withHistory(
 
 /** From the watchdog when it runs; before it does, the configured targets with their probe results. */
 export function statusViews(
-  daemon: Daemon,
+  daemon: DaemonView,
   range: RangeName = DEFAULT_RANGE,
   now = Date.now(),
 ): StatusView[] {
@@ -147,7 +150,7 @@ export function statusViews(
   }));
 }
 
-export function statusPageRoutes(daemon: Daemon): FastifyPluginAsync {
+export function statusPageRoutes(daemon: DaemonView): FastifyPluginAsync {
   return async (app) => {
     app.get<{ Querystring: { range?: string } }>('/', async (req, reply) => {
       const range = parseRange(req.query.range);
