@@ -38,5 +38,19 @@ export const dynamoPack: RulePack = {
       logger: 'tracing',
       match: String.raw`removed model(?: model_name=(?<model>\S{1,256}))?\s*$`,
     },
+    // A worker left the discovery plane while request streams were still assigned to it (worker churn): ai-dynamo/
+    // dynamo #13088 (2026-08, Dynamo 1.2.1) quotes the frontend's `No active endpoint found for removed stream
+    // instance` beside the requests that then hung until their clients gave up (the runtime's instance-removal watcher,
+    // PR #8182, cancels such streams for migration). Its source file was not read here: the wording is the report's.
+    // A warning of the class that says the workers are going.
+    {
+      name: 'dynamo_removed_instance_streams',
+      severity: 'warning',
+      class: 'no_workers',
+      upstream:
+        'lib/runtime instance-removal watcher (PR #8182); wording quoted in ai-dynamo/dynamo #13088 (2026-08, Dynamo 1.2.1)',
+      logger: 'tracing',
+      match: String.raw`No active endpoint found for removed stream instance`,
+    },
   ],
 };
