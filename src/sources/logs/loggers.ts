@@ -33,7 +33,7 @@ export interface EngineLogger {
 const SGLANG_PREFIX = String.raw`\[(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]\n]{0,80}|[A-Z]{2}\d{1,5}(?: [A-Z]{2}\d{1,5}){0,4})\] `;
 const VLLM_PREFIX = String.raw`(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[[\w./-]{1,120}:\d{1,6}\] `;
 // A docker compose service prefix (`svc-1  | `) may come first: `docker compose logs` writes it before every line.
-const COMPOSE = String.raw`(?:[\w.-]{1,64} +\| )?`;
+const COMPOSE = String.raw`(?:[\w.-]{1,64} {1,16}\| )?`;
 const TRACING_HEAD = String.raw`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d{1,9})?Z? {1,2}(?:ERROR|WARN|INFO|DEBUG|TRACE) `;
 const TRTLLM_DATE = String.raw`\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] `;
 const TRTLLM_TAG = String.raw`(?:\[TRT-LLM\](?: \[(?:MPI_Rank|RANK) \d{1,6}\])? \[[FEWIV]\]|\[TensorRT-LLM\](?:\[RANK \d{1,6}\])?\[(?:ERROR|WARNING|INFO|DEBUG|VERBOSE|INTERNAL ERROR)\]) `;

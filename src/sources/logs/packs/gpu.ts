@@ -45,19 +45,6 @@ export const gpuPack: RulePack = {
       generic: true,
       match: String.raw`(?<exception>CUDA error|CUDA runtime error|HIP error|Cuda failure|cudaError[A-Za-z]{1,40})(?: in [^\n:]{1,200})?[:,]? ?'?(?<message>${STICKY})`,
     },
-    // torch/csrc/distributed/c10d/NCCLUtils.hpp C10D_NCCL_CHECK (torch 1.13 → 2.9): `NCCL error in: {file}:{line},
-    // {ncclGetErrorString}, NCCL version {v}` (`unhandled cuda error`, `unhandled system error`, `remote process
-    // exited or there was a network error`, `internal error`), raised as torch.distributed.DistBackendError: the
-    // communicator is broken; every rank's next collective fails or hangs.
-    {
-      name: 'gpu_nccl_error',
-      severity: 'critical',
-      class: 'gpu_error',
-      upstream: 'torch/csrc/distributed/c10d/NCCLUtils.hpp C10D_NCCL_CHECK (torch 1.13 → 2.9)',
-      incident: PROCESS_DEATH,
-      generic: true,
-      match: String.raw`(?=(?<exception>NCCL error))NCCL error in: (?<file>[^\s,]{1,300}), (?<message>[^\n,(]{1,200}?)(?: \(run with NCCL_DEBUG=INFO for details\))?, NCCL version`,
-    },
     // ai-dynamo/nixl src/api/cpp/nixl_types.h nixl_status_t and nixlEnumStrings::statusStr (at 8770b655, as ./nixl.ts):
     // `NIXL_ERR_REMOTE_DISCONNECT`, a peer agent went away mid-transfer: every transfer to it fails until it comes
     // back. Printed bare by the Python bindings' exceptions (`nixl._bindings.nixlRemoteDisconnectError:
@@ -69,7 +56,9 @@ export const gpuPack: RulePack = {
       upstream: 'ai-dynamo/nixl src/api/cpp/nixl_types.h nixl_status_t, statusStr (at 8770b655)',
       incident: 'nixl_agent_peer_lost',
       generic: true,
-      match: String.raw`(?<![\w'"])(?:(?<exception>[A-Za-z_][\w.]{0,120}(?:Error|Exception)): )?NIXL_ERR_REMOTE_DISCONNECT\b`,
+      // The exception's name is read behind the status once it matched (read ahead of it, every position tried up to
+      // 120 characters).
+      match: String.raw`NIXL_ERR_REMOTE_DISCONNECT\b(?<=(?:(?<![\w.])(?<exception>[A-Za-z_][\w.]{0,120}(?:Error|Exception)): |^|[\s(\[=])NIXL_ERR_REMOTE_DISCONNECT)`,
     },
     // openucx/ucx src/ucs/debug/log.c ucs_log_default_handler: `[%lu.%06lu] [%s:%d:%d] %16s:%-4u %-4s %-5s %s`, so
     // `… ucp_worker.c:1866 UCX  ERROR …`; the statuses of src/ucs/type/status.c ucs_status_string that mean a peer or

@@ -85,8 +85,9 @@ export const llamacppPack: RulePack = {
       severity: 'warning',
       class: 'oom',
       upstream: `ggml/src/ggml-cuda/ggml-cuda.cu:893, ggml/src/ggml-alloc.c:941 (${UPSTREAM})`,
-      logger: 'llamacpp',
-      match: String.raw`\w{1,64}: allocating [\d.]{1,16} MiB on device (?<device>\d{1,4}): cudaMalloc failed: |\w{1,64}: failed to allocate (?<buffer>[\w-]{1,32}) buffer of size (?<size>\d{1,20})`,
+      // The function name before each is left out of the match (a run of word characters tried at every position
+      // costs its length): the words follow `: `.
+      match: String.raw`(?<=: )allocating [\d.]{1,16} MiB on device (?<device>\d{1,4}): cudaMalloc failed: |(?<=: )failed to allocate (?<buffer>[\w-]{1,32}) buffer of size (?<size>\d{1,20})`,
     },
     // src/llama-grammar.cpp:716 llama_grammar_parser::parse: `fprintf(stderr, "%s: error parsing grammar: %s\n\n%s\n",
     // __func__, err.what(), src)`: the request's grammar failed to parse, and the grammar (the user's) is printed raw

@@ -22,7 +22,7 @@ export const nativePack: RulePack = {
       generic: true,
       match: String.raw`^${COMPOSE_PREFIX}terminate called (?:after throwing an instance of '(?<exception>[^'\n]{1,200})'|without an active exception|recursively)`,
       follows: {
-        match: String.raw`^${COMPOSE_PREFIX}\s{0,8}what\(\):\s+(?<message>[^\n]{0,500}\S)`,
+        match: String.raw`^${COMPOSE_PREFIX}\s{0,8}what\(\):\s{1,8}(?<message>\S[^\n]{0,499})`,
         within: 2,
       },
       emitUnclosed: true,

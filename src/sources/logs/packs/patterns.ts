@@ -14,4 +14,4 @@ export const EXCEPTION_LINE = String.raw`(?<![\w.])(?<exception>[A-Za-z_][\w.]*(
 export const PROCESS_DEATH = 'process_death';
 
 /** A docker compose service prefix (`svc-1  | `), which `docker compose logs` writes before every line. */
-export const COMPOSE_PREFIX = String.raw`(?:[\w.-]{1,64} +\| )?`;
+export const COMPOSE_PREFIX = String.raw`(?:[\w.-]{1,64} {1,16}\| )?`;

@@ -69,5 +69,19 @@ export const torchPack: RulePack = {
       incident: PROCESS_DEATH,
       match: String.raw`(?:Process group|NCCL) watchdog thread terminated with exception: `,
     },
+    // torch/csrc/distributed/c10d/NCCLUtils.hpp C10D_NCCL_CHECK (torch 1.13 → 2.9): `NCCL error in: {file}:{line},
+    // {ncclGetErrorString}, NCCL version {v}` (`unhandled cuda error`, `unhandled system error`, `remote process
+    // exited or there was a network error`, `internal error`), raised as torch.distributed.DistBackendError: the
+    // communicator is broken; every rank's next collective fails or hangs.
+    {
+      name: 'torch_nccl_error',
+      severity: 'critical',
+      class: 'gpu_error',
+      upstream: 'torch/csrc/distributed/c10d/NCCLUtils.hpp C10D_NCCL_CHECK (torch 1.13 → 2.9)',
+      incident: PROCESS_DEATH,
+      // On an engine's own traceback line (the exception its death record closes on) it adds nothing.
+      generic: true,
+      match: String.raw`(?=(?<exception>NCCL error))NCCL error in: (?<file>[^\s,]{1,300}), (?<message>[^\n,(]{1,200}?)(?: \(run with NCCL_DEBUG=INFO for details\))?, NCCL version`,
+    },
   ],
 };
