@@ -1,9 +1,10 @@
-// The page-latency bench runs through vitest only to load TypeScript; it prints figures, asserts none.
+// The page-latency, alerts and issue-40 corpus benches run through vitest only to load TypeScript; they print figures,
+// assert none.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['bench/page-latency.ts', 'bench/alerts-e2e.ts'],
+    include: ['bench/page-latency.ts', 'bench/alerts-e2e.ts', 'bench/issue40-corpus.ts'],
     environment: 'node',
     pool: 'forks',
     testTimeout: 900_000,
