@@ -34,7 +34,9 @@ const SGLANG_PREFIX = String.raw`\[(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]\n]{0,80
 const VLLM_PREFIX = String.raw`(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[[\w./-]{1,120}:\d{1,6}\] `;
 // A docker compose service prefix (`svc-1  | `) may come first: `docker compose logs` writes it before every line.
 const COMPOSE = String.raw`(?:[\w.-]{1,64} {1,16}\| )?`;
-const TRACING_HEAD = String.raw`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d{1,9})?Z? {1,2}(?:ERROR|WARN|INFO|DEBUG|TRACE) `;
+const TRACING_TIME = String.raw`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d{1,9})?Z? {1,2}`;
+const TRACING_LEVEL = String.raw`(?:ERROR|WARN|INFO|DEBUG|TRACE) `;
+const TRACING_HEAD = `${TRACING_TIME}${TRACING_LEVEL}`;
 const TRTLLM_DATE = String.raw`\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] `;
 const TRTLLM_TAG = String.raw`(?:\[TRT-LLM\](?: \[(?:MPI_Rank|RANK) \d{1,6}\])? \[[FEWIV]\]|\[TensorRT-LLM\](?:\[RANK \d{1,6}\])?\[(?:ERROR|WARNING|INFO|DEBUG|VERBOSE|INTERNAL ERROR)\]) `;
 const TRTLLM_PREFIX = `(?:${TRTLLM_DATE})?${TRTLLM_TAG}`;
@@ -50,7 +52,8 @@ export const LOGGERS: Record<LoggerName, EngineLogger> = {
   vllm: { prefix: new RegExp(`${VLLM_PREFIX}$`), record: new RegExp(VLLM_PREFIX), continuation: 'repeated' },
   // The record's head, then its spans, target and file (each ends in `: `); the message follows one of them.
   tracing: {
-    prefix: new RegExp(`^${COMPOSE}${TRACING_HEAD}(?:[^\n]{0,400}?: )?$`),
+    // Public reports often quote the lines without their time: the level at the line's start is kept as the head.
+    prefix: new RegExp(`^${COMPOSE}(?:${TRACING_TIME})?${TRACING_LEVEL}(?:[^\n]{0,400}?: )?$`),
     record: new RegExp(TRACING_HEAD),
     continuation: 'unprefixed',
   },

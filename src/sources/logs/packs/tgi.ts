@@ -75,5 +75,19 @@ export const tgiPack: RulePack = {
       follows: { match: EXCEPTION_LINE, within: 400 },
       emitUnclosed: true,
     },
+    // backends/v3/src/backend.rs:546 send_errors (@ db931fcf): `tracing::error!("{err}")` for every request of a batch
+    // the shard failed, err = router/src/infer/mod.rs:410 `Request failed during generation: {0}` around
+    // backends/v3/src/client/mod.rs `Server error: {0}` (the shard's error) or `Could not connect to Text Generation
+    // server: {0}` (the shard is gone). Quoted in huggingface/text-generation-inference #3317 (2025-08, JSON output).
+    // Each request logs it: one incident while it lasts, a warning (the shard's death, if it died, is critical).
+    {
+      name: 'tgi_request_failed',
+      severity: 'warning',
+      class: 'engine_error',
+      upstream: `backends/v3/src/backend.rs:546 send_errors, router/src/infer/mod.rs:410 ${AT}; TGI #3317`,
+      incident: PROCESS_DEATH,
+      logger: 'tracing',
+      match: String.raw`Request failed during generation: (?<error>Server error|Could not connect to Text Generation server): `,
+    },
   ],
 };
