@@ -16,7 +16,7 @@ import { guessFileEngine, type EngineGuess } from './replay-engine.js';
 import { rootCauseText } from '../core/signals.js';
 import { withImpliedPacks } from '../config/log-packs.js';
 import { formatAt } from './replay-timeline.js';
-import { RuleError } from '../sources/logs/rules.js';
+import { RuleError } from '../sources/logs/rules/compile.js';
 import { EXIT } from './exit-codes.js';
 import { visibleControls } from '../lib/terminal-text.js';
 

@@ -1,5 +1,5 @@
 // The built-in rule pack names, free of the schema's dependencies so `replay` can read them without loading zod.
-// The order is the match order (src/sources/logs/rules.ts compileRuleSet): the engines' own packs first, the
+// The order is the match order (src/sources/logs/rules/compile.ts compileRuleSet): the engines' own packs first, the
 // packs of code several engines share after them, the generic shapes last (`gpu`, `native`, `python`): a line an
 // engine's rule names is that rule's event, and a generic shape of the same incident joins it (packs/patterns.ts
 // PROCESS_DEATH); `python`'s thread-death record shares its header with nixl's, so nixl's comes first.

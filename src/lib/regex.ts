@@ -59,31 +59,13 @@ export function requiredLiterals(source: string): string[] | null {
 function groupAlternatives(src: string): string[] | null {
   let best: string[] | null = null;
   let bestMin = 0;
-  let i = 0;
-  while (i < src.length) {
-    const c = src[i]!;
-    if (c === '\\') {
-      i += 2;
-      continue;
-    }
-    if (c === '[') {
-      let j = i + 1;
-      while (j < src.length && src[j] !== ']') j += src[j] === '\\' ? 2 : 1;
-      i = j + 1;
-      continue;
-    }
-    if (c !== '(') {
-      i++;
-      continue;
-    }
-    const close = groupEnd(src, i);
+  for (let i = scanTopLevel(src, 0, (c, depth) => c === '(' && depth === 1); i < src.length;) {
+    const close = scanTopLevel(src, i, (d, depth) => d === ')' && depth === 0);
     const inner = src.slice(i + 1, close);
     const next = src[close + 1];
     const optional = next === '?' || next === '*' || (next === '{' && /^\{0[,}]/.test(src.slice(close + 1)));
-    const lookaround = /^\?<?[=!]/.test(inner);
-    if (!optional && !lookaround) {
-      const body = inner.replace(/^\?(?::|<[A-Za-z_]\w*>)/, '');
-      const lits = splitTopLevel(body).map(longestLiteral);
+    if (!optional && !/^\?<?[=!]/.test(inner)) {
+      const lits = splitTopLevel(inner.replace(/^\?(?::|<[A-Za-z_]\w*>)/, '')).map(longestLiteral);
       if (lits.every((l): l is string => l !== null)) {
         const min = Math.min(...lits.map((l) => l.length));
         if (min > bestMin) {
@@ -92,39 +74,20 @@ function groupAlternatives(src: string): string[] | null {
         }
       }
     }
-    i = close + 1;
+    i = scanTopLevel(src, close + 1, (c, depth) => c === '(' && depth === 1);
   }
   return best;
 }
 
-/** Index of the `)` closing the group opened at src[open]. */
-function groupEnd(src: string, open: number): number {
+/**
+ * The first index from `from` at which `stop(c, depth)` holds, outside escapes and character classes; `depth` is the
+ * group depth after `c`. src.length when there is none.
+ */
+function scanTopLevel(src: string, from: number, stop: (c: string, depth: number) => boolean): number {
   let depth = 0;
   let inClass = false;
-  for (let j = open; j < src.length; j++) {
-    const d = src[j];
-    if (d === '\\') {
-      j++;
-      continue;
-    }
-    if (inClass) {
-      if (d === ']') inClass = false;
-      continue;
-    }
-    if (d === '[') inClass = true;
-    else if (d === '(') depth++;
-    else if (d === ')' && --depth === 0) return j;
-  }
-  return src.length;
-}
-
-function splitTopLevel(src: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let inClass = false;
-  let start = 0;
-  for (let i = 0; i < src.length; i++) {
-    const c = src[i];
+  for (let i = from; i < src.length; i++) {
+    const c = src[i]!;
     if (c === '\\') {
       i++;
       continue;
@@ -136,13 +99,19 @@ function splitTopLevel(src: string): string[] {
     if (c === '[') inClass = true;
     else if (c === '(') depth++;
     else if (c === ')') depth--;
-    else if (c === '|' && depth === 0) {
-      parts.push(src.slice(start, i));
-      start = i + 1;
-    }
+    if (stop(c, depth)) return i;
   }
-  parts.push(src.slice(start));
-  return parts;
+  return src.length;
+}
+
+function splitTopLevel(src: string): string[] {
+  const parts: string[] = [];
+  for (let start = 0; ;) {
+    const bar = scanTopLevel(src, start, (c, depth) => c === '|' && depth === 0);
+    parts.push(src.slice(start, bar));
+    if (bar >= src.length) return parts;
+    start = bar + 1;
+  }
 }
 
 function longestLiteral(src: string): string | null {
@@ -166,24 +135,7 @@ function longestLiteral(src: string): string | null {
       while (j < src.length && src[j] !== ']') j += src[j] === '\\' ? 2 : 1;
       next = j + 1;
     } else if (c === '(') {
-      let depth = 0;
-      let j = i;
-      let inClass = false;
-      for (; j < src.length; j++) {
-        const d = src[j];
-        if (d === '\\') {
-          j++;
-          continue;
-        }
-        if (inClass) {
-          if (d === ']') inClass = false;
-          continue;
-        }
-        if (d === '[') inClass = true;
-        else if (d === '(') depth++;
-        else if (d === ')' && --depth === 0) break;
-      }
-      next = j + 1;
+      next = scanTopLevel(src, i, (d, depth) => d === ')' && depth === 0) + 1;
     } else if ('.^$'.includes(c)) {
       atom = null;
     } else {
