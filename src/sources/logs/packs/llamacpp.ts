@@ -7,14 +7,47 @@
 //
 // ggml's aborts, CUDA errors and a death by a signal are the generic shapes (./native.ts, ./gpu.ts): llama.cpp's own
 // kill switch is `GGML_ABORT("fatal error - …")` after `no tokens to decode` (tools/server/server-context.cpp:3656).
+import type { Carrier } from '../carriers.js';
 import { PROCESS_DEATH } from './patterns.js';
 import type { RulePack } from './types.js';
 
 const UPSTREAM = 'ggml-org/llama.cpp v0.5.0 (node-llama-cpp 3.22.1 bundle, 2026-09-28)';
 
+// Where a carrier of user text ends: the next line that starts as a log line does — llama-server's own (its module
+// prefixes after the optional stamp and level letter), the library's `func: ` lines, or another program's stamped
+// line (Ollama's slog records, a container's time) — so an unterminated record never shields the rest of the log.
+const RECORD =
+  /^(?:\d{1,6}\.\d\d\.\d{3}\.\d{3} )?(?:[IWED] )?(?:(?:srv {1,2}|slot |que {2}|res {2})[ \w]{1,12}|[a-z_]{2,64}): |^\[?\d{4}-\d\d-\d\d[T ]|^time=\d|^\[GIN\] /;
+
+/**
+ * llama.cpp's records that print user text raw: the request's grammar after a parse error (it ends on the library's
+ * `failed to parse grammar`) and the model's output after a tool-call parse error (to the server's next line).
+ */
+const CARRIERS: readonly Carrier[] = [
+  {
+    name: 'llamacpp_grammar',
+    upstream: `src/llama-grammar.cpp:716 parse, :1225 llama_grammar_init_impl (${UPSTREAM})`,
+    literal: 'error parsing grammar: ',
+    open: /parse: error parsing grammar: /,
+    // To the next log line (the library's `failed to parse grammar` after the grammar is shielded with it): a tail
+    // the grammar can print would end the record where the user likes.
+    end: { kind: 'next_record', record: RECORD },
+    raises: ['llamacpp_grammar_parse_error'],
+  },
+  {
+    name: 'llamacpp_unparsed_output',
+    upstream: `common/chat.cpp:1496 common_chat_peg_parse (${UPSTREAM})`,
+    literal: ': unparsed ',
+    open: /common_chat_peg_parse: unparsed [\w .-]{1,64} output: /,
+    end: { kind: 'next_record', record: RECORD },
+    raises: ['llamacpp_tool_call_unparsed'],
+  },
+];
+
 export const llamacppPack: RulePack = {
   name: 'llamacpp',
   engineLines: [],
+  carriers: CARRIERS,
   rules: [
     // tools/server/server-context.cpp:3653 decode(): `SRV_WRN("%s", "no tokens to decode\n")`, and past three in a
     // row `GGML_ABORT("fatal error - please provide logs and repro in %s\n", …)` (:3656): the server's own kill

@@ -44,7 +44,8 @@ export const pythonPack: RulePack = {
       generic: true,
       match: String.raw`^${COMPOSE_PREFIX}Fatal Python error: (?<exception>[^\n:]{1,120}?)(?:: (?<message>[^\n]{1,300}?))?\s*$`,
       follows: {
-        match: String.raw`^${COMPOSE_PREFIX}\s{0,8}File "(?<file>[^"\n]{1,300})", line (?<line>\d{1,6}) in (?<func>\S{1,200})\s*$`,
+        // The frame is the root cause's message (the header named the signal): `File "…", line N in func`.
+        match: String.raw`^${COMPOSE_PREFIX}\s{0,8}(?<message>File "(?<file>[^"\n]{1,300})", line (?<line>\d{1,6}) in (?<func>\S{1,200}))\s*$`,
         within: 400,
         after: String.raw`^${COMPOSE_PREFIX}Current thread 0x[0-9a-fA-F]{1,16}[^\n]{0,120}\(most recent call first\):\s*$`,
         first: true,

@@ -1,6 +1,7 @@
 import type { LogPack, RuleConfig } from '../../../config/schema.js';
 import type { Severity } from '../../../core/signals.js';
 import type { LoggerName } from '../loggers.js';
+import type { Carrier } from '../carriers.js';
 import { LOG_EVENT_CLASSES, type LogEventClass, type RuleClass } from '../../../core/vocabulary.js';
 
 /** Periodic engine lines a pack turns into engine gauges (see ../engine-lines.ts). */
@@ -73,4 +74,9 @@ export interface RulePack {
   name: LogPack;
   rules: PackRule[];
   engineLines: EngineLineKind[];
+  /**
+   * Records of this engine that carry user text raw over lines of their own (../carriers.ts): no built-in rule sees
+   * their lines. Declared with the pack whose engine prints them; the matcher shields them whatever packs run.
+   */
+  carriers?: readonly Carrier[];
 }
