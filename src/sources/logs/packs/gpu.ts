@@ -72,7 +72,8 @@ export const gpuPack: RulePack = {
       upstream:
         'openucx/ucx src/ucs/debug/log.c ucs_log_default_handler, src/ucs/type/status.c ucs_status_string (1.14 → 1.19)',
       generic: true,
-      match: String.raw`\bUCX {1,2}ERROR [^\n]{0,300}?(?<message>Endpoint timeout|Connection reset by remote peer|Transport retry count exceeded|Remote access error|Destination is unreachable)`,
+      // `UCX  ERROR` is the format's padded level (`%-4s %-5s`): the whole of it is the prefilter's literal.
+      match: String.raw`\bUCX  ERROR [^\n]{0,300}?(?<message>Endpoint timeout|Connection reset by remote peer|Transport retry count exceeded|Remote access error|Destination is unreachable)`,
     },
   ],
 };

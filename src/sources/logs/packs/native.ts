@@ -38,7 +38,7 @@ export const nativePack: RulePack = {
       upstream: 'ggml/src/ggml.c:253 ggml_abort, ggml/include/ggml.h GGML_ASSERT (ggml-org/llama.cpp v0.5.0)',
       incident: PROCESS_DEATH,
       generic: true,
-      match: String.raw`^${COMPOSE_PREFIX}(?<file>[^\s:'"]{1,300}\.(?:c|cc|cpp|cu|cuh|m|mm|h|hpp)):(?<line>\d{1,6}): (?<exception>GGML_ASSERT\([^\n]{1,400}\) failed|(?:CUDA|ROCm|HIP|MUSA|SYCL|Vulkan|Metal|CANN) error|fatal error)(?: - (?<message>[^\n]{1,400}?))?\s*$`,
+      match: String.raw`^${COMPOSE_PREFIX}(?<file>[^\s:'"]{1,300}\.(?:c|cc|cpp|cu|cuh|m|mm|h|hpp)):(?<line>\d{1,6}): (?<exception>GGML_ASSERT\([^\n]{1,400}\) failed|CUDA error|ROCm error|HIP error|MUSA error|SYCL error|Vulkan error|Metal error|CANN error|fatal error)(?: - (?<message>[^\n]{1,400}?))?\s*$`,
     },
     // bash jobs.c/nojobs.c and the signal list of siglist.c: a process of a script or a shell killed by a signal is
     // reported `Segmentation fault (core dumped)`, `Aborted (core dumped)`, `Killed` (SIGKILL: the OOM killer, a
