@@ -12,6 +12,7 @@ import {
   type ReplayResult,
 } from './replay-files.js';
 import { defaultPacks, LOG_ENGINES, type LogEngine } from '../config/log-engines.js';
+import { guessFileEngine, type EngineGuess } from './replay-engine.js';
 import { rootCauseText } from '../core/signals.js';
 import { withImpliedPacks } from '../config/log-packs.js';
 import { formatAt } from './replay-timeline.js';
@@ -154,6 +155,58 @@ export function expandBundles(args: string[]): { files: string[]; services: (str
   return { files, services };
 }
 
+/** The pack an engine's own lines need (its deaths are in no other): what a run without it cannot catch. */
+const OWN_PACK: Record<LogEngine, LogPack> = {
+  sglang: 'sglang',
+  vllm: 'vllm',
+  llamacpp: 'llamacpp',
+  ollama: 'ollama',
+  trtllm: 'trtllm',
+  dynamo: 'dynamo',
+  tgi: 'tgi',
+  gateway: 'gateway',
+};
+
+/** How replay reads one file: the packs it runs and where they came from. */
+export interface FilePlan {
+  packs: readonly LogPack[];
+  /** `--pack`, `--engine`, `--config`, or the engine told from the file's lines (or the default when none was). */
+  from: string;
+  guess: EngineGuess | undefined;
+}
+
+/**
+ * The packs each file is read with: the flags' when given, else the engine told from the file's own lines (issue
+ * 40: a vLLM log replayed with SGLang's packs printed "0 events"), else SGLang's, the default engine.
+ */
+export function planFiles(
+  files: readonly string[],
+  opts: { pack?: LogPack[]; engine?: LogEngine; config?: boolean },
+): FilePlan[] {
+  return files.map((file) => {
+    const guess = guessFileEngine(file);
+    if (opts.pack) return { packs: withImpliedPacks(opts.pack), from: '--pack', guess };
+    if (opts.engine) return { packs: defaultPacks(opts.engine), from: `--engine ${opts.engine}`, guess };
+    if (opts.config) return { packs: [], from: '--config', guess };
+    if (guess)
+      return { packs: defaultPacks(guess.engine), from: `${guess.engine}, told from its lines`, guess };
+    return { packs: defaultPacks('sglang'), from: 'sglang, the default (its lines name no engine)', guess };
+  });
+}
+
+/** What replay says on stderr about a file's packs, and a warning when its lines read like an engine not run. */
+export function planNotes(file: string, plan: FilePlan): string[] {
+  const notes = [`replay: ${file}: ${plan.from}; packs ${plan.packs.join(', ') || '(none)'}`];
+  const g = plan.guess;
+  if (g !== undefined && plan.from !== '--config' && !plan.packs.includes(OWN_PACK[g.engine])) {
+    notes.push(
+      `replay: warning: ${file} reads like ${g.engine} (${g.hits} line(s) of its shape), whose pack ` +
+        `${OWN_PACK[g.engine]} was not run: its deaths are not caught. Replay it with --engine ${g.engine}.`,
+    );
+  }
+  return notes;
+}
+
 /** A config's log sources (every target's) and rules, for `replay --config`. */
 async function configSources(
   file: string,
@@ -186,7 +239,9 @@ export function replayCommand(): Command {
   return new Command('replay')
     .addHelpText(
       'after',
-      '\nExample:\n  wedgewatch replay --pack sglang --pack nixl prefill.log decode.log\n' +
+      `\nEngines (--engine; without it each file's engine is told from its lines): ${LOG_ENGINES.join(', ')}\n` +
+        '\nExample:\n  wedgewatch replay vllm.log                     # the engine from its lines\n' +
+        '  wedgewatch replay --pack sglang --pack nixl prefill.log decode.log\n' +
         '  wedgewatch replay --format cri /var/log/pods/llm_prefill-0_*/sglang/0.log\n',
     )
     .description(
@@ -202,9 +257,10 @@ export function replayCommand(): Command {
         .argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]),
     )
     .addOption(
-      new Option('-e, --engine <engine>', 'the engine that wrote the logs: picks the default packs')
-        .choices(LOG_ENGINES)
-        .default('sglang'),
+      new Option(
+        '-e, --engine <engine>',
+        "the engine that wrote the logs: picks the default packs (default: told from each file's own lines)",
+      ).choices(LOG_ENGINES),
     )
     .option(
       '-c, --config <file>',
@@ -215,10 +271,10 @@ export function replayCommand(): Command {
     .addOption(
       new Option(
         '-f, --format <format>',
-        'how lines are wrapped: cri (a pod log under /var/log/pods), docker (json-file), json or logfmt records, auto (per file)',
+        'how lines are wrapped: cri (a pod log under /var/log/pods), docker (json-file), json or logfmt records, plain, or auto (the wrapper per file, each line as the record it is)',
       )
         .choices(FORMAT_NAMES)
-        .default('plain'),
+        .default('auto'),
     )
     .option(
       '--max-events <n>',
@@ -241,7 +297,7 @@ export function replayCommand(): Command {
         files: string[],
         opts: {
           pack?: LogPack[];
-          engine: LogEngine;
+          engine?: LogEngine;
           config?: string;
           rules?: string;
           service?: string;
@@ -261,14 +317,27 @@ export function replayCommand(): Command {
           const inputs = expandBundles(files);
           const fileService = (f: string, i: number) =>
             opts.service ?? inputs.services[i] ?? basename(f).replace(/\.[^.]*$/, '');
+          // `--pack nixl` reads what a config naming nixl reads (the shared code's packs too); with no flag each
+          // file is read with the packs of the engine its lines name.
+          const plans = planFiles(inputs.files, {
+            ...(opts.pack ? { pack: opts.pack } : {}),
+            ...(opts.engine ? { engine: opts.engine } : {}),
+            config: fromConfig !== undefined,
+          });
+          const settings = inputs.files.map((f, i) =>
+            fromConfig && !opts.pack
+              ? fromConfig.settingsFor(fileService(f, i))
+              : { packs: plans[i]!.packs, format: opts.format },
+          );
+          inputs.files.forEach((f, i) => {
+            const plan = settings[i] ? { ...plans[i]!, packs: settings[i].packs } : plans[i]!;
+            for (const note of planNotes(f, plan)) process.stderr.write(`${note}\n`);
+          });
           const result = replayFiles({
             files: inputs.files,
             services: inputs.services,
-            // `--pack nixl` reads what a config naming nixl reads (the shared code's packs too).
-            packs: opts.pack ? withImpliedPacks(opts.pack) : defaultPacks(opts.engine),
-            ...(fromConfig && !opts.pack
-              ? { settings: inputs.files.map((f, i) => fromConfig.settingsFor(fileService(f, i))) }
-              : {}),
+            packs: plans[0]?.packs ?? defaultPacks('sglang'),
+            settings,
             userRules,
             service: opts.service,
             format: opts.format,

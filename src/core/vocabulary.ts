@@ -442,6 +442,26 @@ export const LOG_EVENT_CLASSES = {
     meaning: "an engine's own memory-pool invariant check failed (a KV/request pool leak, a double free)",
     names: true,
   },
+  // Issue 40: classes for what the new engines' packs read.
+  engine_error: {
+    meaning:
+      'the engine failed a batch or a step with an error of its own and serves on (its requests got the error)',
+    names: true,
+  },
+  no_workers: {
+    meaning:
+      'a gateway or frontend has no worker to send a request to (all circuits open, none registered): every request fails',
+    names: true,
+  },
+  gpu_error: {
+    meaning:
+      'a sticky GPU or collective error (illegal memory access, ECC, device assert, NCCL): the process cannot use the device again',
+    names: true,
+  },
+  wrong_kv: {
+    meaning: "the engine found it was given another request's KV cache: answers are garbage while it lasts",
+    names: true,
+  },
   // Printed just before a death that is its own event (with its exception): circumstantial, names none.
   engine_dump: {
     meaning: 'an engine dumped its state before dying or being killed (the death is its own event)',

@@ -42,11 +42,41 @@ export function requiredLiterals(source: string): string[] | null {
   const branches = splitTopLevel(source);
   const out: string[] = [];
   for (const b of branches) {
-    const lit = longestLiteral(b);
+    const lit = longestLiteral(b) ?? groupAlternatives(b);
     if (lit === null) return null;
-    out.push(lit);
+    if (Array.isArray(lit)) out.push(...lit);
+    else out.push(lit);
   }
   return out;
+}
+
+/**
+ * For a branch with no literal of its own: a required group (not optional, not a lookaround) whose every
+ * alternative has a literal, such as `(?<message>an illegal memory access was encountered|misaligned address)`;
+ * one of its literals occurs in every match. The group whose shortest literal is longest wins (issue 40: a rule
+ * that must capture one of several fixed texts has no text outside its group).
+ */
+function groupAlternatives(src: string): string[] | null {
+  let best: string[] | null = null;
+  let bestMin = 0;
+  for (let i = scanTopLevel(src, 0, (c, depth) => c === '(' && depth === 1); i < src.length;) {
+    const close = scanTopLevel(src, i, (d, depth) => d === ')' && depth === 0);
+    const inner = src.slice(i + 1, close);
+    const next = src[close + 1];
+    const optional = next === '?' || next === '*' || (next === '{' && /^\{0[,}]/.test(src.slice(close + 1)));
+    if (!optional && !/^\?<?[=!]/.test(inner)) {
+      const lits = splitTopLevel(inner.replace(/^\?(?::|<[A-Za-z_]\w*>)/, '')).map(longestLiteral);
+      if (lits.every((l): l is string => l !== null)) {
+        const min = Math.min(...lits.map((l) => l.length));
+        if (min > bestMin) {
+          best = lits;
+          bestMin = min;
+        }
+      }
+    }
+    i = scanTopLevel(src, close + 1, (c, depth) => c === '(' && depth === 1);
+  }
+  return best;
 }
 
 /**

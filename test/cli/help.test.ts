@@ -1,6 +1,7 @@
 // A newcomer's first contact: every command's --help ends with an example, and `sim --help` names every fault
 // of the registry with its parameters.
 import { describe, expect, it } from 'vitest';
+import { LOG_ENGINES } from '../../src/config/log-engines.js';
 import { FAULTS } from '../../src/sim/faults/registry.js';
 import { faultEngines } from '../../src/sim/faults/types.js';
 import { runCli } from '../helpers/cli.js';
@@ -20,6 +21,15 @@ describe('--help', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^Usage: wedgewatch ${c} `, 'm'));
     expect(r.stdout).toMatch(new RegExp(`^Examples?:\\n {2}wedgewatch ${c} \\S`, 'm'));
+  });
+
+  it('`replay --help` lists every engine (issue 40: the engines of examples/, each with its default packs)', async () => {
+    const r = await runCli(['replay', '--help']);
+    expect(r.code).toBe(0);
+    const listed = /^Engines \(--engine[^)]*\): (.+)$/m.exec(r.stdout)?.[1]?.split(', ');
+    expect(listed).toEqual([...LOG_ENGINES]);
+    for (const e of ['vllm', 'llamacpp', 'ollama', 'trtllm', 'dynamo', 'tgi', 'gateway'])
+      expect(listed).toContain(e);
   });
 
   it('`help sim` lists every registered fault with its parameters', async () => {

@@ -57,7 +57,7 @@ function replayCorpus(name: string, entries: Entry[]) {
   }
   const file = join(dir, `${name}.log`);
   writeFileSync(file, `${parts.join('\n')}\n`);
-  const r = replayFiles({ files: [file], packs: [...LOG_PACKS] });
+  const r = replayFiles({ files: [file], packs: [...LOG_PACKS], format: 'auto' });
   const within = ([a, b]: [number, number]) => r.events.filter((ev) => ev.lineNo >= a && ev.lineNo <= b);
   const outside = r.events.filter((ev) => !ranges.some(([a, b]) => ev.lineNo >= a && ev.lineNo <= b));
   return { r, ranges, within, outside };

@@ -32,15 +32,16 @@ function check(
 }
 
 describe('jsonView', () => {
-  it('reads flat records in place, with the message and time keys by priority and the last duplicate', () => {
+  it('reads flat records in place, with the time keys by priority; two message keys give no view', () => {
     expect(
       check('{"time":"2026-08-10T14:00:01Z","level":"INFO","message":"[x] Decode batch, #a: 1"}'),
     ).toEqual({
       message: '[x] Decode batch, #a: 1',
       time: '2026-08-10T14:00:01Z',
     });
-    expect(check('{"msg":"low","message":"high"}')).toEqual({ message: 'high' });
-    expect(check('{"message":"first","message":"last"}')).toEqual({ message: 'last' });
+    // Two message keys, or one twice: ambiguous (issue 37), decoded in full to say so.
+    expect(check('{"msg":"low","message":"high"}')).toBeNull();
+    expect(check('{"message":"first","message":"last"}')).toBeNull();
     expect(check('{"event":"e","ts":1723298401.5,"n":-1.5e3,"ok":true,"no":false,"x":null}')).toEqual({
       message: 'e',
       time: '2024-08-10T14:00:01.500Z',

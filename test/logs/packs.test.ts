@@ -22,15 +22,24 @@ function scan(text: string, chunk = 1 << 20): RuleMatch[] {
 
 function scanWith(packs: typeof ALL, text: string, chunk = 1 << 20): RuleMatch[] {
   const out: RuleMatch[] = [];
-  const scanner = new ChunkScanner(compileRuleSet(packs, []), 65_536, {
-    match: (m) => out.push(m),
-    // Start-up markers end incidents and raise no event: they are seen as matches counted, not events.
-    member: (m) => {
-      if (m.rule.startup) out.push(m);
+  const scanner = new ChunkScanner(
+    compileRuleSet(packs, []),
+    65_536,
+    {
+      match: (m) => out.push(m),
+      // Start-up markers end incidents and raise no event: they are seen as matches counted, not events.
+      member: (m) => {
+        if (m.rule.startup) out.push(m);
+      },
+      engine: () => {},
+      truncated: () => {},
     },
-    engine: () => {},
-    truncated: () => {},
-  });
+    0,
+    false,
+    {},
+    // Lines are read as what they are (`format: auto`): Ollama's are slog records, whose message the rules read.
+    { format: 'auto' },
+  );
   const buf = Buffer.from(text);
   for (let i = 0; i < buf.length; i += chunk) {
     const part = Buffer.from(buf.subarray(i, Math.min(buf.length, i + chunk)));

@@ -18,6 +18,20 @@ const T0 = Date.UTC(2026, 7, 10, 14, 0, 0);
 const iso = (s: number) => new Date(T0 + s * 1000).toISOString().slice(0, 19).replace('T', ' ');
 const short = (s: number) => iso(s).slice(5);
 
+async function replayCliAll(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const w = vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((s) => (err.push(String(s)), true));
+  try {
+    await replayCommand().parseAsync(['node', 'replay', ...args]);
+  } finally {
+    w.mockRestore();
+    e.mockRestore();
+  }
+  return { stdout: out.join(''), stderr: err.join('') };
+}
+
 async function replayCli(args: string[]): Promise<string> {
   const out: string[] = [];
   const w = vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
@@ -45,11 +59,17 @@ describe('default packs are the daemon’s', () => {
     expect(defaultPacks()).toEqual(expect.arrayContaining([...DEFAULT_PACKS.sglang, ...DEFAULT_PACKS.vllm]));
   });
 
-  it('replay of a vLLM log with no --engine says what a default daemon says: nothing; --engine vllm catches it', async () => {
+  it('replay of a vLLM log with --engine sglang says what a daemon reading it as SGLang says: nothing, and warns; with no flag it tells the engine and catches it (issue 40)', async () => {
     const file = join(dir, 'server.log');
     writeFileSync(file, VLLM_DEATH);
-    expect(await replayCli(['--json', file])).not.toContain('vllm_engine_core_fatal');
-    const caught = await replayCli(['--json', '--engine', 'vllm', file]);
+    const asSglang = await replayCliAll(['--json', '--engine', 'sglang', file]);
+    expect(asSglang.stdout).not.toContain('vllm_engine_core_fatal');
+    expect(asSglang.stderr).toContain(`${file} reads like vllm`);
+    expect(asSglang.stderr).toContain('Replay it with --engine vllm.');
+    const told = await replayCliAll(['--json', file]);
+    expect(told.stderr).toContain(`${file}: vllm, told from its lines; packs vllm,`);
+    expect(told.stderr).not.toContain('warning');
+    const caught = await replayCli(['--json', file]);
     const first = JSON.parse(caught.split('\n')[0]!) as { rule: string; incident: { rootCause: unknown } };
     expect(first.rule).toBe('vllm_engine_core_fatal');
     expect(first.incident.rootCause).toEqual({

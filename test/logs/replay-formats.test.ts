@@ -49,7 +49,7 @@ describe('replay --format', () => {
     expect(r.stderr).toMatch(/replay: 30 lines/);
 
     // Read as plain text, every part is a line of its own and the split line is never whole.
-    const plain = await runCli(['replay', '--service', 'prefill', f]);
+    const plain = await runCli(['replay', '--format', 'plain', '--service', 'prefill', f]);
     expect(plain.code).toBe(0);
     expect(plain.stderr).toMatch(/replay: 32 lines/);
   });

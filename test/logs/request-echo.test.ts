@@ -11,15 +11,24 @@ import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 
 function scan(text: string): RuleMatch[] {
   const out: RuleMatch[] = [];
-  const s = new ChunkScanner(compileRuleSet([...LOG_PACKS], []), 65_536, {
-    match: (m) => out.push(m),
-    // Start-up markers raise no event; they count as matches (a prompt quoting one ends no incident either).
-    member: (m) => {
-      if (m.rule.startup) out.push(m);
+  const s = new ChunkScanner(
+    compileRuleSet([...LOG_PACKS], []),
+    65_536,
+    {
+      match: (m) => out.push(m),
+      // Start-up markers raise no event; they count as matches (a prompt quoting one ends no incident either).
+      member: (m) => {
+        if (m.rule.startup) out.push(m);
+      },
+      engine: () => {},
+      truncated: () => {},
     },
-    engine: () => {},
-    truncated: () => {},
-  });
+    0,
+    false,
+    {},
+    // Each line read as what it is (replay's default): Ollama's phrases are slog records.
+    { format: 'auto' },
+  );
   const buf = Buffer.from(text);
   s.feed(buf, buf.length);
   s.flush();

@@ -13,6 +13,7 @@ import {
   type LogPack,
 } from '../../src/config/schema.js';
 import { PACKS } from '../../src/sources/logs/packs/index.js';
+import { DEFAULT_PACKS } from '../../src/config/log-engines.js';
 import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
 import type { RuleMatch } from '../../src/sources/logs/rules/matcher.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';
@@ -78,8 +79,8 @@ describe('shared code has its own pack (issue 27 item 6)', () => {
     // An explicit empty list stays empty (a router's log with user rules only), and so do the engine-neutral packs.
     expect(packsOf([])).toEqual([]);
     expect(packsOf(['torch', 'rust'])).toEqual(['torch', 'rust']);
-    // The default reads everything but the vLLM pack, each pack once and in match order.
-    expect(packsOf(undefined)).toEqual(LOG_PACKS.filter((p) => p !== 'vllm'));
+    // The default is the SGLang engine's (issue 40: each engine its own), each pack once and in match order.
+    expect(packsOf(undefined)).toEqual(DEFAULT_PACKS.sglang);
     expect(new Set(DEFAULT_LOG_PACKS).size).toBe(DEFAULT_LOG_PACKS.length);
     for (const [p, implied] of Object.entries(IMPLIED_PACKS))
       for (const q of implied) expect(withImpliedPacks([p as LogPack])).toContain(q);

@@ -39,9 +39,16 @@ const shown = (ms: RuleMatch[]) => ms.map((m) => `${m.rule.name} ${JSON.stringif
 
 // A logger's own prefix (SGLang `[time …] `, vLLM `(Proc pid=N) LEVEL MM-DD HH:MM:SS [file:N] `): what a JSON
 // formatter puts in fields of its own instead. Stderr lines (threading, torch) keep theirs: they are the message.
+// Rust tracing (`TIME LEVEL spans: target: [file:line: ]`), LiteLLM (`HH:MM:SS - LiteLLM Proxy:LEVEL: file:N - `) and
+// TensorRT-LLM's `[date] ` (its `[TRT-LLM] [RANK N] [E] ` is part of the message: tensorrt_llm/logger.py builds it in).
 const LOGGER_PREFIX =
-  /^(?:\([\w.-]+ pid=\d+\) )?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[[\w./-]+:\d+\] |\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]]*\] )/;
+  /^(?:\([\w.-]+ pid=\d+\) )?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[[\w./-]+:\d+\] |\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]]*\] |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z? {1,2}(?:ERROR|WARN|INFO|DEBUG|TRACE) (?:[\w:.-]+: )*(?:[\w/.-]+\.rs:\d+: )?|\d\d:\d\d:\d\d - LiteLLM Proxy:\w+: [\w.]+:\d+ - |\[\d\d\/\d\d\/\d{4}-\d\d:\d\d:\d\d\] )/;
 const message = (line: string) => line.replace(LOGGER_PREFIX, '');
+// Rules whose record the engine writes as one message, traceback and all (TGI's launcher relogs a shard's text in one
+// record, TensorRT-LLM logs traceback.format_exc() as one): a JSON formatter makes one record of it, never one per
+// line, so only the whole-record form is theirs. Slog records (Ollama) are already records: not rewritten.
+const ONE_RECORD = new Set(['tgi_shard_stderr', 'tgi_method_error', 'trtllm_logged_traceback']);
+const SLOG = /^time=\S+ level=\w+ /;
 const TIME = '2026-08-10T14:00:01.250+00:00';
 const json = (msg: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ time: TIME, levelname: 'ERROR', message: msg, ...extra });
@@ -52,12 +59,15 @@ describe('structured records give the events plain lines give', () => {
   for (const [rule, texts] of Object.entries(RULE_FIXTURES)) {
     it(`${rule}: as JSON and logfmt records, one per line and (multi-line) one with the lines in its message`, () => {
       for (const text of texts) {
+        if (SLOG.test(text)) continue;
         const lines = text.split('\n');
         const plain = shown(scan(`${text}\n`).events);
         const perLine = (f: (m: string) => string) => `${lines.map((l) => f(message(l))).join('\n')}\n`;
-        expect(shown(scan(perLine(json), { format: 'json' }).events), text).toEqual(plain);
-        expect(shown(scan(perLine(logfmt), { format: 'logfmt' }).events), text).toEqual(plain);
-        expect(shown(scan(perLine(json), { format: 'auto' }).events), text).toEqual(plain);
+        if (!ONE_RECORD.has(rule)) {
+          expect(shown(scan(perLine(json), { format: 'json' }).events), text).toEqual(plain);
+          expect(shown(scan(perLine(logfmt), { format: 'logfmt' }).events), text).toEqual(plain);
+          expect(shown(scan(perLine(json), { format: 'auto' }).events), text).toEqual(plain);
+        }
         if (lines.length > 1) {
           // The record's message is the whole record, escaped in one field (a traceback in one field).
           const whole = lines.map(message).join('\n');
@@ -133,17 +143,20 @@ describe('decoders', () => {
   it('read the configured keys, nested tracing fields and epoch times', () => {
     expect(decodeJson('{"fields":{"message":"boom"},"level":"ERROR","timestamp":1723298401.5}')).toEqual({
       lines: ['boom'],
+      format: 'json',
       level: 'ERROR',
       time: '2024-08-10T14:00:01.500Z',
     });
     const keys = { message: ['body'], level: ['sev'], time: ['at'] };
     expect(decodeJson('{"body":"x","sev":"warn","at":"2026-08-10T14:00:01Z"}', keys)).toEqual({
       lines: ['x'],
+      format: 'json',
       level: 'warn',
       time: '2026-08-10T14:00:01Z',
     });
     expect(decodeLogfmt('at=2026-08-10T14:00:01Z sev=warn body="a \\"b\\"\\nc"', keys)).toEqual({
       lines: ['a "b"', 'c'],
+      format: 'logfmt',
       level: 'warn',
       time: '2026-08-10T14:00:01Z',
     });

@@ -10,6 +10,7 @@
 // round, an engine line printed inside a record (another thread's unprefixed traceback before SGLang's next record)
 // is not scanned: the probes still see what it would have told.
 import { escapeRegExp } from '../../lib/regex.js';
+import { PACKS } from './packs/index.js';
 import { MAX_PREFIX, prefixAllows } from './request-echo.js';
 
 /** How a carrier record ends. */
@@ -52,7 +53,7 @@ const JSON_TAIL = 'JSON parse error: ';
 // The part after the time varies (` DP0 TP0 EP0`, ` PP1`, milliseconds); bounded, so the test stays linear.
 const SGLANG_RECORD = /\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]\n]{0,80}\] /;
 
-export const CARRIERS: readonly Carrier[] = [
+const OWN: readonly Carrier[] = [
   // sgl-project/sglang python/sglang/srt/function_call/mistral_detector.py:77 @ a343daaf (and
   // base_format_detector.py / json_array_parser.py, llama32_detector.py raw_decode loop @ 01c3e438):
   // `logger.warning(f"Failed to parse JSON part: {json_array_str}, JSON parse error: {str(e)}")`. A raw newline
@@ -117,6 +118,12 @@ export const CARRIERS: readonly Carrier[] = [
     end: { kind: 'same_prefix' },
     raises: ['vllm_tool_parser_error'],
   },
+];
+
+/** Every carrier: SGLang's and vLLM's above, and those the packs of the other engines declare (issue 40). */
+export const CARRIERS: readonly Carrier[] = [
+  ...OWN,
+  ...Object.values(PACKS).flatMap((p) => p.carriers ?? []),
 ];
 
 /** An open carrier record. */

@@ -186,6 +186,12 @@ export class ChunkScanner {
     const st = this.structured;
     if (st !== undefined) {
       const rec = decodeStructured(line, st.format, st.keys ?? DEFAULT_STRUCTURED_KEYS);
+      if (rec?.ambiguous !== undefined) {
+        // Two message keys, or one twice (issue 37): no message is surely the logger's, so no rule reads any;
+        // counted as a line its format could not read.
+        this.sink.decodeError?.(rec.format);
+        return;
+      }
       if (rec !== null) {
         // The message's lines, as the engine would have printed them: the first is the logger's record.
         const time = rec.time;

@@ -116,8 +116,8 @@ function roleOf(keys: ViewKeys, s: string, from: number, to: number): KeyRole | 
  * The view of the line s[p, end) when it is one flat JSON object (strings without escapes or control characters,
  * numbers, true/false/null; nothing nested) with a string message that does not itself open an object, and no
  * traceback field: exactly the lines whose decoded record (decodeJson) is that message alone. Null otherwise.
- * Duplicate keys resolve as JSON.parse does (the last one), and the message and time keys by their priority, as
- * decodeJson's pick does. `out` is filled and returned (one object per scanner: no garbage per line).
+ * A second message key (another candidate, or the same twice) gives no view: decodeJson calls such a record
+ * ambiguous. Time keys resolve by their priority, as decodeJson's pick does. `out` is filled and returned (one object per scanner: no garbage per line).
  */
 export function jsonView(s: string, p: number, end: number, keys: ViewKeys, out: JsonView): JsonView | null {
   let i = p;
@@ -181,6 +181,8 @@ export function jsonView(s: string, p: number, end: number, keys: ViewKeys, out:
     // A traceback field is appended to the message's lines (structured.ts fromObject): decoded in full.
     if (role?.trace === true) return null;
     const m = role === undefined ? -1 : role.message;
+    // A second message key, or one twice: the record is ambiguous (formats/structured.ts), decoded in full to say so.
+    if (m >= 0 && msgFrom >= 0) return null;
     if (m >= 0 && m <= msgRank) {
       msgRank = m;
       msgIsString = kind === 1;

@@ -3,8 +3,8 @@
 // utils/common.py configure_logger) and the level of some lines changed between versions, so rules key on text.
 // Each rule names its upstream file and the versions its wording applies to (`upstream`). A dying scheduler
 // prints a chain (exception or watchdog → `Subprocess … crashed` → `SIGQUIT received`): one incident, so those
-// rules share the `sglang_process_death` key and the first line of the chain is the event.
-import { EXCEPTION_LINE } from './patterns.js';
+// rules share the `PROCESS_DEATH` key (every pack's, patterns.ts) and the first line of the chain is the event.
+import { EXCEPTION_LINE, PROCESS_DEATH } from './patterns.js';
 import type { PackRule, RulePack, RuleClass } from './types.js';
 
 const KV_ABORT = String.raw`Aborted by AbortReq\.`;
@@ -97,7 +97,7 @@ export const sglangPack: RulePack = {
       severity: 'critical',
       class: 'watchdog_timeout',
       upstream: 'utils/watchdog.py (2025-12 → 2026-08), managers/scheduler.py watchdog_thread (≤ 2025-11)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       // `\b…\w{1,64}`: the component starts a word, so a long word is tried once (`\w+` alone was quadratic).
       match: String.raw`(?:\b(?<component>\w{1,64}) watchdog|Watchdog) timeout \((?:self\.)?watchdog_timeout=(?<timeout>[\d.]+)(?:, (?:self\.)?soft=False)?\)`,
     },
@@ -115,7 +115,7 @@ export const sglangPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'entrypoints/engine.py sigquit_handler (2025-01 → 2026-08, launch phase after 2026-03)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       match: String.raw`Received sigquit from a child process`,
     },
     // managers/tokenizer_manager.py SignalHandler.running_phase_sigquit_handler (2026-03 → 2026-08):
@@ -125,7 +125,7 @@ export const sglangPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'managers/tokenizer_manager.py running_phase_sigquit_handler (2026-03 → 2026-08)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       match: String.raw`SIGQUIT received\. .{0,80}It usually means one child failed`,
     },
     // managers/tokenizer_manager.py subprocess watchdog (2026-06 → 2026-08):
@@ -135,7 +135,7 @@ export const sglangPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'managers/tokenizer_manager.py subprocess watchdog (2026-06 → 2026-08)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       match: String.raw`Subprocess (?<process>[\w.-]+) \(pid=(?<pid>\d+)\) crashed with exit code (?<code>-?\d+)`,
     },
     // managers/scheduler.py run_scheduler_process: `Scheduler hit an exception: {traceback}` (2024 → 2026-08).
@@ -144,7 +144,7 @@ export const sglangPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'managers/scheduler.py run_scheduler_process (2024 → 2026-08)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       logger: 'sglang',
       match: String.raw`Scheduler hit an exception:`,
       // The traceback follows unprefixed (one logger record); its last exception line is the root cause.
@@ -160,7 +160,7 @@ export const sglangPack: RulePack = {
       class: 'engine_death',
       upstream:
         'managers/{detokenizer_manager,tokenizer_manager,data_parallel_controller}.py (2024 → 2026-08)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       logger: 'sglang',
       match: String.raw`(?<component>DetokenizerManager|TokenizerManager|DataParallelController|MultiTokenizerRouter|FaultToleranceManager) hit an exception:`,
       follows: { match: EXCEPTION_LINE, within: 200 },
@@ -184,15 +184,48 @@ export const sglangPack: RulePack = {
       match: String.raw`KV cache pool is full\. Retract requests\.(?: #retracted_reqs: (?<retracted>\d+))?`,
     },
     // disaggregation/decode.py DecodeTransferQueue._check_metadata (2026-02 → 2026-08): `Context corruption
-    // detected: Request {rid} (bootstrap_room={a}) received metadata from bootstrap_room={b}. …`. The request
-    // is aborted and the engine serves on, so a warning; its class lets an alert page on it anyway.
+    // detected: Request {rid} (bootstrap_room={a}) received metadata from bootstrap_room={b}. …`. The KV that
+    // arrived for this request was another request's: its answer (and any other the mix-up touched) is garbage, and
+    // nothing else will say so: critical, of the class for wrong KV (issue 40). The request is aborted and the
+    // engine serves on; one request's line per rank counts once.
     {
       name: 'sglang_context_corruption',
-      severity: 'warning',
-      class: 'corruption',
+      severity: 'critical',
+      class: 'wrong_kv',
       upstream: 'disaggregation/decode.py DecodeTransferQueue metadata check (2026-02 → 2026-08)',
       perRequest: 'rid',
-      match: String.raw`Context corruption detected: Request (?<rid>\S+) \(bootstrap_room=(?<room>\d+)\)`,
+      match: String.raw`Context corruption detected: Request (?<rid>\S+) \(bootstrap_room=(?<room>\d+)\)(?: received metadata from bootstrap_room=(?<from>\d{1,20}))?`,
+    },
+    // managers/tokenizer_manager.py TokenizerManager.sigterm_watchdog (index copies, 2025 → 2026): on SIGTERM while
+    // the server is UnHealthy, `logger.error("Signal SIGTERM received while health check failed. Force exiting.")`
+    // (older: `… Exiting... remaining number of requests: %d`), the requests are dumped and force_exit_handler ends the
+    // process: the orchestrator killed a server whose own health check failed. Critical, and the process's death.
+    {
+      name: 'sglang_health_sigterm_exit',
+      severity: 'critical',
+      class: 'health_check_failed',
+      upstream: 'managers/tokenizer_manager.py TokenizerManager.sigterm_watchdog (index copies, 2025 → 2026)',
+      incident: PROCESS_DEATH,
+      logger: 'sglang',
+      match: String.raw`Signal SIGTERM received while health check failed\. (?:Force exiting|Exiting\.\.\. remaining number of requests: (?<remaining>\d{1,9}))`,
+    },
+    // disaggregation/decode.py, the PD deferred KV release (PR #35049, 2026-08; SGLANG_DISAGGREGATION_DEFERRED_*): a
+    // decode that aborted a request while its prefill may still write into the request's KV pages holds the pages
+    // until every prefill rank acks, and past the timeout warns `Deferred KV release … timed out … releasing anyway`
+    // and frees them (a late write then lands in pages another request owns). The wording is the issue's quote of
+    // decode.py at d315eb7: that commit is not in the search index and the repository is over the fetch limit, so the
+    // words between are matched loosely and the room is read wherever the line names it. A warning naming its room;
+    // the paged allocator's bare `AssertionError` a scheduler may die on after it is the same incident (PROCESS_DEATH:
+    // the scheduler's death is then its own critical event, this line a member).
+    {
+      name: 'sglang_deferred_kv_release_timeout',
+      severity: 'warning',
+      class: 'transfer_timeout',
+      upstream:
+        'disaggregation/decode.py deferred KV release (PR #35049, 2026-08; wording from issue 40 quoting d315eb7, not readable here)',
+      incident: PROCESS_DEATH,
+      logger: 'sglang',
+      match: String.raw`Deferred KV release(?:(?=[^\n]{0,400}?\b(?:bootstrap_)?room[ =:]{1,3}(?<room>\d{1,20}))|)[^\n]{0,400}? timed out\b[^\n]{0,400}?releasing anyway`,
     },
     // constrained/xgrammar_backend.py dispatch_json/_ebnf/_regex/_structural_tag (`Hit invalid {kind}: {key_string=},
     // {e=}` at 65cf1ed0b8b1cec4c51690b3294f3d2367e09ef8; `Skip invalid {kind}: {kind}={key_string}, {e=}` before) and
@@ -245,7 +278,7 @@ export const sglangPack: RulePack = {
       class: 'engine_death',
       upstream:
         'entrypoints/engine.py scheduler ready wait (2024 → 2026-08, index copies of both ages; `Scheduler lane` read at 18bfdd16)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       match: String.raw`(?:Rank (?<rank>\d+) scheduler|Scheduler lane (?<lane>\d+)) is dead\. Please check if there are relevant logs\.`,
     },
     // entrypoints/engine.py _set_envs_and_config sigchld_handler (read at 18bfdd16794a857cefaebc00a0964935b8d0a026):
@@ -259,7 +292,7 @@ export const sglangPack: RulePack = {
       class: 'engine_death',
       upstream:
         'entrypoints/engine.py _set_envs_and_config sigchld_handler (2024 → 2026-08, read at 18bfdd16)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       match: String.raw`Child process unexpectedly failed with (?:exitcode=|an exit code )(?<code>-?\d{1,10})\. pid=(?<pid>\d{1,10})`,
     },
     // entrypoints/engine.py _launch_subprocesses, nodes of rank ≥ 1 (read at 18bfdd16794a857cefaebc00a0964935b8d0a026):
@@ -271,7 +304,7 @@ export const sglangPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'entrypoints/engine.py _launch_subprocesses node_rank ≥ 1 join (read at 18bfdd16)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       match: String.raw`Scheduler or DataParallelController (?<proc>[\w.-]{1,64}) terminated(?: with (?<code>-?\d{1,10}))?`,
     },
     // NVIDIA Dynamo's SGLang worker, SglangEngineMonitor._check_engine_health (dynamo.sglang; two ages in the index,
@@ -303,7 +336,7 @@ export const sglangPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'entrypoints/engine.py scheduler ready wait (2024 → 2026-08, index copies of both ages)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       match: String.raw`Initialization failed\. Please see the error messages above\.`,
     },
     // entrypoints/http_server.py _execute_server_warmup (2024 → 2026-08, index copies of both ages): `Initialization
@@ -313,7 +346,7 @@ export const sglangPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'entrypoints/http_server.py _execute_server_warmup (2024 → 2026-08)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       match: String.raw`Initialization failed\. warmup error: `,
     },
     // entrypoints/http_server.py _execute_server_warmup, PD mode: the warm-up request through the prefill/decode
@@ -350,7 +383,7 @@ export const sglangPack: RulePack = {
       class: 'watchdog_timeout',
       upstream:
         'utils/watchdog.py _watchdog_once dump_info, scheduler_runtime_checker_mixin.py (2025-12 → 2026-08)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       match: String.raw`\b(?<component>\w{1,64}) debug info:\s*$`,
       follows: {
         match: String.raw`\b(?<closing>\w{1,64}) watchdog timeout \((?:self\.)?watchdog_timeout=(?<timeout>[\d.]+), (?:self\.)?soft=False\)`,
@@ -376,7 +409,7 @@ export const sglangPack: RulePack = {
       severity: 'critical',
       class: 'memory_invariant',
       upstream: 'managers/scheduler_runtime_checker_mixin.py self_check_during_busy (read at 008e7b87)',
-      incident: 'sglang_process_death',
+      incident: PROCESS_DEATH,
       match: String.raw`(?<pool>Full|SWA) Pool Mem Leak Detected! `,
     },
     // entrypoints/http_server.py _wait_and_warmup / _execute_server_warmup (2024 → 2026-08): `The server is fired up

@@ -5,7 +5,10 @@
 // (`[rank1]:[E1129 14:09:40.426415540 ProcessGroupNCCL.cpp:629] [PG ID 0 PG GUID 0(default_pg) Rank 1] …`), so no
 // rule is anchored to an engine's logger. One hung collective prints a chain on every rank (the timeout on the
 // rank that hung, the dump signal on its peers, the failure detected by the watchdog, then the abort's `what():`
-// repeating it): one incident, so the rules share the `torch_collective` key and the first line is the event.
+// repeating it): one incident, and the process death it ends in too (the abort's `terminate called …`, the engine's
+// `… crashed`), so the rules share the PROCESS_DEATH key (issue 40; `torch_collective` before) and the first line is
+// the event.
+import { PROCESS_DEATH } from './patterns.js';
 import type { RulePack } from './types.js';
 
 // The rank of a line is in torch's prefix (`[PG ID 0 PG GUID 0(default_pg) Rank 3] `, or `[Rank 3] ` before 2.4) and in
@@ -25,7 +28,7 @@ export const torchPack: RulePack = {
       severity: 'critical',
       class: 'collective_timeout',
       upstream: 'torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp WorkNCCL::checkTimeout (torch 2.1 → 2.9)',
-      incident: 'torch_collective',
+      incident: PROCESS_DEATH,
       match: String.raw`Rank (?<rank>\d+)\] Watchdog caught collective operation timeout(?:: WorkNCCL\(SeqNum=(?<seq>\d+), OpType=(?<op>\w{1,32}))?`,
     },
     // ProcessGroupNCCL.cpp getNCCLWatchdogTimeoutErrorMsg (torch 2.4 → 2.9): `{logPrefix}Received a dump signal
@@ -39,7 +42,7 @@ export const torchPack: RulePack = {
       class: 'collective_timeout',
       upstream:
         'torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp getNCCLWatchdogTimeoutErrorMsg (torch 2.4 → 2.9)',
-      incident: 'torch_collective',
+      incident: PROCESS_DEATH,
       match: String.raw`Received a dump signal due to a collective timeout from {1,2}(?<from>this local rank|rank (?<peer>\d+))`,
     },
     // ProcessGroupNCCL.cpp Watchdog::runLoop (torch 2.6 → 2.9): `{logPrefix} failure detected by watchdog at work
@@ -50,7 +53,7 @@ export const torchPack: RulePack = {
       severity: 'critical',
       class: 'collective_timeout',
       upstream: 'torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp watchdog loop (torch 2.2 → 2.9)',
-      incident: 'torch_collective',
+      incident: PROCESS_DEATH,
       // The shared words outside the alternation: the prefilter needs a literal every match contains (issue 27: an
       // alternation of two phrases gave none, and the whole rule set then read every line).
       match: String.raw`(?:failure|Exception \(either an error or timeout\)) detected by watchdog at work(?: sequence id)?: (?<seq>\d+)`,
@@ -63,8 +66,22 @@ export const torchPack: RulePack = {
       severity: 'critical',
       class: 'collective_timeout',
       upstream: 'torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp ncclCommWatchdog (torch 2.1 → 2.9)',
-      incident: 'torch_collective',
+      incident: PROCESS_DEATH,
       match: String.raw`(?:Process group|NCCL) watchdog thread terminated with exception: `,
+    },
+    // torch/csrc/distributed/c10d/NCCLUtils.hpp C10D_NCCL_CHECK (torch 1.13 → 2.9): `NCCL error in: {file}:{line},
+    // {ncclGetErrorString}, NCCL version {v}` (`unhandled cuda error`, `unhandled system error`, `remote process
+    // exited or there was a network error`, `internal error`), raised as torch.distributed.DistBackendError: the
+    // communicator is broken; every rank's next collective fails or hangs.
+    {
+      name: 'torch_nccl_error',
+      severity: 'critical',
+      class: 'gpu_error',
+      upstream: 'torch/csrc/distributed/c10d/NCCLUtils.hpp C10D_NCCL_CHECK (torch 1.13 → 2.9)',
+      incident: PROCESS_DEATH,
+      // On an engine's own traceback line (the exception its death record closes on) it adds nothing.
+      generic: true,
+      match: String.raw`(?=(?<exception>NCCL error))NCCL error in: (?<file>[^\s,]{1,300}), (?<message>[^\n,(]{1,200}?)(?: \(run with NCCL_DEBUG=INFO for details\))?, NCCL version`,
     },
   ],
 };

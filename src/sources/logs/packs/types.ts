@@ -1,6 +1,7 @@
 import type { LogPack, RuleConfig } from '../../../config/schema.js';
 import type { Severity } from '../../../core/signals.js';
 import type { LoggerName } from '../loggers.js';
+import type { Carrier } from '../carriers.js';
 import { LOG_EVENT_CLASSES, type LogEventClass, type RuleClass } from '../../../core/vocabulary.js';
 
 /** Periodic engine lines a pack turns into engine gauges (see ../engine-lines.ts). */
@@ -55,10 +56,27 @@ export interface PackRule extends RuleConfig {
   loopSeverity?: Severity;
   /** The engine (re)started: every open incident of the service ends, the next death is a new one. */
   startup?: true;
+  /**
+   * A shape any engine prints (issue 40: a CUDA error, a C++ abort, a signal): on a line an engine's own rule
+   * matched it adds nothing (the specific rule's event or member stands for the line), elsewhere it is a rule like
+   * any other. The generic packs come last in LOG_PACKS, so the specific rules of a line are tried first.
+   */
+  generic?: true;
+  /**
+   * A multi-line record's closing line, with two refinements over a user rule's: `after` — lines count as closing
+   * only once a line matching it was seen (the current thread's block of a CPython fatal-error dump); `first` — the
+   * record closes on its first closing line (the innermost frame, a panic's message) instead of its chain's last.
+   */
+  follows?: { match: string; within: number; after?: string; first?: true };
 }
 
 export interface RulePack {
   name: LogPack;
   rules: PackRule[];
   engineLines: EngineLineKind[];
+  /**
+   * Records of this engine that carry user text raw over lines of their own (../carriers.ts): no built-in rule sees
+   * their lines. Declared with the pack whose engine prints them; the matcher shields them whatever packs run.
+   */
+  carriers?: readonly Carrier[];
 }

@@ -2,7 +2,7 @@
 // process's output (`(EngineCore_DP0 pid=N) `, `(APIServer pid=N) `, `(Worker_TP0 pid=N) `; utils
 // decorate_logs) before the logger's `LEVEL MM-DD HH:MM:SS [file.py:line] `, so no rule is anchored. The
 // `Engine 000:` stats line feeds engine gauges (v1/metrics/loggers.py LoggingStatLogger).
-import { EXCEPTION_LINE } from './patterns.js';
+import { EXCEPTION_LINE, PROCESS_DEATH } from './patterns.js';
 import type { RulePack } from './types.js';
 
 export const vllmPack: RulePack = {
@@ -16,7 +16,7 @@ export const vllmPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'vllm/v1/engine/core.py run_engine_core (0.8 → 2026-08)',
-      incident: 'vllm_engine_death',
+      incident: PROCESS_DEATH,
       logger: 'vllm',
       match: String.raw`EngineCore encountered a fatal error\.`,
       follows: { match: EXCEPTION_LINE, within: 200 },
@@ -28,7 +28,7 @@ export const vllmPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'vllm/v1/engine/core.py run_engine_core (0.8 → 2026-08)',
-      incident: 'vllm_engine_death',
+      incident: PROCESS_DEATH,
       match: String.raw`EngineCore failed to start\.`,
     },
     // v1/executor/multiproc_executor.py MultiprocExecutor monitor (0.8 → 2026-08).
@@ -37,7 +37,7 @@ export const vllmPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'vllm/v1/executor/multiproc_executor.py start_worker_monitor (0.8 → 2026-08)',
-      incident: 'vllm_engine_death',
+      incident: PROCESS_DEATH,
       match: String.raw`Worker proc (?<worker>[\w.-]+) died unexpectedly`,
     },
     // v1/engine/core_client.py MPClient monitor_engine_cores (0.8 → 2026-08): `Engine core proc {name} died
@@ -47,7 +47,7 @@ export const vllmPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'vllm/v1/engine/core_client.py MPClient monitor_engine_cores (0.8 → 2026-08)',
-      incident: 'vllm_engine_death',
+      incident: PROCESS_DEATH,
       match: String.raw`Engine core proc (?<proc>[\w.-]+) died unexpectedly|MPClient: engine core exited unexpectedly`,
     },
     // v1/engine/exceptions.py EngineDeadError, raised by async_llm.py / core_client.py (0.8 → 2026-08); /health
@@ -57,7 +57,7 @@ export const vllmPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'vllm/v1/engine/exceptions.py, async_llm.py (0.8 → 2026-08)',
-      incident: 'vllm_engine_death',
+      incident: PROCESS_DEATH,
       match: String.raw`\bEngineDeadError\b`,
     },
     // v1/engine/async_llm.py output_handler (2026-02 → 2026-08): each in-flight request fails with the engine.
@@ -66,7 +66,7 @@ export const vllmPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'vllm/v1/engine/async_llm.py (2026-02 → 2026-08)',
-      incident: 'vllm_engine_death',
+      incident: PROCESS_DEATH,
       perRequest: 'rid',
       match: String.raw`Request (?<rid>\S+) failed \(engine dead\)`,
     },
@@ -103,7 +103,7 @@ export const vllmPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'vllm/v1/engine/utils.py wait_for_engine_startup (0.9 → 2026-08, index copies and reports)',
-      incident: 'vllm_engine_death',
+      incident: PROCESS_DEATH,
       match: String.raw`Engine core initialization failed\. See root cause above\.(?: Failed core proc\(s\): (?<procs>\{[^}\n]{0,500}\}))?`,
     },
     // v1/executor/multiproc_executor.py WorkerProc.worker_main (0.9 → 2026-08; index copies): `logger.exception(
@@ -114,7 +114,7 @@ export const vllmPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'vllm/v1/executor/multiproc_executor.py WorkerProc.worker_main (0.9 → 2026-08, index copies)',
-      incident: 'vllm_engine_death',
+      incident: PROCESS_DEATH,
       match: String.raw`WorkerProc failed to start\.`,
       follows: { match: EXCEPTION_LINE, within: 200 },
       emitUnclosed: true,
@@ -129,7 +129,7 @@ export const vllmPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'vllm/v1/executor/multiproc_executor.py worker_busy_loop/worker_main (0.9 → 2026-08)',
-      incident: 'vllm_engine_death',
+      incident: PROCESS_DEATH,
       match: String.raw`WorkerProc (?:failed|hit an exception)\.`,
       follows: { match: EXCEPTION_LINE, within: 200 },
       emitUnclosed: true,
@@ -146,7 +146,7 @@ export const vllmPack: RulePack = {
       class: 'engine_death',
       upstream:
         'vllm/v1/executor/multiproc_executor.py WorkerProc.enqueue_output (async scheduling, index copies 2025-10 → 2026)',
-      incident: 'vllm_engine_death',
+      incident: PROCESS_DEATH,
       logger: 'vllm',
       match: String.raw`Error getting async model runner output\s*$`,
       follows: { match: EXCEPTION_LINE, within: 200 },
@@ -160,7 +160,7 @@ export const vllmPack: RulePack = {
       severity: 'critical',
       class: 'engine_death',
       upstream: 'vllm/v1/executor/multiproc_executor.py collective_rpc (0.10 at 00f6c9bf → 2026-08)',
-      incident: 'vllm_engine_death',
+      incident: PROCESS_DEATH,
       match: String.raw`TimeoutError: RPC call to (?<method>\w{1,64}) timed out\.`,
     },
     // logging_utils/dump_input.py _dump_engine_exception (0.10 → 2026-08; index copies): before `EngineCore encountered
@@ -304,7 +304,7 @@ export const vllmPack: RulePack = {
       class: 'connection_lost',
       upstream:
         'vllm/distributed/kv_transfer/kv_connector/v1/mooncake/mooncake_connector.py register_worker_with_bootstrap give-up (read at 00f4240e)',
-      incident: 'vllm_engine_death',
+      incident: PROCESS_DEATH,
       // The payload is a pydantic RegisterWorkerPayload printed as `engine_id='…' dp_rank=N …`: the rule stops before its
       // first quote (built-in rules see no text after a quote, request-echo.ts).
       match: String.raw`Failed to register engine_id=`,

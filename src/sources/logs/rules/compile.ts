@@ -30,7 +30,13 @@ export interface CompiledRule {
   perRequest?: string;
   /** Multi-line rule raised with the header's fields when no closing line comes. */
   emitUnclosed?: boolean;
-  follows?: { re: RegExp; within: number };
+  /**
+   * The closing line of a multi-line record; `after`: only lines past one matching it close it; `first`: it closes on
+   * its first closing line, not on its chain's last (PackRule.follows).
+   */
+  follows?: { re: RegExp; within: number; after?: RegExp; first?: true };
+  /** A shape any engine prints: nothing of its own on a line a specific rule read (PackRule.generic). */
+  generic?: true;
   /** The logger whose record prefix must come right before a match (PackRule.logger). */
   logger?: EngineLogger;
   incidentScope?: 'service' | 'process';
@@ -117,9 +123,14 @@ function compileOne(rule: RuleConfig | PackRule, user: boolean): CompiledRule {
     if (p.incidentScope !== undefined) compiled.incidentScope = p.incidentScope;
     if (p.loopSeverity !== undefined) compiled.loopSeverity = p.loopSeverity;
     if (p.startup === true) compiled.startup = true;
+    if (p.generic === true) compiled.generic = true;
   }
-  if (rule.follows)
+  if (rule.follows) {
     compiled.follows = { re: userRegExp(rule.follows.match, user), within: rule.follows.within };
+    const f = (rule as PackRule).follows;
+    if (!user && f?.after !== undefined) compiled.follows.after = new RegExp(f.after);
+    if (!user && f?.first === true) compiled.follows.first = true;
+  }
   return compiled;
 }
 

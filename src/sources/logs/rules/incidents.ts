@@ -2,6 +2,7 @@
 // incident's last member describe one incident (one event; the others are its members, counted and listed), and
 // the final exception of its traceback chain is its root cause. A start-up line ends every open incident.
 import { processKey } from '../loggers.js';
+import type { Severity } from '../../../core/signals.js';
 import type { CompiledRule } from './compile.js';
 
 /** One match folded into an incident: what the incident's event lists as its members. */
@@ -28,8 +29,14 @@ export interface Incident {
   members: IncidentMember[];
   /** Members beyond the event's own (every one counted, kept or not). */
   absorbed: number;
-  /** The final exception of the last traceback in the chain: `RuntimeError`, `CUDA error: …`. */
+  /**
+   * The incident's first error (issue 40: not its last re-raise): the first exception a member or a record's chain
+   * named (`CUDA error: an illegal memory access …`, a C++ exception, a panic), its message filled in by the same
+   * rule's closing line when the header had none (`what():`, a panic's message, the innermost frame).
+   */
   rootCause?: { exception: string; message: string; rule: string };
+  /** The severity of the incident's latest event: a graver member raises an event of its own (escalation). */
+  severity: Severity;
   /** Fields of the members, the event's own first, then the others' in order (a traceback's exception last wins). */
   fields: Record<string, string>;
   start: number;
@@ -100,6 +107,7 @@ export class Incidents {
       fields: { ...m.fields },
       start: m.time,
       last: m.time,
+      severity: m.rule.severity,
     };
     setRootCause(inc, m.rule, m.fields);
     this.open.delete(scope);
@@ -143,15 +151,21 @@ function member({ rule, line, lineNo, time }: MemberLine): IncidentMember {
   };
 }
 
-/** An exception in a member's fields is the incident's root cause; a traceback's final one wins over others. */
-export function setRootCause(
-  inc: Incident,
-  rule: CompiledRule,
-  fields: Record<string, string>,
-  traceback = false,
-): void {
+/** How grave a severity is: a member graver than its incident's event raises an event of its own. */
+export const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
+
+/**
+ * An exception in a member's fields is the incident's root cause when it has none yet: the first error, not its last
+ * re-raise (issue 40). A message without an exception fills the root cause's empty message when the same rule gave
+ * the exception (a record's header named the exception, its closing line the message).
+ */
+export function setRootCause(inc: Incident, rule: CompiledRule, fields: Record<string, string>): void {
   const exception = fields.exception;
-  if (exception === undefined) return;
-  if (inc.rootCause !== undefined && !traceback) return;
-  inc.rootCause = { exception, message: fields.message ?? '', rule: rule.name };
+  if (exception !== undefined) {
+    inc.rootCause ??= { exception, message: fields.message ?? '', rule: rule.name };
+    return;
+  }
+  const c = inc.rootCause;
+  if (c !== undefined && c.message === '' && c.rule === rule.name && fields.message !== undefined)
+    c.message = fields.message;
 }

@@ -13,6 +13,7 @@ import {
   Incidents,
   ROOT_CAUSE_WAIT_LINES,
   setRootCause,
+  SEVERITY_RANK,
   type Incident,
   type MemberLine,
 } from './incidents.js';
@@ -60,6 +61,10 @@ interface Pending {
   prefixLen: number;
   /** The last exception line seen (a chained traceback goes on past it), with its fields. */
   closing?: { line: string; fields: Record<string, string> };
+  /** The first exception line's fields: the record's first error, its incident's root cause (issue 40). */
+  firstFields?: Record<string, string>;
+  /** Lines may close the record (false until a line matching the rule's `follows.after` went by). */
+  armed: boolean;
   /** A chain marker followed the last exception line: another traceback is being printed. */
   chained: boolean;
   incident?: Incident;
@@ -229,6 +234,9 @@ export class LineMatcher {
     // matcher's time on a line (a hundred-odd rules, a handful of candidates).
     const order = this.literals.list(line);
     const rules = this.set.rules;
+    // An engine's own rule read this line, or a record took it as its exception line: a generic shape on it (a CUDA
+    // error in that exception, a NIXL status in that transfer error) adds nothing (issue 40). Generic packs come last.
+    let specific = closed !== undefined && closed.size > 0;
     for (let k = 0; k < order.length; k++) {
       const rule = rules[order[k]!]!;
       if (carried && !rule.user && this.header?.carrier.raises?.includes(rule.name) !== true) continue;
@@ -238,6 +246,11 @@ export class LineMatcher {
       if (rule.incident !== undefined && closed?.has(rule.incident)) continue;
       time ??= this.timeOf(rec?.time ?? line, offset);
       const hit: MemberLine = { rule, line, lineNo, time, fields: groupsOf(m, {}) };
+      if (rule.generic && specific) {
+        this.o.onMember?.({ ...hit, severity: rule.severity, offset });
+        continue;
+      }
+      if (!rule.user && !rule.generic) specific = true;
       if (rule.startup) {
         // A marker, not an event (healthy logs print it at every start): counted as a match, it ends the incidents.
         this.incidents.end();
@@ -294,6 +307,7 @@ export class LineMatcher {
       continues: rule.logger?.continuation === 'unprefixed' && !record,
       chained: false,
       joined: false,
+      armed: rule.follows!.after === undefined,
     };
     if (rule.incident !== undefined) {
       const scope = this.incidents.scope(rule, line);
@@ -302,8 +316,9 @@ export class LineMatcher {
       const open = rule.emitUnclosed ? this.incidents.openAt(scope, time) : undefined;
       if (open) {
         p.incident = open;
-        p.joined = true;
         this.incidents.join(open, hit);
+        // A graver record than the incident's event so far (a death after its warning) is an event of its own.
+        p.joined = !this.escalates(open, rule);
       } else {
         p.incident = this.incidents.start(scope, hit);
         this.heldFirst.delete(p.incident);
@@ -324,7 +339,12 @@ export class LineMatcher {
     if (rule.incident !== undefined) {
       const scope = this.incidents.scope(rule, line);
       const open = this.incidents.openAt(scope, time);
-      if (open) {
+      if (open && this.escalates(open, rule)) {
+        // The incident's warning came first (a deferred release, a failed step): this death is its own event, the
+        // warning a member of it.
+        this.incidents.join(open, hit);
+        out.incident = open;
+      } else if (open) {
         this.incidents.join(open, hit);
         out.incident = open;
         // Held back while the record that will be the event is open: if it never closes, this is the event.
@@ -332,8 +352,7 @@ export class LineMatcher {
           this.heldFirst.set(open, out);
         this.o.onMember?.(out);
         return;
-      }
-      out.incident = this.incidents.start(scope, hit);
+      } else out.incident = this.incidents.start(scope, hit);
     }
     if (rule.perRequest !== undefined) {
       const r = this.requests.check(rule, fields, line, time);
@@ -351,6 +370,13 @@ export class LineMatcher {
     // gets the root cause with it. The matcher's callers see the event late by those lines, never without it.
     if (this.incidents.waitsForRootCause(rule, out.incident)) this.send(out, emit, ROOT_CAUSE_WAIT_LINES);
     else emit(out);
+  }
+
+  /** Whether `rule` is graver than the incident's event so far; if so the incident now stands at its severity. */
+  private escalates(inc: Incident, rule: CompiledRule): boolean {
+    if (SEVERITY_RANK[rule.severity] <= SEVERITY_RANK[inc.severity]) return false;
+    inc.severity = rule.severity;
+    return true;
   }
 
   /** Whether the line is user text of a carrier record (an open one, or one this line opens). */
@@ -429,7 +455,7 @@ export class LineMatcher {
     const fields = { ...p.fields, ...c.fields };
     if (p.incident) {
       for (const [k, v] of Object.entries(c.fields)) p.incident.fields[k] = v;
-      setRootCause(p.incident, p.rule, c.fields, true);
+      setRootCause(p.incident, p.rule, p.firstFields ?? c.fields);
       this.heldFirst.delete(p.incident);
     }
     // A record that joined an open incident is one of its members: the incident's event is already out.
@@ -469,6 +495,13 @@ export class LineMatcher {
       }
       const headerKey = `${p.rule.incident ?? p.rule.name}\u0000${p.offset}`;
       if (won.has(headerKey)) continue;
+      if (!p.armed) {
+        // Closing lines count only past the rule's marker (the current thread's block of a fatal-error dump).
+        if (p.rule.follows!.after!.test(line)) p.armed = true;
+        if (--p.left > 0) keep.push(p);
+        else this.expire(p, emit);
+        continue;
+      }
       const m = p.rule.follows!.re.exec(forRule(p.rule, line));
       const prefix = m ? line.slice(0, m.index) : '';
       const ours =
@@ -477,9 +510,11 @@ export class LineMatcher {
         // An exception line: the record's end unless a chained traceback follows (then its last line is).
         won.add(headerKey);
         p.closing = { line, fields: groupsOf(m, {}) };
+        p.firstFields ??= p.closing.fields;
         p.chained = false;
         if (p.rule.incident !== undefined) (closed ??= new Set()).add(p.rule.incident);
-        if (--p.left > 0) keep.push(p);
+        // A record closing on its first closing line (a frame, a panic's message) ends here.
+        if (--p.left > 0 && !p.rule.follows!.first) keep.push(p);
         else this.close(p, emit);
         continue;
       }
