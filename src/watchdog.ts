@@ -405,6 +405,9 @@ export class TargetWatchdog {
       case 'engine_progress':
         this.journal('engine_progress', `${e.service}: progress again`, { service: e.service });
         return;
+      case 'node':
+        this.journal('node', e.text, { service: e.service, what: e.what });
+        return;
       case 'engine_crawling':
         this.journal(
           'engine_crawling',

@@ -11,6 +11,7 @@ import type { LogEventClass, ProbeKind } from '../core/vocabulary.js';
 import { logEventClassSchema, stateOrDiagnosisSchema } from './vocabulary-schema.js';
 import { LOG_PACKS, withImpliedPacks } from './log-packs.js';
 import { defaultPacks, LOG_ENGINES } from './log-engines.js';
+import { nodeSchema } from './node-schema.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
 function listenAddressProblem(addr: string): string | undefined {
@@ -579,6 +580,8 @@ export const targetSchema = z.strictObject({
   remediate: remediateSchema.optional(),
   /** Files whose changes are journaled (serve scripts, unit files, env files). */
   watch: z.array(z.string().min(1)).default([]),
+  /** What the node tells us: the engine's processes, stacks, GPUs and collectives (docs/node-evidence.md). */
+  node: nodeSchema.optional(),
 });
 
 /** Engine gauges a rule's `extract` may feed (src/sources/logs/engine-lines.ts maps them to metrics). */

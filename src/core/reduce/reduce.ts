@@ -10,6 +10,7 @@ import { applyVerdict } from './hysteresis.js';
 import type { Action, ClassifierConfig, DetectEvent, Step, TargetMemory, TickSignal } from '../memory.js';
 import { isCompletion } from '../vocabulary.js';
 import { onProbe, rememberOwnIds } from './slots.js';
+import { onNode } from './node.js';
 
 export function reduce(
   prev: TargetMemory,
@@ -52,6 +53,9 @@ export function reduceInPlace(
       for (const run of s.inflight) rememberOwnIds(s, run.requestIds);
       break;
     case 'file_change':
+      break;
+    case 'node':
+      onNode(s, signal, now, events);
       break;
   }
 
