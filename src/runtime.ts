@@ -20,6 +20,10 @@ import { ProbeHistory } from './sources/probes/history.js';
 import { ProbeScheduler, slotSpecs } from './sources/probes/schedule.js';
 import { slotKey } from './core/memory.js';
 import { Redactor, redactor } from './lib/redact.js';
+import { NodeWatch } from './sources/node/watch.js';
+import { runCommand } from './outputs/remediate/exec.js';
+import type { StackDumper } from './outputs/incidents/stacks.js';
+import type { NodeSignal } from './core/signals.js';
 
 export interface StopOptions {
   /**
@@ -103,6 +107,23 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   for (const target of config.targets) {
     const before = ctx.previous?.watchdog?.targets.get(target.name);
     const windows = new LogWindows();
+    // The node's readings (issue 42); made once the watchdog exists, which the stack dumps report back to.
+    let nodeWatch: NodeWatch | undefined;
+    let nodeSink: ((s: NodeSignal) => void) | undefined;
+    const stacks: StackDumper | undefined = target.node?.stacks.enabled
+      ? {
+          dump: (ms) => nodeWatch?.stacks(ms) ?? Promise.resolve([]),
+          report: (service, summaries) =>
+            nodeSink?.({
+              kind: 'node',
+              target: target.name,
+              service,
+              source: 'stacks',
+              time: Date.now(),
+              stacks: summaries,
+            }),
+        }
+      : undefined;
     const targetIncidents = new TargetIncidents({
       deps: {
         target,
@@ -117,6 +138,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
           inflight: () => probes.get(target.name)?.inflight() ?? [],
         },
         redact,
+        ...(stacks !== undefined ? { stacks } : {}),
       },
       metrics: ctx.metrics,
       logger: ctx.logger,
@@ -194,6 +216,20 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
           onRead: (service, file, offset, time) => windows.noteRead(service, file, offset, time),
         }),
       );
+    }
+    if (target.node !== undefined) {
+      nodeSink = (sig) => {
+        if (!stopped) wd.handle(sig);
+      };
+      nodeWatch = new NodeWatch({
+        target: target.name,
+        node: target.node,
+        exec: runCommand,
+        metrics: ctx.metrics,
+        logger: ctx.logger,
+        onSignal: nodeSink,
+      });
+      sources.push(nodeWatch);
     }
     if (target.watch.length > 0) {
       sources.push(

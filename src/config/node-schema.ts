@@ -25,7 +25,10 @@ export const nodeProcessSchema = z
     /** A file holding the engine's main process id; its descendants (scheduler ranks) are read too. */
     pidFile: z.string().min(1).optional(),
     /** A systemd unit whose cgroup (v2, under /sys/fs/cgroup) holds the engine. */
-    systemdUnit: z.string().regex(UNIT_RE, 'expected a systemd unit name like "sglang-prefill.service"').optional(),
+    systemdUnit: z
+      .string()
+      .regex(UNIT_RE, 'expected a systemd unit name like "sglang-prefill.service"')
+      .optional(),
     /** The TCP port the engine listens on (found in /proc/net/tcp{,6}, then the process holding that socket). */
     port: z.number().int().min(1).max(65535).optional(),
     /** A cgroup v2 directory (absolute, or relative to /sys/fs/cgroup) holding the engine's processes. */
@@ -95,7 +98,10 @@ export const nodeNcclSchema = z.strictObject({
   /** NCCL's RAS client socket (NCCL_RAS_ADDR; NCCL's default is localhost:28028). Loopback only. */
   ras: z
     .string()
-    .regex(/^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\]):\d{1,5}$/, 'expected a loopback host:port like "127.0.0.1:28028"')
+    .regex(
+      /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\]):\d{1,5}$/,
+      'expected a loopback host:port like "127.0.0.1:28028"',
+    )
     .default('127.0.0.1:28028'),
   every: durationOr('15s').refine((ms) => ms >= 1000, 'must be at least 1s'),
   /** Per query (connect, handshake, STATUS to its end); NCCL's own collection can take seconds. */
@@ -109,33 +115,35 @@ export const nodeNcclSchema = z.strictObject({
     .default(4 * 1024 * 1024),
 });
 
-export const nodeSchema = z.strictObject({
-  /** The engine's processes, one entry per service. */
-  processes: z.array(nodeProcessSchema).default([]),
-  /** How often /proc is read (threads, CPU per thread, state, RSS). */
-  every: durationOr('5s').refine((ms) => ms >= 1000, 'must be at least 1s'),
-  /** A read of /proc that takes longer is abandoned for the round (and counted). */
-  timeout: durationOr('2s'),
-  /** Threads read per process, at most (the count is exact beyond it; only these are named and timed). */
-  maxThreads: z.number().int().min(8).max(65536).default(1024),
-  stacks: nodeStacksSchema.default(nodeStacksSchema.parse({})),
-  gpus: nodeGpuSchema.optional(),
-  nccl: nodeNcclSchema.optional(),
-}).superRefine((n, ctx) => {
-  const seen = new Map<string, number>();
-  n.processes.forEach((p, i) => {
-    const prev = seen.get(p.service);
-    if (prev !== undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['processes', i, 'service'],
-        message: `service "${p.service}" is already found by processes[${prev}]`,
-      });
-    else seen.set(p.service, i);
+export const nodeSchema = z
+  .strictObject({
+    /** The engine's processes, one entry per service. */
+    processes: z.array(nodeProcessSchema).default([]),
+    /** How often /proc is read (threads, CPU per thread, state, RSS). */
+    every: durationOr('5s').refine((ms) => ms >= 1000, 'must be at least 1s'),
+    /** A read of /proc that takes longer is abandoned for the round (and counted). */
+    timeout: durationOr('2s'),
+    /** Threads read per process, at most (the count is exact beyond it; only these are named and timed). */
+    maxThreads: z.number().int().min(8).max(65536).default(1024),
+    stacks: nodeStacksSchema.default(nodeStacksSchema.parse({})),
+    gpus: nodeGpuSchema.optional(),
+    nccl: nodeNcclSchema.optional(),
+  })
+  .superRefine((n, ctx) => {
+    const seen = new Map<string, number>();
+    n.processes.forEach((p, i) => {
+      const prev = seen.get(p.service);
+      if (prev !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['processes', i, 'service'],
+          message: `service "${p.service}" is already found by processes[${prev}]`,
+        });
+      else seen.set(p.service, i);
+    });
+    if (n.stacks.enabled && n.processes.length === 0)
+      ctx.addIssue({ code: 'custom', path: ['stacks', 'enabled'], message: 'stacks need processes to dump' });
   });
-  if (n.stacks.enabled && n.processes.length === 0)
-    ctx.addIssue({ code: 'custom', path: ['stacks', 'enabled'], message: 'stacks need processes to dump' });
-});
 
 export type NodeConfig = z.output<typeof nodeSchema>;
 export type NodeProcessConfig = z.output<typeof nodeProcessSchema>;

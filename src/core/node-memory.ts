@@ -32,8 +32,8 @@ export interface NodeMemory {
   services: Record<string, ServiceNodeMemory>;
   /** Threads lost, newest last (bounded), with the service they belonged to. */
   lost: Array<LostThread & { service: string }>;
-  /** GPU faults (a new XID), newest last (bounded). */
-  faults: Array<{ gpu: string; uuid?: string; xid: number; at: number }>;
+  /** GPU faults (a new XID, or ECC/NVLink errors rising), newest last (bounded), each with what it means. */
+  faults: Array<{ gpu: string; uuid?: string; text: string; at: number }>;
   /** The GPUs as last read. */
   gpus?: { at: number; gpus: GpuReading[] };
   /** NCCL ranks missing at the last RAS query (replaced by each query). */

@@ -361,7 +361,7 @@ export const DIAGNOSES = {
     runbook: 'diagnosis-thread_lost',
     alert: 'WedgewatchNodeFault',
     meaning:
-      "a thread of an engine process (`node.processes`) went away while its process lives on, since the target was last ok, and completions fail, hang or an engine stalls; the cause names the thread and when it went relative to the first failing probe",
+      'a thread of an engine process (`node.processes`) went away while its process lives on, since the target was last ok, and completions fail, hang or an engine stalls; the cause names the thread and when it went relative to the first failing probe',
   },
   process_stopped: {
     states: ['wedged', 'degraded'],

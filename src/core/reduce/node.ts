@@ -45,9 +45,16 @@ export function onNode(s: TargetMemory, signal: NodeSignal, now: number, events:
       const gpus = signal.gpus ?? [];
       n.gpus = { at: now, gpus };
       for (const g of gpus) {
-        if (g.xidNew !== true || g.xid === undefined || g.xid === 0) continue;
-        push(n.faults, { gpu: g.gpu, ...(g.uuid !== undefined ? { uuid: g.uuid } : {}), xid: g.xid, at: now });
-        note('gpu_fault', `GPU ${g.gpu}: ${xidText(g.xid)}`);
+        const texts = [
+          ...(g.xidNew === true && g.xid !== undefined && g.xid !== 0 ? [xidText(g.xid)] : []),
+          ...(g.errorsNew !== undefined && g.errorsNew > 0
+            ? [`${g.errorsNew} new uncorrected ECC or NVLink errors`]
+            : []),
+        ];
+        for (const text of texts) {
+          push(n.faults, { gpu: g.gpu, ...(g.uuid !== undefined ? { uuid: g.uuid } : {}), text, at: now });
+          note('gpu_fault', `GPU ${g.gpu}: ${text}`);
+        }
       }
       return;
     }
@@ -57,16 +64,21 @@ export function onNode(s: TargetMemory, signal: NodeSignal, now: number, events:
       const known = new Set((n.missing?.ranks ?? []).map((r) => `${r.comm}/${r.rank}/${r.dead}`));
       for (const r of ranks)
         if (!known.has(`${r.comm}/${r.rank}/${r.dead}`))
-          note('rank_missing', `NCCL communicator ${r.comm}: rank ${r.rank} ${r.dead ? 'dead' : 'unreachable'}`);
+          note(
+            'rank_missing',
+            `NCCL communicator ${r.comm}: rank ${r.rank} ${r.dead ? 'dead' : 'unreachable'}`,
+          );
       if (stuck.length > 0 && (n.missing?.stuck.length ?? 0) === 0)
         note('collective_stuck', stuck.map(stuckText).join('; '));
-      n.missing = signal.error !== undefined ? undefined : { at: now, ranks: ranks.slice(0, NODE_KEEP), stuck };
+      n.missing =
+        signal.error !== undefined ? undefined : { at: now, ranks: ranks.slice(0, NODE_KEEP), stuck };
       return;
     }
     case 'stacks': {
       const summaries = (signal.stacks ?? []).slice(0, NODE_KEEP);
       n.stacks = { at: now, service: signal.service, summaries };
-      if (summaries.length > 0) note('stacks', `${signal.service}: ${summaries.map((x) => x.text).join(' | ')}`);
+      if (summaries.length > 0)
+        note('stacks', `${signal.service}: ${summaries.map((x) => x.text).join(' | ')}`);
       return;
     }
   }
@@ -75,5 +87,11 @@ export function onNode(s: TargetMemory, signal: NodeSignal, now: number, events:
 /** T/t: stopped (a signal or a tracer); D: uninterruptible sleep (a driver call that does not return). */
 export const stopped = (state: string): boolean => state === 'T' || state === 't' || state === 'D';
 
-export const stuckText = (c: { comm: string; op: string; behind: number[]; at: number; ahead: number }): string =>
+export const stuckText = (c: {
+  comm: string;
+  op: string;
+  behind: number[];
+  at: number;
+  ahead: number;
+}): string =>
   `NCCL communicator ${c.comm}: ${c.op} stuck, rank${c.behind.length > 1 ? 's' : ''} ${c.behind.join(', ')} at ${c.at} while others reached ${c.ahead}`;

@@ -35,7 +35,8 @@ async function fromPidFile(cfg: NodeProcessConfig): Promise<Found> {
   const text = await readCapped(cfg.pidFile!, 64);
   if (text === undefined) return { pids: [], problem: `pid file ${cfg.pidFile} cannot be read` };
   const t = text.trim();
-  if (!/^\d{1,10}$/.test(t) || Number(t) < 1) return { pids: [], problem: `pid file ${cfg.pidFile} does not hold a process id` };
+  if (!/^\d{1,10}$/.test(t) || Number(t) < 1)
+    return { pids: [], problem: `pid file ${cfg.pidFile} does not hold a process id` };
   return { pids: [Number(t)] };
 }
 
@@ -105,7 +106,8 @@ async function fromPort(cfg: NodeProcessConfig, env: FindEnv): Promise<Found> {
   };
 }
 
-const listingOf = (t: string | undefined, port: number) => (t === undefined ? new Set<string>() : listeningInodes(t, port));
+const listingOf = (t: string | undefined, port: number) =>
+  t === undefined ? new Set<string>() : listeningInodes(t, port);
 
 async function fromContainer(cfg: NodeProcessConfig, env: FindEnv): Promise<Found> {
   const id = cfg.container!;

@@ -45,6 +45,8 @@ export class ServiceSampler {
   private main?: { pid: number; startTime: number };
   /** Python thread names by pid and tid, from the last stack dump (./pyspy.ts): they name a lost thread. */
   private pyNames = new Map<number, Map<number, string>>();
+  /** Names of the threads each process lost, newest last (bounded): what a later stack dump lacks. */
+  private lost = new Map<number, string[]>();
 
   constructor(
     readonly cfg: NodeProcessConfig,
@@ -70,8 +72,13 @@ export class ServiceSampler {
   /** Every thread name the last reading saw in `pid` (to say which a dump lacks). */
   threadNames(pid: number): Map<number, string> {
     const out = new Map<number, string>();
-    for (const [tid, t] of this.procs.get(pid)?.threads ?? []) out.set(tid, this.pyNames.get(pid)?.get(tid) ?? t.name);
+    for (const [tid, t] of this.procs.get(pid)?.threads ?? [])
+      out.set(tid, this.pyNames.get(pid)?.get(tid) ?? t.name);
     return out;
+  }
+
+  lostNames(pid: number): string[] {
+    return this.lost.get(pid) ?? [];
   }
 
   /** Python names from a stack dump (tid → name); kept until the process goes. */
@@ -126,11 +133,18 @@ export class ServiceSampler {
         if (p.idleSince !== undefined) reading.idleSince = p.idleSince;
         if (threads.busiest !== undefined) reading.spinning = threads.busiest;
       }
-      if (same) for (const t of this.lostThreads(pid, prev, threads.map, now)) if (out.lost.length < MAX_LOST) out.lost.push(t);
+      if (same)
+        for (const t of this.lostThreads(pid, prev, threads.map, now)) {
+          const names = this.lost.get(pid) ?? [];
+          names.push(t.name);
+          this.lost.set(pid, names.slice(-16));
+          if (out.lost.length < MAX_LOST) out.lost.push(t);
+        }
       next.set(pid, p);
       out.processes.push(reading);
     }
     for (const pid of this.pyNames.keys()) if (!next.has(pid)) this.pyNames.delete(pid);
+    for (const pid of this.lost.keys()) if (!next.has(pid)) this.lost.delete(pid);
     this.procs = next;
     return out;
   }
@@ -143,7 +157,10 @@ export class ServiceSampler {
       const pid = queue.shift()!;
       if (out.includes(pid)) continue;
       out.push(pid);
-      const kids = await readCapped(join(this.env.proc, String(pid), 'task', String(pid), 'children'), 16 * 1024);
+      const kids = await readCapped(
+        join(this.env.proc, String(pid), 'task', String(pid), 'children'),
+        16 * 1024,
+      );
       for (const k of (kids ?? '').trim().split(/\s+/)) if (/^\d{1,10}$/.test(k)) queue.push(Number(k));
     }
     return out;
@@ -161,7 +178,11 @@ export class ServiceSampler {
     pid: number,
     prev: Map<number, ThreadState> | undefined,
     now: number,
-  ): Promise<{ map: Map<number, ThreadState>; total: number; busiest?: { tid: number; name: string; cpu: number } }> {
+  ): Promise<{
+    map: Map<number, ThreadState>;
+    total: number;
+    busiest?: { tid: number; name: string; cpu: number };
+  }> {
     const map = new Map<number, ThreadState>();
     const task = join(this.env.proc, String(pid), 'task');
     const list = await numericEntries(task, this.maxThreads);
@@ -180,10 +201,15 @@ export class ServiceSampler {
       const at = this.procs.get(pid)?.at;
       if (old !== undefined && at !== undefined && now > at) {
         const cpu = (st.cpuTicks - old.ticks) / CLOCK_TICKS / ((now - at) / 1000);
-        if (busiest === undefined || cpu > busiest.cpu) busiest = { tid, name: this.pyNames.get(pid)?.get(tid) ?? st.comm, cpu };
+        if (busiest === undefined || cpu > busiest.cpu)
+          busiest = { tid, name: this.pyNames.get(pid)?.get(tid) ?? st.comm, cpu };
       }
     }
-    return { map, total: list?.total ?? map.size, ...(busiest !== undefined && busiest.cpu > 0.5 ? { busiest } : {}) };
+    return {
+      map,
+      total: list?.total ?? map.size,
+      ...(busiest !== undefined && busiest.cpu > 0.5 ? { busiest } : {}),
+    };
   }
 
   /** Threads read last time, long-lived, and gone now while their process lives on (within the threads read). */

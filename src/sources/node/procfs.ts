@@ -34,7 +34,10 @@ export async function readCapped(path: string, max: number): Promise<string | un
 }
 
 /** Numeric entries of a /proc directory, sorted, at most `max` of them (and how many there were). */
-export async function numericEntries(dir: string, max: number): Promise<{ ids: number[]; total: number } | undefined> {
+export async function numericEntries(
+  dir: string,
+  max: number,
+): Promise<{ ids: number[]; total: number } | undefined> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -73,7 +76,10 @@ export function parseStat(text: string): ProcStat | undefined {
   const open = text.indexOf('(');
   const close = text.lastIndexOf(')');
   if (open < 0 || close < open) return undefined;
-  const rest = text.slice(close + 2).trim().split(/\s+/);
+  const rest = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   if (rest.length < 22) return undefined;
   const num = (i: number) => Number(rest[i]);
   const st: ProcStat = {
@@ -86,7 +92,9 @@ export function parseStat(text: string): ProcStat | undefined {
     startTime: num(19),
     rssPages: num(21),
   };
-  return [st.ppid, st.cpuTicks, st.threads, st.startTime, st.rssPages].every(Number.isFinite) ? st : undefined;
+  return [st.ppid, st.cpuTicks, st.threads, st.startTime, st.rssPages].every(Number.isFinite)
+    ? st
+    : undefined;
 }
 
 /** USER_HZ: 100 on every Linux architecture the daemon runs on (sysconf(_SC_CLK_TCK)). */

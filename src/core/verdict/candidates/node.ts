@@ -8,7 +8,6 @@ import type { ClassifierConfig, TargetMemory } from '../../memory.js';
 import type { NodeMemory } from '../../node-memory.js';
 import type { ProcessReading } from '../../node-signals.js';
 import { stopped, stuckText } from '../../reduce/node.js';
-import { xidText } from '../../xid.js';
 import { candidate } from '../pick.js';
 import { stallText, withSymptom } from '../text.js';
 import type { Candidate, Family, Symptoms } from '../types.js';
@@ -78,10 +77,18 @@ export const threadLost: Family = (s, now, cfg, sym) => {
   const lost = n.lost.filter((t) => t.at >= from);
   if (lost.length === 0) return [];
   const t = lost[lost.length - 1]!;
-  const more = lost.length > 1 ? ` (and ${lost.length - 1} more: ${lost.slice(0, -1).map((x) => x.name).join(', ')})` : '';
+  const more =
+    lost.length > 1
+      ? ` (and ${lost.length - 1} more: ${lost
+          .slice(0, -1)
+          .map((x) => x.name)
+          .join(', ')})`
+      : '';
   const cpu = cpuText(t.service, n.services[t.service]?.processes ?? [], now);
   const cause = `${t.service} lost thread \`${t.name}\` (tid ${t.tid}, pid ${t.pid}) ${when(t.at, sym, now)}${more}`;
-  return [candidate('thread_lost', withSymptom(sym.wedgeText, cpu !== undefined ? `${cause}; ${cpu}` : cause))];
+  return [
+    candidate('thread_lost', withSymptom(sym.wedgeText, cpu !== undefined ? `${cause}; ${cpu}` : cause)),
+  ];
 };
 
 /** An engine process stopped (T), in uninterruptible sleep (D) for hangAfter, or exited unreaped (Z). */
@@ -95,11 +102,17 @@ export const processStopped: Family = (s, now, cfg, sym) => {
         return [
           candidate(
             'process_stopped',
-            withSymptom(sym.wedgeText, `${service} ${p.name} (pid ${p.pid}) exited and was not reaped (zombie)`),
+            withSymptom(
+              sym.wedgeText,
+              `${service} ${p.name} (pid ${p.pid}) exited and was not reaped (zombie)`,
+            ),
           ),
         ];
       if (stopped(p.state) && held >= cfg.detect.hangAfter) {
-        const what = p.state === 'D' ? 'in uninterruptible sleep (D: a kernel or driver call that does not return)' : 'stopped (T)';
+        const what =
+          p.state === 'D'
+            ? 'in uninterruptible sleep (D: a kernel or driver call that does not return)'
+            : 'stopped (T)';
         return [
           candidate(
             'process_stopped',
@@ -121,7 +134,12 @@ export const gpuFault: Family = (s, now, cfg, sym) => {
   if (faults.length === 0) return [];
   const f = faults[faults.length - 1]!;
   const uuid = f.uuid !== undefined ? ` (${f.uuid})` : '';
-  return [candidate('gpu_fault', withSymptom(sym.wedgeText, `GPU ${f.gpu}${uuid}: ${xidText(f.xid)} ${when(f.at, sym, now)}`))];
+  return [
+    candidate(
+      'gpu_fault',
+      withSymptom(sym.wedgeText, `GPU ${f.gpu}${uuid}: ${f.text} ${when(f.at, sym, now)}`),
+    ),
+  ];
 };
 
 /** NCCL's RAS: ranks dead or unreachable, or ranks behind on a collective that no longer moves. */
@@ -142,7 +160,8 @@ export const rankMissing: Family = (s, _now, cfg, sym) => {
       ),
     ];
   }
-  if (m.stuck.length > 0) return [candidate('rank_missing', withSymptom(sym.wedgeText, stuckText(m.stuck[0]!)))];
+  if (m.stuck.length > 0)
+    return [candidate('rank_missing', withSymptom(sym.wedgeText, stuckText(m.stuck[0]!)))];
   return [];
 };
 
@@ -162,7 +181,9 @@ export const stalledOnNode: Family = (s, now, _cfg, sym): readonly Candidate[] =
     (x): x is string => x !== undefined,
   );
   if (detail.length === 0) return [];
-  return [candidate('engine_stalled', withSymptom(sym.wedgeText, `${stallText(e, now)}; ${detail.join('; ')}`))];
+  return [
+    candidate('engine_stalled', withSymptom(sym.wedgeText, `${stallText(e, now)}; ${detail.join('; ')}`)),
+  ];
 };
 
 /**
