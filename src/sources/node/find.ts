@@ -46,7 +46,7 @@ async function cgroupPids(dir: string, depth = 0, out: number[] = []): Promise<n
   const procs = await readCapped(join(dir, 'cgroup.procs'), 64 * 1024);
   for (const line of (procs ?? '').split('\n'))
     if (/^\d{1,10}$/.test(line) && out.length < MAX_FOUND) out.push(Number(line));
-  let subs: string[] = [];
+  let subs: string[];
   try {
     subs = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
   } catch {

@@ -13,12 +13,18 @@ import { CLOCK_TICKS, numericEntries, PAGE_BYTES, parseStat, readCapped, type Pr
 export const LOST_AFTER_READINGS = 3;
 /** CPU under this many cores over an interval is no progress (a poll loop's wake-ups round to it). */
 export const IDLE_CPU = 0.01;
+/** A thread using this much of a core over an interval spins, whatever its state. */
+export const SPIN_CPU = 0.5;
+/** Runnable at two readings in a row and using at least this much: a spin on a host with other work. */
+export const SPIN_MIN_CPU = 0.05;
 /** Lost threads reported per reading, at most. */
 const MAX_LOST = 8;
 
 interface ThreadState {
   name: string;
   ticks: number;
+  /** The thread's state letter at this reading (R: running or runnable). */
+  state: string;
   seen: number;
   lastActiveAt: number;
 }
@@ -195,21 +201,21 @@ export class ServiceSampler {
       map.set(tid, {
         name: st.comm,
         ticks: st.cpuTicks,
+        state: st.state,
         seen: (old?.seen ?? 0) + 1,
         lastActiveAt: active ? now : old.lastActiveAt,
       });
       const at = this.procs.get(pid)?.at;
       if (old !== undefined && at !== undefined && now > at) {
         const cpu = (st.cpuTicks - old.ticks) / CLOCK_TICKS / ((now - at) / 1000);
-        if (busiest === undefined || cpu > busiest.cpu)
+        // A spin: most of a core, or runnable at both readings and using CPU between them (on a loaded host a
+        // spinning thread gets what the scheduler gives it, not a core).
+        const spins = cpu >= SPIN_CPU || (cpu >= SPIN_MIN_CPU && st.state === 'R' && old.state === 'R');
+        if (spins && (busiest === undefined || cpu > busiest.cpu))
           busiest = { tid, name: this.pyNames.get(pid)?.get(tid) ?? st.comm, cpu };
       }
     }
-    return {
-      map,
-      total: list?.total ?? map.size,
-      ...(busiest !== undefined && busiest.cpu > 0.5 ? { busiest } : {}),
-    };
+    return { map, total: list?.total ?? map.size, ...(busiest !== undefined ? { busiest } : {}) };
   }
 
   /** Threads read last time, long-lived, and gone now while their process lives on (within the threads read). */

@@ -27,6 +27,8 @@ export interface ParsedDump {
 
 const MAX_THREADS = 4096;
 const MAX_FRAMES = 256;
+// Control characters (a terminal escape in a thread name) become '?'.
+// eslint-disable-next-line no-control-regex
 const clean = (s: string, n: number) => s.replace(/[\u0000-\u001f\u007f]/g, '?').slice(0, n);
 
 export function parseDump(text: string): ParsedDump {

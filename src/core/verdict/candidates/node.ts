@@ -15,8 +15,6 @@ import type { Candidate, Family, Symptoms } from '../types.js';
 /** Utilisation at or above this with no tokens is "busy"; at or below the other, "idle". */
 const GPU_BUSY = 0.9;
 const GPU_IDLE = 0.05;
-/** A thread using this much of a core over an interval spins. */
-export const SPIN_CPU = 0.9;
 
 const secs = (ms: number) => `${Math.round(ms / 1000)} s`;
 
@@ -48,9 +46,9 @@ function when(at: number, sym: Symptoms, now: number): string {
 
 /** What the service's processes do with the CPU: all waiting (since when), or a thread spinning. */
 export function cpuText(service: string, ps: readonly ProcessReading[], now: number): string | undefined {
-  const spin = ps.find((p) => p.spinning !== undefined && p.spinning.cpu >= SPIN_CPU);
+  const spin = ps.find((p) => p.spinning !== undefined);
   if (spin?.spinning !== undefined)
-    return `${service} thread ${spin.spinning.name} (tid ${spin.spinning.tid}) spins at ${Math.round(spin.spinning.cpu * 100)} % of a core`;
+    return `${service} thread ${spin.spinning.name} (tid ${spin.spinning.tid}) spins (runnable, ${Math.round(spin.spinning.cpu * 100)} % of a core)`;
   if (ps.length > 0 && ps.every((p) => p.idleSince !== undefined)) {
     const idle = Math.min(...ps.map((p) => now - p.idleSince!));
     return `${service}'s threads used no CPU for ${secs(idle)} (every thread waits)`;
