@@ -6,8 +6,11 @@
 // Threads name themselves (prctl PR_SET_NAME, as CPython 3.14 does for every thread) so /proc shows them; py-spy shows
 // the Python names. Without python3 on PATH the simulator runs without workers and says so.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
-/** The worker, run as `python3 -c WORKER_PY <role>`; commands on stdin, one per line. */
+/** The worker, run as `python3 <file> <role>` (a file, so stacks name it); commands on stdin, one per line. */
 export const WORKER_PY = String.raw`
 import ctypes, os, sys, threading
 
@@ -73,12 +76,18 @@ export async function startPdWorker(
   role: 'prefill' | 'decode',
   python = 'python3',
 ): Promise<PdWorker | { problem: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-pd-worker-'));
+  const script = join(dir, 'pd_worker.py');
+  writeFileSync(script, WORKER_PY);
+  const clean = () => rmSync(dir, { recursive: true, force: true });
   let child: ChildProcess;
   try {
-    child = spawn(python, ['-c', WORKER_PY, role], { stdio: ['pipe', 'pipe', 'pipe'] });
+    child = spawn(python, [script, role], { stdio: ['pipe', 'pipe', 'pipe'] });
   } catch (err) {
+    clean();
     return { problem: `${python}: ${(err as Error).message}` };
   }
+  child.once('exit', clean);
   child.stderr?.resume();
   const ready = await new Promise<string | undefined>((resolve) => {
     const timer = setTimeout(() => resolve('did not start within 10 s'), 10_000);

@@ -53,10 +53,33 @@ export function parseDump(text: string): ParsedDump {
   return { threads };
 }
 
-/** The innermost Python frame's function (`poll`), else the innermost frame of any kind. */
+/**
+ * Standard-library modules a thread waits inside (py-spy prints the file's base name): the frame that says where the
+ * engine waits is the one that called them (`poll`, not threading's `wait`).
+ */
+const STDLIB_WAITS = new Set([
+  'threading.py',
+  'queue.py',
+  'selectors.py',
+  'socket.py',
+  'ssl.py',
+  'subprocess.py',
+  'synchronize.py',
+  'connection.py',
+  'popen_fork.py',
+  'base_events.py',
+  'events.py',
+  'locks.py',
+  'tasks.py',
+  '_base.py',
+  'thread.py',
+]);
+
+/** The innermost Python frame's function outside the standard library's waits (`poll`), else the innermost frame. */
 export function innermost(t: DumpedThread): string | undefined {
-  const py = t.frames.find((f) => /\.py[cw]?:\d+\)$/.test(f)) ?? t.frames[0];
-  return py?.replace(/ \(.*\)$/, '');
+  const python = t.frames.filter((f) => /\.py[cw]?:\d+\)$/.test(f));
+  const own = python.find((f) => !STDLIB_WAITS.has(/\(([^():]*):\d+\)$/.exec(f)?.[1] ?? ''));
+  return (own ?? python[0] ?? t.frames[0])?.replace(/ \(.*\)$/, '');
 }
 
 /**

@@ -99,6 +99,11 @@ export class NodeWatch {
     return dumpStacks(this.ctx, withinMs, this.now);
   }
 
+  /** The sampler of a service (its pids, thread names and idle times), for the status and tests. */
+  sampler(service: string): ServiceSampler | undefined {
+    return this.ctx.samplers.get(service);
+  }
+
   get stacksEnabled(): boolean {
     return this.o.node.stacks.enabled;
   }

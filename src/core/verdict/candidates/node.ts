@@ -24,13 +24,13 @@ function since(s: TargetMemory, cfg: ClassifierConfig): number {
 }
 
 /** The probes show a failure the node may explain. */
-const failing = (sym: Symptoms) => sym.stuck || sym.failing.length > 0 || sym.stalled;
+const failing = (sym: Symptoms) => sym.stuck || sym.failing.length > 0 || sym.stalled || sym.confirmedHolds;
 
 /** When the first failing or hung probe run of the incident started, if one did. */
 function firstFailure(sym: Symptoms): number | undefined {
   const starts = [
     ...sym.hangs.filter((h) => h.hung || h.afterCritical).map((h) => h.run.startedAt),
-    ...sym.failing.flatMap((m) => (m.failSince !== undefined ? [m.failSince] : [])),
+    ...sym.completion.flatMap((m) => (m.failStreak > 0 && m.failSince !== undefined ? [m.failSince] : [])),
   ];
   return starts.length > 0 ? Math.min(...starts) : undefined;
 }
