@@ -9,10 +9,11 @@ import type { Logger } from './lib/logger.js';
 import { hasSeries, type Metrics } from './metrics.js';
 import { TARGET_STATES } from './core/vocabulary.js';
 import type { ProbeFilter } from './sources/probes/schedule.js';
-import type { PauseRecord, RemediationHistory } from './outputs/remediate/history.js';
+import type { RemediationHistory } from './outputs/remediate/history.js';
 import type { Remediator, RemediatorCarry } from './outputs/remediate/remediator.js';
 import type { FileChangeSignal, InflightRun, Signal } from './core/signals.js';
-import type { Journal, JournalEvent } from './outputs/journal/journal.js';
+import type { Journal } from './outputs/journal/journal.js';
+import type { TargetStatus } from './outputs/server/status-view.js';
 import { reduceInPlace } from './core/reduce/reduce.js';
 import { wrongAnswers, wrongHeld } from './core/wrong-window.js';
 import { classifierConfig } from './config/classifier-config.js';
@@ -62,26 +63,6 @@ export interface TargetWatchdogOptions {
   slots?: ReadonlySet<string>;
   /** Persisted remediation history and pause (stateDir): restored when there is no `previous`. */
   history?: RemediationHistory;
-}
-
-export interface TargetStatus {
-  target: string;
-  state: TargetMemory['state'];
-  since: number;
-  diagnosis: string | null;
-  cause: string;
-  /** The open incident: its held diagnosis and every piece of evidence it reached (absent while ok). */
-  incident?: TargetMemory['incident'];
-  endpoints: string[];
-  probes: Array<
-    Pick<SlotMemory, 'probe' | 'probeKind' | 'endpoint' | 'conn' | 'failStreak' | 'okStreak'> &
-      NonNullable<SlotMemory['last']>
-  >;
-  engines: TargetMemory['engines'];
-  lastOkAt?: number;
-  recentEvents: JournalEvent[];
-  changesSinceOk: JournalEvent[];
-  remediation: { configured: boolean; dryRun?: boolean; paused: boolean; pause?: PauseRecord };
 }
 
 const RECENT_EVENTS = 50;

@@ -4,7 +4,6 @@
 import {
   completionKinds,
   CONN_KINDS,
-  isCompletion,
   PROBE_KINDS as KIND_TRAITS,
   type ProbeKind,
 } from '../core/vocabulary.js';
@@ -13,7 +12,7 @@ import type { ProbeConfig } from './schema.js';
 export { CONN_KINDS };
 
 /** The probe kinds, from the vocabulary (a tuple: zod's enums want at least one). */
-export const PROBE_KINDS = Object.keys(KIND_TRAITS) as [ProbeKind, ...ProbeKind[]];
+export const PROBE_KIND_NAMES = Object.keys(KIND_TRAITS) as [ProbeKind, ...ProbeKind[]];
 
 /** The kinds whose traits say they run a completion. */
 export type CompletionKind = {
@@ -23,12 +22,7 @@ export type CompletionKind = {
 /** Kinds that run a completion through the engine (the ones that cost engine work and can trip an abort). */
 export const COMPLETION_KINDS = completionKinds() as readonly CompletionKind[];
 
-export { TOOL_CASES } from '../sources/probes/tool-cases.js';
-
-/** Whether a probe kind runs a completion through the engine. */
-export function isCompletionKind(kind: string): boolean {
-  return isCompletion(kind);
-}
+export { TOOL_CASES } from './tool-cases.js';
 
 /** The minimum time between two on-demand runs of a completion probe (see `onDemandInterval`). */
 export function onDemandInterval(p: ProbeConfig): number {

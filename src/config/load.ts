@@ -5,8 +5,7 @@ import { dirname, resolve } from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { ConfigError, formatPath } from './errors.js';
-import { MAX_WATCHED_BYTES } from '../sources/changes/limits.js';
-import { ruleProblems } from '../sources/logs/rules.js';
+import { ruleProblems } from './rule-problems.js';
 import { Redactor } from '../lib/redact.js';
 import {
   describeReadError,
@@ -15,6 +14,7 @@ import {
   MAX_TOKEN_FILE_BYTES,
   readSmallFile,
   SmallFileError,
+  MAX_WATCHED_BYTES,
 } from '../lib/small-file.js';
 import {
   CAPTURE_PLACEHOLDERS,
@@ -181,7 +181,7 @@ export function parseConfigText(
         problems.push(`${where}: ${w} is ${st.size} bytes; watched files are capped at ${MAX_WATCHED_BYTES}`);
     });
   });
-  // Invalid patterns, and patterns that could backtrack without bound (src/sources/logs/regex.ts), fail `check`.
+  // Invalid patterns, and patterns that could backtrack without bound (src/lib/regex.ts), fail `check`.
   for (const [i, r] of config.rules.entries()) {
     for (const p of ruleProblems(r)) problems.push(`rules[${i}].${p}`);
   }

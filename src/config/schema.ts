@@ -5,9 +5,9 @@ import { z } from 'zod';
 import { isIP } from 'node:net';
 import { duration, durationOr, formatDuration } from './duration.js';
 import type { DetectSettings } from '../core/detect-settings.js';
-import { COMPLETION_KINDS, CONN_KINDS, isCompletionKind, PROBE_KINDS, TOOL_CASES } from './kinds.js';
-import { parseJsonPath } from '../sources/probes/serverinfo-path.js';
-import type { LogEventClass, ProbeKind } from '../core/vocabulary.js';
+import { COMPLETION_KINDS, CONN_KINDS, PROBE_KIND_NAMES, TOOL_CASES } from './kinds.js';
+import { parseJsonPath } from '../lib/json-path.js';
+import { isCompletion, type LogEventClass, type ProbeKind } from '../core/vocabulary.js';
 import { logEventClassSchema, stateOrDiagnosisSchema } from './vocabulary-schema.js';
 import { LOG_PACKS, withImpliedPacks } from './log-packs.js';
 import { defaultPacks, LOG_ENGINES } from './log-engines.js';
@@ -110,14 +110,7 @@ export const endpointSchema = z.strictObject({
 });
 
 // Re-exported: the runtime imports them from ./kinds.js, which does not load zod.
-export {
-  COMPLETION_KINDS,
-  CONN_KINDS,
-  isCompletionKind,
-  onDemandInterval,
-  PROBE_KINDS,
-  TOOL_CASES,
-} from './kinds.js';
+export { COMPLETION_KINDS, CONN_KINDS, onDemandInterval, PROBE_KIND_NAMES, TOOL_CASES } from './kinds.js';
 export const TOOL_CELLS = TOOL_CASES.flatMap((c) => [c, `${c}/nonstream`] as const);
 export const DEFAULT_TOOL_CELLS = [
   'auto',
@@ -251,7 +244,7 @@ const conversationProbeSchema = kindObject('conversation', {
 const healthProbeSchema = kindObject('health', httpGetFields);
 
 /**
- * One check on the serverinfo probe's JSON: `path` (a JSON-path subset, src/sources/probes/serverinfo-path.ts) selects
+ * One check on the serverinfo probe's JSON: `path` (a JSON-path subset, src/lib/json-path.ts) selects
  * values, and every selected value must pass each test given. `exists: false` passes when nothing is selected.
  */
 export const serverinfoExpectSchema = z
@@ -313,7 +306,7 @@ const kindsCovered: [ProbeKind] extends [SchemaKinds]
 void kindsCovered;
 
 function kindProblem(kind: unknown): string {
-  const kinds = PROBE_KINDS.join(', ');
+  const kinds = PROBE_KIND_NAMES.join(', ');
   return kind === undefined
     ? `required: the probe's kind (${kinds})`
     : `must be one of ${kinds}, got ${JSON.stringify(kind)}`;
@@ -349,7 +342,7 @@ export const probeSchema = z
     }
     // A timeout no engine can meet makes every run an abort on the engine (issue 24 #15), and aborts are
     // what NIXL handles worst: a completion gets the time a first token plausibly needs, a GET its round trip.
-    const completion = isCompletionKind(p.kind);
+    const completion = isCompletion(p.kind);
     const min = completion ? MIN_COMPLETION_TIMEOUT_MS : MIN_REQUEST_TIMEOUT_MS;
     if (p.timeout < min) {
       ctx.addIssue({

@@ -11,6 +11,8 @@ export const MAX_CA_FILE_BYTES = 4 * 1024 * 1024;
 
 /** A config file: the largest example is a few KB. */
 export const MAX_CONFIG_FILE_BYTES = 16 * 1024 * 1024;
+/** Larger watched files are not read (a serve script or unit file is a few KB); `check` refuses such paths. */
+export const MAX_WATCHED_BYTES = 16 * 1024 * 1024;
 
 /** Why a file was refused, said in words the config error can quote after the path. */
 export class SmallFileError extends Error {

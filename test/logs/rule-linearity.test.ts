@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
 import { CARRIERS, OpenCarrier } from '../../src/sources/logs/carriers.js';
 import { PACKS } from '../../src/sources/logs/packs/index.js';
-import { requiredLiterals } from '../../src/sources/logs/regex.js';
+import { requiredLiterals } from '../../src/lib/regex.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 import { best, plainScan } from '../helpers/linear-bound.js';
 

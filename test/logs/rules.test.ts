@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { ConfigError, parseConfigText } from '../../src/config/load.js';
 import { replayCommand } from '../../src/commands/replay.js';
-import { requiredLiterals } from '../../src/sources/logs/regex.js';
+import { requiredLiterals } from '../../src/lib/regex.js';
 import {
   compileRuleSet,
   LineMatcher,

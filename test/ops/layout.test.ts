@@ -91,14 +91,29 @@ const subunit = (f: string) => {
   const [top, sub] = f.split('/');
   return (top === 'sources' || top === 'outputs') && f.split('/').length > 2 ? `${top}/${sub}` : unit(f);
 };
+/**
+ * A folder as the layout names it (docs/design.md "Layout"): sources/, outputs/ and core/ hold one unit per
+ * subfolder (core's root files are one unit); the composition root (daemon, runtime, watchdog) is one unit; every
+ * other root file (the cli entry, the metrics contract, version, node flags) is its own leaf.
+ */
+const folder = (f: string) => {
+  const parts = f.split('/');
+  if (parts.length === 1) return ['daemon.ts', 'runtime.ts', 'watchdog.ts'].includes(f) ? 'root' : f;
+  if (['sources', 'outputs', 'core'].includes(parts[0]!) && parts.length > 2)
+    return `${parts[0]}/${parts[1]}`;
+  return parts[0]!;
+};
 const inside = (f: string, dir: string) => f.startsWith(`${dir}/`);
 const show = (e: Edge) => `${e.from} → ${e.to}${e.value ? '' : ' (type)'}`;
 
-/** Strongly connected components of more than one unit in the value-level graph `unitOf` induces. */
-function cycles(unitOf: (f: string) => string): string[][] {
+/**
+ * Strongly connected components of more than one unit in the graph `unitOf` induces: value edges only, or with
+ * `types` every edge (a type import is still a dependency a reader must follow).
+ */
+function cycles(unitOf: (f: string) => string, edges: Edge[] = EDGES, types = false): string[][] {
   const next = new Map<string, Set<string>>();
-  for (const e of EDGES) {
-    if (!e.value || unitOf(e.from) === unitOf(e.to)) continue;
+  for (const e of edges) {
+    if ((!e.value && !types) || unitOf(e.from) === unitOf(e.to)) continue;
     const s = next.get(unitOf(e.from)) ?? new Set<string>();
     s.add(unitOf(e.to));
     next.set(unitOf(e.from), s);
@@ -133,7 +148,8 @@ function cycles(unitOf: (f: string) => string): string[][] {
       if (c.length > 1) out.push(c.sort());
     }
   };
-  for (const v of new Set(FILES.map(unitOf))) if (!index.has(v)) strong(v);
+  for (const v of new Set([...FILES, ...edges.flatMap((e) => [e.from, e.to])].map(unitOf)))
+    if (!index.has(v)) strong(v);
   return out;
 }
 
@@ -189,5 +205,18 @@ describe('layout: imports go one way (commands → root → outputs/sources → 
 
   it('no value-level cycle between the units of sources/ and outputs/ either', () => {
     expect(cycles(subunit)).toEqual([]);
+  });
+
+  it('no folder cycle even counting type imports (config → core, outputs → sources → config, never back)', () => {
+    expect(cycles(folder, EDGES, true)).toEqual([]);
+  });
+
+  it('the folder check sees a cycle made of type imports alone', () => {
+    const typeOnly: Edge[] = [
+      { from: 'config/a.ts', to: 'sources/probes/b.ts', value: false },
+      { from: 'sources/probes/b.ts', to: 'config/a.ts', value: false },
+    ];
+    expect(cycles(folder, typeOnly, true)).toEqual([['config', 'sources/probes']]);
+    expect(cycles(folder, typeOnly, false)).toEqual([]);
   });
 });

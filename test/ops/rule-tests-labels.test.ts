@@ -11,7 +11,7 @@ import {
   PROBE_RESULTS,
   REMEDIATION_RESULTS,
 } from '../../src/outputs/metrics/known-series.js';
-import { COMPLETION_KINDS, PROBE_KINDS } from '../../src/config/schema.js';
+import { COMPLETION_KINDS, PROBE_KIND_NAMES } from '../../src/config/schema.js';
 import { PACKS } from '../../src/sources/logs/packs/index.js';
 import { TARGET_STATES } from '../../src/core/vocabulary.js';
 import { PROBES } from '../../src/sources/probes/registry.js';
@@ -111,7 +111,7 @@ describe('alert expressions select on labels and keep instance', () => {
       for (const m of r.expr.matchAll(/\bkind\s*!~\s*"([^"]+)"/g))
         m[1]!.split('|').forEach((k) => excluded.add(k));
     expect([...excluded].sort()).toEqual(
-      PROBE_KINDS.filter((k) => !(COMPLETION_KINDS as readonly string[]).includes(k)).sort(),
+      PROBE_KIND_NAMES.filter((k) => !(COMPLETION_KINDS as readonly string[]).includes(k)).sort(),
     );
   });
 

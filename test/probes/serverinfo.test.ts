@@ -2,7 +2,7 @@
 // loopback servers shaped like llama.cpp's /slots, vLLM's /load and /is_sleeping, and SGLang's /get_server_info.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfigText } from '../../src/config/load.js';
-import { JsonPathError, parseJsonPath, selectJsonPath } from '../../src/sources/probes/serverinfo-path.js';
+import { JsonPathError, parseJsonPath, selectJsonPath } from '../../src/lib/json-path.js';
 import { runOnce } from './fixtures.js';
 import { startServer, type TestServer } from './hostile.js';
 

@@ -8,7 +8,7 @@ import { detectSchema, remediateSchema } from '../../src/config/schema.js';
 import { reduce } from '../../src/core/reduce/reduce.js';
 import { initialState, type ClassifierConfig } from '../../src/core/memory.js';
 import { createTargetMetrics } from '../../src/metrics.js';
-import { runCommand } from '../../src/outputs/remediate/exec.js';
+import { runCommand } from '../../src/lib/exec.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   Remediator,

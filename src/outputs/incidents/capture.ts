@@ -7,7 +7,7 @@ import { Agent, request } from '../../lib/http/undici.js';
 import type { CaptureCommandConfig, IncidentsConfig, TargetConfig } from '../../config/schema.js';
 import type { Journal, JournalEvent } from '../journal/journal.js';
 import type { TargetMemory } from '../../core/memory.js';
-import { runCommand, type ExecOptions, type ExecResult } from '../remediate/exec.js';
+import { runCommand, type ExecOptions, type ExecResult } from '../../lib/exec.js';
 import type { ConnKind, ProbeResultSignal } from '../../core/signals.js';
 import { VERSION } from '../../version.js';
 import { redactor } from '../../lib/redact.js';

@@ -5,7 +5,7 @@ import type { TargetStateName } from '../../core/vocabulary.js';
 import type { Logger } from '../../lib/logger.js';
 import type { TargetMetrics } from '../../metrics.js';
 import { remediationAction } from './action.js';
-import { runCommand, type ExecOptions, type ExecResult } from './exec.js';
+import { runCommand, type ExecOptions, type ExecResult } from '../../lib/exec.js';
 import {
   lockHeld,
   procStartTime,

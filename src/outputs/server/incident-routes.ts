@@ -4,7 +4,7 @@
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Daemon } from '../../daemon.js';
+import type { DaemonView } from './daemon-view.js';
 import { INCIDENT_ID } from '../incidents/bundle.js';
 import { bundleFiles, incidentsDir, listIncidents, readManifest } from '../incidents/store.js';
 import { tarGzBundle } from '../incidents/tar.js';
@@ -59,6 +59,6 @@ export function incidentRoutes(deps: IncidentRouteDeps): FastifyPluginAsync {
   };
 }
 
-export function daemonIncidentRoutes(daemon: Daemon): FastifyPluginAsync {
+export function daemonIncidentRoutes(daemon: DaemonView): FastifyPluginAsync {
   return incidentRoutes({ stateDir: () => daemon.loaded.config.stateDir });
 }

@@ -4,9 +4,10 @@ import { dirname } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import { Registry } from 'prom-client';
 import type { LoadedConfig } from '../../config/load.js';
-import { CONN_KINDS, isCompletionKind, onDemandInterval } from '../../config/kinds.js';
+import { CONN_KINDS, onDemandInterval } from '../../config/kinds.js';
+import { isCompletion } from '../../core/vocabulary.js';
 import type { ProbeConfig, TargetConfig } from '../../config/schema.js';
-import type { Daemon } from '../../daemon.js';
+import type { DaemonView } from './daemon-view.js';
 import { createProbeMetrics } from '../../metrics.js';
 import { EndpointDispatchers, tlsOptions } from '../../sources/probes/http.js';
 import { recordResult, runProbe, type RunOutcome } from '../../sources/probes/runner.js';
@@ -121,7 +122,7 @@ async function runAll(sel: Selection, probe: ProbeConfig, debug: boolean, loaded
 
 const CONTENT_TYPE = new Registry().contentType;
 
-export function probeRoutes(daemon: Daemon, opts: { now?: () => number } = {}): FastifyPluginAsync {
+export function probeRoutes(daemon: DaemonView, opts: { now?: () => number } = {}): FastifyPluginAsync {
   const now = opts.now ?? Date.now;
   return async (app) => {
     // One on-demand run per (target, probe) at a time: each opens fresh connections to the engine, so
@@ -157,7 +158,7 @@ export function probeRoutes(daemon: Daemon, opts: { now?: () => number } = {}): 
           .type('text/plain')
           .send(`${what} is already running from another /probe request; retry when it finishes\n`);
       }
-      if (isCompletionKind(probe.kind)) {
+      if (isCompletion(probe.kind)) {
         const policy = loaded.config.web.onDemandCompletions;
         if (policy === 'off' || (policy === 'authenticated' && daemon.web?.auth.enabled() !== true)) {
           return reply

@@ -3,7 +3,7 @@
 // hook in front of every route already demands credentials when users are configured.
 import type { FastifyPluginAsync } from 'fastify';
 import { parseDuration } from '../../config/duration-text.js';
-import type { Daemon } from '../../daemon.js';
+import type { DaemonView } from './daemon-view.js';
 import { parseBasicAuth } from './auth.js';
 
 /** What the watchdog offers (src/watchdog.ts): pause/resume remediation for one target; it also sets
@@ -74,7 +74,7 @@ export function remediationRoutes(deps: RemediationRouteDeps): FastifyPluginAsyn
 }
 
 /** The plugin wired to a daemon: the watchdog is looked up on the current runtime at request time. */
-export function daemonRemediationRoutes(daemon: Daemon): FastifyPluginAsync {
+export function daemonRemediationRoutes(daemon: DaemonView): FastifyPluginAsync {
   return remediationRoutes({
     lifecycleEnabled: () => daemon.lifecycleEnabled(),
     targets: () => daemon.loaded.config.targets.map((t) => t.name),

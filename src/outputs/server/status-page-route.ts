@@ -1,7 +1,7 @@
 // GET /: the status page, rendered from the running runtime on every request (the page refreshes itself).
 import type { FastifyPluginAsync } from 'fastify';
-import type { Daemon } from '../../daemon.js';
-import type { TargetStatus } from '../../watchdog.js';
+import type { DaemonView } from './daemon-view.js';
+import type { TargetStatus } from './status-view.js';
 import type { ProbeResultSignal, Severity } from '../../core/signals.js';
 import { VERSION } from '../../version.js';
 import type { Journal } from '../journal/journal.js';
@@ -127,7 +127,7 @@ export function withHistory(
 
 /** From the watchdog when it runs; before it does, the configured targets with their probe results. */
 export function statusViews(
-  daemon: Daemon,
+  daemon: DaemonView,
   range: RangeName = DEFAULT_RANGE,
   now = Date.now(),
 ): StatusView[] {
@@ -147,7 +147,7 @@ export function statusViews(
   }));
 }
 
-export function statusPageRoutes(daemon: Daemon): FastifyPluginAsync {
+export function statusPageRoutes(daemon: DaemonView): FastifyPluginAsync {
   return async (app) => {
     app.get<{ Querystring: { range?: string } }>('/', async (req, reply) => {
       const range = parseRange(req.query.range);

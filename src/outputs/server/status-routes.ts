@@ -1,12 +1,11 @@
 // GET /api/status (per target: state, since, diagnosis, last result per probe × hop × conn, recent events,
 // changes since the last ok, remediation pause) and GET /api/events?since=&target=&after=&limit= (journal).
 import type { FastifyPluginAsync } from 'fastify';
-import type { Daemon } from '../../daemon.js';
-import type { Watchdog } from '../../watchdog.js';
+import type { DaemonView, WatchdogView } from './daemon-view.js';
 
 export interface StatusRouteDeps {
   /** The running watchdog (replaced on reload, so looked up per request). */
-  watchdog: () => Watchdog | undefined;
+  watchdog: () => WatchdogView | undefined;
   now?: () => number;
 }
 
@@ -52,6 +51,6 @@ export function statusRoutes(deps: StatusRouteDeps): FastifyPluginAsync {
   };
 }
 
-export function daemonStatusRoutes(daemon: Daemon): FastifyPluginAsync {
+export function daemonStatusRoutes(daemon: DaemonView): FastifyPluginAsync {
   return statusRoutes({ watchdog: () => daemon.runtime?.watchdog });
 }

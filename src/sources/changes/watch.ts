@@ -9,7 +9,7 @@ import type { TargetMetrics } from '../../metrics.js';
 import type { FileChangeSignal } from '../../core/signals.js';
 import { redactor } from '../../lib/redact.js';
 import { unifiedDiff } from './diff.js';
-import { MAX_WATCHED_BYTES } from './limits.js';
+import { MAX_WATCHED_BYTES } from '../../lib/small-file.js';
 import { envDiff, envSecrets, isEnvFile } from './env-file.js';
 
 /** A read that takes longer (a hung network mount) is abandoned; the file counts as unchanged this round. */

@@ -9,7 +9,7 @@
 // log line alone never pages (confirm.ts; the alert rules page only once a probe confirmed a line). The other way
 // round, an engine line printed inside a record (another thread's unprefixed traceback before SGLang's next record)
 // is not scanned: the probes still see what it would have told.
-import { escapeRegExp } from './regex.js';
+import { escapeRegExp } from '../../lib/regex.js';
 import { MAX_PREFIX, prefixAllows } from './request-echo.js';
 
 /** How a carrier record ends. */

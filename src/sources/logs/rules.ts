@@ -6,7 +6,8 @@ import type { LogEventClass, Severity } from '../../core/signals.js';
 import type { EngineValues } from './engine-lines.js';
 import { literalAvoidsBatchLines } from './batch-lines.js';
 import { PACKS, type EngineLineKind, type PackRule } from './packs/index.js';
-import { requiredLiterals, validateUserPattern } from './regex.js';
+import { requiredLiterals } from '../../lib/regex.js';
+import { ruleProblems } from '../../config/rule-problems.js';
 import { CARRIERS, OpenCarrier } from './carriers.js';
 import { isRequestEcho, prefixAllows, prefixShape } from './request-echo.js';
 import { LOGGERS, processKey, type EngineLogger } from './loggers.js';
@@ -126,27 +127,6 @@ export class RuleError extends Error {
     super(problems.join('; '));
     this.name = 'RuleError';
   }
-}
-
-/** Problems with one user rule (patterns, extract groups), each prefixed with the field it concerns. */
-export function ruleProblems(rule: RuleConfig): string[] {
-  const problems: string[] = [];
-  const check = (key: string, src: string | undefined) => {
-    if (src === undefined) return;
-    const why = validateUserPattern(src);
-    if (why !== undefined) problems.push(`${key}: ${why}`);
-  };
-  check('match', rule.match);
-  check('follows.match', rule.follows?.match);
-  if (problems.length === 0 && rule.extract) {
-    const groups = new Set(
-      [...`${rule.match}\n${rule.follows?.match ?? ''}`.matchAll(/\(\?<([A-Za-z_]\w*)>/g)].map((m) => m[1]),
-    );
-    for (const g of Object.keys(rule.extract)) {
-      if (!groups.has(g)) problems.push(`extract.${g}: the pattern has no named group (?<${g}>…)`);
-    }
-  }
-  return problems;
 }
 
 // The literal as the chunk scanner sees it: chunks are decoded as latin1 (one char per byte), so a

@@ -12,7 +12,7 @@
 //                                   so it does not hang; `expect: [{path: $.server_load, lt: N}]` catches a pile-up
 import type { ProbeOf, ServerinfoExpect } from '../../config/schema.js';
 import { readCapped, readSnippet, send } from './request.js';
-import { parseJsonPath, selectJsonPath } from './serverinfo-path.js';
+import { parseJsonPath, selectJsonPath } from '../../lib/json-path.js';
 import { ProbeFailure, type ProbeFn } from './types.js';
 import { redactor } from '../../lib/redact.js';
 

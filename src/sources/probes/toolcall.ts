@@ -6,7 +6,7 @@
 import { runChatJson } from './chat-json.js';
 import { runChatStream, type ChatStreamSummary } from './chat-stream.js';
 import { validate, type JsonSchema } from './json-schema.js';
-import { TOOL_CASES } from './tool-cases.js';
+import { TOOL_CASES } from '../../config/tool-cases.js';
 import { findMarkup, type MarkupHit } from './leak-markup.js';
 import { fillerText } from './prompt-text.js';
 import type { ProbeOf } from '../../config/schema.js';

@@ -1,5 +1,6 @@
 // The toolcall probe's matrix cases, free of zod and of the probe's code: the config schema validates `cases`
-// against them, the probe runs them. They belong to the probe (a source), not to the config.
+// against them, the probe runs them. Here and not beside the probe: the config must not import a source (folders
+// import one way, sources → config; test/ops/layout.test.ts).
 
 /** The tool-call matrix: a tool_choice case, streamed, or with `/nonstream` the same request with stream: false. */
 export const TOOL_CASES = [
