@@ -21,7 +21,7 @@ import { ProbeScheduler, slotSpecs } from './sources/probes/schedule.js';
 import { slotKey } from './core/memory.js';
 import { Redactor, redactor } from './lib/redact.js';
 import { NodeWatch } from './sources/node/watch.js';
-import { runCommand } from './outputs/remediate/exec.js';
+import { runCommand } from './lib/exec.js';
 import type { StackDumper } from './outputs/incidents/stacks.js';
 import type { NodeSignal } from './core/signals.js';
 

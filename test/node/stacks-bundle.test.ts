@@ -16,7 +16,7 @@ import { captureIncident } from '../../src/outputs/incidents/capture.js';
 import { LogWindows } from '../../src/outputs/incidents/log-window.js';
 import type { IncidentManifest } from '../../src/outputs/incidents/manifest.js';
 import { Journal } from '../../src/outputs/journal/journal.js';
-import { runCommand } from '../../src/outputs/remediate/exec.js';
+import { runCommand } from '../../src/lib/exec.js';
 import { startPdWorker, type PdWorker } from '../../src/sim/pd-worker.js';
 import { which } from '../../src/sources/node/pyspy.js';
 import { NodeWatch } from '../../src/sources/node/watch.js';

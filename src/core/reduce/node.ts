@@ -5,6 +5,7 @@ import type { NodeSignal } from '../node-signals.js';
 import { NODE_KEEP, type NodeMemory } from '../node-memory.js';
 import type { DetectEvent, TargetMemory } from '../memory.js';
 import { xidText } from '../xid.js';
+import { stopped, stuckText } from '../node-read.js';
 
 const push = <T>(list: T[], item: T) => {
   list.push(item);
@@ -83,15 +84,3 @@ export function onNode(s: TargetMemory, signal: NodeSignal, now: number, events:
     }
   }
 }
-
-/** T/t: stopped (a signal or a tracer); D: uninterruptible sleep (a driver call that does not return). */
-export const stopped = (state: string): boolean => state === 'T' || state === 't' || state === 'D';
-
-export const stuckText = (c: {
-  comm: string;
-  op: string;
-  behind: number[];
-  at: number;
-  ahead: number;
-}): string =>
-  `NCCL communicator ${c.comm}: ${c.op} stuck, rank${c.behind.length > 1 ? 's' : ''} ${c.behind.join(', ')} at ${c.at} while others reached ${c.ahead}`;

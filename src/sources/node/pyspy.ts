@@ -7,7 +7,7 @@
 import { access, constants } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 
-/** How a command is run (the runtime hands over src/outputs/remediate/exec.ts's runCommand). */
+/** How a command is run (the runtime hands over src/lib/exec.ts's runCommand). */
 export type Exec = (
   argv: string[],
   opts: { env: Record<string, string>; timeoutMs: number; maxOutputBytes?: number; killAfterMs?: number },

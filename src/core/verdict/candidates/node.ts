@@ -7,7 +7,7 @@
 import type { ClassifierConfig, TargetMemory } from '../../memory.js';
 import type { NodeMemory } from '../../node-memory.js';
 import type { ProcessReading } from '../../node-signals.js';
-import { stopped, stuckText } from '../../reduce/node.js';
+import { stopped, stuckText } from '../../node-read.js';
 import { candidate } from '../pick.js';
 import { stallText, withSymptom } from '../text.js';
 import type { Candidate, Family, Symptoms } from '../types.js';
