@@ -63,6 +63,8 @@ export interface Runtime {
   incidents?: Map<string, TargetIncidents>;
   /** The status page's sparklines; outlives reloads like the journal. */
   probeHistory?: ProbeHistory;
+  /** What the node tells us, per target with a `node:` block (src/sources/node/). */
+  node?: Map<string, NodeWatch>;
 }
 
 export interface RuntimeContext {
@@ -99,6 +101,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   let stopped = false;
 
   const incidents = new Map<string, TargetIncidents>();
+  const node = new Map<string, NodeWatch>();
   // This config's secrets, whatever the process-wide redactor holds at the moment (a reload swaps it).
   const ownSecrets = new Redactor();
   ownSecrets.set(loaded.secrets);
@@ -230,6 +233,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
         onSignal: nodeSink,
       });
       sources.push(nodeWatch);
+      node.set(target.name, nodeWatch);
     }
     if (target.watch.length > 0) {
       sources.push(
@@ -266,7 +270,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       await forgetRemovedSeries(ctx.metrics, { targets: kept, probeSlots });
     }
   };
-  const runtime: Runtime = { probes, watchdog, incidents, probeHistory, stop: async () => {} };
+  const runtime: Runtime = { probes, watchdog, incidents, probeHistory, node, stop: async () => {} };
   // Sources other than the probes stop once, however often stop() is called (a reload's drain, then shutdown): a
   // second close of an undici Agent rejects with ClientDestroyedError, and that must never reach the top.
   let sourcesStopped: Promise<void> | undefined;

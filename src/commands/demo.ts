@@ -20,6 +20,7 @@ import { journalTimeline } from './demo-timeline.js';
 import { parseListenAddress } from '../outputs/server/listen.js';
 import { runDaemonUntilSignal } from './run.js';
 import { describeSim } from './sim.js';
+import { which } from '../sources/node/pyspy.js';
 
 export interface DemoContext {
   sim: Sim;
@@ -73,7 +74,9 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     proxy: true,
     waitingTimeoutMs: DEMO_PD_TIMEOUT_MS,
     bootstrapTimeoutMs: DEMO_PD_TIMEOUT_MS,
+    workers: true,
   });
+  const pySpy = await which('py-spy');
   const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-demo-'));
   const configPath = join(dir, 'wedgewatch-demo.yaml');
   writeFileSync(
@@ -82,6 +85,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
       stateDir: join(dir, 'state'),
       listenAddress: opts.listenAddress,
       nodePath: process.execPath,
+      ...(pySpy !== undefined ? { pySpy } : {}),
     }),
   );
   try {

@@ -39,7 +39,7 @@ export interface NodeMemory {
   /** NCCL ranks missing at the last RAS query (replaced by each query). */
   missing?: { at: number; ranks: MissingRank[]; stuck: StuckCollective[] };
   /** What the last stack dump showed, per service. */
-  stacks?: { at: number; service: string; summaries: StackSummary[] };
+  stacks?: Record<string, { at: number; summaries: StackSummary[] }>;
 }
 
 /** Kept per list: enough for one incident's story, small enough to clone on every signal. */

@@ -16,8 +16,17 @@ export const DUMP_SCRIPT =
 
 export function demoConfig(
   sim: Sim,
-  opts: { stateDir: string; listenAddress: string; nodePath: string },
+  opts: {
+    stateDir: string;
+    listenAddress: string;
+    nodePath: string;
+    /** py-spy's path when it is installed: the stacks come from the PD workers themselves (issue 42). */
+    pySpy?: string;
+  },
 ): string {
+  // The PD legs are real processes when python3 runs (src/sim/workers.ts): the node source reads them.
+  const workers = sim.workersProblem === undefined;
+  const stacks = workers && opts.pySpy !== undefined;
   const endpoints = [
     ...(sim.urls.proxy ? [{ name: 'proxy', url: sim.urls.proxy }] : []),
     { name: 'router', url: sim.urls.router },
@@ -55,6 +64,18 @@ export function demoConfig(
           every: '2s',
         })),
         detect: { wedgeAfter: 2, recoverAfter: 2, stallAfter: '20s' },
+        ...(workers
+          ? {
+              node: {
+                processes: (['prefill', 'decode'] as const).map((service) => ({
+                  service,
+                  pidFile: sim.pidFiles[service],
+                })),
+                every: '2s',
+                ...(stacks ? { stacks: { enabled: true, pySpy: opts.pySpy, timeout: '5s' } } : {}),
+              },
+            }
+          : {}),
         remediate: {
           command: [opts.nodePath, '-e', RESTART_SCRIPT, `${sim.urls.control}/services/prefill/restart`],
           dryRun: false,
@@ -68,14 +89,17 @@ export function demoConfig(
     incidents: {
       on: ['wedged'],
       captureTimeout: '10s',
-      commands: [
-        {
-          name: 'prefill-threads',
-          argv: [opts.nodePath, '-e', DUMP_SCRIPT, '${PID}', `${sim.urls.control}/services/prefill/dump`],
-          pidFile: sim.pidFiles.prefill,
-          timeout: '5s',
-        },
-      ],
+      // With py-spy the stacks are the workers' own; without it, the simulated dump stands in.
+      commands: stacks
+        ? []
+        : [
+            {
+              name: 'prefill-threads',
+              argv: [opts.nodePath, '-e', DUMP_SCRIPT, '${PID}', `${sim.urls.control}/services/prefill/dump`],
+              pidFile: sim.pidFiles.prefill,
+              timeout: '5s',
+            },
+          ],
     },
   };
   return `# Written by \`wedgewatch demo\`: the daemon watching the simulated SGLang PD deployment.\n${stringify(config)}`;

@@ -7,6 +7,7 @@ import { detectSchema } from '../../src/config/schema.js';
 import type { ClassifierConfig } from '../../src/core/memory.js';
 import type { NodeSignal, ProcessReading } from '../../src/core/node-signals.js';
 import { Run } from '../detect/run.js';
+import { NODE_LOOKBACK_MS } from '../../src/core/verdict/candidates/node.js';
 
 const cfg: ClassifierConfig = {
   detect: detectSchema.parse({ stallAfter: '10s' }),
@@ -60,10 +61,10 @@ describe('node evidence in the verdict', () => {
     expect(journaled.map((e) => e.type === 'node' && e.what)).toEqual(['thread_lost']);
   });
 
-  it('a thread lost before the target was last ok (less stallAfter) is history, not the cause', () => {
+  it('a thread lost more than NODE_LOOKBACK_MS before the target was last ok is history, not the cause', () => {
     const r = new Run(cfg);
     node(r, { lost: [{ pid: 4242, tid: 4301, name: 'old_thread', at: r.now }] });
-    r.feed({ kind: 'tick' }, 60_000);
+    r.feed({ kind: 'tick' }, NODE_LOOKBACK_MS + 60_000);
     healthy(r);
     r.round('timeout');
     r.round('timeout');
@@ -196,5 +197,17 @@ describe('node evidence in the verdict', () => {
     expect(r.s.cause).toMatch(
       /prefill's threads used no CPU for \d+ s \(every thread waits\); GPU 0, 1 idle with requests in flight/,
     );
+  });
+});
+
+describe('node evidence ends with its process', () => {
+  it('a thread lost by a process that has since been replaced names nothing', () => {
+    const r = new Run(cfg);
+    healthy(r);
+    node(r, { lost: [{ pid: 4242, tid: 4301, name: 'bootstrap_thread', at: r.now + 100 }] });
+    node(r, { processes: [proc({ pid: 5151 })], restarted: { from: 4242, to: 5151 } });
+    r.round('timeout');
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/completions_failing');
   });
 });

@@ -77,7 +77,8 @@ export function onNode(s: TargetMemory, signal: NodeSignal, now: number, events:
     }
     case 'stacks': {
       const summaries = (signal.stacks ?? []).slice(0, NODE_KEEP);
-      n.stacks = { at: now, service: signal.service, summaries };
+      n.stacks ??= {};
+      n.stacks[signal.service] = { at: now, summaries };
       if (summaries.length > 0)
         note('stacks', `${signal.service}: ${summaries.map((x) => x.text).join(' | ')}`);
       return;

@@ -84,9 +84,18 @@ export class NodeWatch {
         time: this.now(),
         error,
       });
+      // A late reading still says what happened (a thread lost is not read twice): it is delivered when it comes.
+      if (r === 'deadline')
+        void read.then((late) => {
+          if ('signals' in late && !this.stopped) this.deliver(late.signals);
+        });
       return;
     }
-    for (const s of r.signals) {
+    this.deliver(r.signals);
+  }
+
+  private deliver(signals: NodeSignal[]): void {
+    for (const s of signals) {
       if (s.error !== undefined)
         this.o.metrics.nodeReadErrors.inc({ target: this.o.target, source: s.source });
       this.export(s);

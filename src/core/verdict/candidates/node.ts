@@ -2,8 +2,8 @@
 // driver call that does not return or exited unreaped, a GPU fault (a new XID), an NCCL rank dead or behind on a
 // collective that no longer moves. Each names a diagnosis only where the probes already show a failure (a wedge, a
 // failing slot, a stalled engine): the node explains a failure, it never makes one. Evidence counts from the
-// incident's start (the target last ok, or first seen) less `stallAfter`, as a warning line does: the thread dies
-// first and the probes notice later.
+// incident's start (the target last ok, or first seen) less NODE_LOOKBACK_MS: the thread dies first and the probes
+// notice later.
 import type { ClassifierConfig, TargetMemory } from '../../memory.js';
 import type { NodeMemory } from '../../node-memory.js';
 import type { ProcessReading } from '../../node-signals.js';
@@ -18,9 +18,22 @@ const GPU_IDLE = 0.05;
 
 const secs = (ms: number) => `${Math.round(ms / 1000)} s`;
 
-/** Where the incident's evidence starts: the last ok (or first sight) less stallAfter. */
+/**
+ * How far before the target was last ok node evidence still counts. A thread dies at an abort and the wedge shows
+ * when a request next needs it, minutes later on a quiet deployment; the target reads ok all that while.
+ */
+export const NODE_LOOKBACK_MS = 10 * 60_000;
+
+/** Where the incident's node evidence starts: the last ok (or first sight) less NODE_LOOKBACK_MS (or stallAfter). */
 function since(s: TargetMemory, cfg: ClassifierConfig): number {
-  return (s.lastOkAt ?? s.since) - cfg.detect.stallAfter;
+  return (s.lastOkAt ?? s.since) - Math.max(cfg.detect.stallAfter, NODE_LOOKBACK_MS);
+}
+
+/** Threads lost within the window whose process still runs (a restart ends what its lost threads explain). */
+function lostThreads(n: NodeMemory, from: number): NodeMemory['lost'] {
+  return n.lost.filter(
+    (t) => t.at >= from && (n.services[t.service]?.processes.some((p) => p.pid === t.pid) ?? true),
+  );
 }
 
 /** The probes show a failure the node may explain. */
@@ -72,7 +85,7 @@ export const threadLost: Family = (s, now, cfg, sym) => {
   const n = s.node;
   if (n === undefined || !failing(sym)) return [];
   const from = since(s, cfg);
-  const lost = n.lost.filter((t) => t.at >= from);
+  const lost = lostThreads(n, from);
   if (lost.length === 0) return [];
   const t = lost[lost.length - 1]!;
   const more =
@@ -200,11 +213,11 @@ export function nodeNote(
   const from = since(s, cfg);
   const notes: string[] = [];
   // A thread lost beside a stronger diagnosis (the bootstrap thread's traceback names kv_bootstrap_thread_dead).
-  const t = n.lost.filter((x) => x.at >= from).at(-1);
+  const t = lostThreads(n, from).at(-1);
   if (t !== undefined && diagnosis !== 'thread_lost')
     notes.push(`${t.service} lost thread \`${t.name}\` (tid ${t.tid}) ${when(t.at, sym, now)}`);
-  const st = n.stacks;
-  if (st !== undefined && st.summaries.length > 0 && st.at >= from)
-    notes.push(`stacks of ${st.service}: ${st.summaries.map((x) => x.text).join(' | ')}`);
+  for (const [service, st] of Object.entries(n.stacks ?? {}))
+    if (st.summaries.length > 0 && st.at >= from)
+      notes.push(`stacks of ${service}: ${st.summaries.map((x) => x.text).join(' | ')}`);
   return notes.length > 0 ? notes.join('; ') : undefined;
 }
