@@ -86,7 +86,8 @@ export function listeningInodes(table: string, port: number): Set<string> {
 
 async function fromPort(cfg: NodeProcessConfig, env: FindEnv): Promise<Found> {
   const tables = await Promise.all(
-    ['tcp', 'tcp6'].map((t) => readCapped(join(env.proc, 'net', t), MAX_NET_BYTES)),
+    // Through self/: a unit with ProcSubset=pid sees no top-level /proc/net, but its own net directory.
+    ['tcp', 'tcp6'].map((t) => readCapped(join(env.proc, 'self', 'net', t), MAX_NET_BYTES)),
   );
   const inodes = new Set<string>();
   for (const t of tables) for (const i of listingOf(t, cfg.port!)) inodes.add(i);

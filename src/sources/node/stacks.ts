@@ -18,7 +18,9 @@ export interface StackDump extends DumpResult {
 /** Whether /proc/<pid>/exe is a Python interpreter (python, python3, python3.11, …). */
 export async function isPython(pid: number, proc = '/proc'): Promise<boolean> {
   const exe = await linkOf(join(proc, String(pid), 'exe'));
-  return exe !== undefined && /^python[\d.]*$/.test(basename(exe.replace(/ \(deleted\)$/, '')));
+  // Unreadable (another user's process without CAP_SYS_PTRACE): py-spy is tried and says what it lacks.
+  if (exe === undefined) return true;
+  return /^python[\d.]*$/.test(basename(exe.replace(/ \(deleted\)$/, '')));
 }
 
 async function pythonPids(ctx: NodeContext, sampler: ServiceSampler): Promise<number[]> {
