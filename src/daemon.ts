@@ -12,6 +12,7 @@ import { connectionGuards, createServer, type ReloadOutcome } from './outputs/se
 import { shutdownDrainMs } from './shutdown-budget.js';
 import { parseListenAddress } from './outputs/server/listen.js';
 import type { WebSecurity } from './outputs/server/web-security.js';
+import { AgentServer } from './outputs/traffic/agent.js';
 
 const STOPPING: ReloadOutcome = { ok: false, errors: ['the daemon is stopping'] };
 const RELOAD_WAIT_ON_STOP_MS = 10_000;
@@ -45,6 +46,8 @@ export class Daemon {
   loaded!: LoadedConfig;
   runtime?: Runtime;
   private server?: FastifyInstance;
+  /** HAProxy's agent-check port (config `agent:`); its address is restart-only (reload-limits.ts). */
+  agent?: AgentServer;
   private ready = false;
   private reloading: Promise<ReloadOutcome> | undefined;
   /** Runtimes replaced by a reload whose in-flight probes are still finishing. */
@@ -97,6 +100,16 @@ export class Daemon {
       this.opts.listenAddress ?? this.loaded.config.web.listenAddress,
     );
     await this.server.listen({ host, port });
+    if (this.loaded.config.agent !== undefined) {
+      this.agent = new AgentServer({
+        config: this.loaded.config.agent,
+        listen: parseListenAddress(this.loaded.config.agent.listenAddress),
+        view: () => this.runtime?.traffic?.view,
+        metrics: this.metrics,
+        logger: this.logger,
+      });
+      await this.agent.start();
+    }
     await this.web?.watch(this.server.server, this.opts.webConfigPollMs);
     this.ready = true;
     this.logger.info({ address: this.address() }, 'wedgewatch listening');
@@ -207,6 +220,7 @@ export class Daemon {
     // Applied in place: only new connections are counted against it.
     const guard = this.server && connectionGuards.get(this.server);
     if (guard) guard.max = next.config.web.maxConnections;
+    if (next.config.agent !== undefined) this.agent?.setConfig(next.config.agent);
     this.markReload(true);
     log.info({ targets: next.config.targets.map((t) => t.name) }, 'configuration reloaded');
     return { ok: true, errors: [] };
@@ -292,6 +306,7 @@ export class Daemon {
         .catch(logged('the runtime')),
     ]);
     await this.server?.close().catch(logged('the HTTP server'));
+    await this.agent?.stop().catch(logged('the agent-check port'));
     await stops;
     clearTimeout(drainTimer);
   }

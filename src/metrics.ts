@@ -464,6 +464,43 @@ export function createNodeMetrics(registry: client.Registry) {
   };
 }
 
+/** The traffic path (issue 43): readiness per backend, the pool rule, HAProxy's agent and gateway drains. */
+export function createTrafficMetrics(registry: client.Registry) {
+  const registers = [registry];
+  return {
+    backendInRotation: new client.Gauge({
+      name: `${PREFIX}backend_in_rotation`,
+      help: 'Whether GET /ready and the agent answer the backend (a target, or target/endpoint) as in rotation (1) or out (0).',
+      labelNames: ['backend', 'pool'],
+      registers,
+    }),
+    backendHeld: new client.Gauge({
+      name: `${PREFIX}backend_held_in_rotation`,
+      help: '1 while the backend is not ready but kept in rotation: taking it out would leave its pool below minInRotation (the last healthy backend is never drained).',
+      labelNames: ['backend', 'pool'],
+      registers,
+    }),
+    drainsTotal: new client.Counter({
+      name: `${PREFIX}drains_total`,
+      help: 'Gateway worker removals (action drain) and re-additions (undrain) by result (success, failure, dry_run, capped).',
+      labelNames: ['target', 'action', 'result'],
+      registers,
+    }),
+    drained: new client.Gauge({
+      name: `${PREFIX}drained`,
+      help: "1 while the target's worker is out of its gateway by this daemon's drain (dry runs included).",
+      labelNames: ['target'],
+      registers,
+    }),
+    agentChecks: new client.Counter({
+      name: `${PREFIX}agent_checks_total`,
+      help: "HAProxy agent checks answered, by the server's configured name or address and the answer (up, down, drain, maint; unknown when no server matched, timeout when nothing said which).",
+      labelNames: ['server', 'answer'],
+      registers,
+    }),
+  };
+}
+
 export function createDaemonMetrics(registry: client.Registry) {
   const registers = [registry];
   return {
@@ -493,11 +530,13 @@ export type TargetMetrics = ReturnType<typeof createTargetMetrics>;
 export type DaemonMetrics = ReturnType<typeof createDaemonMetrics>;
 export type IncidentMetrics = ReturnType<typeof createIncidentMetrics>;
 export type NodeMetrics = ReturnType<typeof createNodeMetrics>;
+export type TrafficMetrics = ReturnType<typeof createTrafficMetrics>;
 export type Metrics = ProbeMetrics &
   NodeMetrics &
   LogMetrics &
   EngineMetrics &
   TargetMetrics &
+  TrafficMetrics &
   DaemonMetrics &
   IncidentMetrics & {
     registry: client.Registry;
@@ -520,6 +559,7 @@ export function createMetrics(options: { defaults?: boolean } = {}): Metrics {
     ...createDaemonMetrics(registry),
     ...createIncidentMetrics(registry),
     ...createNodeMetrics(registry),
+    ...createTrafficMetrics(registry),
   };
   m.buildInfo.set(
     { version: VERSION, revision: BUILD.revision, branch: BUILD.branch, node_version: process.version },

@@ -24,6 +24,8 @@ import { NodeWatch } from './sources/node/watch.js';
 import { runCommand } from './lib/exec.js';
 import type { StackDumper } from './outputs/incidents/stacks.js';
 import type { NodeSignal } from './core/signals.js';
+import { createTraffic, type Traffic } from './outputs/traffic/target-traffic.js';
+import { DrainStore } from './outputs/traffic/drain-store.js';
 
 export interface StopOptions {
   /**
@@ -65,6 +67,8 @@ export interface Runtime {
   probeHistory?: ProbeHistory;
   /** What the node tells us, per target with a `node:` block (src/sources/node/). */
   node?: Map<string, NodeWatch>;
+  /** Readiness per backend, the pool rule and gateway drains (GET /ready, the agent port, the status page). */
+  traffic?: Traffic;
 }
 
 export interface RuntimeContext {
@@ -96,6 +100,16 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   const probeHistory = ctx.previous?.probeHistory ?? new ProbeHistory();
   const history = new RemediationHistory(config.stateDir);
   const probes = new Map<string, ProbeScheduler>();
+  const traffic = createTraffic(config, {
+    metrics: ctx.metrics,
+    logger: ctx.logger,
+    journal,
+    store:
+      ctx.previous?.traffic !== undefined
+        ? ctx.previous.traffic.store
+        : new DrainStore(config.stateDir, ctx.logger),
+    previous: ctx.previous?.traffic,
+  });
   const sources: Source[] = [];
   const logWatchers: LogWatcher[] = [];
   let stopped = false;
@@ -166,6 +180,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       }),
       previous,
       slots: new Set(slotSpecs(target).map((x) => slotKey(x.probe.name, x.endpoint, x.conn))),
+      traffic: { onStep: (m) => traffic.view.update(m), status: () => traffic.status(target.name) },
     });
     watchdog.add(wd);
     const scheduler = new ProbeScheduler({
@@ -214,7 +229,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
           journaled: () =>
             journal
               .query({ target: target.name, type: 'critical_log', limit: Number.POSITIVE_INFINITY })
-              .flatMap((e) => (typeof e.data?.ref === 'string' ? [e.data.ref] : [])),
+              .flatMap((e) => (e.type === 'critical_log' && e.data.ref !== undefined ? [e.data.ref] : [])),
           durable: () => journal.flush(),
           onRead: (service, file, offset, time) => windows.noteRead(service, file, offset, time),
         }),
@@ -270,7 +285,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       await forgetRemovedSeries(ctx.metrics, { targets: kept, probeSlots });
     }
   };
-  const runtime: Runtime = { probes, watchdog, incidents, probeHistory, node, stop: async () => {} };
+  const runtime: Runtime = { probes, watchdog, incidents, probeHistory, node, traffic, stop: async () => {} };
   // Sources other than the probes stop once, however often stop() is called (a reload's drain, then shutdown): a
   // second close of an undici Agent rejects with ClientDestroyedError, and that must never reach the top.
   let sourcesStopped: Promise<void> | undefined;
@@ -287,6 +302,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
     const drain = opts.drainProbes === true || opts.finishProbes === true;
     const probesDone = Promise.allSettled(schedulers.map((s) => s.stop({ drain }))).then(() => {});
     await stopSources();
+    await traffic.stop();
     // A reload hands a remediation in flight to the next runtime; a shutdown waits for it, then cuts it.
     await watchdog
       .stop({ handover: opts.drainProbes, remediationGraceMs: opts.remediationGraceMs })

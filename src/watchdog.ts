@@ -13,6 +13,8 @@ import type { RemediationHistory } from './outputs/remediate/history.js';
 import type { Remediator, RemediatorCarry } from './outputs/remediate/remediator.js';
 import type { FileChangeSignal, InflightRun, Signal } from './core/signals.js';
 import type { Journal } from './outputs/journal/journal.js';
+import type { JournalData, NewJournalEvent } from './outputs/journal/events.js';
+import { eventText } from './core/event-text.js';
 import type { TargetStatus } from './outputs/server/status-view.js';
 import { reduceInPlace } from './core/reduce/reduce.js';
 import { wrongAnswers, wrongHeld } from './core/wrong-window.js';
@@ -63,6 +65,11 @@ export interface TargetWatchdogOptions {
   slots?: ReadonlySet<string>;
   /** Persisted remediation history and pause (stateDir): restored when there is no `previous`. */
   history?: RemediationHistory;
+  /**
+   * The traffic path (src/outputs/traffic/): told the memory after every step, so GET /ready, the agent and the
+   * drainers read a cached answer; `status` is what the status page shows of it.
+   */
+  traffic?: { onStep(m: TargetMemory): void; status(): TargetStatus['traffic'] };
 }
 
 const RECENT_EVENTS = 50;
@@ -107,6 +114,7 @@ export class TargetWatchdog {
     this.exportState();
     // A reload carries the slots' windows over: their holds are exported before the next run of each.
     for (const slot of Object.values(this.s.slots)) this.exportAnswers(slot);
+    this.opts.traffic?.onStep(this.s);
   }
 
   /** The scheduler that runs confirmation rounds (set once the sources exist). */
@@ -184,6 +192,7 @@ export class TargetWatchdog {
         this.log.error({ err }, 'confirmation round failed');
       });
     }
+    this.opts.traffic?.onStep(this.s);
     if (!this.capturing) this.remediator?.consider(this.s);
   }
 
@@ -253,6 +262,7 @@ export class TargetWatchdog {
           ? { pause: this.opts.history.get(this.name).paused }
           : {}),
       },
+      ...(this.opts.traffic !== undefined ? { traffic: this.opts.traffic.status() } : {}),
     };
   }
 
@@ -308,113 +318,36 @@ export class TargetWatchdog {
     this.opts.metrics.probeWrongAnswers.set(labels, wrongAnswers(slot));
   }
 
-  private journal(type: JournalEventType, summary: string, data?: Record<string, unknown>): void {
-    this.opts.journal.append({ time: this.now(), target: this.name, type, summary, data });
+  private journal<T extends JournalEventType>(type: T, summary: string, data: JournalData[T]): void {
+    this.opts.journal.append({ time: this.now(), target: this.name, type, summary, data } as NewJournalEvent);
   }
 
+  /** The detector's event, worded once (src/core/event-text.ts) and journaled with its own fields as data. */
   private journalDetect(e: DetectEvent, ref?: string): void {
-    switch (e.type) {
-      case 'transition': {
-        const text = `${e.from} → ${e.to}${e.diagnosis ? ` (${e.diagnosis})` : ''}: ${e.cause}`;
-        if (e.to === 'ok') this.log.info({ from: e.from, to: e.to }, `target state ${text}`);
-        else
-          this.log.warn(
-            { from: e.from, to: e.to, diagnosis: e.diagnosis, cause: e.cause },
-            `target state ${text}`,
-          );
-        this.journal('transition', text, { from: e.from, to: e.to, diagnosis: e.diagnosis, cause: e.cause });
-        return;
-      }
-      case 'diagnosis':
-        this.log.warn({ state: e.state, from: e.from, to: e.to }, 'diagnosis changed');
-        this.journal('diagnosis', `${e.state}: diagnosis ${e.from ?? '-'} → ${e.to ?? '-'}: ${e.cause}`, {
-          ...e,
-        });
-        return;
-      case 'critical_log':
-        this.journal(
-          'critical_log',
-          `${e.service}: ${e.rule}: ${e.line.split('\n')[0]}${e.rootCause !== undefined ? ` (root cause: ${e.rootCause})` : ''}`,
-          {
-            service: e.service,
-            rule: e.rule,
-            diagnosis: e.diagnosis,
-            line: e.line,
-            ...(e.rootCause !== undefined ? { rootCause: e.rootCause } : {}),
-            ...(e.absorbed !== undefined ? { absorbed: e.absorbed } : {}),
-            ...(e.members !== undefined ? { members: e.members } : {}),
-            ...(ref !== undefined ? { ref } : {}),
-          },
+    const text = eventText(e);
+    if (e.type === 'transition') {
+      if (e.to === 'ok') this.log.info({ from: e.from, to: e.to }, `target state ${text}`);
+      else
+        this.log.warn(
+          { from: e.from, to: e.to, diagnosis: e.diagnosis, cause: e.cause },
+          `target state ${text}`,
         );
-        return;
-      case 'critical_confirmed':
-        this.journal('critical_confirmed', `${e.rule} confirmed by ${e.by}`, {
-          rule: e.rule,
-          diagnosis: e.diagnosis,
-        });
-        return;
-      case 'critical_unconfirmed':
-        this.journal('critical_unconfirmed', `${e.rule} not confirmed: ${e.by}`, { rule: e.rule });
-        return;
-      case 'probe_failing':
-        this.journal(
-          'probe_failing',
-          `${e.probe} on ${e.endpoint}/${e.conn} failing: ${e.result}, ${e.streak} in a row${e.error ? ` (${e.error})` : ''}`,
-          { probe: e.probe, endpoint: e.endpoint, conn: e.conn, result: e.result, streak: e.streak },
-        );
-        return;
-      case 'probe_recovered':
-        this.journal('probe_recovered', `${e.probe} on ${e.endpoint}/${e.conn} passing again`, {
-          probe: e.probe,
-          endpoint: e.endpoint,
-          conn: e.conn,
-        });
-        return;
-      case 'engine_stalled':
-        this.journal(
-          'engine_stalled',
-          `${e.service}: ${e.running} running, ${e.queued} queued, ${e.transferQueue} in transfer, ${e.preallocQueue} bootstrapping, no progress for ${Math.round(e.sinceMs / 1000)} s`,
-          {
-            service: e.service,
-            running: e.running,
-            queued: e.queued,
-            transferQueue: e.transferQueue,
-            preallocQueue: e.preallocQueue,
-          },
-        );
-        return;
-      case 'engine_progress':
-        this.journal('engine_progress', `${e.service}: progress again`, { service: e.service });
-        return;
-      case 'node':
-        this.journal('node', e.text, { service: e.service, what: e.what });
-        return;
-      case 'engine_crawling':
-        this.journal(
-          'engine_crawling',
-          `${e.service}${e.rank !== undefined ? ` rank ${e.rank}` : ''}: ${e.running} running at ${Math.round(e.ratio * 1000) / 10} % of its own tokens per request for ${Math.round(e.sinceMs / 1000)} s`,
-          { service: e.service, rank: e.rank, running: e.running, ratio: e.ratio },
-        );
-        return;
-      case 'rank_stalled':
-        this.journal(
-          'rank_stalled',
-          `${e.service} rank ${e.rank}: ${e.running} running, no tokens for ${Math.round(e.sinceMs / 1000)} s while its siblings progress`,
-          { service: e.service, rank: e.rank, running: e.running },
-        );
-        return;
-    }
+    } else if (e.type === 'diagnosis')
+      this.log.warn({ state: e.state, from: e.from, to: e.to }, 'diagnosis changed');
+    const { at: _at, ...data } = e;
+    // The data of a detector event is the event without its clock (JournalData's Detected<T>); TypeScript cannot
+    // correlate `e.type` with that union member through the spread, hence the cast.
+    this.journal(e.type, text, {
+      ...data,
+      ...(e.type === 'critical_log' && ref !== undefined ? { ref } : {}),
+    } as JournalData[typeof e.type]);
   }
 
   private journalFileChange(c: FileChangeSignal): void {
     this.journal(
       'file_change',
       `${c.path} ${c.hash === null ? 'deleted' : `changed (sha256 ${c.hash.slice(0, 12)})`}`,
-      {
-        path: c.path,
-        hash: c.hash,
-        diff: c.diff,
-      },
+      { path: c.path, hash: c.hash, ...(c.diff !== undefined ? { diff: c.diff } : {}) },
     );
   }
 }

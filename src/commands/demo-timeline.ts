@@ -2,14 +2,11 @@
 // that started a confirmation round, each incident capture with its bundle's path, and the remediation that
 // brought the target back. One subscription to the events journal; the switch names every journal type, so a new
 // type is a compile error here until the demo decides whether to show it.
-import type { JournalEventType } from '../core/vocabulary.js';
 import type { Journal, JournalEvent } from '../outputs/journal/journal.js';
 
 /** The timeline column a journal event is shown under, or undefined when the demo leaves it out. */
-export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | undefined {
-  // The journal's file holds what older versions wrote too: a type this build does not know is not shown.
-  const kind = e.type as JournalEventType;
-  switch (kind) {
+export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | 'traffic' | undefined {
+  switch (e.type) {
     case 'transition':
     case 'diagnosis':
     case 'critical_log':
@@ -22,9 +19,12 @@ export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | unde
       return 'detector';
     case 'remediation':
       // A cooldown skip right after a restart is routine (the target needs a few probes to recover).
-      return e.data?.result === 'cooldown' ? undefined : 'detector';
+      return e.data.result === 'cooldown' ? undefined : 'detector';
     case 'incident':
       return 'incidents';
+    case 'drain':
+    case 'undrain':
+      return 'traffic';
     case 'critical_unconfirmed':
     case 'probe_failing':
     case 'probe_recovered':
@@ -32,8 +32,11 @@ export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | unde
     case 'rank_stalled':
     case 'remediation_pause':
       return undefined;
+    case 'unknown':
+      // The journal's file holds what other versions wrote too: a type this build does not know is not shown.
+      return undefined;
     default:
-      kind satisfies never;
+      e satisfies never;
       return undefined;
   }
 }

@@ -2,6 +2,7 @@
 // gauges), fed in the log's own time order through the detector's pure core (reduce), and what it concluded.
 // No probes ran, so a critical line is reported as a daemon would have acted on it: wedged once a probe fails
 // or hangs. The engine stall and the abort storm come out of the core exactly as the daemon computes them.
+import { eventText } from '../core/event-text.js';
 import { DETECT_DEFAULTS } from '../core/detect-settings.js';
 import type { DetectConfig } from '../config/schema.js';
 import { reduceInPlace } from '../core/reduce/reduce.js';
@@ -115,50 +116,37 @@ export function replayTimeline(
 function describe(e: DetectEvent, gen: Map<string, { tps: number; at: number }>): TimelineEntry[] {
   switch (e.type) {
     case 'critical_log':
+      // A replayed log has no probes: the line is what would wedge the target once one fails or hangs.
       return [
         {
           at: e.at,
           service: e.service,
           kind: 'critical',
           diagnosis: e.diagnosis,
-          text: `wedged (${e.diagnosis}) once a probe fails or hangs: ${e.rule} on ${e.service}${e.rootCause !== undefined ? ` (root cause: ${e.rootCause})` : ''}`,
+          text: `wedged (${e.diagnosis}) once a probe fails or hangs: ${eventText(e)}`,
         },
       ];
     case 'engine_stalled': {
-      // The stall's own values: what the engine holds with no progress, and a throughput only if a line printed it
-      // during the stall (vLLM's stats line does every 10 s; SGLang's last batch line is from before it).
+      // A throughput only if a line printed it during the stall (vLLM's stats line does every 10 s; SGLang's last
+      // batch line is from before it).
       const g = gen.get(e.service);
       const tps = g !== undefined && g.at > e.at - e.sinceMs ? g.tps : undefined;
-      const load = [
-        `${e.running} running`,
-        ...(e.queued > 0 ? [`${e.queued} queued`] : []),
-        ...(e.transferQueue > 0 ? [`${e.transferQueue} in transfer`] : []),
-        ...(e.preallocQueue > 0 ? [`${e.preallocQueue} in prealloc`] : []),
-      ].join(', ');
       return [
         {
           at: e.at,
           service: e.service,
           kind: 'engine_stalled',
           diagnosis: 'engine_stalled',
-          text: `engine_stalled: ${load}${tps !== undefined ? `, ${Math.round(tps)} tokens/s` : ''} for ${Math.round(e.sinceMs / 1000)} s on ${e.service}`,
+          text: eventText(e, { tokensPerSecond: tps }),
         },
       ];
     }
     case 'rank_stalled':
       return [
-        {
-          at: e.at,
-          service: e.service,
-          kind: 'rank_stalled',
-          diagnosis: 'rank_stalled',
-          text: `rank_stalled: rank ${e.rank} holds ${e.running} running with no progress for ${Math.round(e.sinceMs / 1000)} s on ${e.service} while the others progress`,
-        },
+        { at: e.at, service: e.service, kind: 'rank_stalled', diagnosis: 'rank_stalled', text: eventText(e) },
       ];
     case 'engine_progress':
-      return [
-        { at: e.at, service: e.service, kind: 'engine_progress', text: `${e.service} makes progress again` },
-      ];
+      return [{ at: e.at, service: e.service, kind: 'engine_progress', text: eventText(e) }];
     default:
       return [];
   }

@@ -19,6 +19,13 @@ export function restartOnlyChanges(current: Config, next: Config, opts: ReloadLi
       `web.listenAddress: changed from ${JSON.stringify(current.web.listenAddress)} to ${JSON.stringify(next.web.listenAddress)}; a new listen address needs a restart (the daemon keeps listening on the old one)`,
     );
   }
+  const agentWas = current.agent?.listenAddress;
+  const agentIs = next.agent?.listenAddress;
+  if (agentWas !== agentIs) {
+    problems.push(
+      `agent.listenAddress: changed from ${agentWas === undefined ? 'no agent port' : JSON.stringify(agentWas)} to ${agentIs === undefined ? 'no agent port' : JSON.stringify(agentIs)}; opening or moving the agent-check port needs a restart (HAProxy keeps checking the old one)`,
+    );
+  }
   if (resolve(current.stateDir) !== resolve(next.stateDir)) {
     problems.push(
       `stateDir: changed from ${JSON.stringify(current.stateDir)} to ${JSON.stringify(next.stateDir)}; a new state directory needs a restart (move the journal, log offsets and remediation history there while the daemon is stopped)`,

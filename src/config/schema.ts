@@ -12,6 +12,7 @@ import { logEventClassSchema, stateOrDiagnosisSchema } from './vocabulary-schema
 import { LOG_PACKS, withImpliedPacks } from './log-packs.js';
 import { defaultPacks, LOG_ENGINES } from './log-engines.js';
 import { nodeSchema } from './node-schema.js';
+import { agentSchema, checkTraffic, drainSchema, poolSchema, readinessSchema } from './traffic-schema.js';
 
 /** Why a listen address ("host:port", ":port", "[v6]:port") does not parse, or undefined. */
 function listenAddressProblem(addr: string): string | undefined {
@@ -571,6 +572,8 @@ export const targetSchema = z.strictObject({
   engines: z.array(engineScrapeSchema).default([]),
   detect: detectSchema.default(detectSchema.parse({})),
   remediate: remediateSchema.optional(),
+  /** Take the target's worker out of the gateway while it is not ready, put it back on recovery (issue 43). */
+  drain: drainSchema.optional(),
   /** Files whose changes are journaled (serve scripts, unit files, env files). */
   watch: z.array(z.string().min(1)).default([]),
   /** What the node tells us: the engine's processes, stacks, GPUs and collectives (docs/node-evidence.md). */
@@ -713,6 +716,8 @@ export const webSchema = z.strictObject({
    * serverinfo probes stay open (each probe still runs at most once per `onDemandInterval`).
    */
   onDemandCompletions: z.enum(['any', 'authenticated', 'off']).default('any'),
+  /** Which states GET /ready and the agent answer as ready (src/outputs/traffic/readiness.ts). */
+  readiness: readinessSchema.default(readinessSchema.parse({})),
 });
 
 export const configSchema = z
@@ -723,6 +728,10 @@ export const configSchema = z
     targets: z.array(targetSchema).min(1, 'at least one target is required'),
     rules: z.array(ruleSchema).default([]),
     incidents: incidentsSchema.default(incidentsSchema.parse({})),
+    /** Backends that serve the same traffic: the last ones in rotation are never taken out (issue 43). */
+    pools: z.array(poolSchema).default([]),
+    /** HAProxy's agent-check port: `up`/`down` per server from the targets' readiness. */
+    agent: agentSchema.optional(),
     /**
      * Probe endpoints marked `shared`. Off on all daemons but one. A string "true"/"false" is accepted so
      * one config can take it from the environment: `probeShared: ${WEDGEWATCH_PROBE_SHARED}`.
@@ -774,6 +783,21 @@ export const configSchema = z
       );
     });
     uniqueNames(ctx, ['rules'], cfg.rules);
+    checkTraffic(cfg, ctx);
+    if (cfg.agent !== undefined) {
+      const why = listenAddressProblem(cfg.agent.listenAddress);
+      if (why !== undefined) ctx.addIssue({ code: 'custom', path: ['agent', 'listenAddress'], message: why });
+      // Port 0 (tests) picks a free port for each: the same text is not the same port there.
+      else if (
+        cfg.agent.listenAddress.trim() === cfg.web.listenAddress.trim() &&
+        !cfg.agent.listenAddress.trim().endsWith(':0')
+      )
+        ctx.addIssue({
+          code: 'custom',
+          path: ['agent', 'listenAddress'],
+          message: 'the same address as web.listenAddress: the agent needs a port of its own',
+        });
+    }
     uniqueNames(ctx, ['incidents', 'commands'], cfg.incidents.commands);
     const targets = new Set(cfg.targets.map((t) => t.name));
     cfg.incidents.commands.forEach((c, i) =>

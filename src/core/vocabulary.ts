@@ -512,6 +512,9 @@ export const JOURNAL_EVENT_TYPES = [
   'remediation_pause',
   'file_change',
   'incident',
+  // The traffic path (issue 43): a worker taken out of its gateway, and put back.
+  'drain',
+  'undrain',
 ] as const;
 export type JournalEventType = (typeof JOURNAL_EVENT_TYPES)[number];
 

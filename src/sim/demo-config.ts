@@ -24,7 +24,7 @@ export function demoConfig(
     pySpy?: string;
   },
 ): string {
-  // The PD legs are real processes when python3 runs (src/sim/workers.ts): the node source reads them.
+  // The PD legs are real processes when python3 runs (src/sim/pd-workers.ts): the node source reads them.
   const workers = sim.workersProblem === undefined;
   const stacks = workers && opts.pySpy !== undefined;
   const endpoints = [

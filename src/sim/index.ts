@@ -25,7 +25,8 @@ import { stepJitter, type JitterOptions } from './jitter.js';
 import { Proxy } from './proxy.js';
 import { routerHandler } from './router.js';
 import { RouterStats } from './router-metrics.js';
-import { startWorkers, type SimWorkers } from './workers.js';
+import { startWorkers, type SimWorkers } from './pd-workers.js';
+import { WorkerRegistry } from './workers.js';
 
 export type { FaultName, FaultParams, ServiceName } from './faults/types.js';
 export type { ModelParams, SimEvent } from './pd.js';
@@ -58,7 +59,7 @@ export interface SimOptions {
   /** Per-step timing noise (src/sim/jitter.ts); default none. */
   jitter?: JitterOptions;
   /**
-   * Run each PD leg as a real Python process too (src/sim/workers.ts): its pid in the pid file, its bootstrap thread a
+   * Run each PD leg as a real Python process too (src/sim/pd-workers.ts): its pid in the pid file, its bootstrap thread a
    * real thread that dies on nixl_abort_unhandled (issue 42). Default off; the demo turns it on.
    */
   workers?: boolean;
@@ -98,6 +99,8 @@ export interface Sim {
 }
 
 const DEFAULT_TIMEOUT_MS = 300_000;
+/** SGLang's default --disaggregation-bootstrap-port, what the router lists for the prefill worker. */
+const SIM_BOOTSTRAP_PORT = 8998;
 const DEFAULT_HEALTH_GENERATE_TIMEOUT_MS = 20_000;
 
 export async function startSim(opts: SimOptions = {}): Promise<Sim> {
@@ -111,7 +114,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
   // A logDir given by the caller may not exist yet (the log files create theirs, the pid files do not).
   mkdirSync(logDir, { recursive: true });
   for (const f of Object.values(pidFiles)) writeFileSync(f, `${process.pid}\n`);
-  const workers: SimWorkers | undefined = opts.workers === true ? await startWorkers(pidFiles) : undefined;
+  const pdWorkers: SimWorkers | undefined = opts.workers === true ? await startWorkers(pidFiles) : undefined;
   const logs = {
     prefill: new LogFile(logFiles.prefill),
     decode: new LogFile(logFiles.decode),
@@ -142,7 +145,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     engine: 'sglang',
     hasProxy: withProxy,
     killBootstrapThread: () => {
-      if (pd.prefill.threadAlive && pd.prefill.up) workers?.killBootstrapThread();
+      if (pd.prefill.threadAlive && pd.prefill.up) pdWorkers?.killBootstrapThread();
       pd.killBootstrapThread();
     },
     setDecodeStalled: (stalled) => {
@@ -222,6 +225,16 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       ports[role] ?? 0,
     );
   }
+  // Made on the router's first request: by then prefill and decode listen, and a restart keeps their ports.
+  let workers: WorkerRegistry | undefined;
+  const routerWorkers = () =>
+    (workers ??= new WorkerRegistry(
+      [
+        { url: services.prefill.url, worker_type: 'prefill', bootstrap_port: SIM_BOOTSTRAP_PORT },
+        { url: services.decode.url, worker_type: 'decode' },
+      ],
+      (url) => [services.prefill.url, services.decode.url].includes(url.replace(/\/+$/, '')),
+    ));
   let routerConnPort = 40_000;
   services.router = new Service(
     'router',
@@ -234,6 +247,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       grammarHeld,
       behindProxy: withProxy,
       stats: routerStats,
+      workers: routerWorkers,
       // The router's pooled connections to the engines; one address per request is close enough.
       routerClientAddr: () =>
         `127.0.0.1:${(routerConnPort = routerConnPort >= 60_000 ? 40_000 : routerConnPort + 1)}`,
@@ -282,7 +296,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       for (const res of schedulerWaiters.keys()) res.destroy();
       schedulerWaiters.clear();
     }
-    if (s === 'prefill' || s === 'decode') await workers?.crash(s);
+    if (s === 'prefill' || s === 'decode') await pdWorkers?.crash(s);
     emit({ service: s, kind: 'crash', message: `${s} port ${svc.port} closed` });
   }
 
@@ -296,7 +310,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       pd.prefillDown();
       pd.prefillUp();
     }
-    if (s === 'prefill' || s === 'decode') await workers?.restart(s);
+    if (s === 'prefill' || s === 'decode') await pdWorkers?.restart(s);
     if (s === 'decode') {
       faults.forget('decode_stall');
       faults.forget('health_503');
@@ -321,7 +335,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
   } catch (err) {
     for (const s of started) await s.close();
     for (const l of Object.values(logs)) l.close();
-    await workers?.stop();
+    await pdWorkers?.stop();
     throw err;
   }
 
@@ -382,7 +396,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     logDir,
     logFiles,
     pidFiles,
-    ...(workers?.problem !== undefined ? { workersProblem: workers.problem } : {}),
+    ...(pdWorkers?.problem !== undefined ? { workersProblem: pdWorkers.problem } : {}),
     enableFault(name, params) {
       // Validation errors throw here; an async effect (crash closing a port) settles later.
       enable(name, params).catch(reportFailure(`enabling ${name}`));
@@ -406,7 +420,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       schedulerWaiters.clear();
       for (const s of Object.values(services)) await s.close();
       for (const l of Object.values(logs)) l.close();
-      await workers?.stop();
+      await pdWorkers?.stop();
       simEvents.clear();
     },
   };

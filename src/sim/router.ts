@@ -19,6 +19,7 @@ import {
 } from './openai.js';
 import type { PdModel, SimRequest } from './pd.js';
 import { RouterStats, routerMetricsText } from './router-metrics.js';
+import type { WorkerRegistry } from './workers.js';
 
 export interface RouterDeps {
   pd: PdModel;
@@ -35,6 +36,8 @@ export interface RouterDeps {
   behindProxy?: boolean;
   /** Requests in flight and answered, for /metrics (orphaned_requests adds its own in flight). */
   stats?: RouterStats;
+  /** The gateway's worker registry (the /workers API): a prefill or decode taken out of it gets no requests. */
+  workers?: () => WorkerRegistry;
 }
 
 /**
@@ -70,6 +73,7 @@ export function routerHandler(deps: RouterDeps): Handler {
       );
       return;
     }
+    if (deps.workers?.().handle(req, res)) return;
     const tracked = stats.begin();
     res.on('close', () => stats.end(tracked, path, res.statusCode));
     if (req.method === 'GET' && (path === '/health' || path === '/liveness')) {
@@ -79,8 +83,9 @@ export function routerHandler(deps: RouterDeps): Handler {
       return;
     }
     if (req.method === 'GET' && path === '/readiness') {
-      const p = deps.engineUp('prefill') ? 1 : 0;
-      const d = deps.engineUp('decode') ? 1 : 0;
+      const registered = (role: 'prefill' | 'decode') => (deps.workers?.().ofType(role).length ?? 1) > 0;
+      const p = deps.engineUp('prefill') && registered('prefill') ? 1 : 0;
+      const d = deps.engineUp('decode') && registered('decode') ? 1 : 0;
       if (p && d) sendJson(res, 200, { status: 'ready', healthy_workers: 2, total_workers: 2 });
       else sendJson(res, 503, { status: 'not ready', reason: 'insufficient healthy workers' });
       return;
@@ -185,6 +190,10 @@ async function chat(
   const stream = chatReq.stream;
   let simReq: SimRequest;
   try {
+    // A worker taken out of the gateway is not selected (routers/http/pd_router.rs picks among registered ones).
+    for (const role of ['prefill', 'decode'] as const)
+      if (deps.workers !== undefined && deps.workers().ofType(role).length === 0)
+        throw new Error(`No available servers: No available ${role} workers (none registered)`);
     if (!deps.engineUp('prefill') || !deps.engineUp('decode')) {
       throw new Error(
         `No available servers: No available ${deps.engineUp('prefill') ? 'decode' : 'prefill'} workers (all circuits open or unhealthy)`,

@@ -69,14 +69,14 @@ describe('a throwaway probe kind and diagnosis', () => {
     expect(failThreshold('throwaway_kind', { wedgeAfter: 2, downAfter: 5 }, extended)).toBe(5);
   });
 
-  it('are reported missing from the docs until README, runbooks and alerts have them', () => {
+  it('are reported missing from the docs until the diagnoses page, runbooks and alerts have them', () => {
     const texts = {
-      readme: readFileSync('README.md', 'utf8'),
+      diagnoses: readFileSync('docs/diagnoses.md', 'utf8'),
       runbooks: readFileSync('docs/runbooks.md', 'utf8'),
       alerts: readFileSync('alerts/wedgewatch.rules.yml', 'utf8'),
     };
     const got = diagnosisDocProblems(extended, texts);
-    expect(got).toContain('README: no row for diagnosis throwaway_wedge');
+    expect(got).toContain('docs/diagnoses.md: no row for diagnosis throwaway_wedge');
     expect(got).toContain('runbooks: no row for diagnosis throwaway_wedge');
     expect(got).toContain('runbooks: no section #diagnosis-throwaway_wedge for diagnosis throwaway_wedge');
     expect(got).toContain('alerts: no alert WedgewatchThrowawayWedge for diagnosis throwaway_wedge');

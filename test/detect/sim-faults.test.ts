@@ -21,7 +21,7 @@ const SETTLE = { timeoutMs: 20_000 };
 function expectEvidenceChain(h: Harness): void {
   const events = h.runtime.watchdog!.journal.query({ target: 'sim' });
   const first = (type: string, to?: string) =>
-    events.find((e) => e.type === type && (to === undefined || e.data?.to === to))?.seq;
+    events.find((e) => e.type === type && (to === undefined || ('to' in e.data && e.data.to === to)))?.seq;
   const chain = [
     first('critical_log'),
     first('confirm'),

@@ -7,6 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { targetSchema } from '../../src/config/schema.js';
 import { Journal, JOURNAL_FILE } from '../../src/outputs/journal/journal.js';
+import { eventText } from '../../src/core/event-text.js';
+import type { DetectEvent } from '../../src/core/memory.js';
 import { TargetWatchdog, Watchdog } from '../../src/watchdog.js';
 import { remediationFor } from '../../src/outputs/remediate/target.js';
 import { createMetrics } from '../../src/metrics.js';
@@ -25,7 +27,13 @@ describe('Journal', () => {
   it('keeps a ring, answers queries, writes JSONL, rotates past its cap and restores its tail', async () => {
     const j = new Journal({ dir, logger, ringSize: 5, maxFileBytes: 300 });
     for (let i = 0; i < 8; i++)
-      j.append({ time: 1000 + i, target: i % 2 ? 'a' : 'b', type: 'x', summary: `event ${i}` });
+      j.append({
+        time: 1000 + i,
+        target: i % 2 ? 'a' : 'b',
+        type: 'confirm',
+        summary: `event ${i}`,
+        data: { reason: 'r' },
+      });
     expect(j.query().map((e) => e.seq)).toEqual([4, 5, 6, 7, 8]);
     expect(j.query({ target: 'a' }).map((e) => e.seq)).toEqual([4, 6, 8]);
     expect(j.query({ since: 1005 }).map((e) => e.seq)).toEqual([7, 8]);
@@ -43,7 +51,15 @@ describe('Journal', () => {
         .map((e) => e.seq)
         .at(-1),
     ).toBe(8);
-    expect(again.append({ time: 2000, target: 'a', type: 'x', summary: 'after restart' }).seq).toBe(9);
+    expect(
+      again.append({
+        time: 2000,
+        target: 'a',
+        type: 'confirm',
+        summary: 'after restart',
+        data: { reason: 'r' },
+      }).seq,
+    ).toBe(9);
     await again.flush();
   });
 
@@ -51,19 +67,40 @@ describe('Journal', () => {
     const file = join(dir, JOURNAL_FILE);
     writeFileSync(
       file,
-      JSON.stringify({ seq: 1, time: 1, target: 't', type: 'x', summary: 'a' }) + '\n{"seq":2,"ti',
+      JSON.stringify({ seq: 1, time: 1, target: 't', type: 'confirm', summary: 'a', data: { reason: 'r' } }) +
+        '\n{"seq":2,"ti',
     );
     const j = new Journal({ dir, logger });
-    expect(j.append({ time: 3, target: 't', type: 'x', summary: 'after crash' }).seq).toBe(2);
+    expect(
+      j.append({ time: 3, target: 't', type: 'confirm', summary: 'after crash', data: { reason: 'r' } }).seq,
+    ).toBe(2);
     await j.flush();
     const again = new Journal({ dir, logger });
     expect(again.query().map((e) => e.summary)).toEqual(['a', 'after crash']);
   });
 
+  it('an entry of a type this version does not know is kept, as `unknown` with its own type and data', () => {
+    const file = join(dir, JOURNAL_FILE);
+    const old = { seq: 1, time: 1, target: 't', type: 'retired_type', summary: 'old', data: { n: 1 } };
+    writeFileSync(file, JSON.stringify(old) + '\n');
+    const j = new Journal({ dir, logger });
+    expect(j.query()).toEqual([
+      {
+        seq: 1,
+        time: 1,
+        target: 't',
+        summary: 'old',
+        type: 'unknown',
+        data: { type: 'retired_type', data: { n: 1 } },
+      },
+    ]);
+    expect(j.query({ type: 'retired_type' })).toEqual([]);
+  });
+
   it('stays in memory when the directory cannot be created', () => {
     writeFileSync(join(dir, 'a-file'), '');
     const j = new Journal({ dir: join(dir, 'a-file', 'journal'), logger });
-    j.append({ time: 1, target: 't', type: 'x', summary: 's' });
+    j.append({ time: 1, target: 't', type: 'confirm', summary: 's', data: { reason: 'r' } });
     expect(j.query()).toHaveLength(1);
   });
 });
@@ -140,6 +177,11 @@ describe('TargetWatchdog', () => {
       'critical_confirmed',
       'transition',
     ]);
+    // Each detector event is journaled in the one wording replay prints too, with its own fields as data.
+    for (const e of journal.query()) {
+      if (e.type === 'confirm' || e.type === 'unknown') continue;
+      expect(e.summary).toBe(eventText({ ...e.data, type: e.type, at: e.time } as DetectEvent));
+    }
     probe('ok');
     probe('ok');
     expect(wd.state.state).toBe('ok');

@@ -1,4 +1,4 @@
-// The docs checked against the vocabulary (src/core/vocabulary.ts): README's diagnosis table is rendered from
+// The docs checked against the vocabulary (src/core/vocabulary.ts): docs/diagnoses.md's table is rendered from
 // DIAGNOSES, every diagnosis has a row in the runbooks' "Act by diagnosis" table, a runbook section that exists
 // and an alert that exists, and the docs list nothing the vocabulary lacks. The functions take the vocabulary
 // and the texts as arguments, so a test can extend the vocabulary and see what is reported missing.
@@ -11,26 +11,27 @@ import {
 } from '../../src/core/vocabulary.js';
 
 export interface DocTexts {
-  readme: string;
+  /** docs/diagnoses.md */
+  diagnoses: string;
   runbooks: string;
   /** alerts/wedgewatch.rules.yml */
   alerts: string;
 }
 
-/** One README row of a diagnosis. */
+/** One row of a diagnosis in docs/diagnoses.md. */
 const row = (name: string, d: DiagnosisEntry) =>
-  `| \`${name}\` | ${d.states.join(' / ')} | ${d.evidence} | ${d.meaning} | [runbooks](docs/runbooks.md#${d.runbook}) |`;
+  `| \`${name}\` | ${d.states.join(' / ')} | ${d.evidence} | ${d.meaning} | [runbooks](runbooks.md#${d.runbook}) |`;
 
 const DIAGNOSIS_HEADER = '| diagnosis | state | evidence | from | runbook |';
 const EVIDENCE_HEADER = '| rank | evidence | what it is | diagnoses |';
 
-/** README's diagnosis table, rendered from the vocabulary. */
+/** docs/diagnoses.md's table, rendered from the vocabulary. */
 export function diagnosisTable(v: Vocabulary): string {
   const rows = documentedDiagnosisNames(v).map((n) => row(n, documentedDiagnosis(n, v)!));
   return [DIAGNOSIS_HEADER, '|---|---|---|---|---|', ...rows].join('\n');
 }
 
-/** README's evidence ranking, strongest first, with the diagnoses each kind names. */
+/** docs/diagnoses.md's evidence ranking, strongest first, with the diagnoses each kind names. */
 export function evidenceTable(v: Vocabulary): string {
   const names = documentedDiagnosisNames(v);
   const rows = Object.entries(EVIDENCE).map(([kind, meaning], i) => {
@@ -73,18 +74,20 @@ export function diagnosisDocProblems(v: Vocabulary, t: DocTexts): string[] {
   const names = documentedDiagnosisNames(v);
   const known = new Set(names);
 
-  const readme = tableIn(t.readme, /^## Diagnoses$/m, DIAGNOSIS_HEADER);
+  const readme = tableIn(t.diagnoses, /^# Diagnoses$/m, DIAGNOSIS_HEADER);
   const readmeNames = new Set(readme.slice(2).flatMap(namesIn));
-  for (const n of names) if (!readmeNames.has(n)) problems.push(`README: no row for diagnosis ${n}`);
-  for (const n of readmeNames) if (!known.has(n)) problems.push(`README: a row for ${n}, not a diagnosis`);
+  for (const n of names)
+    if (!readmeNames.has(n)) problems.push(`docs/diagnoses.md: no row for diagnosis ${n}`);
+  for (const n of readmeNames)
+    if (!known.has(n)) problems.push(`docs/diagnoses.md: a row for ${n}, not a diagnosis`);
   if (readme.join('\n') !== diagnosisTable(v))
     problems.push(
-      `README: the diagnosis table differs from the vocabulary's; it should read:\n${diagnosisTable(v)}`,
+      `docs/diagnoses.md: the diagnosis table differs from the vocabulary's; it should read:\n${diagnosisTable(v)}`,
     );
-  const ranking = tableIn(t.readme, /^## Diagnoses$/m, EVIDENCE_HEADER);
+  const ranking = tableIn(t.diagnoses, /^# Diagnoses$/m, EVIDENCE_HEADER);
   if (ranking.join('\n') !== evidenceTable(v))
     problems.push(
-      `README: the evidence ranking differs from the vocabulary's; it should read:\n${evidenceTable(v)}`,
+      `docs/diagnoses.md: the evidence ranking differs from the vocabulary's; it should read:\n${evidenceTable(v)}`,
     );
 
   const runbookRows = tableIn(t.runbooks, /^## At 3 a\.m\./m, '| diagnosis | what it is | action |');

@@ -206,7 +206,8 @@ describe('events journal on a full disk', () => {
       retryMs: 20,
       onWriteError: (m) => errors.push(m),
     });
-    const ev = (n: number) => ({ time: n, target: 't', type: 'critical_log', summary: `event ${n}` });
+    const ev = (n: number) =>
+      ({ time: n, target: 't', type: 'confirm', summary: `event ${n}`, data: { reason: 'r' } }) as const;
     j.append(ev(1));
     await j.flush();
     full.match = /events\.jsonl/;

@@ -2,6 +2,7 @@
 // events, and both drawn as SVG that escapes what came from logs.
 import { describe, expect, it } from 'vitest';
 import type { JournalEvent } from '../../src/outputs/journal/journal.js';
+import { readJournalEntry } from '../../src/outputs/journal/events.js';
 import { BYTES_PER_SLOT, ProbeHistory, TIERS } from '../../src/sources/probes/history.js';
 import type { ProbeResultSignal } from '../../src/core/signals.js';
 import { renderStatusPage } from '../../src/outputs/server/status-page.js';
@@ -29,8 +30,9 @@ function result(over: Partial<ProbeResultSignal>): ProbeResultSignal {
 }
 
 let seq = 0;
+/** A journal entry as a file holds it (read back the way the journal reads its file). */
 function ev(time: number, type: string, summary: string, data?: Record<string, unknown>): JournalEvent {
-  return { seq: ++seq, time, target: 't', type, summary, data };
+  return readJournalEntry({ seq: ++seq, time, target: 't', type, summary, data })!;
 }
 
 describe('probe history', () => {

@@ -8,16 +8,10 @@ import { open, rename, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../lib/logger.js';
 import { redactor } from '../../lib/redact.js';
-export interface JournalEvent {
-  seq: number;
-  /** Unix ms. */
-  time: number;
-  target: string;
-  /** The vocabulary's JournalEventType when written by this version (a file may hold older ones). */
-  type: string;
-  summary: string;
-  data?: Record<string, unknown>;
-}
+import type { JournalEventType } from '../../core/vocabulary.js';
+import { readJournalEntry, type JournalEvent, type JournalEventOf, type NewJournalEvent } from './events.js';
+
+export type { JournalEvent, NewJournalEvent } from './events.js';
 
 export interface JournalOptions {
   /** Where events.jsonl lives; memory only when undefined or not writable. */
@@ -34,6 +28,15 @@ export interface JournalOptions {
 }
 
 export const JOURNAL_FILE = 'events.jsonl';
+
+export interface JournalQuery {
+  since?: number;
+  afterSeq?: number;
+  target?: string;
+  /** A type name; an unknown one (from /api/events) matches nothing. */
+  type?: string;
+  limit?: number;
+}
 
 export class Journal {
   private readonly ring: JournalEvent[] = [];
@@ -81,8 +84,8 @@ export class Journal {
     const lines = text.split('\n').filter((l) => l !== '');
     for (const line of lines.slice(-this.ringSize)) {
       try {
-        const e = JSON.parse(line) as JournalEvent;
-        if (typeof e.seq === 'number' && typeof e.time === 'number') {
+        const e = readJournalEntry(JSON.parse(line));
+        if (e !== undefined) {
           this.ring.push(e);
           this.seq = Math.max(this.seq, e.seq);
         }
@@ -92,7 +95,7 @@ export class Journal {
     }
   }
 
-  append(e: Omit<JournalEvent, 'seq'>): JournalEvent {
+  append(e: NewJournalEvent): JournalEvent {
     // Redacted before it is kept anywhere (ring, file, listeners): events quote log lines, argv and diffs.
     const ev = JSON.parse(redactor.redact(JSON.stringify({ seq: ++this.seq, ...e }))) as JournalEvent;
     this.ring.push(ev);
@@ -119,9 +122,9 @@ export class Journal {
   }
 
   /** Events oldest first; `since` is Unix ms (exclusive), `afterSeq` a sequence number (exclusive). */
-  query(
-    q: { since?: number; afterSeq?: number; target?: string; type?: string; limit?: number } = {},
-  ): JournalEvent[] {
+  query<T extends JournalEventType>(q: JournalQuery & { type: T }): JournalEventOf<T>[];
+  query(q?: JournalQuery): JournalEvent[];
+  query(q: JournalQuery = {}): JournalEvent[] {
     const out = this.ring.filter(
       (e) =>
         (q.since === undefined || e.time > q.since) &&

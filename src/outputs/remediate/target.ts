@@ -42,7 +42,7 @@ export function remediationEvent(target: string, r: RemediationRecord, time: num
   return {
     time,
     target,
-    type: 'remediation',
+    type: 'remediation' as const,
     summary: `remediation ${r.action} ${what}: ${shown} (${r.diagnosis})`,
     data: {
       action: r.action,

@@ -7,6 +7,7 @@ import type { ProbeScheduler } from '../../sources/probes/schedule.js';
 import type { Journal } from '../journal/journal.js';
 import type { RemediationControl } from './remediation-routes.js';
 import type { TargetStatus } from './status-view.js';
+import type { ReadyView } from './ready-routes.js';
 
 /** The running watchdog: per-target status, the events journal and remediation pause/resume. */
 export interface WatchdogView extends RemediationControl {
@@ -20,6 +21,8 @@ export interface RuntimeView {
   readonly probes?: ReadonlyMap<string, ProbeScheduler>;
   readonly watchdog?: WatchdogView;
   readonly probeHistory?: ProbeHistory;
+  /** GET /ready's cached answers (src/outputs/traffic/view.ts). */
+  readonly traffic?: { readonly view: ReadyView extends { traffic(): infer V } ? NonNullable<V> : never };
 }
 
 export interface DaemonView {

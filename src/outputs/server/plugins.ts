@@ -6,6 +6,7 @@ import { probeRoutes } from './probe-routes.js';
 import { daemonRemediationRoutes } from './remediation-routes.js';
 import { statusPageRoutes } from './status-page-route.js';
 import { daemonStatusRoutes } from './status-routes.js';
+import { readyRoutes } from './ready-routes.js';
 
 export const routePlugins: ((daemon: DaemonView) => FastifyPluginAsync)[] = [
   probeRoutes,
@@ -13,4 +14,9 @@ export const routePlugins: ((daemon: DaemonView) => FastifyPluginAsync)[] = [
   daemonRemediationRoutes,
   daemonStatusRoutes,
   daemonIncidentRoutes,
+  (daemon) =>
+    readyRoutes({
+      traffic: () => daemon.runtime?.traffic?.view,
+      targets: () => daemon.loaded.config.targets.map((t) => t.name),
+    }),
 ];

@@ -43,6 +43,8 @@ const SEVERITY: Record<string, Severity> = {
   probe_failing: 'warning',
   critical_unconfirmed: 'warning',
   remediation: 'warning',
+  drain: 'warning',
+  undrain: 'warning',
 };
 
 /** The page's view of the watchdog's status (the same data GET /api/status serves). */
@@ -71,16 +73,17 @@ export function fromTargetStatus(t: TargetStatus): StatusView {
       time: e.time,
       kind: e.type,
       severity: SEVERITY[e.type] ?? 'info',
-      service: str(e.data?.service),
-      rule: str(e.data?.rule),
+      service: 'service' in e.data ? str(e.data.service) : undefined,
+      rule: 'rule' in e.data ? str(e.data.rule) : undefined,
       text: e.summary,
     })),
     changes: t.changesSinceOk.map((e) => ({
       time: e.time,
-      path: str(e.data?.path) ?? e.summary,
-      diff: str(e.data?.diff),
+      path: e.data.path,
+      diff: e.data.diff,
     })),
     remediationPaused: t.remediation.paused,
+    ...(t.traffic !== undefined ? { traffic: t.traffic } : {}),
   };
 }
 

@@ -51,10 +51,34 @@ export interface StatusView {
   events: EventView[];
   changes: ChangeView[];
   remediationPaused: boolean;
+  /** In or out of rotation per backend, held in by the pool rule, drained from the gateway (issue 43). */
+  traffic?: TrafficView;
   /** The state strip over the page's range (absent before the watchdog runs). */
   strip?: StripView;
   /** Each slot's sparkline points over the page's range. */
   history?: SlotHistory[];
+}
+
+/** One backend's place in rotation as GET /ready answers it. */
+export interface BackendView {
+  backend: string;
+  inRotation: boolean;
+  held: boolean;
+  pool?: string;
+  changedAt: number;
+}
+
+export interface TrafficView {
+  backends: BackendView[];
+  drain?: {
+    out: boolean;
+    dryRun: boolean;
+    since?: number;
+    worker: string;
+    gateway: string;
+    drainsInWindow: number;
+    max: number;
+  };
 }
 
 export interface RenderOptions {
@@ -216,6 +240,26 @@ function scaleNote(scale: Map<string, number>): SafeHtml {
   return tight`, and over the same window <small>(top of each sparkline: ${[...scale].map(([p, v]) => `${p} ${fmtMs(v)}`).join(', ')})</small>`;
 }
 
+function traffic(t: TrafficView | undefined, now: number): SafeHtml | '' {
+  if (t === undefined) return '';
+  const rows = t.backends.map((b) => {
+    const where = b.held
+      ? tight`<b class="held">held in rotation</b>: not ready, but the last healthy backend of pool <code>${b.pool ?? ''}</code> is never drained`
+      : b.inRotation
+        ? tight`in rotation`
+        : tight`<b>out of rotation</b>`;
+    return tight`<li data-backend="${b.backend}" data-in-rotation="${String(b.inRotation)}" data-held="${String(b.held)}"><code>${b.backend}</code>: ${where} since <time>${iso(b.changedAt)}</time> (${ago(now - b.changedAt)} ago)</li>`;
+  });
+  const d = t.drain;
+  const drain =
+    d === undefined
+      ? ''
+      : tight`<p class="drain" data-drained="${String(d.out)}">gateway <code>${d.gateway}</code>: worker <code>${d.worker}</code> ${d.out ? tight`<b>drained</b>${d.dryRun ? ' (dry run: not really)' : ''}${d.since !== undefined ? tight` since <time>${iso(d.since)}</time>` : ''}` : 'in the pool'} (${String(d.drainsInWindow)} of ${String(d.max)} drains used in the window)</p>`;
+  return tight`<h3>Traffic</h3>
+<ul class="traffic">${rows}</ul>
+${drain}`;
+}
+
 function card(
   v: StatusView,
   o: Required<Pick<RenderOptions, 'now' | 'maxEvents' | 'maxChanges' | 'range'>>,
@@ -241,6 +285,7 @@ ${stripText(v.strip)}`
 ${since}
 ${diagnosis}
 <p class="incidents"><a href="${urlWithQuery('/api/incidents', { target: v.target })}">incident bundles</a></p>
+${traffic(v.traffic, o.now)}
 ${strip}
 <h3>Last probe results${scaleNote(scale)}</h3>
 ${grid(v, ctx)}
@@ -255,6 +300,7 @@ const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#111;b
 h1{font-size:1.4em;margin:0 0 .2em}h2{margin:0 0 .3em;font-size:1.2em}h3{font-size:1em;margin:1em 0 .3em}
 .card{background:#fff;border:1px solid #ddd;border-left:8px solid;padding:1em;margin:1em 0;border-radius:4px}
 .state{color:#fff;padding:.1em .5em;border-radius:3px;text-transform:uppercase;font-size:.8em}
+.held{background:#fde68a;padding:0 .3em}.traffic{list-style:none;padding:0;margin:.2em 0}
 .paused{background:#fde68a;padding:.1em .5em;border-radius:3px;font-size:.8em}
 .grid{border-collapse:collapse}.grid th,.grid td{border:1px solid #ddd;padding:.3em .6em;vertical-align:top;text-align:left}
 .probe.pass .res{color:#15803d}.probe.fail .res{color:#b91c1c;font-weight:bold}.det,.muted,time{color:#555}

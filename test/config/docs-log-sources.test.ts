@@ -1,13 +1,13 @@
-// The README's "Where logs come from" snippets are configs the daemon accepts, one per source kind.
+// The configuration reference's "Where logs come from" snippets are configs the daemon accepts, one per source kind.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { logSourceSchema } from '../../src/config/schema.js';
 
-describe('README: where logs come from', () => {
+describe('docs/configuration.md: where logs come from', () => {
   it('has a valid config snippet for a plain file, the journal, Kubernetes and Docker', () => {
-    const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+    const readme = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'configuration.md'), 'utf8');
     const section = readme.split('## Where logs come from')[1]!.split('\n## ')[0]!;
     const rows = section.split('\n').filter((l) => /^\| [^-|]/.test(l) && !l.startsWith('| engine writes'));
     const kinds = rows.map((r) => {

@@ -1,6 +1,6 @@
-// README's "Metrics" table is the registry createMetrics builds, family for family: each family with its type and
+// docs/metrics.md's table is the registry createMetrics builds, family for family: each family with its type and
 // label names, and no row for a family that does not exist. A table kept by hand had lost six families and the
-// `class`/`kind` labels the alerts select on (review of 3d0d65c). `node scripts/readme-metrics.mjs` (after
+// `class`/`kind` labels the alerts select on (review of 3d0d65c). `node scripts/docs-metrics.mjs` (after
 // `npm run build`) rewrites the rows from the registry.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -12,11 +12,11 @@ interface Row {
   labels: string[];
 }
 
-/** The rows of the table in README's "Metrics" section that name one metric family. */
+/** The rows of the metrics page's table (from its "# Metrics" title to the next heading) that name one family. */
 export function readmeMetricRows(readme: string): Row[] {
-  const start = readme.indexOf('\n## Metrics\n');
-  expect(start, 'README has a "## Metrics" section').toBeGreaterThanOrEqual(0);
-  const end = readme.indexOf('\n## ', start + 1);
+  const start = readme.indexOf('# Metrics\n');
+  expect(start, 'the page has a "# Metrics" title').toBeGreaterThanOrEqual(0);
+  const end = readme.indexOf('\n#', start + 1);
   const section = readme.slice(start, end < 0 ? undefined : end);
   const rows: Row[] = [];
   for (const line of section.split('\n')) {
@@ -40,12 +40,12 @@ async function registryRows(): Promise<Row[]> {
   }));
 }
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const readme = readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8');
 
-describe("README's metrics table", () => {
+describe("docs/metrics.md's table", () => {
   it('parses rows with and without labels', () => {
     const rows = readmeMetricRows(
-      '\n## Metrics\n\n| metric | type | labels | meaning |\n|---|---|---|---|\n' +
+      '# Metrics\n\n| metric | type | labels | meaning |\n|---|---|---|---|\n' +
         '| `a_total` | counter | target, rule | x |\n| `b` | gauge | | y |\n| `process_*`, `x` | | | z |\n\n## Next\n' +
         '| `c` | gauge | target | not in the section |\n',
     );
@@ -63,9 +63,9 @@ describe("README's metrics table", () => {
       const row = documented.get(f.name);
       if (!row) missing.push(f.name);
       else if (row.type !== f.type || row.labels.join(',') !== f.labels.join(','))
-        different.push(`${f.name}: README ${row.type} {${row.labels}} vs code ${f.type} {${f.labels}}`);
+        different.push(`${f.name}: docs ${row.type} {${row.labels}} vs code ${f.type} {${f.labels}}`);
     }
-    expect.soft(missing, 'families missing from README (run scripts/readme-metrics.mjs)').toEqual([]);
+    expect.soft(missing, 'families missing from docs/metrics.md (run scripts/docs-metrics.mjs)').toEqual([]);
     expect.soft(different, 'rows whose type or labels differ from src/metrics.ts').toEqual([]);
   });
 
