@@ -72,6 +72,8 @@ export function demoConfig(
                   pidFile: sim.pidFiles[service],
                 })),
                 every: '2s',
+                // The demo starts the simulator, its workers and the daemon at once: a first reading can be slow.
+                timeout: '5s',
                 ...(stacks ? { stacks: { enabled: true, pySpy: opts.pySpy, timeout: '5s' } } : {}),
               },
             }

@@ -9,7 +9,7 @@ import { learnNames } from './stacks.js';
 export const processesSource: NodeSourceDef = {
   parts(ctx: NodeContext) {
     return ctx.node.processes.map((cfg) => {
-      const sampler = new ServiceSampler(cfg, ctx.node.maxThreads);
+      const sampler = new ServiceSampler(cfg, ctx.node.maxThreads, ctx.env);
       ctx.samplers.set(cfg.service, sampler);
       const named = new Set<string>();
       return {

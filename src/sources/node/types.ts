@@ -5,6 +5,7 @@ import type { NodeConfig } from '../../config/node-schema.js';
 import type { NodeSignal, NodeSourceKind } from '../../core/node-signals.js';
 import type { Exec } from './pyspy.js';
 import type { ServiceSampler } from './processes.js';
+import type { FindEnv } from './find.js';
 
 export interface NodePart {
   source: Exclude<NodeSourceKind, 'stacks'>;
@@ -23,6 +24,8 @@ export interface NodeContext {
   exec: Exec;
   /** One sampler per service, shared with the stack dumps (./stacks.ts): the pids, thread names and idle times. */
   samplers: Map<string, ServiceSampler>;
+  /** Where /proc and the cgroup root are (tests lay out their own). */
+  env?: FindEnv;
 }
 
 export interface NodeSourceDef {

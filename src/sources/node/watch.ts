@@ -9,6 +9,7 @@ import type { NodeMetrics } from '../../metrics.js';
 import { NODE_SOURCES } from './index.js';
 import type { ServiceSampler } from './processes.js';
 import type { Exec } from './pyspy.js';
+import type { FindEnv } from './find.js';
 import { dumpStacks, type StackDump } from './stacks.js';
 import type { NodeContext, NodePart } from './types.js';
 
@@ -20,6 +21,8 @@ export interface NodeWatchOptions {
   logger: Logger;
   onSignal: (s: NodeSignal) => void;
   now?: () => number;
+  /** Where /proc and the cgroup root are (default the host's; tests lay out their own). */
+  env?: FindEnv;
 }
 
 export class NodeWatch {
@@ -34,7 +37,13 @@ export class NodeWatch {
   constructor(private readonly o: NodeWatchOptions) {
     this.now = o.now ?? Date.now;
     this.log = o.logger.child({ component: 'node', target: o.target });
-    this.ctx = { target: o.target, node: o.node, exec: o.exec, samplers: new Map<string, ServiceSampler>() };
+    this.ctx = {
+      target: o.target,
+      node: o.node,
+      exec: o.exec,
+      samplers: new Map<string, ServiceSampler>(),
+      ...(o.env !== undefined ? { env: o.env } : {}),
+    };
     this.parts = Object.values(NODE_SOURCES).flatMap((s) => s.parts(this.ctx));
     for (const p of this.parts) o.metrics.nodeReadErrors.inc({ target: o.target, source: p.source }, 0);
     if (o.node.stacks.enabled) o.metrics.nodeReadErrors.inc({ target: o.target, source: 'stacks' }, 0);
