@@ -1,10 +1,11 @@
-// bench:ingest-matcher — the rule matcher alone (rules.ts LineMatcher) on the lines a replay hands it: each build's
+// bench:ingest-matcher — the rule matcher alone (rules/matcher.ts LineMatcher) on the lines a replay hands it: each build's
 // replay of a bench:ingest file is run once in process with LineMatcher#match recorded (the lines the prefilter
 // passed, and every line while a multi-line rule is open), then a fresh matcher of that build's full rule set is
 // timed on them, best of REPEAT passes. What the whole-process figure (bench:ingest-compare) cannot isolate: the
 // matcher is ~1 % of the lines and a few % of the time. Prints figures; asserts nothing.
 //   node bench/ingest-matcher.mjs [BUILD_ROOT ...]        (default: this checkout; run `npm run build` first)
 //   GENERATORS=tuned,varied REPEAT=15 node bench/ingest-matcher.mjs ../wt-main .
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildRoots, ensureFiles, fileOf, LINES } from './ingest-files.mjs';
@@ -19,7 +20,14 @@ await ensureFiles(chosen);
 
 console.log(`bench:ingest-matcher: best of ${REPEAT} passes, ${LINES}-line files, Node ${process.version}`);
 for (const root of roots) {
-  const R = await import(join(root, 'dist/sources/logs/rules.js'));
+  // rules/ since the matcher was split by stage; one rules.js in builds before it.
+  const split = existsSync(join(root, 'dist/sources/logs/rules/matcher.js'));
+  const R = split
+    ? {
+        ...(await import(join(root, 'dist/sources/logs/rules/compile.js'))),
+        ...(await import(join(root, 'dist/sources/logs/rules/matcher.js'))),
+      }
+    : await import(join(root, 'dist/sources/logs/rules.js'));
   const { replayFiles } = await import(join(root, 'dist/commands/replay-files.js'));
   const { LOG_PACKS } = await import(join(root, 'dist/config/schema.js'));
   for (const name of chosen) {

@@ -7,14 +7,20 @@ import client from 'prom-client';
 import type { DetectConfig, LogFormat, LogPack, RuleConfig } from '../config/schema.js';
 import { createEngineMetrics, createLogMetrics } from '../metrics.js';
 import type { EngineSignal, Severity } from '../core/signals.js';
-import { applyEngineValues, LINE_STAMP, stampMs, type EngineValues } from '../sources/logs/engine-lines.js';
-import { addTotals, EngineRanks, engineSignal, writeEngineGauges } from '../sources/logs/engine-ranks.js';
+import {
+  addTotals,
+  applyEngineValues,
+  LINE_STAMP,
+  stampMs,
+  type EngineValues,
+} from '../sources/logs/engine-lines.js';
+import { EngineRanks, engineSignal, writeEngineGauges } from '../sources/logs/engine-ranks.js';
 import { replayTimeline, type Timeline, type TimedSignal } from './replay-timeline.js';
-import { compileRuleSet, eventClass, type Incident } from '../sources/logs/rules.js';
-import { ChunkScanner } from '../sources/logs/scanner.js';
-import { detectFormat, LINE_FORMATS, structuredOf, wrapperOf } from '../sources/logs/formats/index.js';
+import { compileRuleSet } from '../sources/logs/rules/compile.js';
+import type { Incident } from '../sources/logs/rules/incidents.js';
+import { logEventSignal, logFeed } from '../sources/logs/feed.js';
 import type { StructuredFormat, StructuredKeys } from '../sources/logs/formats/structured.js';
-import { AutoFeed, Unwrapper, type LineFeed } from '../sources/logs/unwrap.js';
+import type { LineMeta } from '../sources/logs/unwrap.js';
 
 export interface ReplayEvent {
   file: string;
@@ -83,6 +89,8 @@ export interface ReplayResult {
   registry: client.Registry;
   /** The detector's verdict timeline (with `timeline: true`). */
   timeline?: Timeline;
+  /** The signals the timeline ran on, in file order (with `timeline: true`): the daemon's, on the log's clock. */
+  signals?: TimedSignal[];
 }
 
 /** Totals of an engine signal not yet known (see the engine sink's settle). */
@@ -155,8 +163,8 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     year = new Date(fstatSync(fd).mtimeMs).getUTCFullYear();
     let lastStamp = '';
     let lastTime = NaN;
-    // Set for a wrapped file: the runtime's time is the line's stamp, and offsets are file offsets.
-    let unwrapper: Unwrapper | undefined;
+    // Set for a wrapped file (logFeed): the runtime's time is the line's stamp, and offsets are file offsets.
+    let lookup: (at: number) => LineMeta | undefined = () => undefined;
     const format = settings?.format ?? o.format ?? 'plain';
     // A line without a time of its own (a stderr traceback) has the time of the last line before it that had one:
     // looked up in the file, since the scanner skipped the lines in between. A wrapped file's runtime time stamp is
@@ -166,7 +174,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     let askedStamp: string | undefined;
     const stampFor = (line: string, offset: number): string | undefined => {
       if (offset === askedAt) return askedStamp;
-      const meta = unwrapper?.lookup(offset);
+      const meta = lookup(offset);
       const fileOffset = meta?.offset ?? offset;
       askedAt = offset;
       askedStamp =
@@ -177,14 +185,31 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
         stampBefore(fd, fileOffset);
       return askedStamp;
     };
-    const scanner = new ChunkScanner(
+    const feed = logFeed(
       set,
-      maxLine,
       {
-        match: (m) => {
-          const meta = unwrapper?.lookup(m.offset);
+        maxLineBytes: maxLine,
+        format,
+        structured: settings ? settings.structured : o.structured,
+        keys: settings?.keys,
+      },
+      {
+        match: (m, meta) => {
           const fileOffset = meta?.offset ?? m.offset;
-          const cls = eventClass(m);
+          const own = stampFor(m.line, m.offset);
+          if (own !== undefined) {
+            lastStamp = own;
+            lastTime = timeOf(own, lastTime);
+          }
+          // The daemon's signal (user rules and loops included), timed by the log's own stamps.
+          const e = logEventSignal(m, {
+            ...labels,
+            file,
+            offset: fileOffset,
+            time: lastTime,
+            ...(meta?.stream ? { stream: { field: 'stream', value: meta.stream } } : {}),
+          });
+          const cls = e.class;
           metrics.logEvents.inc({
             ...labels,
             rule: m.rule.name,
@@ -193,26 +218,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           });
           matches.set(m.rule.name, (matches.get(m.rule.name) ?? 0) + 1);
           if (m.values) applyEngineValues(metrics, labels, m.values, Date.now(), false);
-          const own = stampFor(m.line, m.offset);
-          if (own !== undefined) {
-            lastStamp = own;
-            lastTime = timeOf(own, lastTime);
-          }
-          if (o.timeline && Number.isFinite(lastTime)) {
-            signals.push({
-              kind: 'log',
-              ...labels,
-              rule: m.rule.name,
-              class: cls,
-              severity: m.severity,
-              line: m.line,
-              file,
-              offset: fileOffset,
-              time: lastTime,
-              fields: m.fields,
-              ...(m.incident ? { incident: m.incident } : {}),
-            });
-          }
+          if (o.timeline && Number.isFinite(lastTime)) signals.push(e);
           if (events.length >= maxEvents) {
             dropped++;
             return;
@@ -296,10 +302,6 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
         member: (m) => matches.set(m.rule.name, (matches.get(m.rule.name) ?? 0) + 1),
         truncated: () => metrics.logLinesTruncated.inc(labels),
         decodeError: (f) => metrics.logDecodeErrors.inc({ ...labels, format: f }),
-      },
-      0,
-      o.timeline === true,
-      {
         // The incident windows run on the log's own time, as the events do.
         timeOf: (line, offset) => {
           const stamp = stampFor(line, offset);
@@ -307,23 +309,10 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           return Number.isFinite(t) ? t : Number.isFinite(lastTime) ? lastTime : 0;
         },
       },
-      structuredOf(format, settings ? settings.structured : o.structured, settings?.keys),
+      { everyEngineLine: o.timeline === true },
     );
-    const unwrap = (f: 'cri' | 'docker'): LineFeed => {
-      scanner.reset(0);
-      unwrapper = new Unwrapper(LINE_FORMATS[f], maxLine, scanner, 0);
-      return unwrapper;
-    };
-    const wrapper = wrapperOf(format);
-    const feed: LineFeed =
-      format === 'auto'
-        ? new AutoFeed(0, (first) => {
-            const f = detectFormat(first);
-            return f === 'plain' ? scanner : unwrap(f);
-          })
-        : wrapper !== undefined
-          ? unwrap(wrapper)
-          : scanner;
+    lookup = feed.lookup;
+    const { scanner } = feed;
     try {
       const size = fstatSync(fd).size;
       let pos = 0;
@@ -333,7 +322,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
         if (got <= 0) break;
         for (let at = 0; at < got; at += FEED_BYTES) {
           const n = Math.min(FEED_BYTES, got - at);
-          feed.feed(buf.subarray(at, at + n), n);
+          feed.input.feed(buf.subarray(at, at + n), n);
           pos += n;
           if (o.timeline) {
             // The block's last stamped line moves the timeline's clock (a quiet engine among other lines stalls).
@@ -347,7 +336,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
           }
         }
       }
-      feed.flush();
+      feed.input.flush();
       bytes += pos;
     } finally {
       closeSync(fd);
@@ -374,7 +363,10 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
     events.sort((a, b) => (a.stamp < b.stamp ? -1 : a.stamp > b.stamp ? 1 : 0));
   }
   const out: ReplayResult = { events, droppedEvents: dropped, lines, bytes, registry };
-  if (o.timeline) out.timeline = replayTimeline(signals, o.detect, endAt, clock);
+  if (o.timeline) {
+    out.timeline = replayTimeline(signals, o.detect, endAt, clock);
+    out.signals = signals;
+  }
   return out;
 }
 

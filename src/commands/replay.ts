@@ -15,7 +15,7 @@ import { defaultPacks, LOG_ENGINES, type LogEngine } from '../config/log-engines
 import { rootCauseText } from '../core/signals.js';
 import { withImpliedPacks } from '../config/log-packs.js';
 import { formatAt } from './replay-timeline.js';
-import { RuleError } from '../sources/logs/rules.js';
+import { RuleError } from '../sources/logs/rules/compile.js';
 import { EXIT } from './exit-codes.js';
 import { visibleControls } from '../lib/terminal-text.js';
 

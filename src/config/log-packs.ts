@@ -1,5 +1,5 @@
 // The built-in rule pack names, free of the schema's dependencies so `replay` can read them without loading zod.
-// The order is the match order (src/sources/logs/rules.ts compileRuleSet): the specific packs before the generic
+// The order is the match order (src/sources/logs/rules/compile.ts compileRuleSet): the specific packs before the generic
 // `python` one, whose thread-death record shares its header with nixl's.
 export const LOG_PACKS = [
   'sglang',

@@ -464,7 +464,7 @@ export const logSourceSchema = z
           '`structured` is for lines inside cri, docker or the journal; use `format: json|logfmt` for a file of records',
       });
     }
-    // Directory wildcards match one path segment each and may not be `**` (see src/sources/logs/dir-glob.ts).
+    // Directory wildcards match one path segment each and may not be `**` (see src/sources/logs/tail/dir-glob.ts).
     if (src.path !== undefined && /\*\*/.test(src.path)) {
       ctx.addIssue({
         code: 'custom',

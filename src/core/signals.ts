@@ -49,7 +49,7 @@ export interface LogEventSignal {
   loop?: { count: number; seconds: number };
 }
 
-/** A match folded into an incident already raised (rules.ts): where it is, and whose event it belongs to. */
+/** A match folded into an incident already raised (src/sources/logs/rules/matcher.ts): where it is, and whose event it belongs to. */
 export interface LogMemberMatch {
   service: string;
   file: string;
@@ -62,7 +62,7 @@ export interface LogMemberMatch {
   memberOf: string;
 }
 
-/** What an incident's event carries (src/sources/logs/rules.ts Incident has this shape). */
+/** What an incident's event carries (src/sources/logs/rules/incidents.ts Incident has this shape). */
 export interface LogIncident {
   members: readonly { rule: string; lineNo: number; time: number; line: string; process: string }[];
   absorbed: number;

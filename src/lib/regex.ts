@@ -49,13 +49,15 @@ export function requiredLiterals(source: string): string[] | null {
   return out;
 }
 
-function splitTopLevel(src: string): string[] {
-  const parts: string[] = [];
+/**
+ * The first index from `from` at which `stop(c, depth)` holds, outside escapes and character classes; `depth` is the
+ * group depth after `c`. src.length when there is none.
+ */
+function scanTopLevel(src: string, from: number, stop: (c: string, depth: number) => boolean): number {
   let depth = 0;
   let inClass = false;
-  let start = 0;
-  for (let i = 0; i < src.length; i++) {
-    const c = src[i];
+  for (let i = from; i < src.length; i++) {
+    const c = src[i]!;
     if (c === '\\') {
       i++;
       continue;
@@ -67,13 +69,19 @@ function splitTopLevel(src: string): string[] {
     if (c === '[') inClass = true;
     else if (c === '(') depth++;
     else if (c === ')') depth--;
-    else if (c === '|' && depth === 0) {
-      parts.push(src.slice(start, i));
-      start = i + 1;
-    }
+    if (stop(c, depth)) return i;
   }
-  parts.push(src.slice(start));
-  return parts;
+  return src.length;
+}
+
+function splitTopLevel(src: string): string[] {
+  const parts: string[] = [];
+  for (let start = 0; ;) {
+    const bar = scanTopLevel(src, start, (c, depth) => c === '|' && depth === 0);
+    parts.push(src.slice(start, bar));
+    if (bar >= src.length) return parts;
+    start = bar + 1;
+  }
 }
 
 function longestLiteral(src: string): string | null {
@@ -97,24 +105,7 @@ function longestLiteral(src: string): string | null {
       while (j < src.length && src[j] !== ']') j += src[j] === '\\' ? 2 : 1;
       next = j + 1;
     } else if (c === '(') {
-      let depth = 0;
-      let j = i;
-      let inClass = false;
-      for (; j < src.length; j++) {
-        const d = src[j];
-        if (d === '\\') {
-          j++;
-          continue;
-        }
-        if (inClass) {
-          if (d === ']') inClass = false;
-          continue;
-        }
-        if (d === '[') inClass = true;
-        else if (d === '(') depth++;
-        else if (d === ')' && --depth === 0) break;
-      }
-      next = j + 1;
+      next = scanTopLevel(src, i, (d, depth) => d === ')' && depth === 0) + 1;
     } else if ('.^$'.includes(c)) {
       atom = null;
     } else {

@@ -195,7 +195,7 @@ export class KeyedStore<V> {
   /**
    * How the last load() went when it was not clean: `previous`, the newest file was unusable and the generation
    * before it was loaded (up to one save interval older: those lines are read again, as after a kill -9); `lost`,
-   * neither was usable and the state is empty (a follower then reads what it would have skipped, see follow.ts).
+   * neither was usable and the state is empty (a follower then reads what it would have skipped, see src/sources/logs/tail/follow.ts).
    */
   recovery?: StateRecovery;
   /**

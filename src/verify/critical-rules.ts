@@ -1,10 +1,11 @@
 // Critical engine log signatures: a hit during a verify window fails the step. The daemon's own matcher runs here
-// (src/sources/logs/rules.ts LineMatcher over the same packs): the echo guard, the carriers of user text, incidents
+// (src/sources/logs/rules/matcher.ts LineMatcher over the same packs): the echo guard, the carriers of user text, incidents
 // and tracebacks closing on their last exception line are the daemon's, so verify and the daemon agree on what a
 // critical line is (an echoed prompt quoting the NIXL assertion fails neither).
 import type { LogPack } from '../config/schema.js';
 import { defaultPacks } from '../config/log-engines.js';
-import { compileRuleSet, LineMatcher, type RuleMatch, type RuleSet } from '../sources/logs/rules.js';
+import { compileRuleSet, type RuleSet } from '../sources/logs/rules/compile.js';
+import { LineMatcher, type RuleMatch } from '../sources/logs/rules/matcher.js';
 
 export interface CriticalHit {
   rule: string;

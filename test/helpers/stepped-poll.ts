@@ -1,6 +1,6 @@
 // A poll clock that only ticks when the test says so (mtail's injected test waker): a test that needs "a
 // poll happened between these two writes" steps one, instead of sleeping and hoping a timer fired.
-import type { PollClock } from '../../src/sources/logs/poll-clock.js';
+import type { PollClock } from '../../src/sources/logs/tail/poll-clock.js';
 
 export interface SteppedPoll {
   /** Pass as `follow.poll` (or a follower's `poll`). */

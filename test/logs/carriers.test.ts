@@ -6,7 +6,8 @@ import { LOG_PACKS } from '../../src/config/schema.js';
 import { CARRIERS, MAX_CARRIER_LINES } from '../../src/sources/logs/carriers.js';
 import { PACKS } from '../../src/sources/logs/packs/index.js';
 import { namesIncidents } from '../../src/core/reduce/warnings.js';
-import { compileRuleSet, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
+import type { RuleMatch } from '../../src/sources/logs/rules/matcher.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 

@@ -67,7 +67,7 @@ const show = (evs: ReplayEvent[]) => evs.map((e) => `${e.rule}/${e.severity}`);
 
 describe('upstream corpus (every rule fixture, quoted from its upstream format string)', () => {
   const entries: Entry[] = Object.entries(RULE_FIXTURES).flatMap(([rule, texts]) =>
-    // A start-up marker raises no event: it ends the open incidents (rules.ts).
+    // A start-up marker raises no event: it ends the open incidents (rules/incidents.ts).
     texts.map((text) => ({ label: rule, text, expect: RULES.get(rule)!.startup ? [] : [rule] })),
   );
   const { within, outside, ranges } = replayCorpus('upstream', entries);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultPacks } from '../../src/config/log-engines.js';
-import { compileRuleSet } from '../../src/sources/logs/rules.js';
+import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import type { LogWatcherOptions } from '../../src/sources/logs/watcher.js';
 import { waitFor } from '../helpers/wait.js';

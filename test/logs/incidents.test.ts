@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
 import { PACKS } from '../../src/sources/logs/packs/index.js';
-import { compileRuleSet, ROOT_CAUSE_WAIT_LINES, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
+import { ROOT_CAUSE_WAIT_LINES } from '../../src/sources/logs/rules/incidents.js';
+import type { RuleMatch } from '../../src/sources/logs/rules/matcher.js';
 import { rootCauseText } from '../../src/core/signals.js';
 import type { ClassifierConfig } from '../../src/core/memory.js';
 import { detectSchema } from '../../src/config/schema.js';

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { formatMetrics, replayFiles } from '../../src/commands/replay-files.js';
 import { LOG_PACKS } from '../../src/config/schema.js';
 import type { EngineLine } from '../../src/sources/logs/engine-lines.js';
-import { compileRuleSet } from '../../src/sources/logs/rules.js';
+import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
 import { ChunkScanner, type StructuredOptions } from '../../src/sources/logs/scanner.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 

@@ -1,10 +1,11 @@
-// The matcher's literal index (rules.ts LiteralIndex) names exactly the rules one of whose literals occurs in a line,
+// The matcher's literal index (rules/literal-index.ts LiteralIndex) names exactly the rules one of whose literals occurs in a line,
 // as asking each rule would (as a predicate, and as the ascending list the matcher walks): on every pack rule's
 // fixture lines, on lines made of many literals (past the hit bound, where it asks each rule) and on seeded random
 // mixes of literals, their fragments and non-ASCII text.
 import { describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
-import { compileRuleSet, LiteralIndex } from '../../src/sources/logs/rules.js';
+import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
+import { LiteralIndex } from '../../src/sources/logs/rules/literal-index.js';
 import { mulberry32 } from '../../src/sim/prng.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 

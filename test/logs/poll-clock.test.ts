@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { onPoll } from '../../src/sources/logs/poll-clock.js';
+import { onPoll } from '../../src/sources/logs/tail/poll-clock.js';
 
 describe('poll clock', () => {
   afterEach(() => {

@@ -5,13 +5,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { ConfigError, parseConfigText } from '../../src/config/load.js';
 import { replayCommand } from '../../src/commands/replay.js';
 import { requiredLiterals } from '../../src/lib/regex.js';
-import {
-  compileRuleSet,
-  LineMatcher,
-  RuleError,
-  USER_RULE_MAX_CHARS,
-  type RuleMatch,
-} from '../../src/sources/logs/rules.js';
+import { compileRuleSet, RuleError, USER_RULE_MAX_CHARS } from '../../src/sources/logs/rules/compile.js';
+import { LineMatcher, type RuleMatch } from '../../src/sources/logs/rules/matcher.js';
 import { replayFiles } from '../../src/commands/replay-files.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileRuleSet, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
+import type { RuleMatch } from '../../src/sources/logs/rules/matcher.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import type { EngineValues } from '../../src/sources/logs/engine-lines.js';
 

@@ -13,7 +13,8 @@ import {
   type LogPack,
 } from '../../src/config/schema.js';
 import { PACKS } from '../../src/sources/logs/packs/index.js';
-import { compileRuleSet, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
+import type { RuleMatch } from '../../src/sources/logs/rules/matcher.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Journal } from '../../src/outputs/journal/journal.js';
-import { OffsetStore } from '../../src/sources/logs/offsets.js';
+import { OffsetStore } from '../../src/sources/logs/tail/offsets.js';
 import { CursorStore } from '../../src/lib/state-store.js';
 import { waitFor } from '../helpers/wait.js';
 import { harness, source } from './helpers.js';

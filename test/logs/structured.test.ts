@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { formatMetrics, replayFiles } from '../../src/commands/replay-files.js';
 import { LOG_PACKS } from '../../src/config/schema.js';
 import { decodeJson, decodeLogfmt, logfmtPairs } from '../../src/sources/logs/formats/structured.js';
-import { compileRuleSet, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
+import type { RuleMatch } from '../../src/sources/logs/rules/matcher.js';
 import { ChunkScanner, type StructuredOptions } from '../../src/sources/logs/scanner.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 

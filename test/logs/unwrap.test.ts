@@ -3,7 +3,7 @@ import { ruleSchema } from '../../src/config/schema.js';
 import { cri } from '../../src/sources/logs/formats/cri.js';
 import { docker } from '../../src/sources/logs/formats/docker.js';
 import { detectFormat, type LineFormat } from '../../src/sources/logs/formats/index.js';
-import { compileRuleSet } from '../../src/sources/logs/rules.js';
+import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import { AutoFeed, Unwrapper } from '../../src/sources/logs/unwrap.js';
 import { NUMBERED, criBytes, dockerBytes, engineLine } from './wrapped-lines.js';

@@ -3,7 +3,8 @@
 // now run on V8's linear engine and see at most USER_RULE_MAX_CHARS of a line.
 import { describe, expect, it } from 'vitest';
 import { ruleSchema } from '../../src/config/schema.js';
-import { compileRuleSet, USER_RULE_MAX_CHARS, type RuleMatch } from '../../src/sources/logs/rules.js';
+import { compileRuleSet, USER_RULE_MAX_CHARS } from '../../src/sources/logs/rules/compile.js';
+import type { RuleMatch } from '../../src/sources/logs/rules/matcher.js';
 import { ChunkScanner } from '../../src/sources/logs/scanner.js';
 import { best, plainScan } from '../helpers/linear-bound.js';
 

@@ -83,7 +83,7 @@ function configuredIntervals(): Intervals[] {
  * it comes from. A rule on a heartbeat not listed here fails the test: say how often it beats first.
  */
 const HEARTBEATS: Record<string, { period: number; why: string }> = {
-  // src/sources/logs/follow.ts: every follower polls every 250 ms on the shared clock.
+  // src/sources/logs/tail/follow.ts: every follower polls every 250 ms on the shared clock.
   wedgewatch_log_follower_last_tick_timestamp_seconds: { period: 0.25, why: 'follower poll, 250 ms' },
   // A probe's last finished run: its `every` plus its timeout; the examples' longest is 5m with a 2m timeout.
   wedgewatch_probe_last_run_timestamp_seconds: {

@@ -2,10 +2,10 @@
 // counter born at its first value (1) has no earlier sample, so increase()/rate() over it read 0 and the
 // first thread death, abort or failed remediation would move no dashboard and no alert.
 import type { Config } from '../../config/schema.js';
-import type { ReadErrorReason } from '../../sources/logs/follow.js';
+import type { ReadErrorReason } from '../../sources/logs/tail/types.js';
 import type { JournalErrorReason } from '../../sources/logs/journald.js';
 import type { StateRecovery } from '../../lib/state-store.js';
-import { compileRuleSet, ruleClasses } from '../../sources/logs/rules.js';
+import { compileRuleSet, ruleClasses } from '../../sources/logs/rules/compile.js';
 import { probeResultNames, type Vocabulary, VOCABULARY } from '../../core/vocabulary.js';
 import { hasSeries, type Metrics } from '../../metrics.js';
 import type { ConnKind, ProbeKind, ProbeResultClass } from '../../core/signals.js';

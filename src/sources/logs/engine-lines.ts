@@ -388,13 +388,18 @@ export function applyEngineValues(
   if (batch) metrics.engineLastBatch.set(labels, nowMs / 1000);
   const sig: EngineSignal = { kind: 'engine', source: 'log', time: nowMs, ...labels };
   if (progress !== undefined) sig.progress = progress;
+  addTotals(sig, values);
+  return sig;
+}
+
+/** Sets engine values (a line's, or the totals over ranks) on a signal; fields `values` lacks stay unset. */
+export function addTotals(sig: EngineSignal, values: EngineValues): void {
   if (values.running !== undefined) sig.running = values.running;
   if (values.queued !== undefined) sig.queued = values.queued;
   if (values.transferQueue !== undefined) sig.transferQueue = values.transferQueue;
   if (values.preallocQueue !== undefined) sig.preallocQueue = values.preallocQueue;
   if (values.genThroughput !== undefined) sig.genThroughput = values.genThroughput;
   if (values.tokenUsage !== undefined) sig.tokenUsage = values.tokenUsage;
-  return sig;
 }
 
 /** Unix ms of a line timestamp (any stamp line-time.ts reads; zoneless ones as UTC), `year` for yearless ones. */

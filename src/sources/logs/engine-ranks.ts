@@ -5,7 +5,7 @@
 import { setEngineGauges } from '../engines/gauges.js';
 import type { EngineMetrics } from '../../metrics.js';
 import type { EngineSignal } from '../../core/signals.js';
-import type { EngineLine, EngineValues } from './engine-lines.js';
+import { addTotals, type EngineLine, type EngineValues } from './engine-lines.js';
 
 const SUMMED = ['running', 'queued', 'transferQueue', 'preallocQueue', 'genThroughput'] as const;
 
@@ -120,14 +120,4 @@ export function engineSignal(
     sig.ranks = { [line.rank]: { running: line.values.running, progress: line.progress } };
   }
   return sig;
-}
-
-/** Sets the engine totals on a signal (fields the totals lack stay unset). */
-export function addTotals(sig: EngineSignal, total: EngineValues): void {
-  if (total.running !== undefined) sig.running = total.running;
-  if (total.queued !== undefined) sig.queued = total.queued;
-  if (total.transferQueue !== undefined) sig.transferQueue = total.transferQueue;
-  if (total.preallocQueue !== undefined) sig.preallocQueue = total.preallocQueue;
-  if (total.genThroughput !== undefined) sig.genThroughput = total.genThroughput;
-  if (total.tokenUsage !== undefined) sig.tokenUsage = total.tokenUsage;
 }

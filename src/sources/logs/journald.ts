@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { JournalSourceConfig } from '../../config/schema.js';
 import { SAVE_EVERY_MS, type CursorStore } from '../../lib/state-store.js';
+import type { PositionOptions } from './reader-options.js';
 
 /** One journal entry, as the rules see it. */
 export interface JournalEntry {
@@ -24,27 +25,21 @@ export interface JournalEntry {
 
 export type JournalErrorReason = 'missing' | 'unreadable' | 'malformed' | 'io';
 
-export interface JournalFollowerOptions {
+export interface JournalFollowerOptions extends PositionOptions {
   journal: JournalSourceConfig;
-  from: 'start' | 'end';
-  maxCatchUpBytes: number;
   cursors: CursorStore;
   /** The cursor's key in the store. */
   key: string;
   onEntry(e: JournalEntry): void;
   /** Called once per error streak (the same error again is silent until something changes). */
   onError?(reason: JournalErrorReason, message: string): void;
-  /** Saving the cursor failed (once per streak of the same error); reading goes on. */
-  onSaveError?(message: string): void;
   /** The catch-up limit excluded this many entries (of this many message bytes) written while down. */
   onSkip?(entries: number, bytes: number): void;
   /** The journalctl binary (tests point it elsewhere). */
   journalctl?: string;
   retryMs?: number;
-  saveEveryMs?: number;
   /** A run without --follow (the backlog count, a poll) is killed after this long. */
   runTimeoutMs?: number;
-  now?: () => number;
 }
 
 interface RawEntry {

@@ -12,7 +12,8 @@ import {
 } from './engine-lines.js';
 import type { EngineLineKind } from './packs/index.js';
 import { echoAfterPrefix, isRequestEcho } from './request-echo.js';
-import { LineMatcher, type MatcherOptions, type RuleMatch, type RuleSet } from './rules.js';
+import type { RuleSet } from './rules/compile.js';
+import { LineMatcher, type MatcherOptions, type RuleMatch } from './rules/matcher.js';
 import {
   decodeStructured,
   DEFAULT_STRUCTURED_KEYS,
@@ -71,7 +72,7 @@ export class ChunkScanner {
     startOffset = 0,
     /** Every periodic engine line, not only the last per rank of each chunk (replay's verdict timeline). */
     private readonly everyEngineLine = false,
-    /** The matcher's clock and windows (rules.ts MatcherOptions); members go to the sink's `member`. */
+    /** The matcher's clock and windows (rules/matcher.ts MatcherOptions); members go to the sink's `member`. */
     matcherOptions: MatcherOptions = {},
     /** Lines are structured records (JSON, logfmt): rules run on their messages. */
     private readonly structured?: StructuredOptions,
@@ -98,7 +99,7 @@ export class ChunkScanner {
     return this.carryLen > 0;
   }
 
-  /** Offset of the first line whose event the matcher still holds (rules.ts `heldFrom`), else undefined. */
+  /** Offset of the first line whose event the matcher still holds (rules/matcher.ts `heldFrom`), else undefined. */
   get heldFrom(): number | undefined {
     return this.matcher.heldFrom;
   }
@@ -262,28 +263,26 @@ export class ChunkScanner {
     }
   }
 
+  /** A line s[p, nl) is scanned: counted, and cut at maxLineBytes (counted as truncated); returns where it ends. */
+  private lineAt(p: number, nl: number): number {
+    this.lines++;
+    if (nl - p <= this.maxLineBytes) return nl;
+    this.sink.truncated();
+    return p + this.maxLineBytes;
+  }
+
   /** Like scan, for rule sets that cannot match a batch line: those are recognised by their prefix and skipped. */
   private scanSkippingBatchLines(s: string, last: number, base: number): void {
-    const max = this.maxLineBytes;
     const pre = this.set.linePrefilter!;
     const echoes = this.set.skipRequestEchoes;
     let p = 0;
     while (p <= last) {
       const nl = s.indexOf('\n', p);
-      this.lines++;
-      let end = nl;
-      if (nl - p > max) {
-        this.sink.truncated();
-        end = p + max;
-      }
+      const end = this.lineAt(p, nl);
       // The engine's text: the line, or a JSON record's message (viewOf).
-      let vp = p;
-      let ve = end;
       const v = this.jsonKeys === undefined ? null : this.viewOf(s, p, end);
-      if (v !== null) {
-        vp = v.from;
-        ve = v.to;
-      }
+      const vp = v === null ? p : v.from;
+      const ve = v === null ? end : v.to;
       // A multi-line rule in progress must see every line (it counts them against `within`).
       if (
         this.matcher.hasPending ||
@@ -301,7 +300,6 @@ export class ChunkScanner {
    * are searched for the markers, each marker's next occurrence remembered so no search runs past it twice.
    */
   private scanWithEngineLines(s: string, last: number, base: number): void {
-    const max = this.maxLineBytes;
     const pre = this.set.linePrefilter!;
     const markers = this.markers;
     const echoes = this.set.skipRequestEchoes;
@@ -312,12 +310,7 @@ export class ChunkScanner {
     let p = 0;
     while (p <= last) {
       const nl = s.indexOf('\n', p);
-      this.lines++;
-      let end = nl;
-      if (nl - p > max) {
-        this.sink.truncated();
-        end = p + max;
-      }
+      const end = this.lineAt(p, nl);
       // The engine's text: the line, or a JSON record's message (viewOf; `record` is then the line's start).
       let vp = p;
       let ve = end;

@@ -4,9 +4,9 @@
 // kind it holds.
 import type { LogSourceConfig } from '../../config/schema.js';
 import type { CursorStore } from '../../lib/state-store.js';
-import type { FileReader, FollowFs } from './follow.js';
-import type { OffsetStore } from './offsets.js';
-import type { PollClock } from './poll-clock.js';
+import type { FileReader, FollowFs } from './tail/types.js';
+import type { OffsetStore } from './tail/offsets.js';
+import type { PollClock } from './tail/poll-clock.js';
 
 /** A running source. halt() (optional) reads to the end before stop(), so a clean stop re-reads nothing. */
 export interface LogSource {
@@ -32,7 +32,7 @@ export interface LogSourceHooks {
   lines(name: string, streamField?: string): (line: SourceLine) => void;
   /** The catch-up limit left `bytes` unread (and `entries` records, for a source that counts records). */
   skipped(where: string, bytes: number, entries?: number): void;
-  /** A read error; `reason` is the metric label, each kind names its own (follow.ts, journald.ts). */
+  /** A read error; `reason` is the metric label, each kind names its own (tail/follow.ts, journald.ts). */
   readError(reason: string, where: string, message: string): void;
   rotated(kind: string, where: string): void;
   /** The source polled (a liveness gauge: a follower stuck in a syscall stops ticking). */

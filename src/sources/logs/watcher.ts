@@ -6,8 +6,8 @@ import type { EngineMetrics, LogMetrics } from '../../metrics.js';
 import type { EngineSignal, LogEventSignal, LogMemberMatch } from '../../core/signals.js';
 import { applyEngineValues } from './engine-lines.js';
 import { applyEngineLine, EngineRanks } from './engine-ranks.js';
-import type { FileReader } from './follow.js';
-import { OffsetStore } from './offsets.js';
+import type { FileReader } from './tail/types.js';
+import { OffsetStore } from './tail/offsets.js';
 import { eventRef, lineTime } from './event-ref.js';
 import { CursorStore } from '../../lib/state-store.js';
 import type {
@@ -19,10 +19,9 @@ import type {
   SourceLine,
 } from './source.js';
 import { LOG_SOURCE_KINDS, logSourceKind } from './sources/index.js';
-import { compileRuleSet, eventClass, type RuleSet } from './rules.js';
-import { ChunkScanner, type ScanSink } from './scanner.js';
-import { detectFormat, LINE_FORMATS, structuredOf, wrapperOf } from './formats/index.js';
-import { AutoFeed, MetaRing, Unwrapper, type LineFeed, type LineMeta } from './unwrap.js';
+import { compileRuleSet, type RuleSet } from './rules/compile.js';
+import { logEventSignal, logFeed, type FeedSink } from './feed.js';
+import { MetaRing, type LineMeta } from './unwrap.js';
 
 export interface LogWatcherOptions {
   target: string;
@@ -218,15 +217,8 @@ export class LogWatcher {
     const labels = { target, service: src.service };
     const metas = new MetaRing();
     const sink = this.sink(src, name, (at) => metas.lookup(at), NO_REPLAY, streamField);
-    const scanner = new ChunkScanner(
-      set,
-      src.maxLineBytes,
-      sink,
-      0,
-      false,
-      { timeOf: sink.timeOf },
-      structuredOf(src.format, src.structured, src.keys),
-    );
+    // No wrapper (a journal source's format is plain): the entry's time and stream are kept in `metas`.
+    const { scanner } = logFeed(set, src, sink);
     let at = 0;
     let counted = 0;
     let idle: NodeJS.Timeout | undefined;
@@ -243,7 +235,7 @@ export class LogWatcher {
       metrics.logLines.inc(labels, n);
       metrics.logLastLine.set(labels, this.now() / 1000);
       // Quiet for a while: raise what waits for lines that may never come (a chain head waiting for its traceback,
-      // a record whose header alone is decisive), as the file follower does when a file goes quiet (follow.ts).
+      // a record whose header alone is decisive), as the file follower does when a file goes quiet (tail/follow.ts).
       if (idle !== undefined) {
         clearTimeout(idle);
         this.idleTimers.delete(idle);
@@ -265,7 +257,7 @@ export class LogWatcher {
     lookup: (at: number) => LineMeta | undefined,
     replay: Replay,
     streamField = 'stream',
-  ): ScanSink & { timeOf: (line: string, at: number) => number } {
+  ): FeedSink {
     const { metrics, target } = this.o;
     const labels = { target, service: src.service };
     let warnedLong = false;
@@ -302,37 +294,29 @@ export class LogWatcher {
         else if (old) lastOld = own;
         return Number.isFinite(own) ? Math.min(own, now) : now;
       },
-      match: (m) => {
-        const meta = lookup(m.offset);
+      match: (m, wrapped) => {
+        // A record source's entries are not wrapped: their time and stream are in the source's own ring.
+        const meta = wrapped ?? lookup(m.offset);
         const offset = meta?.offset ?? m.offset;
         const old = offset < replay.end;
         // Read again after a restart (offsets are saved every second; a kill -9 loses up to that much): an
         // event already journaled is not raised twice. Each journaled ref stands for one line.
         const ref = eventRef(src.service, offset, m.line);
         if (old && this.journaledRefs.delete(ref)) return;
-        const time = m.time;
-        const cls = eventClass(m);
-        const rule = { rule: m.rule.name, class: cls };
-        metrics.logEvents.inc({ ...labels, ...rule, severity: m.severity });
-        metrics.logMatches.inc({ ...labels, rule: m.rule.name });
-        metrics.logLastEvent.set({ ...labels, ...rule }, time / 1000);
-        if (m.values) this.o.onEngine(applyEngineValues(metrics, labels, m.values, time, false));
-        this.o.onEvent({
-          kind: 'log',
+        const e = logEventSignal(m, {
           ...labels,
-          rule: m.rule.name,
-          class: cls,
-          ...(m.rule.user ? { user: true } : {}),
-          severity: m.severity,
-          line: m.line,
           file,
           offset,
-          time,
+          time: m.time,
           ref,
-          fields: meta?.stream ? { ...m.fields, [streamField]: meta.stream } : m.fields,
-          ...(m.incident ? { incident: m.incident } : {}),
-          ...(m.loop ? { loop: m.loop } : {}),
+          ...(meta?.stream ? { stream: { field: streamField, value: meta.stream } } : {}),
         });
+        const rule = { rule: e.rule, class: e.class };
+        metrics.logEvents.inc({ ...labels, ...rule, severity: e.severity });
+        metrics.logMatches.inc({ ...labels, rule: e.rule });
+        metrics.logLastEvent.set({ ...labels, ...rule }, e.time / 1000);
+        if (m.values) this.o.onEngine(applyEngineValues(metrics, labels, m.values, e.time, false));
+        this.o.onEvent(e);
         replay.raised(offset);
       },
       engine: (line) =>
@@ -370,8 +354,6 @@ export class LogWatcher {
   ): FileReader {
     const { metrics, target } = this.o;
     const labels = { target, service: src.service };
-    // Set when the file is wrapped by a container runtime: maps scanner offsets to file offsets and times.
-    let unwrapper: Unwrapper | undefined;
     // Offsets of lines whose event is not on disk yet: the saved offset stays before the first of them, so a
     // kill -9 before the journal write reads the line again and raises its event then.
     const inflight: number[] = [];
@@ -388,20 +370,10 @@ export class LogWatcher {
         });
       },
     };
-    const sink = this.sink(src, file, (at) => unwrapper?.lookup(at), replay);
-    const scanner = new ChunkScanner(
-      set,
-      src.maxLineBytes,
-      sink,
-      start,
-      false,
-      { timeOf: sink.timeOf },
-      structuredOf(src.format, src.structured, src.keys),
-    );
     let warnedMalformed = false;
-    const unwrapped = (format: 'cri' | 'docker'): LineFeed => {
-      scanner.reset(0);
-      unwrapper = new Unwrapper(LINE_FORMATS[format], src.maxLineBytes, scanner, start, () => {
+    const sink: FeedSink = {
+      ...this.sink(src, file, (at) => lookup(at), replay),
+      malformed: (format) => {
         metrics.logReadErrors.inc({ ...labels, reason: 'malformed' });
         if (!warnedMalformed) {
           warnedMalformed = true;
@@ -410,19 +382,9 @@ export class LogWatcher {
             `log source: a line not in the ${format} format (passed on as it is)`,
           );
         }
-      });
-      return unwrapper;
+      },
     };
-    const wrapper = wrapperOf(src.format);
-    const feed: LineFeed =
-      src.format === 'auto'
-        ? new AutoFeed(start, (first) => {
-            const f = detectFormat(first);
-            return f === 'plain' ? scanner : unwrapped(f);
-          })
-        : wrapper !== undefined
-          ? unwrapped(wrapper)
-          : scanner;
+    const { input: feed, scanner, lookup, fileOffset } = logFeed(set, src, sink, { start });
     let counted = 0;
     let binary = false;
     this.o.onRead?.(src.service, file, start, this.now());
@@ -473,7 +435,7 @@ export class LogWatcher {
         let c = inflight.length > 0 ? Math.min(feed.committed, ...inflight) : feed.committed;
         const held = scanner.heldFrom;
         if (held !== undefined) {
-          const at = unwrapper ? unwrapper.lookup(held)?.offset : held;
+          const at = fileOffset(held);
           if (at !== undefined && at < c) c = at;
         }
         return c;

@@ -1,7 +1,8 @@
 // The file source kind: a `path`, one file (Follower) or a directory glob (DirGlobFollower), each followed
 // across rotation with its offset saved. Only maps the followers' callbacks to the watcher's hooks.
-import { DirGlobFollower, hasDirGlob } from '../dir-glob.js';
-import { Follower } from '../follow.js';
+import { DirGlobFollower } from '../tail/dir-glob.js';
+import { hasDirGlob } from '../tail/resolve.js';
+import { Follower } from '../tail/follow.js';
 import type { LogSource, LogSourceContext, LogSourceKindDef } from '../source.js';
 
 export function fileSource({ src, offsets, now, follow, hooks }: LogSourceContext): LogSource {

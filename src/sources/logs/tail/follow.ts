@@ -6,43 +6,22 @@
 // a followed file (copytruncate under a glob) reads only what the original had not read when it was
 // truncated. A file rotated while the daemon was down is found among its siblings and read from the saved
 // offset before the new one. Errors become callbacks and a retry on the next poll, never an exception.
+// This file is the read loop; which files a path names is resolve.ts, where a file starts resume.ts, and finding
+// a file rotated away recover.ts.
 import * as nodeFs from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { FP_BYTES, FP_MIN_CROSS, fingerprint, headMatches } from './fingerprint.js';
-import type { OffsetStore, PastOffset, SavedOffset } from './offsets.js';
+import { FP_BYTES, FP_MIN_CROSS, fingerprint } from './fingerprint.js';
+import type { OffsetStore, SavedOffset } from './offsets.js';
 import { onPoll, type PollClock } from './poll-clock.js';
-import { SAVE_EVERY_MS } from '../../lib/state-store.js';
+import { readRotatedCopy, recoverRotated, type RecoverContext } from './recover.js';
+import { FileSet } from './resolve.js';
+import { startOffset } from './resume.js';
+import type { FileReader, FollowFs, OpenedFile, ReadErrorReason, RotationKind } from './types.js';
+import { SAVE_EVERY_MS } from '../../../lib/state-store.js';
+import type { PositionOptions } from '../reader-options.js';
 
-/** What the follower feeds: one per opened file (inode). */
-export interface FileReader {
-  feed(buf: Buffer, n: number): void;
-  /** Emit the incomplete last line (the file is being let go). */
-  flush(): void;
-  /** Quiet for a while: raise multi-line matches waiting for lines that may never come (the line is kept). */
-  settle(): void;
-  /** The file was truncated in place: start over at offset 0. */
-  reset(): void;
-  readonly hasPartial: boolean;
-  /** Offset a restart resumes at: after the last complete line (held back at a line whose event is not durable yet). */
-  readonly committed: number;
-  /** Offset just after the last complete line processed (default `committed`): where a copy of the file resumes. */
-  readonly consumed?: number;
-}
-
-export type RotationKind = 'rename' | 'truncate' | 'recreate';
-export type ReadErrorReason = 'missing' | 'permission' | 'unreadable' | 'io';
-
-/** The fs calls the follower makes; tests inject failures through this. */
-export type FollowFs = Pick<
-  typeof nodeFs,
-  'openSync' | 'readSync' | 'fstatSync' | 'statSync' | 'closeSync' | 'readdirSync'
->;
-
-export interface FollowerOptions {
+export interface FollowerOptions extends PositionOptions {
   /** A file path, or a glob in the file name only (`/var/log/sglang/*.log`). */
   path: string;
-  from: 'start' | 'end';
-  maxCatchUpBytes: number;
   offsets?: OffsetStore;
   /**
    * `replayEnd`: the file's size when it was opened at start (or found rotated then): lines before it may have
@@ -56,8 +35,6 @@ export interface FollowerOptions {
   onTick?(now: number): void;
   /** Saved offsets could not be used in full (catch-up limit): bytes skipped. */
   onSkip?(file: string, bytes: number): void;
-  /** Saving the offsets failed (once per streak of the same error); reading goes on. */
-  onSaveError?(message: string): void;
   /** A file rotated while the daemon was down was not found: what it held past the saved offset is unread. */
   onGap?(file: string, message: string): void;
   pollMs?: number;
@@ -68,8 +45,6 @@ export interface FollowerOptions {
   readBufferBytes?: number;
   /** Read at most this much per tick before yielding to the event loop. */
   maxBytesPerTick?: number;
-  saveEveryMs?: number;
-  now?: () => number;
   fs?: FollowFs;
 }
 
@@ -97,29 +72,15 @@ interface Handle {
   deleted?: boolean;
 }
 
-/** Rotated copies a logrotate `compress` made: not text, never read. */
-const COMPRESSED = /\.(gz|bz2|xz|zst|lz4|z|zip)$/i;
-
-const GLOB_CHARS = /[*?[]/;
-
 /** sizeChecked(): the file was truncated in place. */
 const TRUNCATED = -1;
-
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (const c of glob) {
-    if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`);
-}
 
 export class Follower {
   private readonly fs: FollowFs;
   private readonly now: () => number;
-  private readonly dir: string;
-  private readonly glob: RegExp | null;
+  private readonly fileSet: FileSet;
+  /** What recover.ts needs of this follower. */
+  private readonly recovery: RecoverContext;
   private readonly current = new Map<string, Handle>();
   private retired: Handle[] = [];
   private readonly errors = new Map<string, string>();
@@ -136,11 +97,18 @@ export class Follower {
   constructor(private readonly o: FollowerOptions) {
     this.fs = o.fs ?? nodeFs;
     this.now = o.now ?? Date.now;
-    this.dir = dirname(o.path);
-    if (GLOB_CHARS.test(this.dir)) {
-      throw new Error(`log path ${o.path}: only the file name may contain wildcards`);
-    }
-    this.glob = GLOB_CHARS.test(basename(o.path)) ? globToRegExp(basename(o.path)) : null;
+    this.fileSet = new FileSet(o.path);
+    this.recovery = {
+      fs: this.fs,
+      files: this.fileSet,
+      offsets: o.offsets,
+      atStart: () => this.initial,
+      openFile: (path) => this.openFile(path),
+      close: (fd) => this.close({ fd }),
+      reading: (path) => this.retired.some((r) => r.path === path),
+      readRotated: (file, opened, from) => this.retired.push(this.handle(file, opened, from)),
+      ...(o.onGap ? { onGap: o.onGap } : {}),
+    };
     // 64 KiB: chunk strings stay in V8's young generation (see docs/decisions.md, batch-line skipping).
     this.buf = Buffer.allocUnsafe(o.readBufferBytes ?? 1 << 16);
   }
@@ -149,7 +117,7 @@ export class Follower {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.recoverRotated();
+    recoverRotated(this.recovery);
     this.tick();
     this.initial = false;
     // 250 ms, mtail's --poll_interval. No directory watch (inotify) beside it: with 50 targets following the
@@ -268,36 +236,12 @@ export class Follower {
   }
 
   private paths(): string[] {
-    // Files we hold stay checked even when they no longer match, so their rotation is noticed.
-    const out = new Set(this.current.keys());
-    if (this.glob === null) {
-      out.add(this.o.path);
-      return [...out];
-    }
-    try {
-      const names = new Set(this.fs.readdirSync(this.dir));
-      // Paths with a saved offset first: at start, the original is open before its copies are looked at.
-      for (const p of this.o.offsets?.paths() ?? []) {
-        if (this.owns(p) && names.has(basename(p))) out.add(p);
-      }
-      for (const name of names) {
-        if (this.glob.test(name)) out.add(join(this.dir, name));
-      }
-      // Cleared only when something matches: error() reports once per streak, so a glob that stays empty
-      // is one warning, not one per poll.
-      if (out.size > 0) this.clearError(this.o.path);
-      else this.error(this.o.path, 'missing', 'no file matches');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      this.error(this.o.path, code === 'ENOENT' ? 'missing' : 'io', `directory: ${String(code)}`);
-    }
-    return [...out];
-  }
-
-  /** Whether `path` is one this follower reads (its path, or a name its glob matches, in its directory). */
-  private owns(path: string): boolean {
-    if (dirname(path) !== this.dir) return false;
-    return this.glob === null ? path === this.o.path : this.glob.test(basename(path));
+    const { paths, problem } = this.fileSet.list(this.fs, this.current.keys(), this.o.offsets?.paths() ?? []);
+    // Cleared only when something matches: error() reports once per streak, so a glob that stays empty is one
+    // warning, not one per poll.
+    if (problem) this.error(this.o.path, problem.reason, problem.message);
+    else if (problem === null) this.clearError(this.o.path);
+    return paths;
   }
 
   /** The path no longer names this inode: keep draining it for a while, then let it go. */
@@ -362,7 +306,7 @@ export class Follower {
     const old = { ...this.identity(h), path: h.path };
     this.o.offsets?.remember(old);
     // Copytruncate of a path we follow alone: the copy (not ours to follow) holds the lines we had not read.
-    if (h.copies.length === 0 && h.head.length >= FP_MIN_CROSS) this.readRotatedCopy(old);
+    if (h.copies.length === 0 && h.head.length >= FP_MIN_CROSS) readRotatedCopy(this.recovery, old);
     // The copies hold what the writer wrote before they were made: the part we had not read yet is news.
     for (const c of h.copies) this.unshadow(c, done);
     h.copies = [];
@@ -433,7 +377,7 @@ export class Follower {
     }
     const opened = this.openFile(path);
     if (!opened) return;
-    const { fd, fst, head } = opened;
+    const { fst, head } = opened;
     // A copy of a file we follow (copytruncate's copy under a glob): it holds nothing new until the original
     // is truncated; then what the original had not read yet is read from the copy (truncated()).
     const original = [...this.current.values()].find(
@@ -443,29 +387,12 @@ export class Follower {
         head.length >= o.head.length &&
         head.subarray(0, o.head.length).equals(o.head),
     );
-    let start: number;
+    const start = original ? fst.size : this.resume(path, opened);
+    const h = this.handle(path, opened, start);
     if (original) {
-      start = fst.size;
-      this.cutInLine = false;
-    } else {
-      start = this.startOffset(path, fst, head);
-      if (this.cutInLine) start = this.nextLineStart(fd, start - 1, fst.size);
+      h.shadowOf = original;
+      original.copies.push(h);
     }
-    const h: Handle = {
-      path,
-      fd,
-      ino: fst.ino,
-      dev: fst.dev,
-      pos: start,
-      lastDataAt: this.now(),
-      reader: this.o.openReader(path, start, this.initial ? fst.size : 0),
-      head,
-      fp: fingerprint(head, head.length),
-      settled: false,
-      copies: [],
-      ...(original ? { shadowOf: original } : {}),
-    };
-    original?.copies.push(h);
     this.current.set(path, h);
     this.drain(h, budget);
   }
@@ -476,7 +403,7 @@ export class Follower {
    * freezing the daemon for good (SIGTERM included; issue 24 finding 5), and a device (/dev/zero) would be read as
    * a log. O_NONBLOCK changes nothing for a regular file's reads.
    */
-  private openFile(path: string): { fd: number; fst: nodeFs.Stats; head: Buffer } | undefined {
+  private openFile(path: string): OpenedFile | undefined {
     let fd: number;
     try {
       fd = this.fs.openSync(path, nodeFs.constants.O_RDONLY | nodeFs.constants.O_NONBLOCK);
@@ -502,9 +429,6 @@ export class Follower {
     }
   }
 
-  /** Set by startOffset when the catch-up limit cut into the backlog, most likely mid-line. */
-  private cutInLine = false;
-
   /** The offset just past the next newline at or after `from`: a skipped backlog resumes on a whole line. */
   private nextLineStart(fd: number, from: number, size: number): number {
     let pos = from;
@@ -523,134 +447,42 @@ export class Follower {
     return size;
   }
 
-  private startOffset(path: string, st: nodeFs.Stats, head: Buffer): number {
-    const limit = this.o.maxCatchUpBytes;
-    this.cutInLine = false;
-    const bounded = (from: number) => {
-      if (st.size - from <= limit) return from;
-      this.o.onSkip?.(path, st.size - limit - from);
-      this.cutInLine = true;
-      return st.size - limit;
+  /** Where a file opened by the poll starts (resume.ts), with the store told and the rotation and skip reported. */
+  private resume(path: string, { fd, fst, head }: OpenedFile): number {
+    const store = this.o.offsets;
+    const r = startOffset({
+      path,
+      file: fst,
+      head,
+      saved: store?.get(path),
+      known: store?.all() ?? [],
+      initial: this.initial,
+      from: this.o.from,
+      maxCatchUpBytes: this.o.maxCatchUpBytes,
+      stateLost: store?.recovery === 'lost',
+    });
+    if (r.forget) store!.forget(r.forget);
+    if (r.remember) store!.remember(r.remember);
+    if (r.rotation) this.o.onRotation?.(r.rotation, path);
+    if (r.skipped !== undefined) this.o.onSkip?.(path, r.skipped);
+    return r.midLine ? this.nextLineStart(fd, r.offset - 1, fst.size) : r.offset;
+  }
+
+  /** A followed file, opened, read from `pos`. */
+  private handle(path: string, { fd, fst, head }: OpenedFile, pos: number): Handle {
+    return {
+      path,
+      fd,
+      ino: fst.ino,
+      dev: fst.dev,
+      pos,
+      lastDataAt: this.now(),
+      reader: this.o.openReader(path, pos, this.initial ? fst.size : 0),
+      head,
+      fp: fingerprint(head, head.length),
+      settled: false,
+      copies: [],
     };
-    const store = this.o.offsets;
-    const saved = store?.get(path);
-    const inode = (o: SavedOffset) => o.ino === st.ino && o.dev === st.dev;
-    if (saved && inode(saved) && headMatches(saved, head) && saved.offset <= st.size)
-      return bounded(saved.offset);
-    // Known under another name (renamed into a glob's reach), or a copy of what we read (copytruncate's copy,
-    // same first bytes under another inode): resume where that identity was left, never read it twice.
-    for (const o of store?.all() ?? []) {
-      if (o.path === path && !o.past) continue;
-      const at = this.initial ? o.offset : (o.read ?? o.offset);
-      if (at > st.size || !headMatches(o, head)) continue;
-      if (!inode(o) && (o.fpLen ?? 0) < FP_MIN_CROSS) continue;
-      store!.forget(o);
-      return bounded(at);
-    }
-    if (saved && this.initial) {
-      // Another inode, or not what we read (shorter, or other first bytes): replaced or truncated while we
-      // were down. Its own lines are all news; what the old file held past the offset was recovered (or
-      // reported) by recoverRotated.
-      this.o.onRotation?.(inode(saved) ? 'truncate' : 'rename', path);
-      store!.remember({ ...saved, path });
-      return bounded(0);
-    }
-    // `from: end` skips what a first start finds; with the saved state lost (corrupt, no usable previous
-    // generation) this is not a first start, and skipping would lose every line written while down: read from the
-    // start instead, bounded by maxCatchUpBytes (critical lines already journaled raise nothing again).
-    if (this.initial && this.o.from === 'end' && store?.recovery !== 'lost') return st.size;
-    // A file that appeared after start is new: all of it is news.
-    return this.initial ? bounded(0) : 0;
-  }
-
-  /**
-   * At start: files that left one of our paths while we were down (renamed by logrotate, or copied before a
-   * copytruncate) and that our pattern does not cover are found among the directory's other files by inode
-   * or fingerprint, and read from the saved offset before the new file (as a retired file: to its end, then
-   * let go). A path whose rotated file is nowhere is reported: what it held past the offset is unread.
-   */
-  private recoverRotated(): void {
-    const store = this.o.offsets;
-    if (!store) return;
-    for (const o of [...store.all()]) {
-      if (!this.owns(o.path)) continue;
-      try {
-        const st = this.fs.statSync(o.path);
-        if (st.ino === o.ino && st.dev === o.dev) {
-          const opened = this.openFile(o.path);
-          if (!opened) continue;
-          this.close({ fd: opened.fd });
-          // Still what we read: nothing left its path.
-          if (headMatches(o, opened.head) && o.offset <= opened.fst.size) continue;
-        }
-      } catch {
-        // Gone: its content may live on under another name.
-      }
-      const found = this.readRotatedCopy(o);
-      if (!found && !o.past && this.glob === null) {
-        this.o.onGap?.(
-          o.path,
-          'rotated while the daemon was down and the rotated file was not found: lines written to it after the last save are unread',
-        );
-      }
-    }
-  }
-
-  /**
-   * Looks for the file holding identity `o` among the directory's files our pattern does not follow (its
-   * inode renamed, or a copy with its first bytes) and, when it holds more than `o.offset`, reads the rest as
-   * a retired file. Returns whether it was found.
-   */
-  private readRotatedCopy(rec: PastOffset): boolean {
-    // Running, a copy resumes where the lines were processed; at start, where the saved offset says (lines
-    // read again past it raise no journaled event twice).
-    const o = { ...rec, offset: this.initial ? rec.offset : (rec.read ?? rec.offset) };
-    let names: string[];
-    try {
-      names = this.fs.readdirSync(this.dir);
-    } catch {
-      return false;
-    }
-    const base = basename(o.path);
-    for (const name of names) {
-      if (name === base || !name.startsWith(base) || COMPRESSED.test(name)) continue;
-      const file = join(this.dir, name);
-      if (this.owns(file) || this.retired.some((r) => r.path === file)) continue;
-      let st: nodeFs.Stats;
-      try {
-        st = this.fs.statSync(file);
-      } catch {
-        continue;
-      }
-      const inode = st.ino === o.ino && st.dev === o.dev;
-      if (!st.isFile() || (!inode && (o.fpLen ?? 0) < FP_MIN_CROSS) || st.size < o.offset) continue;
-      const opened = this.openFile(file);
-      if (!opened) continue;
-      if (!headMatches(o, opened.head)) {
-        this.close({ fd: opened.fd });
-        continue;
-      }
-      this.o.offsets?.forget(rec);
-      if (st.size === o.offset) {
-        this.close({ fd: opened.fd });
-        return true;
-      }
-      this.retired.push({
-        path: file,
-        fd: opened.fd,
-        ino: opened.fst.ino,
-        dev: opened.fst.dev,
-        pos: o.offset,
-        lastDataAt: this.now(),
-        reader: this.o.openReader(file, o.offset, this.initial ? st.size : 0),
-        head: opened.head,
-        fp: fingerprint(opened.head, opened.head.length),
-        settled: false,
-        copies: [],
-      });
-      return true;
-    }
-    return false;
   }
 
   /** Reads what is there (up to `budget` bytes); returns the bytes read. */
@@ -698,9 +530,9 @@ export class Follower {
     // A rotated file still being read: a restart finds it among the siblings and resumes it.
     for (const h of this.retired) this.remember(h);
     // Paths our pattern owns that are gone: their identity may show up again under another name.
-    if (this.glob !== null) {
+    if (this.fileSet.glob !== null) {
       for (const p of store.paths()) {
-        if (!this.owns(p) || this.current.has(p)) continue;
+        if (!this.fileSet.owns(p) || this.current.has(p)) continue;
         this.o.offsets!.remember({ ...store.get(p)!, path: p });
         store.delete(p);
       }

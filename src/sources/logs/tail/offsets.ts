@@ -5,7 +5,7 @@
 // Identities that left their path (rotated away, truncated) are kept a while in `past`, so a rotated
 // file found later, or after a restart, resumes at its offset instead of being read again from 0.
 import { join } from 'node:path';
-import { KeyedStore } from '../../lib/state-store.js';
+import { KeyedStore } from '../../../lib/state-store.js';
 
 export interface SavedOffset {
   ino: number;

@@ -2,57 +2,11 @@
 // per matching directory, found again every rescan, so a new pod's logs are picked up and a pod that goes
 // away is forgotten once its files are drained (Follower.stop reads every open file to its end first:
 // the kubelet deletes the directory, but the descriptors we hold still read). The follower itself stays
-// a one-directory follower (src/sources/logs/follow.ts); each `*` here matches one path segment.
+// a one-directory follower (src/sources/logs/tail/follow.ts); each `*` here matches one path segment.
 import * as nodeFs from 'node:fs';
-import { basename, dirname, join, sep } from 'node:path';
-import { Follower, globToRegExp, type FollowerOptions } from './follow.js';
-
-const GLOB_CHARS = /[*?[]/;
-
-export function hasDirGlob(path: string): boolean {
-  return GLOB_CHARS.test(dirname(path));
-}
-
-/** Directories matching `pattern` now (each segment with a wildcard matches one directory level). */
-export function expandDirs(
-  pattern: string,
-  fs: Pick<typeof nodeFs, 'readdirSync' | 'statSync'> = nodeFs,
-): string[] {
-  const segs = pattern.split(sep);
-  let dirs = [segs[0] === '' ? sep : segs[0]!];
-  for (const seg of segs.slice(1)) {
-    if (seg === '') continue;
-    const next: string[] = [];
-    if (!GLOB_CHARS.test(seg)) {
-      for (const d of dirs) next.push(join(d, seg));
-    } else {
-      const re = globToRegExp(seg);
-      for (const d of dirs) {
-        let names: nodeFs.Dirent[];
-        try {
-          names = fs.readdirSync(d, { withFileTypes: true });
-        } catch {
-          continue;
-        }
-        for (const n of names) {
-          // Hidden entries (`.`-prefixed) match only a pattern that says so, as in a shell.
-          if (n.name.startsWith('.') && !seg.startsWith('.')) continue;
-          if ((n.isDirectory() || n.isSymbolicLink()) && re.test(n.name)) next.push(join(d, n.name));
-        }
-      }
-    }
-    dirs = next;
-  }
-  return dirs
-    .filter((d) => {
-      try {
-        return fs.statSync(d).isDirectory();
-      } catch {
-        return false;
-      }
-    })
-    .sort();
-}
+import { basename, dirname, join } from 'node:path';
+import { Follower, type FollowerOptions } from './follow.js';
+import { expandDirs } from './resolve.js';
 
 export interface DirGlobOptions extends FollowerOptions {
   /** How often the directory pattern is expanded again. */

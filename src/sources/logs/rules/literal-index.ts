@@ -1,0 +1,125 @@
+// Which rules' literals occur in a line, in one pass over it (the matcher's first cut: only those rules run).
+import type { CompiledRule } from './compile.js';
+
+/** Literal hits a line may have before LiteralIndex stops listing them and asks each rule (bounds hostile lines). */
+const MAX_LITERAL_HITS = 32;
+/** Bits of the table of literals' first three characters. */
+const TRIGRAM_BITS = 16;
+
+const trigram = (a: number, b: number, c: number): number =>
+  (((a * 31 + b) * 31 + c) ^ (a << 7)) & ((1 << TRIGRAM_BITS) - 1);
+
+/**
+ * Which rules' literals occur in a line, found in one pass: a table of every literal's first three characters
+ * (hashed) says at which positions one may start, and the literals of that first character are compared there.
+ * Asking each of a hundred-odd rules whether its literals occur (an `includes` per literal per rule) was most of the
+ * matcher's time on a line; a regex over the literals cost ~10 ms to compile in every process. Either way a rule is
+ * a candidate exactly when one of its literals occurs in the line (rules without literals always are).
+ */
+export class LiteralIndex {
+  /** Literals by their first UTF-16 unit, with the rules that name them. */
+  private readonly byFirst = new Map<number, { lit: string; rules: number[] }[]>();
+  private readonly starts = new Uint8Array(1 << TRIGRAM_BITS);
+  private readonly any: boolean;
+  /** 1 for the rules the last line named, and always for rules without literals. */
+  private readonly hit: Uint8Array;
+  /** The rules with literals the last line named (their `hit` is cleared from here, not by a walk of all rules). */
+  private readonly named: number[] = [];
+  /** Rules without literals (always candidates), and every rule (the answer when no rule has literals). */
+  private readonly unconditional: number[] = [];
+  private readonly all: number[];
+  private readonly order: number[] = [];
+  private readonly always = (_: number): boolean => true;
+  private readonly marked = (ri: number): boolean => this.hit[ri] === 1;
+
+  constructor(private readonly rules: readonly CompiledRule[]) {
+    const byLit = new Map<string, number[]>();
+    rules.forEach((r, i) => {
+      for (const l of r.literals ?? []) {
+        const list = byLit.get(l) ?? [];
+        if (!list.includes(i)) list.push(i);
+        byLit.set(l, list);
+      }
+    });
+    for (const [lit, ids] of byLit) {
+      // compileOne keeps only literals of three characters or more.
+      this.starts[trigram(lit.charCodeAt(0), lit.charCodeAt(1), lit.charCodeAt(2))] = 1;
+      const c = lit.charCodeAt(0);
+      const list = this.byFirst.get(c) ?? [];
+      list.push({ lit, rules: ids });
+      this.byFirst.set(c, list);
+    }
+    this.any = byLit.size > 0;
+    this.hit = new Uint8Array(rules.length);
+    rules.forEach((r, i) => {
+      if (r.literals === null) {
+        this.hit[i] = 1;
+        this.unconditional.push(i);
+      }
+    });
+    this.all = rules.map((_, i) => i);
+  }
+
+  /** A predicate over rule indexes: whether the rule may match `line` (valid until the next call). */
+  candidates(line: string): (ri: number) => boolean {
+    if (!this.any) return this.always;
+    this.mark(line);
+    return this.marked;
+  }
+
+  /** The indexes of the rules that may match `line`, ascending: candidates' yes, listed (valid until the next call). */
+  list(line: string): readonly number[] {
+    if (!this.any) return this.all;
+    this.mark(line);
+    const named = this.named;
+    if (named.length === 0) return this.unconditional;
+    const order = this.order;
+    order.length = 0;
+    for (const ri of this.unconditional) order.push(ri);
+    for (const ri of named) order.push(ri);
+    return order.sort(ascending);
+  }
+
+  private mark(line: string): void {
+    const hit = this.hit;
+    const named = this.named;
+    for (const ri of named) hit[ri] = 0;
+    named.length = 0;
+    const rules = this.rules;
+    const starts = this.starts;
+    let hits = 0;
+    let a = line.charCodeAt(0);
+    let b = line.charCodeAt(1);
+    for (let at = 0; at + 2 < line.length; at++) {
+      const c = line.charCodeAt(at + 2);
+      if (starts[trigram(a, b, c)] === 1) {
+        const list = this.byFirst.get(a);
+        if (list !== undefined && ++hits > MAX_LITERAL_HITS) {
+          // A line full of literals (user text): ask each rule, as the includes of old did.
+          for (let i = 0; i < rules.length; i++) {
+            const lits = rules[i]!.literals;
+            if (hit[i] === 0 && lits !== null && lits.some((l) => line.includes(l))) {
+              hit[i] = 1;
+              named.push(i);
+            }
+          }
+          break;
+        }
+        if (list !== undefined) {
+          for (const e of list) {
+            if (!line.startsWith(e.lit, at)) continue;
+            for (const ri of e.rules) {
+              if (hit[ri] === 1) continue;
+              hit[ri] = 1;
+              named.push(ri);
+            }
+          }
+        }
+      }
+      a = b;
+      b = c;
+    }
+  }
+}
+
+const ascending = (x: number, y: number): number => x - y;
