@@ -70,20 +70,20 @@ describe('the node on the simulator', () => {
     const journal = runtime.watchdog!.journal;
     const wd = runtime.watchdog!.targets.get('sim')!;
     const node = runtime.node!.get('sim')!;
-    await waitFor(() => wd.state.state === 'ok', { timeoutMs: 30_000, what: 'ok' });
+    await waitFor(() => wd.state.state === 'ok', { timeoutMs: 60_000, what: 'ok' });
     // The worker's Python thread names, learnt once, name the thread when it goes.
     await waitFor(
       () =>
         [...(node.sampler('prefill')?.threadNames(prefillPid).values() ?? [])].includes('bootstrap_thread'),
       {
-        timeoutMs: 30_000,
+        timeoutMs: 60_000,
         what: 'the Python names of the prefill worker',
       },
     );
     await waitFor(
       () => (node.sampler('prefill')?.threadIdleMs(prefillPid, prefillPid, Date.now()) ?? 0) > 3_000,
       {
-        timeoutMs: 30_000,
+        timeoutMs: 60_000,
         what: 'a few readings of the prefill worker',
       },
     );
@@ -94,7 +94,7 @@ describe('the node on the simulator', () => {
     const lost = await waitFor(
       () => journal.query({ target: 'sim', type: 'node' }).find((e) => e.data?.what === 'thread_lost'),
       {
-        timeoutMs: 30_000,
+        timeoutMs: 60_000,
         what: () =>
           `the lost thread journaled (node events: ${JSON.stringify(journal.query({ target: 'sim', type: 'node' }).map((e) => e.summary))})`,
       },
@@ -113,7 +113,7 @@ describe('the node on the simulator', () => {
           ? wd.state.cause
           : undefined,
       {
-        timeoutMs: 40_000,
+        timeoutMs: 60_000,
         what: () => `the stacks in the cause (now: ${wd.state.cause})`,
       },
     );
@@ -126,5 +126,5 @@ describe('the node on the simulator', () => {
     expect(dump).toMatch(/poll \(pd_worker\.py:\d+\)/);
     expect(dump).not.toMatch(/: "bootstrap_thread"/);
     expect(readFileSync(join(bundle, 'stacks/summary.txt'), 'utf8')).toContain(`prefill pid ${prefillPid}: `);
-  });
+  }, 240_000);
 });
