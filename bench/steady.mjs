@@ -6,7 +6,8 @@
 // nodejs_eventloop_lag_p99_seconds; at the end, the kernel's peak RSS (VmHWM), RssAnon/RssFile and V8 heap used.
 // Then the same with 50 such targets. Prints figures; asserts nothing.
 //   npm run bench:steady        WARMUP_S=20 SAMPLE_S=60 TARGETS=1,50   WEDGEWATCH_ROOT=<another build to compare>
-//   PARTS=probes,logs,engines: what each target watches (default all three; one at a time tells their costs apart)
+//   PARTS=probes,logs,engines: what each target watches (default all three; one at a time tells their costs apart);
+//   add `node` for the node source reading the simulator's process from /proc every 5 s (issue 42)
 //   METRICS_OUT=FILE: write the last /metrics text (Prometheus text format) to FILE.<targets>, to see what it holds
 //   DAEMON_NODE_ARGS: node flags for the daemon, default the shipped ones; '' for none; add
 //   '--cpu-prof --cpu-prof-dir=/tmp/prof' to profile it (SIGTERM at the end writes the profile)
@@ -188,6 +189,15 @@ function config(sim, n, stateDir, port) {
       - { service: decode, metrics: '${sim.decode}/metrics', every: 5s, timeout: 3s }
       - { service: prefill, metrics: '${sim.prefill}/metrics', every: 5s, timeout: 3s }`
         : ' []'
+    }${
+      PARTS.has('node')
+        ? `
+    node:
+      every: 5s
+      processes:
+        - { service: prefill, pidFile: '${sim.logs}/prefill.pid' }
+        - { service: decode, pidFile: '${sim.logs}/decode.pid' }`
+        : ''
     }`;
   return `web: { listenAddress: '127.0.0.1:${port}' }\nstateDir: ${stateDir}\ntargets:${Array.from({ length: n }, (_, i) => target(i)).join('')}\n`;
 }

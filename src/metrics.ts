@@ -402,6 +402,68 @@ export function createIncidentMetrics(registry: client.Registry) {
   };
 }
 
+/** What the node tells us (issue 42): the engine's processes, GPUs and NCCL ranks, read by src/sources/node/. */
+export function createNodeMetrics(registry: client.Registry) {
+  const registers = [registry];
+  const svc = ['target', 'service'] as const;
+  return {
+    nodeThreads: new client.Gauge({
+      name: `${PREFIX}node_threads`,
+      help: "Threads of the service's engine processes at the last /proc reading.",
+      labelNames: svc,
+      registers,
+    }),
+    nodeCpu: new client.Gauge({
+      name: `${PREFIX}node_process_cpu_cores`,
+      help: "CPU the service's engine processes used over the last interval, in cores.",
+      labelNames: svc,
+      registers,
+    }),
+    nodeResident: new client.Gauge({
+      name: `${PREFIX}node_process_resident_bytes`,
+      help: "Resident memory of the service's engine processes.",
+      labelNames: svc,
+      registers,
+    }),
+    nodeThreadsLost: new client.Counter({
+      name: `${PREFIX}node_threads_lost_total`,
+      help: 'Long-lived threads of an engine process that went away while the process lived on.',
+      labelNames: svc,
+      registers,
+    }),
+    nodeRestarts: new client.Counter({
+      name: `${PREFIX}node_process_restarts_total`,
+      help: "The service's main engine process was replaced (its pid or start time changed).",
+      labelNames: svc,
+      registers,
+    }),
+    nodeGpuXid: new client.Gauge({
+      name: `${PREFIX}node_gpu_last_xid`,
+      help: 'The last XID error a GPU reported (dcgm-exporter DCGM_FI_DEV_XID_ERRORS); 0 for none.',
+      labelNames: ['target', 'gpu'],
+      registers,
+    }),
+    nodeGpuUtil: new client.Gauge({
+      name: `${PREFIX}node_gpu_utilization_ratio`,
+      help: 'GPU SM activity (or utilisation where DCGM does not profile), 0..1.',
+      labelNames: ['target', 'gpu'],
+      registers,
+    }),
+    nodeNcclMissing: new client.Gauge({
+      name: `${PREFIX}node_nccl_missing_ranks`,
+      help: "Ranks NCCL's RAS could not reach at the last STATUS query.",
+      labelNames: ['target'],
+      registers,
+    }),
+    nodeReadErrors: new client.Counter({
+      name: `${PREFIX}node_read_errors_total`,
+      help: 'Node readings that failed or timed out, by source (processes, gpus, nccl, stacks).',
+      labelNames: ['target', 'source'],
+      registers,
+    }),
+  };
+}
+
 /** The traffic path (issue 43): readiness per backend, the pool rule, HAProxy's agent and gateway drains. */
 export function createTrafficMetrics(registry: client.Registry) {
   const registers = [registry];
@@ -467,8 +529,10 @@ export type EngineMetrics = ReturnType<typeof createEngineMetrics>;
 export type TargetMetrics = ReturnType<typeof createTargetMetrics>;
 export type DaemonMetrics = ReturnType<typeof createDaemonMetrics>;
 export type IncidentMetrics = ReturnType<typeof createIncidentMetrics>;
+export type NodeMetrics = ReturnType<typeof createNodeMetrics>;
 export type TrafficMetrics = ReturnType<typeof createTrafficMetrics>;
 export type Metrics = ProbeMetrics &
+  NodeMetrics &
   LogMetrics &
   EngineMetrics &
   TargetMetrics &
@@ -494,6 +558,7 @@ export function createMetrics(options: { defaults?: boolean } = {}): Metrics {
     ...createTargetMetrics(registry),
     ...createDaemonMetrics(registry),
     ...createIncidentMetrics(registry),
+    ...createNodeMetrics(registry),
     ...createTrafficMetrics(registry),
   };
   m.buildInfo.set(

@@ -20,6 +20,10 @@ import { ProbeHistory } from './sources/probes/history.js';
 import { ProbeScheduler, slotSpecs } from './sources/probes/schedule.js';
 import { slotKey } from './core/memory.js';
 import { Redactor, redactor } from './lib/redact.js';
+import { NodeWatch } from './sources/node/watch.js';
+import { runCommand } from './lib/exec.js';
+import type { StackDumper } from './outputs/incidents/stacks.js';
+import type { NodeSignal } from './core/signals.js';
 import { createTraffic, type Traffic } from './outputs/traffic/target-traffic.js';
 import { DrainStore } from './outputs/traffic/drain-store.js';
 
@@ -61,6 +65,8 @@ export interface Runtime {
   incidents?: Map<string, TargetIncidents>;
   /** The status page's sparklines; outlives reloads like the journal. */
   probeHistory?: ProbeHistory;
+  /** What the node tells us, per target with a `node:` block (src/sources/node/). */
+  node?: Map<string, NodeWatch>;
   /** Readiness per backend, the pool rule and gateway drains (GET /ready, the agent port, the status page). */
   traffic?: Traffic;
 }
@@ -109,6 +115,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   let stopped = false;
 
   const incidents = new Map<string, TargetIncidents>();
+  const node = new Map<string, NodeWatch>();
   // This config's secrets, whatever the process-wide redactor holds at the moment (a reload swaps it).
   const ownSecrets = new Redactor();
   ownSecrets.set(loaded.secrets);
@@ -117,6 +124,23 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   for (const target of config.targets) {
     const before = ctx.previous?.watchdog?.targets.get(target.name);
     const windows = new LogWindows();
+    // The node's readings (issue 42); made once the watchdog exists, which the stack dumps report back to.
+    let nodeWatch: NodeWatch | undefined;
+    let nodeSink: ((s: NodeSignal) => void) | undefined;
+    const stacks: StackDumper | undefined = target.node?.stacks.enabled
+      ? {
+          dump: (ms) => nodeWatch?.stacks(ms) ?? Promise.resolve([]),
+          report: (service, summaries) =>
+            nodeSink?.({
+              kind: 'node',
+              target: target.name,
+              service,
+              source: 'stacks',
+              time: Date.now(),
+              stacks: summaries,
+            }),
+        }
+      : undefined;
     const targetIncidents = new TargetIncidents({
       deps: {
         target,
@@ -131,6 +155,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
           inflight: () => probes.get(target.name)?.inflight() ?? [],
         },
         redact,
+        ...(stacks !== undefined ? { stacks } : {}),
       },
       metrics: ctx.metrics,
       logger: ctx.logger,
@@ -210,6 +235,21 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
         }),
       );
     }
+    if (target.node !== undefined) {
+      nodeSink = (sig) => {
+        if (!stopped) wd.handle(sig);
+      };
+      nodeWatch = new NodeWatch({
+        target: target.name,
+        node: target.node,
+        exec: runCommand,
+        metrics: ctx.metrics,
+        logger: ctx.logger,
+        onSignal: nodeSink,
+      });
+      sources.push(nodeWatch);
+      node.set(target.name, nodeWatch);
+    }
     if (target.watch.length > 0) {
       sources.push(
         new FileWatch({
@@ -245,7 +285,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
       await forgetRemovedSeries(ctx.metrics, { targets: kept, probeSlots });
     }
   };
-  const runtime: Runtime = { probes, watchdog, incidents, probeHistory, traffic, stop: async () => {} };
+  const runtime: Runtime = { probes, watchdog, incidents, probeHistory, node, traffic, stop: async () => {} };
   // Sources other than the probes stop once, however often stop() is called (a reload's drain, then shutdown): a
   // second close of an undici Agent rejects with ClientDestroyedError, and that must never reach the top.
   let sourcesStopped: Promise<void> | undefined;

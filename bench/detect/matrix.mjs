@@ -55,7 +55,16 @@ function exampleConfig(plan, sim, stateDir) {
   if (vllm) for (const p of t.probes) delete p.endpoints;
   delete t.remediate;
   delete t.watch;
+  if (plan.node) t.node = nodeBlock(sim, '5s');
   return stringify({ stateDir, targets: [t], rules: doc.rules });
+}
+
+/** The node source on the PD legs' worker processes (issue 42), read every `every`. */
+function nodeBlock(sim, every) {
+  return {
+    every,
+    processes: ['prefill', 'decode'].map((service) => ({ service, pidFile: sim.pidFiles[service] })),
+  };
 }
 
 /** The simulator detection tests' settings (probes every 2 s): the fast variant. */
@@ -63,6 +72,7 @@ function fastConfig(d, plan, sim, stateDir) {
   const extra = {};
   if (plan.logs === false) extra.logs = [];
   if (plan.engine === 'vllm') return d.vllmDetectionConfig(sim, stateDir, extra);
+  if (plan.node) extra.node = nodeBlock(sim, '1s');
   const text = d.simDetectionConfig(sim, stateDir, extra);
   if (!plan.probes && !plan.routerMetrics) return text;
   const doc = parse(text);
@@ -95,7 +105,9 @@ export async function runPlan(plan, opts) {
   const { d } = opts;
   const fault = plan.fault ?? plan.name;
   const sim =
-    plan.engine === 'vllm' ? await d.startVllmSim({}) : await d.startSim(plan.proxy ? { proxy: true } : {});
+    plan.engine === 'vllm'
+      ? await d.startVllmSim({})
+      : await d.startSim({ ...(plan.proxy ? { proxy: true } : {}), ...(plan.node ? { workers: true } : {}) });
   const dir = mkdtempSync(join(tmpdir(), 'ww-bench-matrix-'));
   const text = opts.fast
     ? fastConfig(d, plan, sim, join(dir, 'state'))

@@ -149,6 +149,17 @@ export function plans({ abortCascade }) {
       ...threadDeath(abortCascade),
     },
     {
+      // No log sources either, but the node source reads the PD legs' worker processes (issue 42): the bootstrap
+      // thread that went away names the wedge.
+      name: 'silent_wedge_node',
+      fault: 'nixl_abort_unhandled',
+      engine: 'sglang',
+      logs: false,
+      node: true,
+      expect: { states: ['wedged'], diagnoses: ['thread_lost'] },
+      ...threadDeath(abortCascade),
+    },
+    {
       name: 'decode_stall',
       engine: 'sglang',
       expect: { states: ['wedged'], diagnoses: ['engine_stalled'] },

@@ -15,6 +15,7 @@ export function timelineSource(e: JournalEvent): 'detector' | 'incidents' | 'tra
     case 'engine_stalled':
     case 'engine_crawling':
     case 'file_change':
+    case 'node':
       return 'detector';
     case 'remediation':
       // A cooldown skip right after a restart is routine (the target needs a few probes to recover).

@@ -23,6 +23,7 @@ import { journalTimeline } from './demo-timeline.js';
 import { parseListenAddress } from '../outputs/server/listen.js';
 import { runDaemonUntilSignal } from './run.js';
 import { describeSim } from './sim.js';
+import { which } from '../sources/node/pyspy.js';
 
 export interface DemoContext {
   sim: Sim;
@@ -73,7 +74,8 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     print(`[+${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${source.padEnd(9)} ${message}`);
 
   const pdTimeouts = { waitingTimeoutMs: DEMO_PD_TIMEOUT_MS, bootstrapTimeoutMs: DEMO_PD_TIMEOUT_MS };
-  const sim = await startSim({ proxy: true, ...pdTimeouts });
+  const sim = await startSim({ proxy: true, ...pdTimeouts, workers: true });
+  const pySpy = await which('py-spy');
   let peer: Sim | undefined;
   let gateway: SimGateway | undefined;
   const stopSims = async () => {
@@ -99,6 +101,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
       listenAddress: opts.listenAddress,
       nodePath: process.execPath,
       traffic,
+      ...(pySpy !== undefined ? { pySpy } : {}),
     }),
   );
   try {

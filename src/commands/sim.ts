@@ -12,7 +12,11 @@ export function formatSimEvent(ev: SimEvent, t0: number): string {
 
 export function describeSim(sim: Sim | VllmSim): string {
   const rows = Object.entries(sim.urls).map(([k, v]) => `  ${k.padEnd(8)} ${v}`);
-  return [...rows, `  ${'logs'.padEnd(8)} ${sim.logDir}`].join('\n');
+  const workers =
+    'workersProblem' in sim && sim.workersProblem !== undefined
+      ? [`  ${'workers'.padEnd(8)} ${sim.workersProblem}`]
+      : [];
+  return [...rows, `  ${'logs'.padEnd(8)} ${sim.logDir}`, ...workers].join('\n');
 }
 
 export function parseJitter(sd: string, seed: string | undefined): { sd: number; seed?: number } {

@@ -11,6 +11,7 @@ import { isCompletion, type LogEventClass, type ProbeKind } from '../core/vocabu
 import { logEventClassSchema, stateOrDiagnosisSchema } from './vocabulary-schema.js';
 import { LOG_PACKS, withImpliedPacks } from './log-packs.js';
 import { defaultPacks, LOG_ENGINES } from './log-engines.js';
+import { nodeSchema } from './node-schema.js';
 import { agentSchema, checkTraffic, drainSchema, poolSchema, readinessSchema } from './traffic-schema.js';
 
 const LISTEN_ADDRESS = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/;
@@ -593,6 +594,8 @@ export const targetSchema = z.strictObject({
   drain: drainSchema.optional(),
   /** Files whose changes are journaled (serve scripts, unit files, env files). */
   watch: z.array(z.string().min(1)).default([]),
+  /** What the node tells us: the engine's processes, stacks, GPUs and collectives (docs/node-evidence.md). */
+  node: nodeSchema.optional(),
 });
 
 /** Engine gauges a rule's `extract` may feed (src/sources/logs/engine-lines.ts maps them to metrics). */

@@ -46,6 +46,8 @@ export function eventText(e: DetectEvent, opts: EventTextOptions = {}): string {
       return `${e.service} makes progress again`;
     case 'engine_crawling':
       return `${e.service}${e.rank !== undefined ? ` rank ${e.rank}` : ''}: ${e.running} running at ${Math.round(e.ratio * 1000) / 10} % of its own tokens per request for ${secs(e.sinceMs)}`;
+    case 'node':
+      return e.text;
     case 'rank_stalled':
       return `rank_stalled: rank ${e.rank} holds ${e.running} running with no progress for ${secs(e.sinceMs)} on ${e.service} while the others progress`;
   }

@@ -3,6 +3,7 @@
 import type { DetectSettings } from './detect-settings.js';
 import type { Diagnosis, EvidenceKind, LogEventClass, TargetStateName } from './vocabulary.js';
 import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass } from './signals.js';
+import type { NodeEventKind, NodeMemory } from './node-memory.js';
 
 export type { InflightRun } from './signals.js';
 
@@ -228,6 +229,8 @@ export interface TargetMemory {
    * hide at most that many aborts, and only while the id is recent.
    */
   ownIds?: Array<{ id: string; left: number }>;
+  /** What the node told us: the engine's processes, GPUs, ranks and stacks (core/node-memory.ts). */
+  node?: NodeMemory;
   /** Abort lines discounted as our own probes' (timed out or cut by the watchdog itself). */
   ownAborts?: number;
   /** When our own completion probes timed out (each one aborted at the engines), newest last, bounded. */
@@ -297,6 +300,7 @@ export type DetectEvent =
       sinceMs: number;
     }
   | { type: 'engine_progress'; at: number; service: string }
+  | { type: 'node'; at: number; service: string; what: NodeEventKind; text: string }
   | {
       type: 'engine_crawling';
       at: number;

@@ -3,6 +3,7 @@
 // edges).
 
 import type { ConnKind, LogEventClass, ProbeKind, ProbeResultClass } from './vocabulary.js';
+import type { NodeSignal } from './node-signals.js';
 
 // The kinds, results and classes are the vocabulary's (src/core/vocabulary.ts), re-exported for the sources.
 export type { ConnKind, LogEventClass, ProbeKind, ProbeResultClass };
@@ -254,4 +255,6 @@ export interface FileChangeSignal {
   diff: string;
 }
 
-export type Signal = LogEventSignal | ProbeResultSignal | EngineSignal | FileChangeSignal;
+export type { NodeSignal } from './node-signals.js';
+
+export type Signal = LogEventSignal | ProbeResultSignal | EngineSignal | FileChangeSignal | NodeSignal;

@@ -342,6 +342,45 @@ export const DIAGNOSES = {
     meaning:
       'a conversation of rounds over one keep-alive connection hangs, or its time to first token grows past `ttftGrowth` × round 1, `wedgeAfter` runs in a row while single completions pass; the cause names the round',
   },
+  // What the node tells us (issue 42): each names a diagnosis only where probes already fail; ranked above the
+  // engine's gauges, as the thing that stopped is more specific than the work that stopped with it.
+  gpu_fault: {
+    states: ['wedged', 'degraded'],
+    evidence: 'engine',
+    // Above a lost thread or a missing rank: a GPU that faulted explains both.
+    rank: 6,
+    runbook: 'diagnosis-gpu_fault',
+    alert: 'WedgewatchNodeFault',
+    meaning:
+      'a GPU reported a new XID (dcgm-exporter `DCGM_FI_DEV_XID_ERRORS`) since the target was last ok, while completions fail, hang or an engine stalls; the cause names the GPU and what the XID means',
+  },
+  thread_lost: {
+    states: ['wedged', 'degraded'],
+    evidence: 'engine',
+    rank: 5,
+    runbook: 'diagnosis-thread_lost',
+    alert: 'WedgewatchNodeFault',
+    meaning:
+      'a thread of an engine process (`node.processes`) went away while its process lives on, since the target was last ok, and completions fail, hang or an engine stalls; the cause names the thread and when it went relative to the first failing probe',
+  },
+  process_stopped: {
+    states: ['wedged', 'degraded'],
+    evidence: 'engine',
+    rank: 5,
+    runbook: 'diagnosis-process_stopped',
+    alert: 'WedgewatchNodeFault',
+    meaning:
+      'an engine process is stopped (T) or in uninterruptible sleep (D) for `hangAfter`, or exited unreaped (zombie), while completions fail, hang or an engine stalls',
+  },
+  rank_missing: {
+    states: ['wedged', 'degraded'],
+    evidence: 'engine',
+    rank: 5,
+    runbook: 'diagnosis-rank_missing',
+    alert: 'WedgewatchNodeFault',
+    meaning:
+      "NCCL's RAS (`node.nccl`) reports a rank dead or unreachable, or ranks behind on a collective whose counts no longer move, while completions fail, hang or an engine stalls",
+  },
 } as const satisfies Record<string, DiagnosisEntry>;
 
 /** Diagnoses with a variable part: the prefix, its placeholder in the docs, and the same traits. */
@@ -487,6 +526,7 @@ export const JOURNAL_EVENT_TYPES = [
   'engine_progress',
   'rank_stalled',
   'engine_crawling',
+  'node',
   'confirm',
   'remediation',
   'remediation_pause',

@@ -28,8 +28,14 @@ export const DEMO_TARGET = 'sim-pd';
 export const DEMO_PEER_TARGET = 'sim-pd-b';
 export const DEMO_POOL = 'deployments';
 
-/** How the demo watches one simulated deployment: both hops, its logs and its engines. */
-function watched(sim: Sim) {
+/**
+ * How the demo watches one simulated deployment: both hops, its logs and its engines, and its PD legs' processes
+ * when they are real ones (src/sim/pd-workers.ts, python3 present): the node source reads them, and py-spy, when
+ * installed, dumps their stacks (issue 42).
+ */
+function watched(sim: Sim, pySpy?: string) {
+  const workers = sim.workersProblem === undefined;
+  const stacks = workers && pySpy !== undefined;
   return {
     endpoints: [
       ...(sim.urls.proxy ? [{ name: 'proxy', url: sim.urls.proxy }] : []),
@@ -61,8 +67,25 @@ function watched(sim: Sim) {
       every: '2s',
     })),
     detect: { wedgeAfter: 2, recoverAfter: 2, stallAfter: '20s' },
+    ...(workers
+      ? {
+          node: {
+            processes: (['prefill', 'decode'] as const).map((service) => ({
+              service,
+              pidFile: sim.pidFiles[service],
+            })),
+            every: '2s',
+            // The demo starts the simulator, its workers and the daemon at once: a first reading can be slow.
+            timeout: '5s',
+            ...(stacks ? { stacks: { enabled: true, pySpy, timeout: '5s' } } : {}),
+          },
+        }
+      : {}),
   };
 }
+
+/** With py-spy the stacks are the workers' own; without it, the simulated dump stands in. */
+const dumpsItself = (sim: Sim, pySpy?: string) => sim.workersProblem === undefined && pySpy !== undefined;
 
 /** A drain of one deployment's router from the gateway, for real (the demo shows it happen). */
 const drainFrom = (gateway: string, sim: Sim) => ({
@@ -82,7 +105,14 @@ const captureCommand = (name: string, sim: Sim, nodePath: string) => ({
 
 export function demoConfig(
   sim: Sim,
-  opts: { stateDir: string; listenAddress: string; nodePath: string; traffic?: DemoTraffic },
+  opts: {
+    stateDir: string;
+    listenAddress: string;
+    nodePath: string;
+    traffic?: DemoTraffic;
+    /** py-spy's path when it is installed: the stacks come from the PD workers themselves (issue 42). */
+    pySpy?: string;
+  },
 ): string {
   const t = opts.traffic;
   const config = {
@@ -91,7 +121,7 @@ export function demoConfig(
     targets: [
       {
         name: DEMO_TARGET,
-        ...watched(sim),
+        ...watched(sim, opts.pySpy),
         remediate: {
           command: [opts.nodePath, '-e', RESTART_SCRIPT, `${sim.urls.control}/services/prefill/restart`],
           dryRun: false,
@@ -114,10 +144,14 @@ export function demoConfig(
       on: ['wedged'],
       captureTimeout: '10s',
       commands: [
-        {
-          ...captureCommand('prefill-threads', sim, opts.nodePath),
-          ...(t !== undefined ? { targets: [DEMO_TARGET] } : {}),
-        },
+        ...(dumpsItself(sim, opts.pySpy)
+          ? []
+          : [
+              {
+                ...captureCommand('prefill-threads', sim, opts.nodePath),
+                ...(t !== undefined ? { targets: [DEMO_TARGET] } : {}),
+              },
+            ]),
         ...(t !== undefined
           ? [
               {

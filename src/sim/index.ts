@@ -25,6 +25,7 @@ import { stepJitter, type JitterOptions } from './jitter.js';
 import { Proxy } from './proxy.js';
 import { routerHandler } from './router.js';
 import { RouterStats } from './router-metrics.js';
+import { startWorkers, type SimWorkers } from './pd-workers.js';
 import { WorkerRegistry } from './workers.js';
 
 export type { FaultName, FaultParams, ServiceName } from './faults/types.js';
@@ -57,6 +58,11 @@ export interface SimOptions {
   heartbeatIntervalMs?: number;
   /** Per-step timing noise (src/sim/jitter.ts); default none. */
   jitter?: JitterOptions;
+  /**
+   * Run each PD leg as a real Python process too (src/sim/pd-workers.ts): its pid in the pid file, its bootstrap thread a
+   * real thread that dies on nixl_abort_unhandled (issue 42). Default off; the demo turns it on.
+   */
+  workers?: boolean;
 }
 
 export interface SimState {
@@ -73,8 +79,13 @@ export interface Sim {
   urls: { router: string; prefill: string; decode: string; proxy?: string; control: string };
   logDir: string;
   logFiles: { prefill: string; decode: string; router: string };
-  /** Each engine's pid file (the simulator's own process id: the engines live in it), as SGLang deployments keep. */
+  /**
+   * Each engine's pid file, as SGLang deployments keep: its worker process's id with `workers`, else the simulator's
+   * own (the engines live in it).
+   */
   pidFiles: { prefill: string; decode: string };
+  /** Why the legs run without worker processes, when `workers` was asked for and python3 could not run. */
+  workersProblem?: string;
   enableFault(name: FaultName, params?: FaultParams): void;
   disableFault(name: FaultName): void;
   /** A restart of prefill clears a dead bootstrap thread; any restart clears crash/health_fail on that service. */
@@ -103,6 +114,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
   // A logDir given by the caller may not exist yet (the log files create theirs, the pid files do not).
   mkdirSync(logDir, { recursive: true });
   for (const f of Object.values(pidFiles)) writeFileSync(f, `${process.pid}\n`);
+  const pdWorkers: SimWorkers | undefined = opts.workers === true ? await startWorkers(pidFiles) : undefined;
   const logs = {
     prefill: new LogFile(logFiles.prefill),
     decode: new LogFile(logFiles.decode),
@@ -132,7 +144,10 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
   const ctl: FaultControl = {
     engine: 'sglang',
     hasProxy: withProxy,
-    killBootstrapThread: () => pd.killBootstrapThread(),
+    killBootstrapThread: () => {
+      if (pd.prefill.threadAlive && pd.prefill.up) pdWorkers?.killBootstrapThread();
+      pd.killBootstrapThread();
+    },
     setDecodeStalled: (stalled) => {
       pd.setDecodeStalled(stalled);
       if (!stalled) flushWaiters();
@@ -281,6 +296,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       for (const res of schedulerWaiters.keys()) res.destroy();
       schedulerWaiters.clear();
     }
+    if (s === 'prefill' || s === 'decode') await pdWorkers?.crash(s);
     emit({ service: s, kind: 'crash', message: `${s} port ${svc.port} closed` });
   }
 
@@ -294,6 +310,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       pd.prefillDown();
       pd.prefillUp();
     }
+    if (s === 'prefill' || s === 'decode') await pdWorkers?.restart(s);
     if (s === 'decode') {
       faults.forget('decode_stall');
       faults.forget('health_503');
@@ -318,6 +335,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
   } catch (err) {
     for (const s of started) await s.close();
     for (const l of Object.values(logs)) l.close();
+    await pdWorkers?.stop();
     throw err;
   }
 
@@ -378,6 +396,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     logDir,
     logFiles,
     pidFiles,
+    ...(pdWorkers?.problem !== undefined ? { workersProblem: pdWorkers.problem } : {}),
     enableFault(name, params) {
       // Validation errors throw here; an async effect (crash closing a port) settles later.
       enable(name, params).catch(reportFailure(`enabling ${name}`));
@@ -401,6 +420,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       schedulerWaiters.clear();
       for (const s of Object.values(services)) await s.close();
       for (const l of Object.values(logs)) l.close();
+      await pdWorkers?.stop();
       simEvents.clear();
     },
   };

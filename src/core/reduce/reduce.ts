@@ -10,6 +10,7 @@ import { applyVerdict } from './hysteresis.js';
 import type { Action, ClassifierConfig, DetectEvent, Step, TargetMemory, TickSignal } from '../memory.js';
 import { isCompletion } from '../vocabulary.js';
 import { onProbe, rememberOwnIds } from './slots.js';
+import { onNode } from './node.js';
 
 export function reduce(
   prev: TargetMemory,
@@ -53,6 +54,9 @@ export function reduceInPlace(
       break;
     case 'file_change':
       break;
+    case 'node':
+      onNode(s, signal, now, events);
+      break;
   }
 
   confirmByHang(s, now, cfg, events);
@@ -60,6 +64,11 @@ export function reduceInPlace(
   judgeRanks(s, now, cfg, events);
   judgeCrawl(s, now, cfg, events);
   pruneAborts(s, now, cfg);
-  const step = applyVerdict(s, evaluate(s, now, cfg), now, cfg, events);
+  const verdict = evaluate(s, now, cfg);
+  const step = applyVerdict(s, verdict, now, cfg, events);
+  // The node's story arrives after the verdict it explains (a stack dump is taken at the wedge): the cause of the
+  // diagnosis shown is read again with it.
+  if (signal.kind === 'node' && s.state === verdict.state && s.diagnosis === verdict.diagnosis)
+    s.cause = verdict.cause;
   return { state: s, actions, events, transition: step };
 }

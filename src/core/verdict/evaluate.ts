@@ -8,6 +8,7 @@ import { strongest } from './pick.js';
 import { FAMILIES, type Candidate } from './families.js';
 import { stateOf } from './state-of.js';
 import { symptomsOf } from './symptoms.js';
+import { nodeNote } from './candidates/node.js';
 import { wrongHeld } from '../wrong-window.js';
 import type { ClassifierConfig, TargetMemory } from '../memory.js';
 import type { TargetStateName } from '../vocabulary.js';
@@ -31,10 +32,13 @@ export function evaluate(s: TargetMemory, now: number, cfg: ClassifierConfig): V
   if (state !== undefined) {
     // Every rule of stateOf has a family that names it (test/core/verdict-candidates.test.ts).
     const best = strongest(candidates, state);
+    const cause = best?.cause ?? sym.wedgeText ?? 'no diagnosis fits';
+    // What the node saw beside it (a thread lost, the stacks at the wedge): issue 42.
+    const node = nodeNote(s, now, cfg, sym, best?.diagnosis ?? null);
     return {
       state,
       diagnosis: best?.diagnosis ?? null,
-      cause: best?.cause ?? sym.wedgeText ?? 'no diagnosis fits',
+      cause: node !== undefined ? `${cause}; ${node}` : cause,
       clean: true,
     };
   }

@@ -15,6 +15,7 @@ import { intermittent } from './candidates/pattern.js';
 import { probeShapes } from './candidates/probe-shapes.js';
 import { pdPairHalfFailed, requestsOrphaned, routerStuckCandidate } from './candidates/router.js';
 import { criticalLines } from './candidates/signature.js';
+import { gpuFault, processStopped, rankMissing, stalledOnNode, threadLost } from './candidates/node.js';
 import type { Family } from './types.js';
 import { incidentWarning } from './candidates/warning.js';
 
@@ -26,9 +27,14 @@ export const FAMILIES: readonly Family[] = [
   // counter
   kvTransferFailing,
   // engine
+  gpuFault,
+  threadLost,
+  processStopped,
+  rankMissing,
   healthGenerateFailing,
   engineCrawling,
   queueLeakFloor,
+  stalledOnNode,
   engineStalled,
   rankStalled,
   queueLeakIdle,

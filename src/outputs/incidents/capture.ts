@@ -22,6 +22,7 @@ import {
 } from './manifest.js';
 import { fillArgv, lookupPids } from './pids.js';
 import { incidentsDir } from './store.js';
+import { writeStacks, type StackDumper } from './stacks.js';
 
 const MAX_FETCH_BYTES = 4 * 1024 * 1024;
 /**
@@ -48,6 +49,8 @@ export interface CaptureDeps {
   fs?: BundleFs;
   now?: () => number;
   exec?: (argv: string[], opts: ExecOptions) => Promise<ExecResult>;
+  /** Python stacks of the engine's processes (node.stacks), taken before remediation: issue 42. */
+  stacks?: StackDumper;
 }
 
 /** The `result` label of wedgewatch_incidents_total: every one is created at 0 per target. */
@@ -272,6 +275,14 @@ export async function captureIncident(deps: CaptureDeps, s: TargetMemory): Promi
         if (version !== undefined) engineVersions[engine.service] = version;
         return [await write(`engines/${engine.service}.server_info.json`, text)];
       }),
+    );
+  }
+  if (deps.stacks !== undefined) {
+    const dumper = deps.stacks;
+    jobs.push(
+      piece('stacks', 'py-spy', () =>
+        writeStacks(dumper, Math.max(1, remaining() - cutMargin(cfg.captureTimeout)), write),
+      ),
     );
   }
   for (const cmd of cfg.commands) {

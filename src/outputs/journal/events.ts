@@ -25,6 +25,7 @@ export interface JournalData {
   engine_progress: Detected<'engine_progress'>;
   engine_crawling: Detected<'engine_crawling'>;
   rank_stalled: Detected<'rank_stalled'>;
+  node: Detected<'node'>;
   confirm: { reason: string };
   remediation: {
     action: string;
