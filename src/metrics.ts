@@ -494,7 +494,7 @@ export function createTrafficMetrics(registry: client.Registry) {
     }),
     agentChecks: new client.Counter({
       name: `${PREFIX}agent_checks_total`,
-      help: "HAProxy agent checks answered, by the server's configured name or address and the answer (up, down, drain, maint; unknown when no server matched, timeout when nothing said which).",
+      help: "HAProxy agent checks answered, by the server's configured name or address and the answer (up, down, drain, maint; unknown when no server matched, timeout when nothing said which; no_verdict, with no line sent, while the target has no verdict yet).",
       labelNames: ['server', 'answer'],
       registers,
     }),

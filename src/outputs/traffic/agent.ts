@@ -161,6 +161,13 @@ export class AgentServer {
       socket.end();
       return;
     }
+    if (a.state === 'unknown') {
+      // No verdict yet (the daemon just started or reloaded): no line, so HAProxy keeps the server as it was. A
+      // restart of wedgewatch must not take every backend out of rotation until the first verdicts come in.
+      this.count(server.name ?? server.from ?? 'unknown', 'no_verdict');
+      socket.end();
+      return;
+    }
     const { line, answer } = agentReply(a, cfg);
     this.count(server.name ?? server.from ?? 'unknown', answer);
     socket.end(line);
