@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import client from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { formatMetrics, replayFiles } from '../../src/commands/replay-files.js';
+import type { LogPack } from '../../src/config/schema.js';
 import { createEngineMetrics } from '../../src/metrics.js';
 import type { EngineSignal } from '../../src/core/signals.js';
 import {
@@ -45,7 +46,7 @@ const SHAPES: Record<string, (dp: number) => string> = {
   quoted_in_record: (dp) => `[${T}05 TP0] Warning: request r${dp} text ${fake(dp)}`,
 };
 
-function scanner(packs: string[], onLine: (l: EngineLine) => void, everyEngineLine = false) {
+function scanner(packs: LogPack[], onLine: (l: EngineLine) => void, everyEngineLine = false) {
   return new ChunkScanner(
     compileRuleSet(packs, []),
     65_536,
@@ -69,7 +70,9 @@ function gauges() {
   };
   const value = async (name: keyof typeof metrics, rank?: string) => {
     const m = await metrics[name].get();
-    return m.values.filter((v) => rank === undefined || v.labels.rank === rank).map((v) => v.value);
+    return m.values
+      .filter((v) => rank === undefined || (v.labels as Record<string, unknown>).rank === rank)
+      .map((v) => v.value);
   };
   const text = () => registry.metrics();
   return { metrics, ranks, signals, sink, value, text, advance: (ms: number) => (now += ms) };
