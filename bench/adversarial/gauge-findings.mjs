@@ -51,8 +51,8 @@ export async function gaugesFromUserText(env) {
   const lines = [];
   let dp = 100;
   for (let r = 0; r < 5; r++) {
-    lines.push(toolOutput(dp, 568));
-    dp += 568;
+    lines.push(toolOutput(dp, 570));
+    dp += 570;
     for (const l of fakeShapes(dp++)) lines.push(l);
     lines.push(...fakeShapes(dp++));
   }
@@ -91,13 +91,14 @@ async function busyEngine() {
     }
     const first = 6000 + Math.random() * 3000;
     const done = 14_000 + Math.random() * 3000;
-    const chunk = (content) =>
-      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+    // As SGLang streams it (serving_chat.py): content chunks, the last one with its finish_reason, then [DONE].
+    const chunk = (content, finish = null) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     open.add(res);
     const t1 = setTimeout(() => res.write(chunk('O')), first);
     const t2 = setTimeout(() => {
-      res.write(chunk('K'));
+      res.write(chunk('K', 'stop'));
       res.end('data: [DONE]\n\n');
       open.delete(res);
     }, done);
