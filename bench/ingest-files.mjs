@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeLog } from './ingest-gen.mjs';
+import { writeLog } from '../test/helpers/ingest-gen.mjs';
 import { writeJsonLog } from './ingest-json.mjs';
 import { writeVariedLog } from './ingest-varied.mjs';
 

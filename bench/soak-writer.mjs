@@ -3,7 +3,7 @@
 import { closeSync, openSync, renameSync, writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import { makeLineSource } from './ingest-gen.mjs';
+import { makeLineSource } from '../test/helpers/ingest-gen.mjs';
 
 const { file } = workerData;
 const next = makeLineSource({ seed: 9, faults: true });
