@@ -25,7 +25,10 @@ if (file) {
     constructor(...args) {
       if (args.length === 0) super(RealDate.now() + offset);
       else if (args.length === 1) super(args[0]);
-      else super(...args);
+      else {
+        const [y, m, ...rest] = /** @type {[number, number, ...number[]]} */ (args);
+        super(y, m, ...rest);
+      }
     }
     /** @override */
     static now() {
