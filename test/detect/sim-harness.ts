@@ -122,7 +122,8 @@ async function harnessFor<S extends { stop(): Promise<void> }>(
               return !isCompletion(m.probeKind) || (m.recent ?? []).length >= window;
             })),
         {
-          timeoutMs: opts.timeoutMs ?? 20_000,
+          // Start-up on a loaded machine: a deadline for a deployment that never gets healthy, not a speed.
+          timeoutMs: opts.timeoutMs ?? 60_000,
           intervalMs: 5,
           what: () =>
             `every probe slot passing (${slotKeys

@@ -41,7 +41,7 @@ it('loses no line at rename and delete, at most one batch at copytruncate, dupli
     { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
   );
   let out = '';
-  writer.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  writer.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   // Before copytruncate the writer waits until the follower has read everything written so far (then writes its
   // one batch and truncates): the batch at risk is one batch however loaded the machine is.
   const seenSoFar = new Set<number>();
