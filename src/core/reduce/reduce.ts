@@ -4,6 +4,7 @@
 import type { Signal } from '../signals.js';
 import { evaluate } from '../verdict/evaluate.js';
 import { judgeCrawl, rememberOwnCut } from './engine-evidence.js';
+import { judgeObjectives } from './objectives.js';
 import { onEngine, judgeEngines, judgeRanks } from './engines.js';
 import { confirmByHang, onLog, pruneAborts } from './log-evidence.js';
 import { applyVerdict } from './hysteresis.js';
@@ -63,6 +64,7 @@ export function reduceInPlace(
   judgeEngines(s, now, cfg, events);
   judgeRanks(s, now, cfg, events);
   judgeCrawl(s, now, cfg, events);
+  judgeObjectives(s, now, cfg);
   pruneAborts(s, now, cfg);
   const verdict = evaluate(s, now, cfg);
   const step = applyVerdict(s, verdict, now, cfg, events);
