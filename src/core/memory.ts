@@ -206,6 +206,8 @@ export interface IncidentMemory {
   diagnosis: Diagnosis;
   /** Every diagnosis the verdict reached during the incident (bounded: the weakest go first). */
   seen: IncidentEvidence[];
+  /** When the target first went down in this incident: only evidence from before it names the death. */
+  downSince?: number;
 }
 
 export interface TargetMemory {

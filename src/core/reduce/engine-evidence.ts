@@ -69,10 +69,11 @@ function trackFailures(e: EngineMemory, signal: EngineSignal, now: number, cfg: 
   pruneFailures(f.recent, now, cfg);
 }
 
+/** Kept two failureWindows: a named KV failure holds on the rate over that long (candidates/counters.ts). */
 function pruneFailures(recent: Array<{ at: number }>, now: number, cfg: ClassifierConfig): void {
   while (
     recent.length > 0 &&
-    (recent.length > FAILURES_KEEP || now - recent[0]!.at >= cfg.detect.failureWindow)
+    (recent.length > FAILURES_KEEP || now - recent[0]!.at >= 2 * cfg.detect.failureWindow)
   )
     recent.shift();
 }
