@@ -313,7 +313,7 @@ export const DIAGNOSES = {
     runbook: 'diagnosis-queue_starved',
     alert: 'WedgewatchTargetDegraded',
     meaning:
-      "the engine reports queued requests without a break for `hangAfter` (and twice its queue-time objective) while requests finish and tokens move, and those that left its queue (vLLM `vllm:request_queue_time_seconds`, SGLang `sglang:queue_time_seconds`) waited under the objective: the queue does not admit (a cache tier, a full KV pool); wedged when completions fail or hang too",
+      'the engine reports queued requests without a break for `hangAfter` (and twice its queue-time objective) while requests finish and tokens move, and those that left its queue (vLLM `vllm:request_queue_time_seconds`, SGLang `sglang:queue_time_seconds`) waited under the objective: the queue does not admit (a cache tier, a full KV pool); wedged when completions fail or hang too',
   },
   requests_orphaned: {
     states: ['degraded'],

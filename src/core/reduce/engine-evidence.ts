@@ -234,7 +234,10 @@ export function judgeCrawl(s: TargetMemory, now: number, cfg: ClassifierConfig, 
         c.lastBelowAt = undefined;
       }
       const crawling =
-        !stale(e, now, cfg) && e.sleeping !== true && c.belowSince !== undefined && now - c.belowSince >= after;
+        !stale(e, now, cfg) &&
+        e.sleeping !== true &&
+        c.belowSince !== undefined &&
+        now - c.belowSince >= after;
       if (crawling && !c.crawling) {
         events.push({
           type: 'engine_crawling',
