@@ -28,8 +28,8 @@ export interface VllmCounters {
 
 /** PrometheusStatLogger's request_latency_buckets, which histogram_queue_time_request uses (loggers.py @005a810b). */
 export const REQUEST_LATENCY_BUCKETS = [
-  0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0,
-  1920.0, 7680.0,
+  0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0,
+  960.0, 1920.0, 7680.0,
 ] as const;
 
 /** A finished request's queued_time, seconds, into vllm:request_queue_time_seconds. */
