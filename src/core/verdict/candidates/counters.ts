@@ -39,7 +39,9 @@ export const kvTransferFailing: Family = (s, now, cfg, sym) => {
   }
   if (worst === undefined) return [];
   const what = [
-    worst.failed > 0 ? `${worst.failed} KV transfers failed` : '',
+    worst.failed > 0
+      ? `${worst.failed} KV transfers failed${worst.window !== undefined ? ' or expired' : ''}`
+      : '',
     worst.expired > 0 ? `${worst.expired} requests' KV expired` : '',
   ]
     .filter((x) => x !== '')
