@@ -106,7 +106,7 @@ export async function runPlan(plan, opts) {
   const fault = plan.fault ?? plan.name;
   const sim =
     plan.engine === 'vllm'
-      ? await d.startVllmSim({})
+      ? await d.startVllmSim(plan.simEngine !== undefined ? { engine: plan.simEngine } : {})
       : await d.startSim({ ...(plan.proxy ? { proxy: true } : {}), ...(plan.node ? { workers: true } : {}) });
   // A fault present from start-up (a crawl the engine never had a healthy past for): on before the daemon starts.
   if (plan.atStart !== undefined) await plan.atStart(sim);

@@ -426,7 +426,9 @@ export function plans({ abortCascade }) {
       fault: 'slow',
       engine: 'vllm',
       // A uniform 2× slowdown: every probe still passes, 2× its inter-token latency. Before issue 41 it joined the
-      // baseline (samples above half of it did) and stayed ok.
+      // baseline (samples above half of it did) and stayed ok. Steps of 50 ms (20 tokens/s): on a loaded machine a
+      // 10 ms timer fires after 20-30 ms whatever it asked, so 2× the asked step is not 2× the measured one.
+      simEngine: { stepMs: 50 },
       expect: { states: ['degraded'], diagnoses: ['engine_slow'] },
       ...toggle('slow', { factor: 2 }),
     },
