@@ -246,6 +246,8 @@ export interface TargetMemory {
    * is first heard from, and is dropped then (reduce/objectives.ts seedBaseline).
    */
   baselineSeeds?: Record<string, StoredBaseline>;
+  /** Our chat probes' own token rate against the inter-token latency objective (reduce/objectives.ts onProbeRate). */
+  probeObjective?: ObjectiveMemory;
   /** What the node told us: the engine's processes, GPUs, ranks and stacks (core/node-memory.ts). */
   node?: NodeMemory;
   /** Abort lines discounted as our own probes' (timed out or cut by the watchdog itself). */

@@ -206,6 +206,46 @@ describe('objectives beside baselines (issue 41)', () => {
   });
 });
 
+describe("our probes' own rate, where the engine gives none (issue 38: a 10× crawl on llama.cpp stayed ok)", () => {
+  const round = (r: Run, tps: number, advance = 15_000) => {
+    for (const conn of ['fresh', 'keepalive'] as const)
+      r.probe({ endpoint: 'router', conn, reusedConnection: conn === 'keepalive', tokensPerSecond: tps });
+    r.feed({ kind: 'tick' }, advance);
+  };
+
+  it('chat probes streaming 10× slower than their first healthy window → degraded/engine_slow; back → ok', () => {
+    const r = new Run(config({ stallAfter: '60s' }));
+    for (let i = 0; i < 6; i++) round(r, 80);
+    expect(r.s.probeObjective).toMatchObject({ itlFrom: 'learned' });
+    expect(r.s.probeObjective!.itlMs).toBeCloseTo(18.75, 5);
+    // 15 s a round: the clock has run 45 s after three slow rounds, past stallAfter after the fifth.
+    for (let i = 0; i < 3; i++) round(r, 8);
+    expect(r.s.state).toBe('ok');
+    for (let i = 0; i < 2; i++) round(r, 8);
+    expect(r.verdict).toBe('degraded/engine_slow');
+    expect(r.s.cause).toMatch(
+      /^chat probes stream a token every 125 ms, over its objective, learned from its first healthy window \(19 ms\) for \d+ s$/,
+    );
+    for (let i = 0; i < 2; i++) round(r, 80);
+    expect(r.s.state).toBe('ok');
+  });
+
+  it('one slow run among fast ones starts nothing that lasts; an engine with its own rate is judged on that instead', () => {
+    const r = new Run(config({ stallAfter: '60s' }));
+    for (let i = 0; i < 6; i++) round(r, 80);
+    for (let i = 0; i < 12; i++) round(r, i % 3 === 0 ? 8 : 80);
+    expect(r.transitions()).toEqual(['ok/-']);
+    // The engine reports its own rate (healthy): the probes' slowness is not named from them.
+    const v = new Vllm(r);
+    for (let i = 0; i < 8; i++) v.scrape({ n: 100, itlMs: 10, running: 1, every: 1000 });
+    for (let i = 0; i < 8; i++) {
+      v.scrape({ n: 100, itlMs: 10, running: 1, every: 1000 });
+      round(r, 8);
+    }
+    expect(r.diagnoses()).not.toContain('engine_slow');
+  });
+});
+
 describe('queue_starved (issue 41)', () => {
   it('queued work never admitted while other requests finish and tokens flow → degraded, then wedged/queue_starved as our probe hangs', () => {
     const r = new Run(config({ stallAfter: '60s', hangAfter: '20s' }));

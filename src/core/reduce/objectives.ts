@@ -52,28 +52,57 @@ export function trackObjectives(
   const o = objectivesOf(e, cfg);
   trackQueue(o, e, signal, now, cfg);
   const queueMissed = o.starved === true || (o.lastWaitMs !== undefined && o.lastWaitMs > o.queueMs);
-  if (rate !== undefined && rate > 0 && e.sleeping !== true) {
-    const itl = 1000 / rate;
-    o.lastItlMs = itl;
-    if (itl > o.itlMs) {
-      o.slowSince ??= now;
-      o.lastSlowAt = now;
-    } else {
-      o.slowSince = undefined;
-      o.slow = false;
-      // The first healthy window: samples within the ceiling while the queue meets its objective.
-      if (o.itlFrom === 'ceiling' && !queueMissed) {
-        const w = (o.itlLearning ??= []);
-        w.push(itl);
-        if (w.length >= LEARN_SAMPLES) {
-          o.itlMs = Math.min(ITL_CEILING_MS, ITL_SLOWDOWN * mean(w));
-          o.itlFrom = 'learned';
-          o.itlLearning = undefined;
-        }
-      }
-    }
-  }
+  if (rate !== undefined && rate > 0 && e.sleeping !== true) itlSample(o, 1000 / rate, now, !queueMissed);
   return queueMissed || o.slowSince !== undefined;
+}
+
+/**
+ * One inter-token latency (ms) into an objective's clock: over the objective starts (or keeps) it; within it stops it
+ * and, while no objective is learned yet and `learn` allows, counts toward the first healthy window (never a sample
+ * over the ceiling: a crawl from start-up is not learned).
+ */
+function itlSample(o: ObjectiveMemory, itl: number, now: number, learn: boolean): void {
+  o.lastItlMs = itl;
+  if (itl > o.itlMs) {
+    o.slowSince ??= now;
+    o.lastSlowAt = now;
+    return;
+  }
+  o.slowSince = undefined;
+  o.slow = false;
+  if (o.itlFrom !== 'ceiling' || !learn) return;
+  const w = (o.itlLearning ??= []);
+  w.push(itl);
+  if (w.length >= LEARN_SAMPLES) {
+    o.itlMs = Math.min(ITL_CEILING_MS, ITL_SLOWDOWN * mean(w));
+    o.itlFrom = 'learned';
+    o.itlLearning = undefined;
+  }
+}
+
+/**
+ * Our own streamed completions' token rate after their first token (chat probes: `tokensPerSecond`), against the
+ * same kind of objective at the target level: an engine whose mapping gives no token rate (llama.cpp: issue 38's 10×
+ * crawl stayed ok) is still judged by what its users see. Only passing runs carry a rate.
+ */
+export function onProbeRate(
+  s: TargetMemory,
+  probeKind: string,
+  result: string,
+  tokensPerSecond: number | undefined,
+  now: number,
+  cfg: ClassifierConfig,
+): void {
+  if (probeKind !== 'chat' || result !== 'ok' || tokensPerSecond === undefined || !(tokensPerSecond > 0))
+    return;
+  const itl = cfg.objectives?.interTokenLatency;
+  const o = (s.probeObjective ??= {
+    itlMs: itl ?? ITL_CEILING_MS,
+    itlFrom: itl !== undefined ? 'config' : 'ceiling',
+    queueMs: QUEUE_FLOOR_MS,
+    queueFrom: 'ceiling',
+  });
+  itlSample(o, 1000 / tokensPerSecond, now, true);
 }
 
 function trackQueue(
@@ -167,6 +196,11 @@ function judgeStarved(
  */
 export function judgeObjectives(s: TargetMemory, now: number, cfg: ClassifierConfig): void {
   const after = cfg.detect.stallAfter;
+  const p = s.probeObjective;
+  if (p !== undefined) {
+    if (p.slowSince !== undefined && now - (p.lastSlowAt ?? p.slowSince) >= after) p.slowSince = undefined;
+    p.slow = p.slowSince !== undefined && now - p.slowSince >= after;
+  }
   for (const e of Object.values(s.engines)) {
     const o = e.objectives;
     if (o === undefined) continue;
