@@ -14,6 +14,12 @@ export type ObjectiveSource = 'config' | 'learned' | 'ceiling';
 export const ITL_CEILING_MS = 250;
 /** A learned inter-token latency objective is this many times the first healthy window's mean. */
 export const ITL_SLOWDOWN = 1.5;
+/**
+ * A missed inter-token latency objective is judged after stallAfter, and never under this (ms): a 1.5× margin is
+ * within reach of a loaded host's timer noise for a few seconds (the simulators' tests run stallAfter 3 s), never for
+ * half a minute of every sample.
+ */
+export const SLOW_MIN_MS = 30_000;
 /** Samples in the first healthy window (one scrape interval or stats line each). */
 export const LEARN_SAMPLES = 5;
 /** A learned queue-time objective is at least this (ms): an idle engine queues for nothing. */

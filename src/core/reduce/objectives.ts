@@ -13,6 +13,7 @@ import {
   QUEUE_CEILING_MS,
   QUEUE_FLOOR_MS,
   QUEUE_SLOWDOWN,
+  SLOW_MIN_MS,
   type ObjectiveMemory,
   type StoredBaseline,
 } from '../objective-memory.js';
@@ -196,17 +197,18 @@ function judgeStarved(
  */
 export function judgeObjectives(s: TargetMemory, now: number, cfg: ClassifierConfig): void {
   const after = cfg.detect.stallAfter;
+  const slowAfter = Math.max(after, SLOW_MIN_MS);
   const p = s.probeObjective;
   if (p !== undefined) {
     if (p.slowSince !== undefined && now - (p.lastSlowAt ?? p.slowSince) >= after) p.slowSince = undefined;
-    p.slow = p.slowSince !== undefined && now - p.slowSince >= after;
+    p.slow = p.slowSince !== undefined && now - p.slowSince >= slowAfter;
   }
   for (const e of Object.values(s.engines)) {
     const o = e.objectives;
     if (o === undefined) continue;
     if (o.slowSince !== undefined && now - (o.lastSlowAt ?? o.slowSince) >= after) o.slowSince = undefined;
     const live = !stale(e, now, cfg) && e.sleeping !== true;
-    o.slow = live && o.slowSince !== undefined && now - o.slowSince >= after;
+    o.slow = live && o.slowSince !== undefined && now - o.slowSince >= slowAfter;
     if (!live) o.starved = false;
   }
 }
