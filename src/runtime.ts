@@ -2,6 +2,7 @@
 // runtime from the new config and only then stops the old one, so a bad config never leaves nothing running.
 // Per target: probes, log watcher, engine scrapes and file watches feed one TargetWatchdog (src/core/).
 import { RemediationHistory } from './outputs/remediate/history.js';
+import { BaselineStore } from './outputs/baselines/store.js';
 import { remediationFor } from './outputs/remediate/target.js';
 import { dirname } from 'node:path';
 import { FileWatch } from './sources/changes/watch.js';
@@ -99,6 +100,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
   const watchdog = new Watchdog(journal);
   const probeHistory = ctx.previous?.probeHistory ?? new ProbeHistory();
   const history = new RemediationHistory(config.stateDir);
+  const baselines = new BaselineStore(config.stateDir);
   const probes = new Map<string, ProbeScheduler>();
   const traffic = createTraffic(config, {
     metrics: ctx.metrics,
@@ -167,6 +169,7 @@ export const createRuntime: RuntimeFactory = async (loaded, ctx) => {
     const wd = new TargetWatchdog({
       target,
       history,
+      baselines,
       metrics: ctx.metrics,
       logger: ctx.logger,
       journal,

@@ -2,6 +2,9 @@
 // confirmation rounds (a critical log line makes the probes run now), incident capture and remediation. Sources,
 // incident capture and remediation are built by the runtime: sources only call `handle`, the two outputs are told
 // of each verdict; this file never does source I/O or runs a command itself.
+import type { BaselineStore } from './outputs/baselines/store.js';
+import type { StoredBaseline } from './core/objective-memory.js';
+import { baselineOf } from './core/reduce/objectives.js';
 import { WEDGE_CAUSES } from './core/verdict/evaluate.js';
 import { confirmingKinds, isCompletion, type JournalEventType, type ProbeKind } from './core/vocabulary.js';
 import type { TargetConfig } from './config/schema.js';
@@ -65,6 +68,8 @@ export interface TargetWatchdogOptions {
   slots?: ReadonlySet<string>;
   /** Persisted remediation history and pause (stateDir): restored when there is no `previous`. */
   history?: RemediationHistory;
+  /** The engines' learned objectives and crawl baselines (stateDir/baselines.json): seeded at start-up, saved as learned. */
+  baselines?: BaselineStore;
   /**
    * The traffic path (src/outputs/traffic/): told the memory after every step, so GET /ready, the agent and the
    * drainers read a cached answer; `status` is what the status page shows of it.
@@ -102,6 +107,11 @@ export class TargetWatchdog {
     this.s = opts.previous
       ? carryOver(opts.previous.state, this.cfg, opts.slots)
       : initialState(this.name, this.now());
+    // A start-up (not a reload, which carries the memory itself): the baselines a restart kept seed the engines.
+    if (opts.previous === undefined && opts.baselines !== undefined) {
+      const seeds = opts.baselines.get(this.name);
+      if (Object.keys(seeds).length > 0) this.s.baselineSeeds = seeds;
+    }
     const stored = opts.history?.get(this.name).paused;
     this.paused =
       opts.previous?.paused ??
@@ -181,6 +191,7 @@ export class TargetWatchdog {
       this.holdRemediation(this.opts.incidents?.onVerdict(prev, structuredClone(this.s)));
     }
     this.exportEngines(prev);
+    if (signal.kind === 'engine') this.saveBaselines(now);
     if (signal.kind === 'probe') {
       const slot = this.s.slots[slotKey(signal.probe, signal.endpoint, signal.conn)];
       if (slot !== undefined) this.exportAnswers(slot);
@@ -194,6 +205,18 @@ export class TargetWatchdog {
     }
     this.opts.traffic?.onStep(this.s);
     if (!this.capturing) this.remediator?.consider(this.s);
+  }
+
+  /** The engines' learned baselines to stateDir (the store writes at most once a minute per target). */
+  private saveBaselines(now: number): void {
+    const store = this.opts.baselines;
+    if (store === undefined) return;
+    const out: Record<string, StoredBaseline> = {};
+    for (const e of Object.values(this.s.engines)) {
+      const b = baselineOf(e, now);
+      if (b !== undefined) out[e.service] = b;
+    }
+    if (Object.keys(out).length > 0) store.set(this.name, out, now);
   }
 
   private holdRemediation(capture: Promise<void> | undefined): void {

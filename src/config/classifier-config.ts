@@ -20,5 +20,6 @@ export function classifierConfig(target: TargetConfig): ClassifierConfig {
       ]),
     ),
     engines: [...new Set([...target.engines.map((e) => e.service), ...target.logs.map((l) => l.service)])],
+    ...(target.objectives !== undefined ? { objectives: target.objectives } : {}),
   };
 }

@@ -589,6 +589,16 @@ export const targetSchema = z.strictObject({
   logs: z.array(logSourceSchema).default([]),
   engines: z.array(engineScrapeSchema).default([]),
   detect: detectSchema.default(detectSchema.parse({})),
+  /**
+   * Per-target objectives (issue 41): the engine's inter-token latency and queue time. Absent ones are learned
+   * from the engine's first healthy window (src/core/reduce/objectives.ts) and kept in stateDir/baselines.json.
+   */
+  objectives: z
+    .strictObject({
+      interTokenLatency: duration().optional(),
+      queueTime: duration().optional(),
+    })
+    .optional(),
   remediate: remediateSchema.optional(),
   /** Take the target's worker out of the gateway while it is not ready, put it back on recovery (issue 43). */
   drain: drainSchema.optional(),

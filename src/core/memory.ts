@@ -4,6 +4,7 @@ import type { DetectSettings } from './detect-settings.js';
 import type { Diagnosis, EvidenceKind, LogEventClass, TargetStateName } from './vocabulary.js';
 import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass } from './signals.js';
 import type { NodeEventKind, NodeMemory } from './node-memory.js';
+import type { ObjectiveMemory, ObjectiveSettings, StoredBaseline } from './objective-memory.js';
 
 export type { InflightRun } from './signals.js';
 
@@ -25,6 +26,8 @@ export interface ClassifierConfig {
   probes: Record<string, { kind: ProbeKind; ttftObjective?: number; promptTokens?: number; rounds?: number }>;
   /** Services with an engine scrape or a log source (a reload drops the memory of the others). */
   engines?: string[];
+  /** Per-target inter-token latency and queue-time objectives (ms); absent ones are learned (objective-memory.ts). */
+  objectives?: ObjectiveSettings;
 }
 
 export interface SlotMemory {
@@ -80,8 +83,13 @@ export interface CrawlMemory {
   samples: number;
   /** The last rate measured, as a fraction of the baseline. */
   ratio?: number;
-  /** Since when every sample with requests running has been below crawlFraction of the baseline. */
+  /**
+   * Since when every sample has been below crawlFraction of the baseline. Idle gaps between probe runs neither
+   * stop nor restart it (issue 41): only a sample at the baseline does, or no sample below for stallAfter.
+   */
   belowSince?: number;
+  /** The last sample below the fraction (or in the hysteresis band above it). */
+  lastBelowAt?: number;
   crawling: boolean;
   /** Metrics sources without a throughput gauge: the token counter and time of the last sample. */
   lastTokens?: number;
@@ -151,6 +159,8 @@ export interface EngineMemory {
   /** The engine says it is asleep (vLLM sleep mode): holding requests is no stall, slow tokens no crawl. */
   sleeping?: boolean;
   crawl?: CrawlMemory;
+  /** Its inter-token latency and queue-time objectives and their clocks (reduce/objectives.ts). */
+  objectives?: ObjectiveMemory;
   failures?: FailureMemory;
   /** The smallest PD queue total since `queuedSince` (the leak floor: entries nothing ever pops). */
   queueFloor?: number;
@@ -196,6 +206,8 @@ export interface IncidentMemory {
   diagnosis: Diagnosis;
   /** Every diagnosis the verdict reached during the incident (bounded: the weakest go first). */
   seen: IncidentEvidence[];
+  /** When the target first went down in this incident: only evidence from before it names the death. */
+  downSince?: number;
 }
 
 export interface TargetMemory {
@@ -236,6 +248,13 @@ export interface TargetMemory {
    * hide at most that many aborts, and only while the id is recent.
    */
   ownIds?: Array<{ id: string; left: number }>;
+  /**
+   * Baselines a restart kept (stateDir/baselines.json), by service: each seeds its engine's memory when the engine
+   * is first heard from, and is dropped then (reduce/objectives.ts seedBaseline).
+   */
+  baselineSeeds?: Record<string, StoredBaseline>;
+  /** Our chat probes' own token rate against the inter-token latency objective (reduce/objectives.ts onProbeRate). */
+  probeObjective?: ObjectiveMemory;
   /** What the node told us: the engine's processes, GPUs, ranks and stacks (core/node-memory.ts). */
   node?: NodeMemory;
   /** Abort lines discounted as our own probes' (timed out or cut by the watchdog itself). */

@@ -217,6 +217,13 @@ export interface EngineSignal {
    */
   interTokenLatencySumSeconds?: number;
   interTokenLatencyCount?: number;
+  /**
+   * The engine's queue-time histogram, monotonic `_sum` (seconds) and `_count`: vLLM's
+   * `vllm:request_queue_time_seconds` (observed as each request finishes), SGLang's `sglang:queue_time_seconds`
+   * (observed as a prefill batch admits it). The mean wait of the requests that left the queue over an interval.
+   */
+  queueTimeSumSeconds?: number;
+  queueTimeCount?: number;
   /** vLLM: every engine reports itself asleep (`vllm:engine_sleep_state{sleep_state="awake"}` 0). */
   sleeping?: boolean;
   /** Router: workers whose health is 1 / not 1, and workers whose circuit breaker is open. */

@@ -297,6 +297,24 @@ export const DIAGNOSES = {
     meaning:
       "tokens per second per running request (vLLM: from its inter-token latency histogram) below `crawlFraction` (10 %) of the engine's (or rank's) own trailing baseline for `stallAfter`, with requests running; wedged when completions fail or hang too",
   },
+  engine_slow: {
+    states: ['degraded', 'wedged'],
+    evidence: 'engine',
+    rank: 2,
+    runbook: 'diagnosis-engine_slow',
+    alert: 'WedgewatchTargetDegraded',
+    meaning:
+      "the engine's inter-token latency over its objective (`objectives.interTokenLatency`, else 1.5× its first healthy window, never learned above 250 ms) for `stallAfter`, across probe runs: a uniform slowdown, or a crawl with no healthy past; wedged when completions fail or hang too",
+  },
+  queue_starved: {
+    states: ['degraded', 'wedged'],
+    evidence: 'engine',
+    rank: 3,
+    runbook: 'diagnosis-queue_starved',
+    alert: 'WedgewatchTargetDegraded',
+    meaning:
+      'the engine reports queued requests without a break for `hangAfter` (and twice its queue-time objective) while requests finish and tokens move, and those that left its queue (vLLM `vllm:request_queue_time_seconds`, SGLang `sglang:queue_time_seconds`) waited under the objective: the queue does not admit (a cache tier, a full KV pool); wedged when completions fail or hang too',
+  },
   requests_orphaned: {
     states: ['degraded'],
     evidence: 'router',

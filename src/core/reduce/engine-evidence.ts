@@ -12,6 +12,7 @@ import type {
   TargetMemory,
 } from '../memory.js';
 import { stale } from '../memory-read.js';
+import { trackObjectives } from './objectives.js';
 
 /** Samples of a healthy rate before the baseline is trusted (one scrape or batch line each). */
 export const BASELINE_SAMPLES = 5;
@@ -44,7 +45,12 @@ export function onEngineEvidence(
   if (signal.circuitOpen !== undefined) e.circuitOpen = signal.circuitOpen;
   trackFailures(e, signal, now, cfg);
   const c = (e.crawl ??= { samples: 0, crawling: false });
-  trackCrawl(c, e, perRequestRate(c, signal, now, cfg.detect.stallAfter), now, cfg.detect.crawlFraction);
+  const rate = perRequestRate(c, signal, now, cfg.detect.stallAfter);
+  // A baseline learns only while every objective is met (issue 41): a slowdown, a crawl from start-up or a
+  // starving queue is never the engine's normal.
+  const missed = trackObjectives(e, signal, rate, now, cfg);
+  const floor = 1000 / e.objectives!.itlMs;
+  trackCrawl(c, e, rate, now, cfg.detect.crawlFraction, (r) => !missed && r >= floor);
 }
 
 /** The counters' increases: a first reading is the baseline, a drop is a restart (its new value is the increase). */
@@ -63,10 +69,11 @@ function trackFailures(e: EngineMemory, signal: EngineSignal, now: number, cfg: 
   pruneFailures(f.recent, now, cfg);
 }
 
+/** Kept two failureWindows: a named KV failure holds on the rate over that long (candidates/counters.ts). */
 function pruneFailures(recent: Array<{ at: number }>, now: number, cfg: ClassifierConfig): void {
   while (
     recent.length > 0 &&
-    (recent.length > FAILURES_KEEP || now - recent[0]!.at >= cfg.detect.failureWindow)
+    (recent.length > FAILURES_KEEP || now - recent[0]!.at >= 2 * cfg.detect.failureWindow)
   )
     recent.shift();
 }
@@ -147,8 +154,10 @@ type RankSampleAt = RankSample & { genThroughput?: undefined };
 
 /**
  * One sample into the crawl clock. Below crawlFraction of a trusted baseline starts (or keeps) it; a sample at or
- * above it stops it and joins the baseline; nothing running stops it (a crawl needs requests to crawl). Samples
- * below never join the baseline, so a collapse cannot become the new normal.
+ * above it stops it and may join the baseline (`joins`: the objectives are met). Nothing running does not stop
+ * it (issue 41): on an engine idle but for our probes, the crawl is judged across probe runs, and the clock ends
+ * only at a sample at the baseline, or when no sample below came for stallAfter (judgeCrawl). Samples below
+ * never join the baseline, so a collapse cannot become the new normal.
  */
 function trackCrawl(
   c: CrawlMemory,
@@ -156,28 +165,32 @@ function trackCrawl(
   rate: number | undefined,
   now: number,
   fraction: number,
+  joins: (rate: number) => boolean,
 ): void {
-  if (e.sleeping === true || e.running <= 0) {
+  if (e.sleeping === true) {
     c.belowSince = undefined;
-    if (e.running <= 0) c.ratio = undefined;
-    // A rate with nothing running now (the inter-token latency of probes that came and went) still says what
-    // the engine's normal is; it judges no crawl.
-    if (e.sleeping !== true && rate !== undefined) joinBaseline(c, rate);
     return;
   }
-  if (rate === undefined) return;
+  if (rate === undefined) {
+    if (e.running <= 0 && c.belowSince === undefined) c.ratio = undefined;
+    return;
+  }
   const trusted = c.baseline !== undefined && c.samples >= BASELINE_SAMPLES;
   c.ratio = c.baseline !== undefined && c.baseline > 0 ? rate / c.baseline : undefined;
   if (trusted && c.ratio !== undefined && c.ratio < fraction) {
     c.belowSince ??= now;
+    c.lastBelowAt = now;
     return;
   }
   // Hysteresis: a crawl that hovers at the fraction (a sample read just as a request ends) keeps its clock; it
   // ends at twice the fraction.
-  if (trusted && c.ratio !== undefined && c.belowSince !== undefined && c.ratio < Math.min(1, 2 * fraction))
+  if (trusted && c.ratio !== undefined && c.belowSince !== undefined && c.ratio < Math.min(1, 2 * fraction)) {
+    c.lastBelowAt = now;
     return;
+  }
   c.belowSince = undefined;
-  joinBaseline(c, rate);
+  c.lastBelowAt = undefined;
+  if (joins(rate)) joinBaseline(c, rate);
 }
 
 /** Only samples near the baseline join it: a slowdown, let alone a crawl, must not become the new normal. */
@@ -202,22 +215,27 @@ export function onRankEvidence(
     perRequestRate(c, sample as RankSampleAt, now, cfg.detect.stallAfter),
     now,
     cfg.detect.crawlFraction,
+    () => true,
   );
 }
 
 /**
- * Crawling: below the fraction for stallAfter with requests running, not asleep, and not stalled outright (no
- * tokens at all is a stall, judged by engines.ts). Emits engine_crawling once per crawl.
+ * Crawling: below the fraction for stallAfter, the last sample below within stallAfter (idle gaps between probe
+ * runs are part of the crawl; a clock with no evidence for stallAfter is let go), not asleep, and not stalled
+ * outright (no tokens at all is a stall, judged by engines.ts). Emits engine_crawling once per crawl.
  */
 export function judgeCrawl(s: TargetMemory, now: number, cfg: ClassifierConfig, events: DetectEvent[]): void {
   const after = cfg.detect.stallAfter;
   for (const e of Object.values(s.engines)) {
     const judge = (c: CrawlMemory | undefined, running: number, rank?: string) => {
       if (c === undefined) return;
+      if (c.belowSince !== undefined && now - (c.lastBelowAt ?? c.belowSince) >= after) {
+        c.belowSince = undefined;
+        c.lastBelowAt = undefined;
+      }
       const crawling =
         !stale(e, now, cfg) &&
         e.sleeping !== true &&
-        running > 0 &&
         c.belowSince !== undefined &&
         now - c.belowSince >= after;
       if (crawling && !c.crawling) {

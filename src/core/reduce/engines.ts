@@ -3,19 +3,11 @@
 import type { EngineSignal, RankSample } from '../signals.js';
 import { onEngineEvidence, onRankEvidence } from './engine-evidence.js';
 import { noteServing } from './serving.js';
+import { seedBaseline } from './objectives.js';
 import type { ClassifierConfig, DetectEvent, EngineMemory, TargetMemory } from '../memory.js';
 
 export function onEngine(s: TargetMemory, signal: EngineSignal, now: number, cfg: ClassifierConfig): void {
-  const e = (s.engines[signal.service] ??= {
-    service: signal.service,
-    running: 0,
-    queued: 0,
-    transferQueue: 0,
-    preallocQueue: 0,
-    lastSignalAt: now,
-    lastProgressAt: now,
-    stalled: false,
-  });
+  const e = (s.engines[signal.service] ??= newEngine(s, signal.service, now, cfg));
   if (signal.source === 'metrics' && signal.scrapeOk === false) {
     // Busy values from before the failure say nothing now: no stall is judged on them.
     e.unknown = true;
@@ -58,6 +50,26 @@ export function onEngine(s: TargetMemory, signal: EngineSignal, now: number, cfg
   trackQueues(e, now);
   onEngineEvidence(e, signal, now, cfg);
   for (const [id, r] of Object.entries(signal.ranks ?? {})) trackRank(e, id, r, now, cfg);
+}
+
+/** An engine first heard from: a baseline a restart kept for it seeds its objectives and crawl baseline. */
+function newEngine(s: TargetMemory, service: string, now: number, cfg: ClassifierConfig): EngineMemory {
+  const e: EngineMemory = {
+    service,
+    running: 0,
+    queued: 0,
+    transferQueue: 0,
+    preallocQueue: 0,
+    lastSignalAt: now,
+    lastProgressAt: now,
+    stalled: false,
+  };
+  const seed = s.baselineSeeds?.[service];
+  if (seed !== undefined) {
+    seedBaseline(e, seed, cfg);
+    delete s.baselineSeeds![service];
+  }
+  return e;
 }
 
 /**

@@ -29,10 +29,17 @@ export function evidenceOf(diagnosis: Diagnosis): EvidenceKind {
  * the wedge's diagnosis shown now — the partial recovery to degraded that a flapping state goes through (the
  * evidence still stands; a label that flipped with every round would be the flapping issue 26 is about).
  */
-function fits(e: IncidentEvidence, state: TargetStateName, shown: Diagnosis | undefined): boolean {
+function fits(
+  e: IncidentEvidence,
+  state: TargetStateName,
+  shown: Diagnosis | undefined,
+  downSince: number | undefined,
+): boolean {
   const states: readonly string[] = diagnosisEntry(e.diagnosis)?.states ?? [];
   if (states.includes(state)) return true;
-  if (state === 'down') return SURVIVES_DOWN.has(e.evidence);
+  // Only evidence from before the target first went down explains the death (issue 41 item 8): a critical line
+  // confirmed after it (the restart's own lines, a probe refused) says nothing of why it went down.
+  if (state === 'down') return SURVIVES_DOWN.has(e.evidence) && (downSince === undefined || e.at < downSince);
   return state === 'degraded' && e.diagnosis === shown && states.includes('wedged');
 }
 
@@ -66,10 +73,11 @@ function strongest(
   list: readonly IncidentEvidence[],
   state: TargetStateName,
   shown: Diagnosis | undefined,
+  downSince: number | undefined,
 ): IncidentEvidence | undefined {
   let best: IncidentEvidence | undefined;
   for (const e of list) {
-    if (!fits(e, state, shown)) continue;
+    if (!fits(e, state, shown, downSince)) continue;
     const c = best === undefined ? -1 : compare(e, best);
     if (c < 0 || (c === 0 && e.diagnosis === shown)) best = e;
   }
@@ -87,7 +95,8 @@ export function heldVerdict(s: TargetMemory, v: Verdict, now: number): Verdict {
   if (open === undefined || v.state === 'ok' || v.state === 'unknown' || diagnosis === null) return v;
   const mine = evidence(s, { ...v, diagnosis }, now);
   remember(open, mine);
-  const best = strongest(open.seen, v.state, open.diagnosis) ?? mine;
+  const downSince = v.state === 'down' ? (open.downSince ?? now) : undefined;
+  const best = strongest(open.seen, v.state, open.diagnosis, downSince) ?? mine;
   if (best.diagnosis === diagnosis) return v;
   return { ...v, diagnosis: best.diagnosis, cause: heldCause(best, v) };
 }
@@ -107,6 +116,7 @@ export function trackIncident(s: TargetMemory, applied: Verdict, now: number): v
   const shown = evidence(s, { ...applied, diagnosis, cause: s.cause }, now);
   if (s.incident === undefined) s.incident = { since: now, diagnosis, seen: [] };
   s.incident.diagnosis = diagnosis;
+  if (s.state === 'down') s.incident.downSince ??= now;
   remember(s.incident, shown);
 }
 

@@ -4,6 +4,7 @@
 import type { Signal } from '../signals.js';
 import { evaluate } from '../verdict/evaluate.js';
 import { judgeCrawl, rememberOwnCut } from './engine-evidence.js';
+import { judgeObjectives, onProbeRate } from './objectives.js';
 import { onEngine, judgeEngines, judgeRanks } from './engines.js';
 import { confirmByHang, onLog, pruneAborts } from './log-evidence.js';
 import { applyVerdict } from './hysteresis.js';
@@ -39,6 +40,7 @@ export function reduceInPlace(
   switch (signal.kind) {
     case 'probe':
       onProbe(s, signal, now, cfg, events);
+      onProbeRate(s, signal.probeKind, signal.result, signal.tokensPerSecond, now, cfg);
       // Our own run timed out: the engines aborted its request and counted it; their abort counters discount it.
       if (signal.result === 'timeout' && isCompletion(cfg.probes[signal.probe]?.kind ?? signal.probeKind))
         rememberOwnCut(s, now);
@@ -69,6 +71,7 @@ export function reduceInPlace(
   judgeEngines(s, now, cfg, events);
   judgeRanks(s, now, cfg, events);
   judgeCrawl(s, now, cfg, events);
+  judgeObjectives(s, now, cfg);
   pruneAborts(s, now, cfg);
   const verdict = evaluate(s, now, cfg);
   const step = applyVerdict(s, verdict, now, cfg, events);

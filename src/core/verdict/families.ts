@@ -4,6 +4,7 @@
 import { wrongOutput } from './candidates/answers.js';
 import { abortCounters, kvTransferFailing } from './candidates/counters.js';
 import { engineCrawling } from './candidates/crawl.js';
+import { engineSlow, queueStarved } from './candidates/objectives.js';
 import { engineStalled, healthGenerateFailing, rankStalled } from './candidates/engine.js';
 import { completionsFailing, connectionRefused, healthFailing } from './candidates/failing.js';
 import { toolcallLeak } from './candidates/format.js';
@@ -33,6 +34,8 @@ export const FAMILIES: readonly Family[] = [
   rankMissing,
   healthGenerateFailing,
   engineCrawling,
+  queueStarved,
+  engineSlow,
   queueLeakFloor,
   stalledOnNode,
   engineStalled,

@@ -25,6 +25,7 @@ import { toolcallLeak } from './toolcall_leak.js';
 import { longPromptHang } from './long_prompt_hang.js';
 import { toolcallArgsCorrupt } from './toolcall_args_corrupt.js';
 import { reasoningGarbage } from './reasoning_garbage.js';
+import { queueStarvation } from './queue_starvation.js';
 import type { FaultDef, FaultName } from './types.js';
 
 export const FAULTS: Record<FaultName, FaultDef> = {
@@ -54,6 +55,7 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   orphaned_requests: orphanedRequests,
   stranded_queue_entry: strandedQueueEntry,
   pd_half_failed: pdHalfFailed,
+  queue_starvation: queueStarvation,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

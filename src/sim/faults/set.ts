@@ -177,6 +177,14 @@ export class FaultSet {
     return false;
   }
 
+  starvesQueue(): { background: number; queued: number } | undefined {
+    for (const [def, p] of this.active()) {
+      const st = def.starvesQueue?.(p);
+      if (st !== undefined) return st;
+    }
+    return undefined;
+  }
+
   failsKvLoad(): boolean {
     for (const [def, p] of this.active()) if (def.failsKvLoad?.(p)) return true;
     return false;

@@ -27,7 +27,8 @@ export type FaultName =
   | 'crawl'
   | 'orphaned_requests'
   | 'stranded_queue_entry'
-  | 'pd_half_failed';
+  | 'pd_half_failed'
+  | 'queue_starvation';
 
 /** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
 export type SimEngine = 'sglang' | 'vllm';
@@ -136,6 +137,11 @@ export interface FaultDef {
   leakedQueue?(service: ServiceName, params: FaultParams): number;
   /** vLLM: a stuck data-parallel engine whose frozen per-engine series /metrics shows beside engine 0's. */
   stalledEngine?(params: FaultParams): { engine: string; running: number };
+  /**
+   * vLLM: the scheduler admits nothing from its waiting queue; `background` other requests keep running (replaced
+   * as they finish) and `queued` others wait beside the clients' own.
+   */
+  starvesQueue?(params: FaultParams): { background: number; queued: number } | undefined;
   /** vLLM: this request's KV load through the NIXL connector fails (the engine recomputes its prefill). */
   failsKvLoad?(params: FaultParams): boolean;
   /** SGLang PD: this request's KV transfer from prefill to decode fails (KVTransferError on both legs). */

@@ -7,6 +7,7 @@ import * as fmt from './logfmt.js';
 import {
   newCounters,
   observeItl,
+  observeQueueTime,
   type FinishReason,
   type VllmCounters,
   type VllmGauges,
@@ -48,12 +49,19 @@ export interface EngineRequest {
   /** What the request ends with when it reaches maxTokens. */
   finishReason: 'stop' | 'length';
   cb: RequestCallbacks;
+  /** When it arrived, and when the scheduler admitted it (its queued_time is the difference). */
+  arrivedAt: number;
+  admittedAt?: number;
+  /** Another user's request the queue_starvation fault keeps running. */
+  background?: boolean;
 }
 
 export interface EngineHooks {
   stepFactor(): number;
   /** The NIXL connector's KV read for this request fails (nixl_transfer_failure). */
   failsKvLoad(): boolean;
+  /** The scheduler admits nothing from its queue; other requests keep running (queue_starvation). */
+  starvesQueue?(): { background: number; queued: number } | undefined;
   log: LogFile;
   pids: { api: number; core: number };
 }
@@ -111,6 +119,7 @@ export class VllmEngine {
       done: false,
       finishReason,
       cb,
+      arrivedAt: Date.now(),
     };
     this.waiting.push(r);
     this.schedule();
@@ -128,7 +137,8 @@ export class VllmEngine {
   }
 
   private schedule(): void {
-    if (this.stepTimer || this.dead || this.hung || this.inflight === 0) return;
+    const starving = this.hooks.starvesQueue?.() !== undefined;
+    if (this.stepTimer || this.dead || this.hung || (this.inflight === 0 && !starving)) return;
     const ms = this.params.stepMs * this.hooks.stepFactor();
     this.stepTimer = setTimeout(() => {
       this.stepTimer = undefined;
@@ -138,8 +148,14 @@ export class VllmEngine {
   }
 
   private step(): void {
-    while (this.running.length < this.params.maxRunning && this.waiting.length > 0)
-      this.running.push(this.waiting.shift()!);
+    const starved = this.hooks.starvesQueue?.();
+    if (starved === undefined) {
+      while (this.running.length < this.params.maxRunning && this.waiting.length > 0) {
+        const r = this.waiting.shift()!;
+        r.admittedAt = Date.now();
+        this.running.push(r);
+      }
+    } else this.topUpBackground(starved.background);
     for (const r of [...this.running]) {
       if (!r.prefilled) {
         r.prefilled = true;
@@ -161,10 +177,33 @@ export class VllmEngine {
         r.done = true;
         this.running = this.running.filter((x) => x !== r);
         this.counters.finished[r.finishReason]++;
+        observeQueueTime(this.counters, ((r.admittedAt ?? r.arrivedAt) - r.arrivedAt) / 1000);
         r.cb.finish();
       }
     }
     this.publish();
+  }
+
+  /** Other users' requests, admitted at once (they hold the pool): as many running as the fault keeps. */
+  private topUpBackground(n: number): void {
+    let have = this.running.filter((r) => r.background === true).length;
+    const noop = () => {};
+    for (; have < n; have++) {
+      const now = Date.now();
+      this.running.push({
+        id: `bg-${now}-${have}`,
+        promptTokens: 64,
+        maxTokens: 200,
+        generated: 0,
+        prefilled: false,
+        done: false,
+        finishReason: 'length',
+        cb: { token: noop, finish: noop, fail: noop },
+        arrivedAt: now,
+        admittedAt: now,
+        background: true,
+      });
+    }
   }
 
   /**
@@ -194,7 +233,7 @@ export class VllmEngine {
     const used = this.running.reduce((s, r) => s + r.promptTokens + r.generated, 0);
     this.published = {
       running: this.running.length,
-      waiting: this.waiting.length,
+      waiting: this.waiting.length + (this.hooks.starvesQueue?.()?.queued ?? 0),
       kvUsage: Math.min(1, used / this.params.kvTokens),
     };
   }

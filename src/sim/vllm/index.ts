@@ -94,6 +94,7 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
     new VllmEngine(params, {
       stepFactor: () => faults.stepFactor(),
       failsKvLoad: () => faults.failsKvLoad(),
+      starvesQueue: () => faults.starvesQueue(),
       log,
       pids,
     });

@@ -22,6 +22,23 @@ export interface VllmCounters {
   nixlFailedTransfers?: number;
   /** vllm:inter_token_latency_seconds: every output token after a request's first, by the time since its last. */
   itl: { buckets: number[]; sum: number; count: number };
+  /** vllm:request_queue_time_seconds: each finished request's time WAITING. */
+  queueTime: { buckets: number[]; sum: number; count: number };
+}
+
+/** PrometheusStatLogger's request_latency_buckets, which histogram_queue_time_request uses (loggers.py @005a810b). */
+export const REQUEST_LATENCY_BUCKETS = [
+  0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0,
+  960.0, 1920.0, 7680.0,
+] as const;
+
+/** A finished request's queued_time, seconds, into vllm:request_queue_time_seconds. */
+export function observeQueueTime(c: VllmCounters, seconds: number): void {
+  REQUEST_LATENCY_BUCKETS.forEach((le, i) => {
+    if (seconds <= le) c.queueTime.buckets[i]!++;
+  });
+  c.queueTime.sum += seconds;
+  c.queueTime.count++;
 }
 
 /** PrometheusStatLogger's histogram_inter_token_latency buckets (vllm/v1/metrics/loggers.py). */
@@ -50,6 +67,7 @@ export function newCounters(): VllmCounters {
     prefixHits: 0,
     finished: { stop: 0, length: 0, abort: 0, error: 0 },
     itl: { buckets: ITL_BUCKETS.map(() => 0), sum: 0, count: 0 },
+    queueTime: { buckets: REQUEST_LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 },
   };
 }
 
@@ -130,6 +148,18 @@ export function vllmMetricsText(
     `vllm:inter_token_latency_seconds_bucket{${labels},le="+Inf"} ${num(c.itl.count)}`,
     `vllm:inter_token_latency_seconds_count{${labels}} ${num(c.itl.count)}`,
     `vllm:inter_token_latency_seconds_sum{${labels}} ${num(c.itl.sum)}`,
+  );
+  // histogram_queue_time_request, observed in PrometheusStatLogger.record for each finished request.
+  out.push(
+    '# HELP vllm:request_queue_time_seconds Histogram of time spent in WAITING phase for request.',
+    '# TYPE vllm:request_queue_time_seconds histogram',
+    ...REQUEST_LATENCY_BUCKETS.map(
+      (le, i) =>
+        `vllm:request_queue_time_seconds_bucket{${labels},le="${num(le)}"} ${num(c.queueTime.buckets[i]!)}`,
+    ),
+    `vllm:request_queue_time_seconds_bucket{${labels},le="+Inf"} ${num(c.queueTime.count)}`,
+    `vllm:request_queue_time_seconds_count{${labels}} ${num(c.queueTime.count)}`,
+    `vllm:request_queue_time_seconds_sum{${labels}} ${num(c.queueTime.sum)}`,
   );
   if (c.nixlFailedTransfers !== undefined) {
     // kv_connector/v1/nixl/stats.py NixlPromMetrics (KVConnectorPrometheus; labels as above).

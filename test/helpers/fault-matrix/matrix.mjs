@@ -49,7 +49,7 @@ function exampleConfig(plan, sim, stateDir) {
           return { ...rest, path: files[l.service], from: 'end' };
         });
   t.engines = t.engines.map((e) => ({ ...e, metrics: `${url[e.service]}/metrics` }));
-  if (plan.routerMetrics && !vllm)
+  if (plan.routerMetrics && !vllm && !t.engines.some((e) => e.service === 'router'))
     t.engines.push({ service: 'router', metrics: `${sim.urls.router}/metrics` });
   for (const p of plan.probes ?? []) if (!t.probes.some((q) => q.name === p.name)) t.probes.push({ ...p });
   if (vllm) for (const p of t.probes) delete p.endpoints;
@@ -106,8 +106,10 @@ export async function runPlan(plan, opts) {
   const fault = plan.fault ?? plan.name;
   const sim =
     plan.engine === 'vllm'
-      ? await d.startVllmSim({})
+      ? await d.startVllmSim(plan.simEngine !== undefined ? { engine: plan.simEngine } : {})
       : await d.startSim({ ...(plan.proxy ? { proxy: true } : {}), ...(plan.node ? { workers: true } : {}) });
+  // A fault present from start-up (a crawl the engine never had a healthy past for): on before the daemon starts.
+  if (plan.atStart !== undefined) await plan.atStart(sim);
   const dir = mkdtempSync(join(tmpdir(), 'ww-bench-matrix-'));
   const text = opts.fast
     ? fastConfig(d, plan, sim, join(dir, 'state'))
@@ -116,6 +118,7 @@ export async function runPlan(plan, opts) {
   const trials = [];
   try {
     const loaded = d.parseConfigText(text, join(dir, 'c.yaml'), {});
+    const startedAt = Date.now();
     runtime = await d.createRuntime(loaded, {
       metrics: d.createMetrics({ defaults: false }),
       logger: pino({ level: 'silent' }),
@@ -151,14 +154,21 @@ export async function runPlan(plan, opts) {
             if (m.probeKind === 'chat') return r.length >= window && !r.includes(1);
             return m.failStreak === 0 && m.okStreak >= 2;
           });
-        await waitFor(
-          healthy,
-          (opts.fast ? 2 : 12) * 60_000,
-          `${plan.name}: a healthy period before trial ${i + 1}`,
-        );
-        await sleep(Math.random() * chatEvery);
-        labels = [];
-        const t0 = await plan.inject(sim);
+        let t0;
+        if (plan.atStart !== undefined && i === 0) {
+          // No healthy period to wait for: the fault was there before the daemon, its clock starts with it.
+          labels = [];
+          t0 = startedAt;
+        } else {
+          await waitFor(
+            healthy,
+            (opts.fast ? 2 : 12) * 60_000,
+            `${plan.name}: a healthy period before trial ${i + 1}`,
+          );
+          await sleep(Math.random() * chatEvery);
+          labels = [];
+          t0 = await plan.inject(sim);
+        }
         const expected = () => {
           const hit = labels.find(
             (l) =>

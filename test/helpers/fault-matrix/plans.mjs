@@ -420,6 +420,45 @@ export function plans({ abortCascade }) {
       expect: { states: ['degraded', 'wedged'], diagnoses: ['kv_transfer_failing'] },
       ...toggle('nixl_transfer_failure', { rate: 0.3 }),
     },
+    // Issue 41: objectives beside baselines, crawls across probe runs, queues that never admit.
+    {
+      name: 'vllm_slow_2x',
+      fault: 'slow',
+      engine: 'vllm',
+      // A uniform 2× slowdown: every probe still passes, 2× its inter-token latency. Before issue 41 it joined the
+      // baseline (samples above half of it did) and stayed ok. Steps of 50 ms (20 tokens/s): on a loaded machine a
+      // 10 ms timer fires after 20-30 ms whatever it asked, so 2× the asked step is not 2× the measured one.
+      simEngine: { stepMs: 50 },
+      expect: { states: ['degraded'], diagnoses: ['engine_slow'] },
+      ...toggle('slow', { factor: 2 }),
+    },
+    {
+      name: 'vllm_crawl_from_start',
+      fault: 'crawl',
+      engine: 'vllm',
+      // 50× from before the daemon starts (2 tokens/s): no healthy window to learn, so the crawl is not learned as
+      // the baseline; the 250 ms ceiling names it. Probes still pass (slowly) or time out: completions_* first.
+      expect: { states: ['degraded', 'wedged'], diagnoses: ['engine_slow'] },
+      atStart: (sim) => sim.enableFault('crawl', { factor: 50 }),
+      inject: () => Date.now(),
+      restore: (sim) => sim.disableFault('crawl'),
+    },
+    {
+      name: 'vllm_crawl_idle',
+      fault: 'crawl',
+      engine: 'vllm',
+      // After a healthy period, on an engine idle but for our probes (no long stream): 50× reads engine_crawling
+      // across probe runs, where before the clock restarted whenever nothing ran (completions_failing).
+      expect: { states: ['degraded', 'wedged'], diagnoses: ['engine_crawling'] },
+      ...toggle('crawl', { factor: 50 }),
+    },
+    {
+      name: 'vllm_queue_starvation',
+      fault: 'queue_starvation',
+      engine: 'vllm',
+      expect: { states: ['degraded', 'wedged'], diagnoses: ['queue_starved'] },
+      ...toggle('queue_starvation', { background: 2, queued: 2 }),
+    },
     {
       name: 'vllm_slow',
       fault: 'slow',

@@ -12,23 +12,36 @@ import type { Family } from '../types.js';
  * recomputed, so completions may still pass: degraded then, wedged when they fail too.
  */
 export const kvTransferFailing: Family = (s, now, cfg, sym) => {
-  let worst: { service: string; failed: number; expired: number } | undefined;
+  let worst: { service: string; failed: number; expired: number; window?: number } | undefined;
+  const held =
+    s.diagnosis === 'kv_transfer_failing' ||
+    (s.incident?.seen ?? []).some((x) => x.diagnosis === 'kv_transfer_failing');
   for (const e of Object.values(s.engines)) {
     // An aborted request fails its KV transfer on purpose (SGLang records "Aborted by AbortReq." as the failure
     // reason, and its failed-request counters count it): the aborts the engine counted are not transfer failures.
     const aborted = failuresWithin(e, 'aborted', now, cfg);
     const failed = Math.max(0, failuresWithin(e, 'kv_transfer_failed', now, cfg) - aborted);
     const expired = failuresWithin(e, 'kv_expired', now, cfg);
-    if (failed + expired < cfg.detect.failureCount) continue;
-    // Still failing: the last increase is recent. A burst that stopped is the tail of what happened (the requests
-    // stuck in a wedge time out after the restart that fixed it), not a transfer path failing now.
-    if (!recentlyFailing(e, now, cfg)) continue;
+    const enters = failed + expired >= cfg.detect.failureCount && recentlyFailing(e, now, cfg);
+    if (!enters) {
+      // Named: it holds while the rate holds (issue 41 item 8: a 30 % NIXL failure rate let it go between
+      // failures, back to ok for 16 s while the path still failed). Before it is named, a burst that stopped is
+      // the tail of what happened (the requests stuck in a wedge time out after the restart that fixed it), not a
+      // transfer path failing now: the last increase must be recent.
+      if (!held || !holdsRate(e, now, cfg)) continue;
+      const n = kvFailuresWithin(e, now, HOLD_WINDOWS * cfg.detect.failureWindow);
+      if (worst === undefined || n > worst.failed + worst.expired)
+        worst = { service: e.service, failed: n, expired: 0, window: HOLD_WINDOWS };
+      continue;
+    }
     if (worst === undefined || failed + expired > worst.failed + worst.expired)
       worst = { service: e.service, failed, expired };
   }
   if (worst === undefined) return [];
   const what = [
-    worst.failed > 0 ? `${worst.failed} KV transfers failed` : '',
+    worst.failed > 0
+      ? `${worst.failed} KV transfers failed${worst.window !== undefined ? ' or expired' : ''}`
+      : '',
     worst.expired > 0 ? `${worst.expired} requests' KV expired` : '',
   ]
     .filter((x) => x !== '')
@@ -36,7 +49,7 @@ export const kvTransferFailing: Family = (s, now, cfg, sym) => {
   return [
     candidate(
       'kv_transfer_failing',
-      `${worst.service}: ${what} within ${Math.round(cfg.detect.failureWindow / 1000)} s (its own counters)${sym.stuck ? '; completions fail too' : ''}`,
+      `${worst.service}: ${what} within ${Math.round(((worst.window ?? 1) * cfg.detect.failureWindow) / 1000)} s (its own counters)${sym.stuck ? '; completions fail too' : ''}`,
     ),
   ];
 };
@@ -63,6 +76,34 @@ export const abortCounters: Family = (s, now, cfg, sym) => {
     ),
   ];
 };
+
+/** A named KV failure holds over this many failureWindows (the rate, not the last failure, is judged). */
+const HOLD_WINDOWS = 2;
+
+/** KV failures and expiries (aborts discounted) within `window` ms. */
+function kvFailuresWithin(e: EngineMemory, now: number, window: number): number {
+  let kv = 0;
+  let aborted = 0;
+  for (const r of e.failures?.recent ?? []) {
+    if (now - r.at >= window) continue;
+    if (r.kind === 'kv_transfer_failed' || r.kind === 'kv_expired') kv += r.n;
+    else if (r.kind === 'aborted') aborted += r.n;
+  }
+  return Math.max(0, kv - aborted);
+}
+
+/**
+ * A named failure holds while failureCount failures fall within HOLD_WINDOWS × failureWindow and the last is within
+ * failureWindow: a steady partial rate keeps it between failures; a path that stopped failing lets it go one
+ * failureWindow after its last failure.
+ */
+function holdsRate(e: EngineMemory, now: number, cfg: ClassifierConfig): boolean {
+  const window = cfg.detect.failureWindow;
+  if (kvFailuresWithin(e, now, HOLD_WINDOWS * window) < cfg.detect.failureCount) return false;
+  return (e.failures?.recent ?? []).some(
+    (r) => (r.kind === 'kv_transfer_failed' || r.kind === 'kv_expired') && now - r.at < window,
+  );
+}
 
 /** A KV failure or expiry counted within the last quarter of failureWindow. */
 function recentlyFailing(e: EngineMemory, now: number, cfg: ClassifierConfig): boolean {

@@ -56,6 +56,8 @@ export const sglangMapping: EngineMapping = {
     'sglang:kv_transfer_latency_ms',
     'sglang:kv_transfer_latency_ms_sum',
     'sglang:kv_transfer_latency_ms_count',
+    'sglang:queue_time_seconds_sum',
+    'sglang:queue_time_seconds_count',
   ],
   labels: ['dp_rank', 'tp_rank', 'priority'],
   detect: (samples) => samples.some((s) => s.name.startsWith('sglang:')),
@@ -100,6 +102,12 @@ export const sglangMapping: EngineMapping = {
       kvTransferLatencySumMs: sum(['sglang:kv_transfer_latency_ms_sum']),
       kvTransferLatencyCount: sum(['sglang:kv_transfer_latency_ms_count']),
       kvTransferLatencyMs: maxOf(samples, ['sglang:kv_transfer_latency_ms'], keep),
+      // SchedulerMetricsCollector's `queue_time` histogram (sgl-project/sglang python/sglang/srt/metrics/collector.py
+      // @93d04878, `sglang:queue_time_seconds`, buckets 0…3000 s), observed by observe_queue_time as a prefill batch
+      // takes a request from the waiting queue: its `_count` counts admissions, its `_sum` their waits. The
+      // queue_starved judgement (src/core/reduce/objectives.ts) reads both.
+      queueTimeSumSeconds: sum(['sglang:queue_time_seconds_sum']),
+      queueTimeCount: sum(['sglang:queue_time_seconds_count']),
     };
   },
 };

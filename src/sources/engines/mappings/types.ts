@@ -22,6 +22,8 @@ export type EngineFields = Pick<
   | 'kvTransferLatencyCount'
   | 'interTokenLatencySumSeconds'
   | 'interTokenLatencyCount'
+  | 'queueTimeSumSeconds'
+  | 'queueTimeCount'
   | 'sleeping'
   | 'workersHealthy'
   | 'workersUnhealthy'

@@ -35,6 +35,8 @@ export const vllmMapping: EngineMapping = {
     'vllm:engine_sleep_state',
     'vllm:inter_token_latency_seconds_sum',
     'vllm:inter_token_latency_seconds_count',
+    'vllm:request_queue_time_seconds_sum',
+    'vllm:request_queue_time_seconds_count',
   ],
   labels: ['finished_reason', 'engine', 'reason', 'sleep_state'],
   detect: (samples) => samples.some((s) => s.name.startsWith('vllm:')),
@@ -69,6 +71,12 @@ export const vllmMapping: EngineMapping = {
       // per-request rate, which a token counter divided by a running gauge only approximates.
       interTokenLatencySumSeconds: sum(['vllm:inter_token_latency_seconds_sum']),
       interTokenLatencyCount: sum(['vllm:inter_token_latency_seconds_count']),
+      // PrometheusStatLogger's histogram_queue_time_request, `vllm:request_queue_time_seconds` ("Histogram of time
+      // spent in WAITING phase for request"), observed in record() for each of iteration_stats.finished_requests as
+      // `finished_request.queued_time` (vllm-project/vllm vllm/v1/metrics/loggers.py @005a810b, PrometheusStatLogger
+      // .__init__ and .record): a request is counted when it finishes, with the time it waited to be scheduled.
+      queueTimeSumSeconds: sum(['vllm:request_queue_time_seconds_sum']),
+      queueTimeCount: sum(['vllm:request_queue_time_seconds_count']),
       // `kv_cache_usage_perc` replaced `gpu_cache_usage_perc` (0.10); builds that export both carry one value.
       tokenUsage: maxOf(samples, ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc']),
       abortedTotal: sumOf(
