@@ -165,7 +165,7 @@ export const DIAGNOSES = {
     runbook: 'diagnosis-health_generate_failing',
     alert: 'WedgewatchTargetWedged',
     meaning:
-      "the engine's `/health` answers 503 (or not in time) on an open port while completions fail (SGLang: detokenizer heartbeat stopped)",
+      "the engine's `/health` answers 503 (or not in time while a probe or metrics scrape still gets answers) on an open port while completions fail (SGLang: detokenizer heartbeat stopped)",
   },
   engine_stalled: {
     states: ['wedged', 'degraded'],
