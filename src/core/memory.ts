@@ -65,6 +65,8 @@ export interface SlotMemory {
    * is its own diagnosis and counts as 0). One hang in three never makes two failures in a row; this does.
    */
   recent?: number[];
+  /** Beside `recent`, run for run: when each run started (the window's time bound, INTERMITTENT_SPAN_MS). */
+  recentAt?: number[];
   /** Beside `recent`, run for run: 1 when the run went over a reused (kept or primed) connection. */
   recentReused?: number[];
 }
@@ -221,6 +223,11 @@ export interface TargetMemory {
   /** Critical events since the target was last ok (bounded): they name the cause of a later wedge. */
   criticalSinceOk: CriticalMemory[];
   lastConfirmAt?: number;
+  /**
+   * The last evaluation's state before hysteresis: better than `state` while the evidence already shows a recovery
+   * the state waits to confirm (remediation reads it and does not act then).
+   */
+  verdict?: TargetStateName;
   /** Unix ms the target was last seen ok (now while it is ok). */
   lastOkAt?: number;
   /**

@@ -65,6 +65,7 @@ export function reduceInPlace(
   judgeCrawl(s, now, cfg, events);
   pruneAborts(s, now, cfg);
   const verdict = evaluate(s, now, cfg);
+  s.verdict = verdict.state;
   const step = applyVerdict(s, verdict, now, cfg, events);
   // The node's story arrives after the verdict it explains (a stack dump is taken at the wedge): the cause of the
   // diagnosis shown is read again with it.
