@@ -54,6 +54,8 @@ export interface SlotMemory {
   wrongHeld?: boolean;
   /** When the first clean answer since the last wrong one started (the window's time bound, WRONG_HOLD_MS). */
   cleanSince?: number;
+  /** Answer-checking probes: the slot has given a right answer at least once since the memory began. */
+  answeredRight?: boolean;
   /** What the probe said of the last wrong answer (expected and got), kept past the passes after it. */
   lastWrong?: string;
   /** keep-alive slots: the last run over a reused connection failed. */
