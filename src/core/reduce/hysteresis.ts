@@ -116,8 +116,12 @@ function recovered(s: TargetMemory, to: TargetStateName, cfg: ClassifierConfig):
   // target 5–10 minutes past a recovery every faster slot had shown (issue 38). The flap guard stays where the
   // evidence is fast: some completion slot passed recoverAfter times in a row since the state began (one lucky
   // probe mid-round still moves nothing). Without completion slots, every slot needs recoverAfter as before.
+  // Out of wedged or down into degraded, every passing slot still needs recoverAfter: a slot failing while the
+  // rest of a round passes reads degraded for the moment, and the relaxed rule stopped there mid-round
+  // (wedged → degraded → ok within one round of probes).
   const completionPassing = passing.filter((m) => isCompletion(m.probeKind));
-  if (completionPassing.length === 0) return passing.every((m) => m.okStreak >= cfg.detect.recoverAfter);
+  if (completionPassing.length === 0 || to !== 'ok')
+    return passing.every((m) => m.okStreak >= cfg.detect.recoverAfter);
   return (
     passing.every((m) => m.okStreak >= 1) &&
     completionPassing.some(
