@@ -199,7 +199,7 @@ export const DIAGNOSES = {
     runbook: 'wedgewatchintermittentfailures',
     alert: 'WedgewatchIntermittentFailures',
     meaning:
-      "`intermittentFailures` (3) of a completion slot's last `intermittentWindow` (10) runs failed, in two or more separate episodes (one solid streak is a wedge, not this); wedged when most runs fail on every slot",
+      "`intermittentFailures` (3) of a completion slot's last `intermittentWindow` (10) runs within 10 minutes failed, in two or more separate episodes (one solid streak is a wedge, not this); wedged when most runs fail on every slot",
   },
   rank_stalled: {
     states: ['degraded'],
