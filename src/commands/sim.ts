@@ -42,6 +42,16 @@ export function simCommand(): Command {
         .default('sglang'),
     )
     .option('--proxy', 'add a keep-alive reverse proxy hop in front of the router', false)
+    .option(
+      '--close-after-stream',
+      'close the connection after each streamed response, as llama-server does (--engine vllm)',
+      false,
+    )
+    .option(
+      '--tokens-at-request-end',
+      "count generated tokens only when a request ends, as llama.cpp's tokens_predicted_total (--engine vllm)",
+      false,
+    )
     .addOption(
       new Option('--fault <name[:k=v,...]>', 'enable a fault at start (repeatable)')
         .argParser((v: string, prev: string[] = []) => [...prev, v])
@@ -94,6 +104,13 @@ export function simCommand(): Command {
         return;
       }
       const vllm = opts.engine === 'vllm';
+      if (!vllm && (opts.closeAfterStream === true || opts.tokensAtRequestEnd === true)) {
+        process.stderr.write(
+          'wedgewatch sim: --close-after-stream and --tokens-at-request-end are for --engine vllm\n',
+        );
+        process.exitCode = EXIT.usage;
+        return;
+      }
       if (vllm && opts.proxy === true) {
         process.stderr.write('wedgewatch sim: --proxy is for the SGLang deployment (not --engine vllm)\n');
         process.exitCode = EXIT.usage;
@@ -106,6 +123,8 @@ export function simCommand(): Command {
               faults,
               logDir: opts.logDir as string | undefined,
               ports: ports && { server: ports.router!, control: ports.control! },
+              closeAfterStream: opts.closeAfterStream === true,
+              ...(opts.tokensAtRequestEnd === true ? { engine: { tokensAtRequestEnd: true } } : {}),
             })
           : await startSim({
               proxy: opts.proxy === true,

@@ -136,6 +136,8 @@ export interface AnswerCheck {
 export interface MatrixCell {
   cell: string;
   result: Exclude<ProbeResultClass, 'skipped_overlap' | 'timeout'>;
+  /** The cell's own HTTP status, when its response headers arrived. */
+  status?: number;
   error?: string;
 }
 

@@ -165,7 +165,7 @@ export const DIAGNOSES = {
     runbook: 'diagnosis-health_generate_failing',
     alert: 'WedgewatchTargetWedged',
     meaning:
-      "the engine's `/health` answers 503 (or not in time) on an open port while completions fail (SGLang: detokenizer heartbeat stopped)",
+      "the engine's `/health` answers 503 (or not in time while a probe or metrics scrape still gets answers) on an open port while completions fail (SGLang: detokenizer heartbeat stopped)",
   },
   engine_stalled: {
     states: ['wedged', 'degraded'],
@@ -199,7 +199,7 @@ export const DIAGNOSES = {
     runbook: 'wedgewatchintermittentfailures',
     alert: 'WedgewatchIntermittentFailures',
     meaning:
-      "`intermittentFailures` (3) of a completion slot's last `intermittentWindow` (10) runs failed, in two or more separate episodes (one solid streak is a wedge, not this); wedged when most runs fail on every slot",
+      "`intermittentFailures` (3) of a completion slot's last `intermittentWindow` (10) runs within 10 minutes failed, in two or more separate episodes (one solid streak is a wedge, not this); wedged when most runs fail on every slot",
   },
   rank_stalled: {
     states: ['degraded'],
@@ -278,6 +278,15 @@ export const DIAGNOSES = {
     runbook: 'wedgewatchwrongoutput',
     alert: 'WedgewatchWrongOutput',
     meaning: 'a canary got a wrong known answer, or a structured probe output that breaks its schema',
+  },
+  canary_never_passed: {
+    states: ['degraded'],
+    evidence: 'answer',
+    rank: 3,
+    runbook: 'diagnosis-canary_never_passed',
+    alert: 'WedgewatchWrongOutput',
+    meaning:
+      'a canary that has not answered right once since wedgewatch started answers wrong: the model may never pass it (small or quirky), or the deployment answered wrong from the start',
   },
   kv_transfer_failing: {
     states: ['degraded', 'wedged'],

@@ -151,6 +151,8 @@ describe('a slot inside its wrong-answer window', () => {
     const canary = slot('canary', 'canary', 'router', 'ok', {
       okStreak: 1,
       wrongHeld: true,
+      // Its last answer was right (the reducer sets this with it): wrong_output, not canary_never_passed.
+      answeredRight: true,
       answers: [1, 0],
       lastWrong: 'expected 4, got 5',
     });

@@ -23,14 +23,40 @@ const mapped = (name: string) => {
 };
 
 describe('engine family mappings', () => {
-  it('llama.cpp: requests_processing, requests_deferred, tokens_predicted_total, kv_cache_usage_ratio', () => {
+  it('llama.cpp: requests_processing, requests_deferred, busy slot steps (n_decode_total × n_busy_slots_per_decode), kv_cache_usage_ratio', () => {
     expect(mapped('llamacpp.prom')).toMatchObject({
       running: 3,
       queued: 2,
-      generatedTokensTotal: 39080,
+      // 39303 decode calls × 1.87 busy slots per call: n_busy_slots_total, not tokens_predicted_total (39080).
+      generatedTokensTotal: 73497,
       tokenUsage: 0.125,
     });
     expect(mapped('llamacpp.prom').finishedTotal).toBeUndefined();
+  });
+
+  it('llama.cpp: progress moves with the decode loop while tokens_predicted_total waits for a request to end', () => {
+    // Issue 38: two slots on long generations; tokens_predicted_total is added to only at the end of a request.
+    const scrape = (decodes: number, perDecode: number) =>
+      mapEngineMetrics(
+        parsePrometheusText(
+          [
+            'llamacpp:tokens_predicted_total 500',
+            `llamacpp:n_decode_total ${decodes}`,
+            `llamacpp:n_busy_slots_per_decode ${perDecode}`,
+            'llamacpp:requests_processing 2',
+          ].join('\n'),
+        ).samples,
+      );
+    const a = scrape(1000, 1.5).generatedTokensTotal!;
+    const b = scrape(1300, (1500 + 600) / 1300).generatedTokensTotal!;
+    expect(a).toBe(1500);
+    expect(b).toBe(2100);
+    // A build without n_decode_total: the request-end counter, as before.
+    expect(
+      mapEngineMetrics(
+        parsePrometheusText('llamacpp:tokens_predicted_total 500\nllamacpp:requests_processing 1').samples,
+      ).generatedTokensTotal,
+    ).toBe(500);
   });
 
   it('TGI: batch size, queue size, request_success, generated tokens histogram sum', () => {

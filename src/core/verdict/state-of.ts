@@ -10,7 +10,9 @@ export function stateOf(sym: Symptoms, candidates: readonly Candidate[]): Target
   // /health fails on a live server and completions fail with none passing: a wedge a restart fixes, not `down`.
   if (sym.healthGenerate) return 'wedged';
   // down: the health endpoint fails (no live server, or no completion probe to say more), or a port refuses.
-  if (sym.health !== undefined && (!sym.alive || sym.completion.length === 0)) return 'down';
+  // A health check that times out with nothing else answering (a frozen process) is not a refused port: with
+  // completion probes, they decide (a wedge when they hang or fail everywhere).
+  if (sym.health !== undefined && ((!sym.alive && !sym.silent) || sym.completion.length === 0)) return 'down';
   if (sym.refused !== undefined) return 'down';
   // wedged: a confirmed critical signature until completions pass again everywhere (the engine was restarted);
   // completions failing on every slot or hung with nothing finished since; most runs failing on every slot with

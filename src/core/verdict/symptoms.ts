@@ -133,7 +133,18 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
   // SGLANG_HEALTH_CHECK_TIMEOUT (20 s): sgl-project/sglang python/sglang/srt/entrypoints/http_server.py,
   // health_generate ("Health check failed. Server couldn't get a response from detokenizer for last {N} seconds").
   // With completions failing too, that is a wedge a restart fixes, not `down` (refused ports, dead processes).
-  const alive = health !== undefined && health.last!.result !== 'connect_error';
+  // A timeout alone is not an answer: a process frozen by SIGSTOP has its kernel accept the connection and
+  // nothing answer (issue 38). It is a live server only when something else from it answered since health began
+  // failing: a probe got response headers, or an engine's metrics scrape passed (SGLang's /metrics keeps
+  // answering while /health waits on the stopped detokenizer).
+  const healthSince = health?.failSince ?? -Infinity;
+  const answeredSince =
+    slots.some((m) => m.last?.status !== undefined && m.last.start >= healthSince) ||
+    Object.values(s.engines).some(
+      (e) => e.lastSource === 'metrics' && e.unknown !== true && e.lastSignalAt >= healthSince,
+    );
+  const silent = health !== undefined && health.last!.result === 'timeout' && !answeredSince;
+  const alive = health !== undefined && health.last!.result !== 'connect_error' && !silent;
   const completionsFailing =
     failing.length > 0 || hangs.some((h) => h.hung || h.afterCritical) || s.confirmedCritical !== undefined;
   // Passes from before the critical line are no evidence of recovery from it: every slot must pass again.
@@ -150,7 +161,7 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
           m.last.start >= c.time,
       )
     );
-  const flaky = intermittence(completion, cfg);
+  const flaky = intermittence(completion, cfg, now);
   const stuckRouter = routerStuck(s, now, cfg);
   const pair = halfFailedPair(s, now, cfg, stuck);
   const wedgeText =
@@ -168,6 +179,7 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
     hungText: hung,
     health,
     alive,
+    silent,
     healthGenerate: alive && completion.length > 0 && passing.length === 0 && completionsFailing,
     healthFailed: healthFailing.find((h) => behindPasses(h.endpoint) || passing.length > 0),
     refused: slots.find(

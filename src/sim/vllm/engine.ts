@@ -22,6 +22,13 @@ export interface EngineParams {
   kvTokens: number;
   /** VLLM_LOG_STATS_INTERVAL analogue (ms; upstream default 10 s). */
   statsIntervalMs: number;
+  /**
+   * Count generated tokens (and their inter-token latencies) only when a request ends, as llama.cpp's
+   * `tokens_predicted_total` does (metrics.on_prediction after send_final_response, see
+   * src/sources/engines/mappings/llamacpp.ts): a long generation streams tokens while the counter stands still.
+   * Off by default (vLLM counts every step).
+   */
+  tokensAtRequestEnd?: boolean;
 }
 
 export const DEFAULT_ENGINE: EngineParams = {
@@ -44,6 +51,8 @@ export interface EngineRequest {
   generated: number;
   /** When its last token came out (ms), for the inter-token latency histogram. */
   lastTokenAt?: number;
+  /** tokensAtRequestEnd: inter-token latencies held until the request ends (bounded by maxTokens). */
+  pendingItl?: number[];
   prefilled: boolean;
   done: boolean;
   /** What the request ends with when it reaches maxTokens. */
@@ -166,14 +175,24 @@ export class VllmEngine {
       }
       if (r.generated < r.maxTokens) {
         const now = Date.now();
-        if (r.lastTokenAt !== undefined) observeItl(this.counters, (now - r.lastTokenAt) / 1000);
+        const atEnd = this.params.tokensAtRequestEnd === true;
+        if (r.lastTokenAt !== undefined) {
+          const itl = (now - r.lastTokenAt) / 1000;
+          if (atEnd) (r.pendingItl ??= []).push(itl);
+          else observeItl(this.counters, itl);
+        }
         r.lastTokenAt = now;
         r.cb.token(r.generated);
         r.generated++;
-        this.counters.generationTokens++;
+        if (!atEnd) this.counters.generationTokens++;
         this.interval.gen++;
       }
       if (r.generated >= r.maxTokens) {
+        if (this.params.tokensAtRequestEnd === true) {
+          this.counters.generationTokens += r.generated;
+          for (const itl of r.pendingItl ?? []) observeItl(this.counters, itl);
+          r.pendingItl = undefined;
+        }
         r.done = true;
         this.running = this.running.filter((x) => x !== r);
         this.counters.finished[r.finishReason]++;

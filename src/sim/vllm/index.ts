@@ -25,6 +25,8 @@ export interface VllmSimOptions {
   /** launcher.py watchdog_loop's VLLM_WATCHDOG_TIME_S analogue (ms, default 5 s). */
   watchdogMs?: number;
   defaultMaxTokens?: number;
+  /** Close the connection after each streamed response, as llama-server does (../http.ts ServiceOptions). */
+  closeAfterStream?: boolean;
 }
 
 export interface VllmSim {
@@ -114,6 +116,8 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
       },
     }),
     opts.ports?.server ?? 0,
+    undefined,
+    { closeAfterStream: opts.closeAfterStream },
   );
 
   /** uvicorn's shutdown after `server.should_exit = True`: its lines, then the port closes. */
@@ -177,6 +181,7 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
     ...engine.published,
     inflight: engine.inflight,
     counters: engine.counters,
+    droppedOnClosed: server.droppedOnClosed,
   });
   const { enable, disable } = faultSwitch(faults, emit);
   const control = new Service(
