@@ -91,6 +91,8 @@ export const PROBE_RESULTS = {
     'tool-call markup in content, reasoning or tool-call fields instead of tool_calls, or a call under tool_choice none',
   wrong_output:
     'a wrong answer (canary, long input, conversation), output that breaks its schema (structured), text that is not the answer, or streamed tool-call arguments that do not reassemble',
+  reasoning_runaway:
+    'a known-answer reply that does not stop thinking: `</think>` again and again, reasoning after the answer to max_tokens, or one phrase looped to max_tokens',
   skipped_overlap: 'not run: the previous run of the slot was still in flight',
 } as const;
 export type ProbeResultClass = keyof typeof PROBE_RESULTS;
@@ -117,7 +119,8 @@ export const EVIDENCE = {
   pattern: 'failures that come and go over a window of runs: more than one streak says',
   failing:
     'completions hung (in flight `hangAfter`, none finished since) or failing, health or ports failing, with nothing more specific',
-  format: 'answers finish in the wrong shape: tool-call markup in the content',
+  format:
+    'answers finish in the wrong shape: tool-call markup in the content or the reasoning, reasoning that never stops',
   load: 'answers finish, late or aborted in numbers',
 } as const;
 export type EvidenceKind = keyof typeof EVIDENCE;
@@ -261,6 +264,15 @@ export const DIAGNOSES = {
     alert: 'WedgewatchToolCallLeak',
     meaning:
       "tool-call markup (a whole call, or an orphan or unbalanced tag) in the content, the reasoning or a tool call's name or arguments instead of `tool_calls`, or a tool call where `tool_choice: none` forbids one",
+  },
+  reasoning_runaway: {
+    states: ['degraded'],
+    evidence: 'format',
+    rank: 3,
+    runbook: 'diagnosis-reasoning_runaway',
+    alert: 'WedgewatchTargetDegraded',
+    meaning:
+      'a known-answer probe (canary, long input, conversation) finished but the model did not stop thinking: `</think>` twice or more in content, reasoning after its answer to max_tokens, or one phrase repeated to max_tokens; the model or its chat template loops, and more `maxTokens` would not end it',
   },
   abort_storm: {
     states: ['degraded'],

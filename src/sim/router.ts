@@ -178,6 +178,8 @@ async function chat(
     corrupt: (answer) => deps.faults.corruptAnswer(answer, recent),
     corruptStreamedArgs: (fragments) => deps.faults.corruptStreamedArgs(fragments),
     reasoningGarbage: () => deps.faults.reasoningGarbage(),
+    reasoningRunaway: () => deps.faults.reasoningRunaway(),
+    callsInReasoning: (calls) => deps.faults.callsInReasoning(calls),
     callsDespiteNone: () => deps.faults.callsDespiteNone(),
   });
   if (known !== undefined) {

@@ -6,7 +6,7 @@ import { abortCounters, kvTransferFailing } from './candidates/counters.js';
 import { engineCrawling } from './candidates/crawl.js';
 import { engineStalled, healthGenerateFailing, rankStalled } from './candidates/engine.js';
 import { completionsFailing, connectionRefused, healthFailing } from './candidates/failing.js';
-import { toolcallLeak } from './candidates/format.js';
+import { reasoningRunaway, toolcallLeak } from './candidates/format.js';
 import { completionsHung } from './candidates/hung.js';
 import { queueLeakFloor, queueLeakIdle } from './candidates/leak.js';
 import { abortLines, slow } from './candidates/load.js';
@@ -60,6 +60,7 @@ export const FAMILIES: readonly Family[] = [
   connectionRefused,
   // format
   toolcallLeak,
+  reasoningRunaway,
   // load
   slow,
   abortCounters,

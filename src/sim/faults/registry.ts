@@ -25,6 +25,8 @@ import { toolcallLeak } from './toolcall_leak.js';
 import { longPromptHang } from './long_prompt_hang.js';
 import { toolcallArgsCorrupt } from './toolcall_args_corrupt.js';
 import { reasoningGarbage } from './reasoning_garbage.js';
+import { reasoningRunaway } from './reasoning_runaway.js';
+import { toolcallInReasoning } from './toolcall_in_reasoning.js';
 import type { FaultDef, FaultName } from './types.js';
 
 export const FAULTS: Record<FaultName, FaultDef> = {
@@ -54,6 +56,8 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   orphaned_requests: orphanedRequests,
   stranded_queue_entry: strandedQueueEntry,
   pd_half_failed: pdHalfFailed,
+  reasoning_runaway: reasoningRunaway,
+  toolcall_in_reasoning: toolcallInReasoning,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

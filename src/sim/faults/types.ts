@@ -27,7 +27,9 @@ export type FaultName =
   | 'crawl'
   | 'orphaned_requests'
   | 'stranded_queue_entry'
-  | 'pd_half_failed';
+  | 'pd_half_failed'
+  | 'reasoning_runaway'
+  | 'toolcall_in_reasoning';
 
 /** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
 export type SimEngine = 'sglang' | 'vllm';
@@ -125,6 +127,10 @@ export interface FaultDef {
   reasoningGarbage?(params: FaultParams): boolean;
   /** tool_choice "none" is ignored: the model calls the tool anyway. */
   callsDespiteNone?(params: FaultParams): boolean;
+  /** After a text answer the model runs on to max_tokens: a `</think>` loop, or a reasoning loop. */
+  reasoningRunaway?(params: FaultParams): 'think_loop' | 'reasoning_loop' | undefined;
+  /** Tool calls written inside the thinking: their raw markup in the reasoning field, no tool_calls. */
+  callsInReasoning?(calls: ToolCallPlan[], params: FaultParams): string | undefined;
   /** Structured-output (response_format) requests wait on the grammar backend and never start. */
   stallsStructured?(params: FaultParams): boolean;
   /**
