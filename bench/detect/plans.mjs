@@ -334,6 +334,20 @@ export function plans({ abortCascade }) {
       ...toggle('reasoning_garbage'),
     },
     {
+      // The answer, then `</think>` to max_tokens (issue 41 item 5): the canary names it at its first run.
+      name: 'reasoning_runaway',
+      engine: 'sglang',
+      expect: { states: ['degraded'], diagnoses: ['reasoning_runaway'] },
+      ...toggle('reasoning_runaway', { shape: 'think_loop' }),
+    },
+    {
+      // The tool matrix's calls written in the reasoning: a leak, whichever field name the engine uses.
+      name: 'toolcall_in_reasoning',
+      engine: 'sglang',
+      expect: { states: ['degraded'], diagnoses: ['toolcall_leak'] },
+      ...toggle('toolcall_in_reasoning'),
+    },
+    {
       name: 'long_prompt_hang',
       engine: 'sglang',
       slow: true, // the long-input probe runs every 10 m
@@ -419,6 +433,21 @@ export function plans({ abortCascade }) {
       engine: 'vllm',
       expect: { states: ['degraded', 'wedged'], diagnoses: ['kv_transfer_failing'] },
       ...toggle('nixl_transfer_failure', { rate: 0.3 }),
+    },
+    {
+      // vLLM streams the loop as `reasoning` (its field since the rename): read as SGLang's is.
+      name: 'vllm_reasoning_runaway',
+      fault: 'reasoning_runaway',
+      engine: 'vllm',
+      expect: { states: ['degraded'], diagnoses: ['reasoning_runaway'] },
+      ...toggle('reasoning_runaway', { shape: 'reasoning_loop' }),
+    },
+    {
+      name: 'vllm_toolcall_in_reasoning',
+      fault: 'toolcall_in_reasoning',
+      engine: 'vllm',
+      expect: { states: ['degraded'], diagnoses: ['toolcall_leak'] },
+      ...toggle('toolcall_in_reasoning'),
     },
     {
       name: 'vllm_slow',

@@ -111,7 +111,8 @@ export const EVIDENCE = {
   counter: "the engine's own failure counters rising (KV transfers failed, workers unhealthy)",
   engine:
     "the engine's own state, measured: no progress, a crawl, one rank stalled, its health check failing",
-  router: 'the router holds requests no engine works on',
+  router:
+    'the router holds requests no engine works on, or shuts out (open circuit, unhealthy) workers that answer directly',
   answer: 'answers finish but are wrong: a canary, a schema',
   path: 'one part of the path fails while the rest passes: a hop, reused connections, one request shape',
   warning:
@@ -194,6 +195,24 @@ export const DIAGNOSES = {
     alert: 'WedgewatchTargetWedged',
     meaning:
       "the router's in-flight requests (`smg_http_inflight_request_age_count`) above zero for `stallAfter` while every engine runs and queues nothing, and completions hang (router `/metrics` in `engines:`)",
+  },
+  router_circuit_open: {
+    states: ['wedged', 'degraded'],
+    evidence: 'router',
+    rank: 3,
+    runbook: 'diagnosis-router_circuit_open',
+    alert: 'WedgewatchTargetWedged',
+    meaning:
+      'the router holds worker circuit breakers open (`smg_worker_cb_state` 1) and completions through it fail or hang, while every engine behind it answers its own direct probes and its /metrics (router `/metrics` in `engines:`, the engines probed by name)',
+  },
+  router_workers_unhealthy: {
+    states: ['wedged', 'degraded'],
+    evidence: 'router',
+    rank: 3,
+    runbook: 'diagnosis-router_workers_unhealthy',
+    alert: 'WedgewatchTargetWedged',
+    meaning:
+      "the router's health checker marks workers unhealthy (`smg_worker_health` 0) and completions through it fail or hang, while every engine behind it answers its own direct probes and its /metrics",
   },
   intermittent: {
     states: ['degraded', 'wedged'],

@@ -14,6 +14,7 @@ import { hopFailing, keepaliveOnly, structuredOutputStalled } from './candidates
 import { intermittent } from './candidates/pattern.js';
 import { probeShapes } from './candidates/probe-shapes.js';
 import { pdPairHalfFailed, requestsOrphaned, routerStuckCandidate } from './candidates/router.js';
+import { routerWorkers } from './candidates/router-workers.js';
 import { criticalLines } from './candidates/signature.js';
 import { gpuFault, processStopped, rankMissing, stalledOnNode, threadLost } from './candidates/node.js';
 import type { Family } from './types.js';
@@ -41,6 +42,7 @@ export const FAMILIES: readonly Family[] = [
   // router
   pdPairHalfFailed,
   routerStuckCandidate,
+  routerWorkers,
   requestsOrphaned,
   // answer
   wrongOutput,

@@ -14,6 +14,7 @@ import { healthFail } from './health_fail.js';
 import { intermittentHang } from './intermittent_hang.js';
 import { queueLeak } from './queue_leak.js';
 import { rankStall } from './rank_stall.js';
+import { routerCircuitOpen } from './router_circuit_open.js';
 import { routerStuck } from './router_stuck.js';
 import { keepaliveStall } from './keepalive_stall.js';
 import { kvCorruption } from './kv_corruption.js';
@@ -58,6 +59,7 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   pd_half_failed: pdHalfFailed,
   reasoning_runaway: reasoningRunaway,
   toolcall_in_reasoning: toolcallInReasoning,
+  router_circuit_open: routerCircuitOpen,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

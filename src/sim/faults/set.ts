@@ -183,6 +183,14 @@ export class FaultSet {
     return undefined;
   }
 
+  routerShutsOut(role: 'prefill' | 'decode'): 'open' | 'unhealthy' | undefined {
+    for (const [def, p] of this.active()) {
+      const how = def.routerShutsOut?.(role, p);
+      if (how !== undefined) return how;
+    }
+    return undefined;
+  }
+
   callsDespiteNone(): boolean {
     for (const [def, p] of this.active()) if (def.callsDespiteNone?.(p)) return true;
     return false;

@@ -29,7 +29,8 @@ export type FaultName =
   | 'stranded_queue_entry'
   | 'pd_half_failed'
   | 'reasoning_runaway'
-  | 'toolcall_in_reasoning';
+  | 'toolcall_in_reasoning'
+  | 'router_circuit_open';
 
 /** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
 export type SimEngine = 'sglang' | 'vllm';
@@ -138,6 +139,8 @@ export interface FaultDef {
    * client leaves or the fault is disabled (which releases it to run).
    */
   holdsRequest?(seq: number, params: FaultParams): boolean;
+  /** The router shuts out a worker that serves: its circuit breaker open, or its health check failing. */
+  routerShutsOut?(role: 'prefill' | 'decode', params: FaultParams): 'open' | 'unhealthy' | undefined;
   /** Entries leaked into the service's PD bootstrap queue: its gauge shows them, nothing runs them. */
   leakedQueue?(service: ServiceName, params: FaultParams): number;
   /** vLLM: a stuck data-parallel engine whose frozen per-engine series /metrics shows beside engine 0's. */
