@@ -49,7 +49,7 @@ function exampleConfig(plan, sim, stateDir) {
           return { ...rest, path: files[l.service], from: 'end' };
         });
   t.engines = t.engines.map((e) => ({ ...e, metrics: `${url[e.service]}/metrics` }));
-  if (plan.routerMetrics && !vllm)
+  if (plan.routerMetrics && !vllm && !t.engines.some((e) => e.service === 'router'))
     t.engines.push({ service: 'router', metrics: `${sim.urls.router}/metrics` });
   for (const p of plan.probes ?? []) if (!t.probes.some((q) => q.name === p.name)) t.probes.push({ ...p });
   if (vllm) for (const p of t.probes) delete p.endpoints;

@@ -259,6 +259,22 @@ export function plans({ abortCascade }) {
       ...toggle('router_stuck', {}, 'router'),
     },
     {
+      // The router holds decode's circuit open while decode answers its own health probe (issue 41 item 6).
+      name: 'router_circuit_open',
+      engine: 'sglang',
+      routerMetrics: true,
+      expect: { states: ['wedged'], diagnoses: ['router_circuit_open'] },
+      ...toggle('router_circuit_open', { worker: 'decode', mode: 'open' }),
+    },
+    {
+      name: 'router_workers_unhealthy',
+      fault: 'router_circuit_open',
+      engine: 'sglang',
+      routerMetrics: true,
+      expect: { states: ['wedged'], diagnoses: ['router_workers_unhealthy'] },
+      ...toggle('router_circuit_open', { worker: 'prefill', mode: 'unhealthy' }),
+    },
+    {
       name: 'queue_leak',
       engine: 'sglang',
       slow: true, // leakAfter is 10 minutes at the example's settings
