@@ -59,13 +59,16 @@ export const PROBE_KINDS = {
     failAfter: 'wedgeAfter',
     countsForRecovery: true,
   },
-  // A prompt of `promptTokens` tokens, varied per run: engines that hang or crawl only past a context length.
+  // A long prompt, varied per run: engines that hang or crawl only past a context length. Its passes do not hold
+  // recovery: it runs every 10 m in the reference configs (a real prefill each), and waiting for recoverAfter of them
+  // after any outage kept a recovered target out of `ok` for 20 minutes; its own failures still name
+  // long_context_failing, and one pass ends that.
   longinput: {
     completion: true,
     hangs: true,
     confirms: false,
     failAfter: 'wedgeAfter',
-    countsForRecovery: true,
+    countsForRecovery: false,
   },
   // `rounds` turns over one connection with a growing context: a hang or a TTFT that grows round by round.
   conversation: {
