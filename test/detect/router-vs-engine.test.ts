@@ -15,7 +15,14 @@ afterEach(async () => {
 const probe = { every: '2s', timeout: '1s', jitter: 0 };
 const layout = (sim: Sim) => ({
   probes: [
-    { ...probe, name: 'chat', kind: 'chat', maxTokens: 2, endpoints: ['router'], conn: ['fresh', 'keepalive'] },
+    {
+      ...probe,
+      name: 'chat',
+      kind: 'chat',
+      maxTokens: 2,
+      endpoints: ['router'],
+      conn: ['fresh', 'keepalive'],
+    },
     { ...probe, name: 'health', kind: 'health', path: '/health', endpoints: ['router', 'prefill', 'decode'] },
   ],
   detect: { wedgeAfter: 2, recoverAfter: 2, downAfter: 2, stallAfter: '5s', hangAfter: '5s' },
@@ -31,18 +38,21 @@ describe('router fault vs engine fault', () => {
   it.each([
     ['open', 'router_circuit_open', /router holds 1 worker circuit breaker\(s\) open/],
     ['unhealthy', 'router_workers_unhealthy', /router marks 1 worker\(s\) unhealthy/],
-  ])('router_circuit_open mode=%s → wedged/%s while both engines answer; off → ok', async (mode, diagnosis, cause) => {
-    h = await startHarness({}, layout);
-    await h.waitHealthy();
-    const from = h.transitions.length;
-    h.sim.enableFault('router_circuit_open', { worker: 'decode', mode });
-    await h.waitState('wedged', { diagnosis, timeoutMs: 30_000 });
-    expect(h.wd.state.cause).toMatch(cause);
-    expect(h.wd.state.cause).toContain('prefill, decode answer directly');
-    expect(h.transitions.slice(from).map((t) => `${t.to}/${t.diagnosis}`)).toEqual([`wedged/${diagnosis}`]);
-    h.sim.disableFault('router_circuit_open');
-    await h.waitState('ok', { timeoutMs: 30_000 });
-  });
+  ])(
+    'router_circuit_open mode=%s → wedged/%s while both engines answer; off → ok',
+    async (mode, diagnosis, cause) => {
+      h = await startHarness({}, layout);
+      await h.waitHealthy();
+      const from = h.transitions.length;
+      h.sim.enableFault('router_circuit_open', { worker: 'decode', mode });
+      await h.waitState('wedged', { diagnosis, timeoutMs: 30_000 });
+      expect(h.wd.state.cause).toMatch(cause);
+      expect(h.wd.state.cause).toContain('prefill, decode answer directly');
+      expect(h.transitions.slice(from).map((t) => `${t.to}/${t.diagnosis}`)).toEqual([`wedged/${diagnosis}`]);
+      h.sim.disableFault('router_circuit_open');
+      await h.waitState('ok', { timeoutMs: 30_000 });
+    },
+  );
 
   it('decode crashed: the router shuts it out too, and the engine, not the router, is named', async () => {
     h = await startHarness({}, layout);
