@@ -16,7 +16,7 @@ import {
 } from '../../src/core/memory.js';
 import { probeConns } from '../../src/sources/probes/schedule.js';
 import type { ConnKind, ProbeResultClass, Signal } from '../../src/core/signals.js';
-import { mulberry32 } from '../../bench/ingest-gen.mjs';
+import { mulberry32 } from '../../src/sim/prng.js';
 
 export const EXAMPLE = new URL('../../examples/wedgewatch.yaml', import.meta.url).pathname;
 
