@@ -48,7 +48,12 @@ describe('router fault vs engine fault', () => {
       await h.waitState('wedged', { diagnosis, timeoutMs: 30_000 });
       expect(h.wd.state.cause).toMatch(cause);
       expect(h.wd.state.cause).toContain('prefill, decode answer directly');
-      expect(h.transitions.slice(from).map((t) => `${t.to}/${t.diagnosis}`)).toEqual([`wedged/${diagnosis}`]);
+      // At most one label before it, and a weaker one (the failures read before the next router scrape).
+      const seen = h.transitions.slice(from).map((t) => `${t.to}/${t.diagnosis}`);
+      expect(seen.at(-1)).toBe(`wedged/${diagnosis}`);
+      expect(seen.length).toBeLessThanOrEqual(2);
+      for (const l of seen.slice(0, -1))
+        expect(l).toMatch(/\/(completions_failing|completions_hung|intermittent)$/);
       h.sim.disableFault('router_circuit_open');
       await h.waitState('ok', { timeoutMs: 30_000 });
     },
