@@ -228,10 +228,16 @@ const structuredProbeSchema = kindObject('structured', {
 });
 // The long-input probe's text is its own (src/sources/probes/prompt-text.ts): `promptTokens` of it, a nonce first
 // so no prefix cache can serve it, and an echo question last whose answer is a handful of tokens.
+// Sized from the deployment unless `promptTokens` says: `contextShare` of the context it reports (/v1/models
+// max_model_len, llama.cpp n_ctx), at most `maxPromptTokens` (the engine chooses the number it reports), else 8192.
 const longinputProbeSchema = kindObject('longinput', {
   ...completionFields,
-  /** Prompt tokens per run (an estimate for byte-level BPE tokenizers; the usage chunk tells the real count). */
-  promptTokens: z.number().int().min(256).max(262_144).default(8192),
+  /** Prompt tokens per run, fixed (an estimate for byte-level BPE tokenizers; the usage chunk tells the real count). */
+  promptTokens: z.number().int().min(256).max(262_144).optional(),
+  /** Without promptTokens: this share of the context the deployment reports. */
+  contextShare: z.number().gt(0).max(0.9).default(0.5),
+  /** Without promptTokens: the longest prompt sent, whatever the deployment reports. */
+  maxPromptTokens: z.number().int().min(256).max(262_144).default(32_768),
   timeout: durationOr('60s'),
 });
 // The conversation probe's turns are its own (src/sources/probes/conversation.ts): each round appends the previous

@@ -59,13 +59,16 @@ export const PROBE_KINDS = {
     failAfter: 'wedgeAfter',
     countsForRecovery: true,
   },
-  // A prompt of `promptTokens` tokens, varied per run: engines that hang or crawl only past a context length.
+  // A long prompt, varied per run: engines that hang or crawl only past a context length. Its passes do not hold
+  // recovery: it runs every 10 m in the reference configs (a real prefill each), and waiting for recoverAfter of them
+  // after any outage kept a recovered target out of `ok` for 20 minutes; its own failures still name
+  // long_context_failing, and one pass ends that.
   longinput: {
     completion: true,
     hangs: true,
     confirms: false,
     failAfter: 'wedgeAfter',
-    countsForRecovery: true,
+    countsForRecovery: false,
   },
   // `rounds` turns over one connection with a growing context: a hang or a TTFT that grows round by round.
   conversation: {
@@ -91,6 +94,8 @@ export const PROBE_RESULTS = {
     'tool-call markup in content, reasoning or tool-call fields instead of tool_calls, or a call under tool_choice none',
   wrong_output:
     'a wrong answer (canary, long input, conversation), output that breaks its schema (structured), text that is not the answer, or streamed tool-call arguments that do not reassemble',
+  reasoning_runaway:
+    'a known-answer reply that does not stop thinking: `</think>` again and again, reasoning after the answer to max_tokens, or one phrase looped to max_tokens',
   skipped_overlap: 'not run: the previous run of the slot was still in flight',
 } as const;
 export type ProbeResultClass = keyof typeof PROBE_RESULTS;
@@ -109,7 +114,8 @@ export const EVIDENCE = {
   counter: "the engine's own failure counters rising (KV transfers failed, workers unhealthy)",
   engine:
     "the engine's own state, measured: no progress, a crawl, one rank stalled, its health check failing",
-  router: 'the router holds requests no engine works on',
+  router:
+    'the router holds requests no engine works on, or shuts out (open circuit, unhealthy) workers that answer directly',
   answer: 'answers finish but are wrong: a canary, a schema',
   path: 'one part of the path fails while the rest passes: a hop, reused connections, one request shape',
   warning:
@@ -117,7 +123,8 @@ export const EVIDENCE = {
   pattern: 'failures that come and go over a window of runs: more than one streak says',
   failing:
     'completions hung (in flight `hangAfter`, none finished since) or failing, health or ports failing, with nothing more specific',
-  format: 'answers finish in the wrong shape: tool-call markup in the content',
+  format:
+    'answers finish in the wrong shape: tool-call markup in the content or the reasoning, reasoning that never stops',
   load: 'answers finish, late or aborted in numbers',
 } as const;
 export type EvidenceKind = keyof typeof EVIDENCE;
@@ -192,6 +199,24 @@ export const DIAGNOSES = {
     meaning:
       "the router's in-flight requests (`smg_http_inflight_request_age_count`) above zero for `stallAfter` while every engine runs and queues nothing, and completions hang (router `/metrics` in `engines:`)",
   },
+  router_circuit_open: {
+    states: ['wedged', 'degraded'],
+    evidence: 'router',
+    rank: 3,
+    runbook: 'diagnosis-router_circuit_open',
+    alert: 'WedgewatchTargetWedged',
+    meaning:
+      'the router holds worker circuit breakers open (`smg_worker_cb_state` 1) and completions through it fail or hang, while every engine behind it answers its own direct probes and its /metrics (router `/metrics` in `engines:`, the engines probed by name)',
+  },
+  router_workers_unhealthy: {
+    states: ['wedged', 'degraded'],
+    evidence: 'router',
+    rank: 3,
+    runbook: 'diagnosis-router_workers_unhealthy',
+    alert: 'WedgewatchTargetWedged',
+    meaning:
+      "the router's health checker marks workers unhealthy (`smg_worker_health` 0) and completions through it fail or hang, while every engine behind it answers its own direct probes and its /metrics",
+  },
   intermittent: {
     states: ['degraded', 'wedged'],
     evidence: 'pattern',
@@ -261,6 +286,15 @@ export const DIAGNOSES = {
     alert: 'WedgewatchToolCallLeak',
     meaning:
       "tool-call markup (a whole call, or an orphan or unbalanced tag) in the content, the reasoning or a tool call's name or arguments instead of `tool_calls`, or a tool call where `tool_choice: none` forbids one",
+  },
+  reasoning_runaway: {
+    states: ['degraded'],
+    evidence: 'format',
+    rank: 3,
+    runbook: 'diagnosis-reasoning_runaway',
+    alert: 'WedgewatchTargetDegraded',
+    meaning:
+      'a known-answer probe (canary, long input, conversation) finished but the model did not stop thinking: `</think>` twice or more in content, reasoning after its answer to max_tokens, or one phrase repeated to max_tokens; the model or its chat template loops, and more `maxTokens` would not end it',
   },
   abort_storm: {
     states: ['degraded'],

@@ -109,8 +109,11 @@ export type Plan =
       count: number;
       piece: (index: number) => string;
       finish?: 'stop' | 'length';
-      /** The pieces go to reasoning_content, not content (a reasoning parser that never saw the end of thinking). */
-      reasoning?: boolean;
+      /**
+       * The pieces go to the reasoning field, not content (a reasoning parser that never saw the end of thinking);
+       * a function says it per piece (a model that answers, then goes back to thinking).
+       */
+      reasoning?: boolean | ((index: number) => boolean);
     }
   | { kind: 'tool'; calls: ToolCallPlan[]; steps: ToolStep[] };
 
@@ -133,8 +136,31 @@ export interface PlanHooks {
   corruptStreamedArgs?(fragments: readonly string[]): string[] | undefined;
   /** Text answers become garbage in reasoning_content, content empty, to max_tokens. */
   reasoningGarbage?(): boolean;
+  /** After the answer the model never stops: a `</think>` loop in content, or a reasoning loop, to max_tokens. */
+  reasoningRunaway?(): RunawayShape | undefined;
+  /** Tool calls written inside the thinking: raw markup in the reasoning field, no tool_calls. */
+  callsInReasoning?(calls: ToolCallPlan[]): string | undefined;
   /** tool_choice "none" is ignored. */
   callsDespiteNone?(): boolean;
+}
+
+/** How a runaway goes on after the answer: closing thinking over and over, or thinking in a loop. */
+export type RunawayShape = 'think_loop' | 'reasoning_loop';
+
+/** What a model stuck after its answer repeats (a loop the reasoning parser files under reasoning). */
+const THINK_AGAIN = [' Wait', ',', ' let', ' me', ' check', ' that', ' again', '.'];
+
+/** The answer, then the runaway to max_tokens (finish_reason length). */
+function runawayPlan(text: string, maxTokens: number, shape: RunawayShape): Plan {
+  const pieces = answerPieces(text);
+  const loop = shape === 'think_loop' ? ['</think>'] : THINK_AGAIN;
+  return {
+    kind: 'content',
+    count: maxTokens,
+    piece: (i) => (i < pieces.length ? pieces[i]! : loop[(i - pieces.length) % loop.length]!),
+    finish: 'length',
+    ...(shape === 'reasoning_loop' ? { reasoning: (i: number) => i >= pieces.length } : {}),
+  };
 }
 
 const NO_HOOKS: PlanHooks = {
@@ -181,6 +207,11 @@ export function planResponse(req: ChatRequest, defaultMaxTokens: number, hooks: 
       name: t.name,
       arguments: JSON.stringify(exampleArgs(t.parameters, prompt)),
     }));
+    const thought = hooks.callsInReasoning?.(calls);
+    if (thought !== undefined) {
+      const pieces = splitPieces(thought, 12);
+      return { kind: 'content', count: pieces.length, piece: (i) => pieces[i] ?? '', reasoning: true };
+    }
     const leaked = hooks.leak(calls, req);
     if (leaked !== undefined) {
       const pieces = splitPieces(leaked, 12);
@@ -195,7 +226,11 @@ export function planResponse(req: ChatRequest, defaultMaxTokens: number, hooks: 
     return { kind: 'tool', calls, steps };
   }
   const known = knownAnswer(lastUserText(req));
-  if (known !== undefined) return textPlan(hooks.corrupt(known) ?? known, maxTokens);
+  if (known !== undefined) {
+    const answer = hooks.corrupt(known) ?? known;
+    const runaway = hooks.reasoningRunaway?.();
+    return runaway !== undefined ? runawayPlan(answer, maxTokens, runaway) : textPlan(answer, maxTokens);
+  }
   // Pieces are computed per index so a huge max_tokens costs no memory.
   return filler;
 }
@@ -252,10 +287,16 @@ export class ChatRenderer {
   readonly created = Math.floor(Date.now() / 1000);
   private readonly callIds: string[];
 
+  /**
+   * `reasoningField`: where reasoning text goes, as the engine names it — SGLang `reasoning_content`
+   * (python/sglang/srt/entrypoints/openai/protocol.py @004c82e DeltaMessage, ChatMessage), current vLLM `reasoning`
+   * (src/sources/probes/reasoning-field.ts has the history).
+   */
   constructor(
     private readonly plan: Plan,
     private readonly model: string,
     private readonly promptTokens: number,
+    private readonly reasoningField: 'reasoning' | 'reasoning_content' = 'reasoning_content',
   ) {
     this.callIds = plan.kind === 'tool' ? plan.calls.map(() => newToolCallId()) : [];
   }
@@ -278,8 +319,8 @@ export class ChatRenderer {
       return (
         head +
         this.chunk(
-          this.plan.reasoning === true
-            ? { reasoning_content: this.plan.piece(index) }
+          this.inReasoning(index)
+            ? { [this.reasoningField]: this.plan.piece(index) }
             : { content: this.plan.piece(index) },
         )
       );
@@ -308,6 +349,11 @@ export class ChatRenderer {
         ],
       })
     );
+  }
+
+  private inReasoning(index: number): boolean {
+    const r = this.plan.kind === 'content' ? this.plan.reasoning : undefined;
+    return typeof r === 'function' ? r(index) : r === true;
   }
 
   get finishReason(): string {
@@ -345,6 +391,24 @@ export class ChatRenderer {
     );
   }
 
+  /** A text answer's message, its pieces split between content and the reasoning field as streamed. */
+  private textMessage(completionTokens: number) {
+    const pieces = Array.from({ length: completionTokens }, (_, i) => i);
+    const text = (inReasoning: boolean) =>
+      pieces
+        .filter((i) => this.inReasoning(i) === inReasoning)
+        .map((i) => (this.plan.kind === 'content' ? this.plan.piece(i) : ''))
+        .join('');
+    const content = text(false);
+    const reasoning = text(true);
+    return {
+      role: 'assistant',
+      content: content === '' && reasoning !== '' ? null : content,
+      [this.reasoningField]: reasoning === '' ? null : reasoning,
+      tool_calls: null,
+    };
+  }
+
   completion(completionTokens: number) {
     const plan = this.plan;
     const message =
@@ -352,7 +416,7 @@ export class ChatRenderer {
         ? {
             role: 'assistant',
             content: null,
-            reasoning_content: null,
+            [this.reasoningField]: null,
             tool_calls: plan.calls.map((c, i) => ({
               id: this.callIds[i],
               index: i,
@@ -360,18 +424,7 @@ export class ChatRenderer {
               function: { name: c.name, arguments: c.arguments },
             })),
           }
-        : {
-            role: 'assistant',
-            content:
-              plan.reasoning === true
-                ? null
-                : Array.from({ length: completionTokens }, (_, i) => plan.piece(i)).join(''),
-            reasoning_content:
-              plan.reasoning === true
-                ? Array.from({ length: completionTokens }, (_, i) => plan.piece(i)).join('')
-                : null,
-            tool_calls: null,
-          };
+        : this.textMessage(completionTokens);
     return {
       id: this.id,
       object: 'chat.completion',

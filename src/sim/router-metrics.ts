@@ -1,6 +1,9 @@
 // The router's /metrics with sgl-model-gateway's smg_* names (src/observability/metrics.rs init_metrics):
 // requests in flight per age bucket (`smg_http_inflight_request_age_count`, non-cumulative `gt < age <= le`),
-// answered requests by path and status (`smg_http_responses_total`), worker health (`smg_worker_health`).
+// answered requests by path and status (`smg_http_responses_total`), worker health (`smg_worker_health`, 1 healthy,
+// 0 unhealthy) and circuit breakers (`smg_worker_cb_state`, 0 closed, 1 open, 2 half-open), per `worker`
+// (lightseekorg/smg model_gateway/src/observability/metrics.rs @2b0d31b init_metrics, set_worker_health,
+// set_worker_cb_state).
 
 /** What the router tracks for its /metrics. */
 export class RouterStats {
@@ -24,9 +27,15 @@ export class RouterStats {
 
 const AGE_BUCKETS = [0, 30, 60, 180, 300, 600, 1200, 3600, Infinity];
 
+/** What the router thinks of one worker: its health check passes, its circuit breaker is open. */
+export interface WorkerView {
+  healthy: boolean;
+  circuitOpen: boolean;
+}
+
 export function routerMetricsText(
   stats: RouterStats,
-  workers: Record<string, boolean>,
+  workers: Record<string, WorkerView>,
   now = Date.now(),
 ): string {
   const out: string[] = ['# TYPE smg_http_inflight_request_age_count gauge'];
@@ -46,7 +55,10 @@ export function routerMetricsText(
     out.push(`smg_http_responses_total{path="${path}",status_code="${status}"} ${n}`);
   }
   out.push('# TYPE smg_worker_health gauge');
-  for (const [worker, up] of Object.entries(workers))
-    out.push(`smg_worker_health{worker="${worker}"} ${up ? 1 : 0}`);
+  for (const [worker, w] of Object.entries(workers))
+    out.push(`smg_worker_health{worker="${worker}"} ${w.healthy ? 1 : 0}`);
+  out.push('# TYPE smg_worker_cb_state gauge');
+  for (const [worker, w] of Object.entries(workers))
+    out.push(`smg_worker_cb_state{worker="${worker}"} ${w.circuitOpen ? 1 : 0}`);
   return out.join('\n') + '\n';
 }

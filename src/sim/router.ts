@@ -18,7 +18,7 @@ import {
   type ChatRequest,
 } from './openai.js';
 import type { PdModel, SimRequest } from './pd.js';
-import { RouterStats, routerMetricsText } from './router-metrics.js';
+import { RouterStats, routerMetricsText, type WorkerView } from './router-metrics.js';
 import type { WorkerRegistry } from './workers.js';
 
 export interface RouterDeps {
@@ -69,7 +69,10 @@ export function routerHandler(deps: RouterDeps): Handler {
     if (req.method === 'GET' && path === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
       res.end(
-        routerMetricsText(stats, { prefill: deps.engineUp('prefill'), decode: deps.engineUp('decode') }),
+        routerMetricsText(stats, {
+          prefill: workerView(deps, 'prefill'),
+          decode: workerView(deps, 'decode'),
+        }),
       );
       return;
     }
@@ -178,6 +181,8 @@ async function chat(
     corrupt: (answer) => deps.faults.corruptAnswer(answer, recent),
     corruptStreamedArgs: (fragments) => deps.faults.corruptStreamedArgs(fragments),
     reasoningGarbage: () => deps.faults.reasoningGarbage(),
+    reasoningRunaway: () => deps.faults.reasoningRunaway(),
+    callsInReasoning: (calls) => deps.faults.callsInReasoning(calls),
     callsDespiteNone: () => deps.faults.callsDespiteNone(),
   });
   if (known !== undefined) {
@@ -194,10 +199,12 @@ async function chat(
     for (const role of ['prefill', 'decode'] as const)
       if (deps.workers !== undefined && deps.workers().ofType(role).length === 0)
         throw new Error(`No available servers: No available ${role} workers (none registered)`);
-    if (!deps.engineUp('prefill') || !deps.engineUp('decode')) {
-      throw new Error(
-        `No available servers: No available ${deps.engineUp('prefill') ? 'decode' : 'prefill'} workers (all circuits open or unhealthy)`,
-      );
+    for (const role of ['prefill', 'decode'] as const) {
+      const w = workerView(deps, role);
+      if (!w.healthy || w.circuitOpen)
+        throw new Error(
+          `No available servers: No available ${role} workers (all circuits open or unhealthy)`,
+        );
     }
     simReq = deps.pd.submit(promptTokens, planTokens(plan), rid, {
       token(index) {
@@ -251,6 +258,16 @@ async function chat(
     res.on('close', () => {
       if (!finished) deps.pd.abort(simReq);
     });
+}
+
+/**
+ * The router's view of a worker: a worker that is down fails its health checks and its breaker opens on the failed
+ * requests; router_circuit_open shuts out one that is up.
+ */
+function workerView(deps: RouterDeps, role: 'prefill' | 'decode'): WorkerView {
+  const up = deps.engineUp(role);
+  const shut = deps.faults.routerShutsOut(role);
+  return { healthy: up && shut !== 'unhealthy', circuitOpen: !up || shut === 'open' };
 }
 
 /** Waits until a fault releases held requests (disabled) or the client leaves. */

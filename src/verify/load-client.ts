@@ -60,7 +60,9 @@ export interface StreamResult {
 }
 
 const CONTENT = '"content":"';
+// SGLang's field, and vLLM's since its rename (src/sources/probes/reasoning-field.ts).
 const REASONING = '"reasoning_content":"';
+const REASONING_VLLM = '"reasoning":"';
 const TOOL_CALLS = '"tool_calls":[{';
 
 /** Whether one chunk's JSON text carries a generated token (text, reasoning or a tool-call delta). */
@@ -69,6 +71,8 @@ export function isTokenChunk(data: string): boolean {
   if (i >= 0 && data.charCodeAt(i + CONTENT.length) !== 34) return true;
   i = data.indexOf(REASONING);
   if (i >= 0 && data.charCodeAt(i + REASONING.length) !== 34) return true;
+  i = data.indexOf(REASONING_VLLM);
+  if (i >= 0 && data.charCodeAt(i + REASONING_VLLM.length) !== 34) return true;
   return data.includes(TOOL_CALLS);
 }
 

@@ -38,8 +38,10 @@ export class TurnCollector {
     if (!Array.isArray(chunk?.choices)) return;
     for (const c of chunk.choices) {
       const d = c?.delta ?? {};
-      for (const key of ['content', 'reasoning_content'] as const) {
-        const t = d[key];
+      // Reasoning as vLLM names it now (`reasoning`) or as SGLang does (`reasoning_content`); a vLLM that sent both
+      // sent one text twice (src/sources/probes/reasoning-field.ts).
+      const reasoning = typeof d.reasoning === 'string' ? d.reasoning : d.reasoning_content;
+      for (const t of [d.content, reasoning]) {
         if (typeof t === 'string') this.content += this.take(t);
       }
       if (Array.isArray(d.tool_calls)) for (const tc of d.tool_calls as ToolCallDelta[]) this.toolCall(tc);

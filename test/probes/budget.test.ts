@@ -129,6 +129,37 @@ describe('probe budget: the shapes that need tokens', () => {
     expect(c).toBeGreaterThan(8000);
   });
 
+  it('longinput sized from the deployment (the examples): half of a 1 M context is held to maxPromptTokens 32,768', async () => {
+    server = await startServer((q, res, body) => {
+      if (q.method === 'GET') {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ object: 'list', data: [{ id: 'm', max_model_len: 1_048_576 }] }));
+        return;
+      }
+      const req = JSON.parse(body) as Sent;
+      const echo = /Repeat exactly: (\S+)$/.exec(req.messages[0]!.content ?? '')?.[1] ?? '?';
+      sendSse(res, [
+        chunk({ role: 'assistant', content: '' }),
+        chunk({ content: echo }),
+        chunk({}, 'stop'),
+        usageChunk(1),
+        'data: [DONE]\n\n',
+      ]);
+    });
+    const h = hop(server.url);
+    try {
+      const p = probe('longinput', { timeout: '10s', contextShare: 0.5, maxPromptTokens: 32_768 });
+      const r = await runProbe({ target: 't', model: 'm', probe: p, hop: h, conn: 'fresh', headers: {} });
+      expect(r.signal.error).toBeUndefined();
+    } finally {
+      await h.close();
+    }
+    const sent = server.requests.filter((r) => r.body !== '').map((r) => JSON.parse(r.body) as Sent);
+    expect(sent).toHaveLength(1);
+    expect(cost(sent[0]!)).toBeLessThanOrEqual(32_768 + 8);
+    expect(cost(sent[0]!)).toBeGreaterThan(32_000);
+  });
+
   it('conversation: 4 rounds of 512 tokens and 16 tokens of answer each, ≤ 5,400 tokens a run', async () => {
     const sent = await run('conversation', { rounds: 4, roundTokens: 512 }, 1);
     expect(sent).toHaveLength(4);

@@ -180,10 +180,13 @@ describe('simulator API', () => {
       'pd_half_failed',
       'queue_leak',
       'reasoning_garbage',
+      'reasoning_runaway',
+      'router_circuit_open',
       'router_stuck',
       'slow',
       'stranded_queue_entry',
       'toolcall_args_corrupt',
+      'toolcall_in_reasoning',
       'toolcall_leak',
     ]);
     const on = await post(`${c}/faults/slow`, { factor: 3 });

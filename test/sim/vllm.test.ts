@@ -222,8 +222,10 @@ describe('vLLM simulator', () => {
       'kv_corruption',
       'nixl_transfer_failure',
       'rank_stall',
+      'reasoning_runaway',
       'shm_broadcast_hang',
       'slow',
+      'toolcall_in_reasoning',
     ]);
     const r = await post(`${sim.urls.control}/faults/nixl_abort_unhandled`, {});
     expect(r.status).toBe(400);

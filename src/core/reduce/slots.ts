@@ -13,7 +13,8 @@ const OWN_IDS_KEEP = 256;
 const OWN_ID_ABORTS = 16;
 
 /** The run finished with an answer the probe rejected: the engine is not wedged, its output is wrong. */
-const answeredWrong = (r: ProbeResultClass) => r === 'toolcall_leak' || r === 'wrong_output';
+const answeredWrong = (r: ProbeResultClass) =>
+  r === 'toolcall_leak' || r === 'wrong_output' || r === 'reasoning_runaway';
 
 export function onProbe(
   s: TargetMemory,
@@ -81,8 +82,9 @@ export function onProbe(
       // `slow` at the example's settings: every run 20–30 s).
       if (hangingKind(kind) && signal.durationMs >= cfg.detect.hangAfter) slot.okStreak = 0;
     }
-  } else if (signal.result === 'toolcall_leak') {
-    // The completion finished, so the engine is not wedged: a parser problem, counted on its own.
+  } else if (signal.result === 'toolcall_leak' || signal.result === 'reasoning_runaway') {
+    // The completion finished, so the engine is not wedged: a parser (or model) problem, counted on its own; the
+    // last result says which (verdict/candidates/format.ts).
     slot.failStreak = 0;
     slot.okStreak = 0;
     slot.slowStreak = 0;

@@ -7,7 +7,7 @@ import { engineCrawling } from './candidates/crawl.js';
 import { engineSlow, queueStarved } from './candidates/objectives.js';
 import { engineStalled, healthGenerateFailing, rankStalled } from './candidates/engine.js';
 import { completionsFailing, connectionRefused, healthFailing } from './candidates/failing.js';
-import { toolcallLeak } from './candidates/format.js';
+import { reasoningRunaway, toolcallLeak } from './candidates/format.js';
 import { completionsHung } from './candidates/hung.js';
 import { queueLeakFloor, queueLeakIdle } from './candidates/leak.js';
 import { abortLines, slow } from './candidates/load.js';
@@ -15,6 +15,7 @@ import { hopFailing, keepaliveOnly, structuredOutputStalled } from './candidates
 import { intermittent } from './candidates/pattern.js';
 import { probeShapes } from './candidates/probe-shapes.js';
 import { pdPairHalfFailed, requestsOrphaned, routerStuckCandidate } from './candidates/router.js';
+import { routerWorkers } from './candidates/router-workers.js';
 import { criticalLines } from './candidates/signature.js';
 import { gpuFault, processStopped, rankMissing, stalledOnNode, threadLost } from './candidates/node.js';
 import type { Family } from './types.js';
@@ -44,6 +45,7 @@ export const FAMILIES: readonly Family[] = [
   // router
   pdPairHalfFailed,
   routerStuckCandidate,
+  routerWorkers,
   requestsOrphaned,
   // answer
   wrongOutput,
@@ -63,6 +65,7 @@ export const FAMILIES: readonly Family[] = [
   connectionRefused,
   // format
   toolcallLeak,
+  reasoningRunaway,
   // load
   slow,
   abortCounters,

@@ -93,7 +93,9 @@ function hungText(s: TargetMemory, hangs: Hang[]): string | undefined {
   const finishedSince = Object.values(s.slots).some(
     (m) =>
       isCompletion(m.probeKind) &&
-      (m.last?.result === 'ok' || m.last?.result === 'toolcall_leak') &&
+      (m.last?.result === 'ok' ||
+        m.last?.result === 'toolcall_leak' ||
+        m.last?.result === 'reasoning_runaway') &&
       m.last.start + m.last.durationMs > newest.run.startedAt,
   );
   if (finishedSince) return undefined;

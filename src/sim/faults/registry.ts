@@ -14,6 +14,7 @@ import { healthFail } from './health_fail.js';
 import { intermittentHang } from './intermittent_hang.js';
 import { queueLeak } from './queue_leak.js';
 import { rankStall } from './rank_stall.js';
+import { routerCircuitOpen } from './router_circuit_open.js';
 import { routerStuck } from './router_stuck.js';
 import { keepaliveStall } from './keepalive_stall.js';
 import { kvCorruption } from './kv_corruption.js';
@@ -26,6 +27,8 @@ import { longPromptHang } from './long_prompt_hang.js';
 import { toolcallArgsCorrupt } from './toolcall_args_corrupt.js';
 import { reasoningGarbage } from './reasoning_garbage.js';
 import { queueStarvation } from './queue_starvation.js';
+import { reasoningRunaway } from './reasoning_runaway.js';
+import { toolcallInReasoning } from './toolcall_in_reasoning.js';
 import type { FaultDef, FaultName } from './types.js';
 
 export const FAULTS: Record<FaultName, FaultDef> = {
@@ -56,6 +59,9 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   stranded_queue_entry: strandedQueueEntry,
   pd_half_failed: pdHalfFailed,
   queue_starvation: queueStarvation,
+  reasoning_runaway: reasoningRunaway,
+  toolcall_in_reasoning: toolcallInReasoning,
+  router_circuit_open: routerCircuitOpen,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

@@ -167,6 +167,30 @@ export class FaultSet {
     return false;
   }
 
+  reasoningRunaway(): 'think_loop' | 'reasoning_loop' | undefined {
+    for (const [def, p] of this.active()) {
+      const shape = def.reasoningRunaway?.(p);
+      if (shape !== undefined) return shape;
+    }
+    return undefined;
+  }
+
+  callsInReasoning(calls: ToolCallPlan[]): string | undefined {
+    for (const [def, p] of this.active()) {
+      const markup = def.callsInReasoning?.(calls, p);
+      if (markup !== undefined) return markup;
+    }
+    return undefined;
+  }
+
+  routerShutsOut(role: 'prefill' | 'decode'): 'open' | 'unhealthy' | undefined {
+    for (const [def, p] of this.active()) {
+      const how = def.routerShutsOut?.(role, p);
+      if (how !== undefined) return how;
+    }
+    return undefined;
+  }
+
   callsDespiteNone(): boolean {
     for (const [def, p] of this.active()) if (def.callsDespiteNone?.(p)) return true;
     return false;

@@ -86,6 +86,11 @@ const FAMILIES: Record<string, (calls: ToolCallPlan[], p: FaultParams) => string
 };
 export const LEAK_FAMILIES = Object.keys(FAMILIES);
 
+/** Calls in the raw markup of a family (LEAK_FAMILIES), for the faults that put markup where it does not belong. */
+export function renderMarkup(family: string, calls: ToolCallPlan[], p: FaultParams): string {
+  return FAMILIES[family]!(calls, p);
+}
+
 export const toolcallLeak: FaultDef = {
   name: 'toolcall_leak',
   summary:

@@ -28,7 +28,10 @@ export type FaultName =
   | 'orphaned_requests'
   | 'stranded_queue_entry'
   | 'pd_half_failed'
-  | 'queue_starvation';
+  | 'queue_starvation'
+  | 'reasoning_runaway'
+  | 'toolcall_in_reasoning'
+  | 'router_circuit_open';
 
 /** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
 export type SimEngine = 'sglang' | 'vllm';
@@ -126,6 +129,10 @@ export interface FaultDef {
   reasoningGarbage?(params: FaultParams): boolean;
   /** tool_choice "none" is ignored: the model calls the tool anyway. */
   callsDespiteNone?(params: FaultParams): boolean;
+  /** After a text answer the model runs on to max_tokens: a `</think>` loop, or a reasoning loop. */
+  reasoningRunaway?(params: FaultParams): 'think_loop' | 'reasoning_loop' | undefined;
+  /** Tool calls written inside the thinking: their raw markup in the reasoning field, no tool_calls. */
+  callsInReasoning?(calls: ToolCallPlan[], params: FaultParams): string | undefined;
   /** Structured-output (response_format) requests wait on the grammar backend and never start. */
   stallsStructured?(params: FaultParams): boolean;
   /**
@@ -133,6 +140,8 @@ export interface FaultDef {
    * client leaves or the fault is disabled (which releases it to run).
    */
   holdsRequest?(seq: number, params: FaultParams): boolean;
+  /** The router shuts out a worker that serves: its circuit breaker open, or its health check failing. */
+  routerShutsOut?(role: 'prefill' | 'decode', params: FaultParams): 'open' | 'unhealthy' | undefined;
   /** Entries leaked into the service's PD bootstrap queue: its gauge shows them, nothing runs them. */
   leakedQueue?(service: ServiceName, params: FaultParams): number;
   /** vLLM: a stuck data-parallel engine whose frozen per-engine series /metrics shows beside engine 0's. */

@@ -117,12 +117,20 @@ async function chat(
     leak: () => undefined,
     ignoresToolChoice: () => false,
     corrupt: (answer) => deps.faults.corruptAnswer(answer, recent),
+    reasoningRunaway: () => deps.faults.reasoningRunaway(),
+    callsInReasoning: (calls) => deps.faults.callsInReasoning(calls),
   });
   if (known !== undefined) {
     recent.push(known);
     if (recent.length > RECENT_ANSWERS) recent.shift();
   }
-  const renderer = new ChatRenderer(plan, chatReq.model ?? deps.modelName, countPromptTokens(chatReq));
+  // Current vLLM streams reasoning as `reasoning` (src/sources/probes/reasoning-field.ts has the history).
+  const renderer = new ChatRenderer(
+    plan,
+    chatReq.model ?? deps.modelName,
+    countPromptTokens(chatReq),
+    'reasoning',
+  );
   const stream = chatReq.stream;
   let generated = 0;
   let finished = false;

@@ -3,6 +3,7 @@
 // A thinking block is reasoning, not answer, and is set apart; any other text is a wrong answer, quoted. A reply
 // cut off at max_tokens is blamed on the settings only when what came so far is a plausible start of the answer.
 import { redactor } from '../../lib/redact.js';
+import { runawayOf } from './runaway.js';
 
 export type QuestionKind = 'arithmetic' | 'echo';
 
@@ -150,27 +151,45 @@ export function plausibleText(text: string): boolean {
 export interface Reply {
   /** delta.content / message.content. */
   answer: string;
-  /** reasoning_content (a reasoning parser's output). */
+  /** reasoning / reasoning_content (a reasoning parser's output). */
   reasoning: string;
   finishReason: string;
+  /** Reasoning came after answer text (./chat-stream.ts). */
+  reasoningAfterAnswer?: boolean;
 }
 
 export type Verdict =
   | { ok: true }
-  | { ok: false; result: 'wrong_output' | 'bad_response'; message: string; actual: string; mixup?: string };
+  | {
+      ok: false;
+      result: 'wrong_output' | 'bad_response' | 'reasoning_runaway';
+      message: string;
+      actual: string;
+      mixup?: string;
+    };
 
 const quote = (t: string) => JSON.stringify(redactor.clip(t.trim(), 120));
 
 /**
  * Judges a reply to a known-answer question: the answer, or `wrong_output` quoting the text that came instead
  * (in content, or in reasoning when content is empty), or `bad_response` naming a setting when the reply was cut
- * at max_tokens while what came is a plausible start: thinking in words, or a prefix of the expected answer.
+ * at max_tokens while what came is a plausible start: thinking in words, or a prefix of the expected answer; or
+ * `reasoning_runaway` when the model does not stop thinking (./runaway.ts), right answer or not: no setting ends it.
  */
 export function judgeReply(q: Question, r: Reply, maxTokens: number, others: string[] = []): Verdict {
+  const asked = JSON.stringify(q.prompt.length > 80 ? `…${q.prompt.slice(-60)}` : q.prompt);
+  const runaway = runawayOf(r);
+  if (runaway !== undefined) {
+    return {
+      ok: false,
+      result: 'reasoning_runaway',
+      message: `runaway reasoning on ${asked}: ${runaway} (the model or its chat template loops; more max_tokens would not end it)`,
+      actual: redactor.clip(r.answer.trim() || r.reasoning.trim(), 200),
+    };
+  }
   const check = checkAnswer(q, r.answer, others);
   if (check.ok) return check;
   const cut = r.finishReason === 'length';
-  const asked = JSON.stringify(q.prompt.length > 80 ? `…${q.prompt.slice(-60)}` : q.prompt);
   const setting = (what: string): Verdict => ({
     ok: false,
     result: 'bad_response',

@@ -68,8 +68,10 @@ export async function runCanary(ctx: Ctx, rng: Rng = cryptoRng): Promise<ProbeOu
     if (!v.ok && v.mixup !== undefined) a.mixup = v.mixup;
     answers.push(a);
     if (v.ok) continue;
-    // No answer within max_tokens is a setting problem (a thinking model needs more), not a wrong answer.
-    if (v.result === 'bad_response') unfinished ??= { v, status: s.status };
+    // No answer within max_tokens is a setting problem (a thinking model needs more), not a wrong answer; a runaway
+    // is the model's, and neither is a wrong answer.
+    if (v.result === 'bad_response' || v.result === 'reasoning_runaway')
+      unfinished ??= { v, status: s.status };
     else if (wrong === undefined || (a.mixup !== undefined && wrong.a.mixup === undefined)) {
       // A mix-up names its cause; it is the one worth quoting.
       wrong = { a, v, status: s.status };
@@ -77,7 +79,8 @@ export async function runCanary(ctx: Ctx, rng: Rng = cryptoRng): Promise<ProbeOu
   }
   const detail = { answers };
   if (wrong) throw new ProbeFailure('wrong_output', wrong.v.message, wrong.status, detail);
-  if (unfinished) throw new ProbeFailure('bad_response', unfinished.v.message, unfinished.status, detail);
+  if (unfinished)
+    throw new ProbeFailure(unfinished.v.result, unfinished.v.message, unfinished.status, detail);
   const tokens = asked.reduce((n, x) => n + x.s.tokens, 0);
   return {
     result: 'ok',

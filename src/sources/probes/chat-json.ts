@@ -5,6 +5,7 @@ import { readCapped, readSnippet, send } from './request.js';
 import { CHAT_BODY_CAP, type ChatStreamSummary, type ToolCallAccum } from './chat-stream.js';
 import { ProbeFailure, type ProbeContext } from './types.js';
 import { redactor } from '../../lib/redact.js';
+import { reasoningText } from './reasoning-field.js';
 
 const OK_FINISH = new Set(['stop', 'length', 'tool_calls']);
 
@@ -47,7 +48,7 @@ export async function runChatJson(
   if (typeof finishReason !== 'string' || !OK_FINISH.has(finishReason))
     throw new ProbeFailure('bad_response', `finish_reason ${JSON.stringify(finishReason)}`, 200);
   const answer = typeof message.content === 'string' ? message.content : '';
-  const reasoning = typeof message.reasoning_content === 'string' ? message.reasoning_content : '';
+  const reasoning = reasoningText(message) ?? '';
   const toolCalls = new Map<number, ToolCallAccum>();
   if (Array.isArray(message.tool_calls)) {
     message.tool_calls.forEach((raw: unknown, i: number) => {

@@ -7,6 +7,7 @@ import { SseFramingError, SseParser } from './sse.js';
 import { readSnippet, send } from './request.js';
 import { ProbeFailure, type ProbeContext } from './types.js';
 import { redactor } from '../../lib/redact.js';
+import { reasoningText } from './reasoning-field.js';
 
 /** A chat probe asks for a handful of tokens: a few KB of SSE. Far more than this is a broken server. */
 export const CHAT_BODY_CAP = 1024 * 1024;
@@ -25,8 +26,10 @@ export interface ChatStreamSummary {
   content: string;
   /** `delta.content` alone (capped): the answer, without a parser-separated reasoning_content. */
   answer: string;
-  /** `delta.reasoning_content` alone (capped): what a reasoning parser set apart. */
+  /** `delta.reasoning` (vLLM) or `delta.reasoning_content` (SGLang) alone (capped): what a reasoning parser set apart. */
   reasoning: string;
+  /** Reasoning arrived after answer text had: the model went back to thinking once it had answered. */
+  reasoningAfterAnswer?: boolean;
   toolCalls: Map<number, ToolCallAccum>;
   finishReason: string;
   /** Usage completion_tokens when the server sent a usage chunk, else the counted token chunks. */
@@ -42,7 +45,6 @@ export interface ChatStreamSummary {
 
 interface Delta {
   content?: unknown;
-  reasoning_content?: unknown;
   tool_calls?: unknown;
 }
 
@@ -100,6 +102,7 @@ export async function runChatStream(
   let promptTokens: number | undefined;
   let answer = '';
   let reasoning = '';
+  let reasoningAfterAnswer = false;
   let finishReason: string | undefined;
   let firstTokenAt: number | undefined;
   let lastTokenAt = 0;
@@ -156,16 +159,18 @@ export async function runChatStream(
     for (const c of obj.choices as unknown[]) {
       const choice = asObject(c);
       if (choice === undefined) continue;
-      const delta = (asObject(choice.delta) ?? {}) as Delta;
-      for (const text of [delta.content, delta.reasoning_content]) {
+      const raw = asObject(choice.delta) ?? {};
+      const delta = raw as Delta;
+      const thought = reasoningText(raw);
+      for (const text of [delta.content, thought]) {
         if (typeof text === 'string' && text !== '') {
           token();
           if (content.length < CONTENT_CAP) content += text;
         }
       }
+      if (thought !== undefined && thought.trim() !== '' && answer.trim() !== '') reasoningAfterAnswer = true;
       if (typeof delta.content === 'string' && answer.length < CONTENT_CAP) answer += delta.content;
-      if (typeof delta.reasoning_content === 'string' && reasoning.length < CONTENT_CAP)
-        reasoning += delta.reasoning_content;
+      if (thought !== undefined && reasoning.length < CONTENT_CAP) reasoning += thought;
       if (Array.isArray(delta.tool_calls)) {
         token();
         for (const raw of delta.tool_calls as unknown[]) {
@@ -214,6 +219,7 @@ export async function runChatStream(
     content,
     answer,
     reasoning,
+    ...(reasoningAfterAnswer ? { reasoningAfterAnswer } : {}),
     toolCalls,
     finishReason: finishReason!,
     tokens,

@@ -125,7 +125,8 @@ function request(c: ToolCase): Record<string, unknown> {
 function leakIn(s: ChatStreamSummary): { where: string; hit: MarkupHit } | undefined {
   const places: [string, string][] = [
     ['content', s.answer],
-    ['reasoning_content', s.reasoning],
+    // The reasoning field (vLLM `reasoning`, SGLang `reasoning_content`): a call written inside the thinking.
+    ['the reasoning', s.reasoning],
     // A parser that never split reasoning from content leaves the two interleaved in `content`.
     ['content', s.content],
   ];

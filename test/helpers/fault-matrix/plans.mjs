@@ -259,6 +259,22 @@ export function plans({ abortCascade }) {
       ...toggle('router_stuck', {}, 'router'),
     },
     {
+      // The router holds decode's circuit open while decode answers its own health probe (issue 41 item 6).
+      name: 'router_circuit_open',
+      engine: 'sglang',
+      routerMetrics: true,
+      expect: { states: ['wedged'], diagnoses: ['router_circuit_open'] },
+      ...toggle('router_circuit_open', { worker: 'decode', mode: 'open' }),
+    },
+    {
+      name: 'router_workers_unhealthy',
+      fault: 'router_circuit_open',
+      engine: 'sglang',
+      routerMetrics: true,
+      expect: { states: ['wedged'], diagnoses: ['router_workers_unhealthy'] },
+      ...toggle('router_circuit_open', { worker: 'prefill', mode: 'unhealthy' }),
+    },
+    {
       name: 'queue_leak',
       engine: 'sglang',
       slow: true, // leakAfter is 10 minutes at the example's settings
@@ -332,6 +348,20 @@ export function plans({ abortCascade }) {
       expect: { states: ['degraded'], diagnoses: ['wrong_output'] },
       recoverMs: 25 * 60_000,
       ...toggle('reasoning_garbage'),
+    },
+    {
+      // The answer, then `</think>` to max_tokens (issue 41 item 5): the canary names it at its first run.
+      name: 'reasoning_runaway',
+      engine: 'sglang',
+      expect: { states: ['degraded'], diagnoses: ['reasoning_runaway'] },
+      ...toggle('reasoning_runaway', { shape: 'think_loop' }),
+    },
+    {
+      // The tool matrix's calls written in the reasoning: a leak, whichever field name the engine uses.
+      name: 'toolcall_in_reasoning',
+      engine: 'sglang',
+      expect: { states: ['degraded'], diagnoses: ['toolcall_leak'] },
+      ...toggle('toolcall_in_reasoning'),
     },
     {
       name: 'long_prompt_hang',
@@ -458,6 +488,21 @@ export function plans({ abortCascade }) {
       engine: 'vllm',
       expect: { states: ['degraded', 'wedged'], diagnoses: ['queue_starved'] },
       ...toggle('queue_starvation', { background: 2, queued: 2 }),
+    },
+    {
+      // vLLM streams the loop as `reasoning` (its field since the rename): read as SGLang's is.
+      name: 'vllm_reasoning_runaway',
+      fault: 'reasoning_runaway',
+      engine: 'vllm',
+      expect: { states: ['degraded'], diagnoses: ['reasoning_runaway'] },
+      ...toggle('reasoning_runaway', { shape: 'reasoning_loop' }),
+    },
+    {
+      name: 'vllm_toolcall_in_reasoning',
+      fault: 'toolcall_in_reasoning',
+      engine: 'vllm',
+      expect: { states: ['degraded'], diagnoses: ['toolcall_leak'] },
+      ...toggle('toolcall_in_reasoning'),
     },
     {
       name: 'vllm_slow',

@@ -32,9 +32,13 @@ export const routerMapping: EngineMapping = {
           /^2\d\d$/.test(s.labels.status_code ?? s.labels.status ?? '') &&
           !NOT_WORK.test(s.labels.path ?? ''),
       ),
+      // "Worker health status (1=healthy, 0=unhealthy)" and "Circuit breaker state per worker (0=closed, 1=open,
+      // 2=half_open)" (lightseekorg/smg model_gateway/src/observability/metrics.rs @2b0d31b init_metrics, the names
+      // as in sgl-project/sglang sgl-model-gateway/src/observability/metrics.rs @01b2d83). A worker removed from the
+      // gateway keeps both series at -1 (remove_worker_metrics: "Zero for these metrics have special valid meaning,
+      // thus we set to -1"): it is gone, neither unhealthy nor shut out, so only 0 and 1 count.
       workersHealthy: workers.length > 0 ? workers.filter((s) => s.value === 1).length : undefined,
-      workersUnhealthy: workers.length > 0 ? workers.filter((s) => s.value !== 1).length : undefined,
-      // smg_worker_cb_state: 0 closed, 1 open, 2 half-open.
+      workersUnhealthy: workers.length > 0 ? workers.filter((s) => s.value === 0).length : undefined,
       circuitOpen: breakers.length > 0 ? breakers.filter((s) => s.value === 1).length : undefined,
       // Requests the router holds, whether or not a worker has them: `smg_http_inflight_request_age_count` is
       // "In-flight HTTP requests per age bucket (gt < age <= le, non-cumulative)" (sgl-model-gateway
