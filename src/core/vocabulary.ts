@@ -174,7 +174,7 @@ export const DIAGNOSES = {
     runbook: 'wedgewatchenginestalled',
     alert: 'WedgewatchEngineStalled',
     meaning:
-      "running or queued requests with no progress for `stallAfter`; or, whatever the gauges claim, no progress of the engine's own (token counters, throughput, progress lines) while a completion hangs, for `hangAfter` plus two readings, with its scrapes failing, its periodic line stopped or its gauges frozen",
+      "running or queued requests with no progress for `stallAfter`; or, whatever the gauges claim, no progress of the engine's own (token counters, throughput, progress lines) while a completion hangs, for more than `hangAfter` plus three reading intervals, with its scrapes failing, its periodic line stopped or its gauges frozen",
   },
   requests_lost: {
     states: ['degraded', 'wedged'],
@@ -212,13 +212,13 @@ export const DIAGNOSES = {
       "`intermittentFailures` (3) of a completion slot's last `intermittentWindow` (10) runs failed, in two or more separate episodes (one solid streak is a wedge, not this); wedged when most runs fail on every slot",
   },
   stalls_recurring: {
-    states: ['degraded'],
+    states: ['degraded', 'wedged'],
     evidence: 'pattern',
     rank: 3,
     runbook: 'diagnosis-stalls_recurring',
     alert: 'WedgewatchTargetDegraded',
     meaning:
-      "3 separate completions within 5 min far outside their slot's own latency (5× its median, 2× its slowest normal run, and 2 s over the median) that each cleared: stalls that end by themselves",
+      "3 separate completions within 5 min far outside their slot's own latency (5× its median, 2× its slowest normal run, and 2 s over the median) that each cleared: stalls that end by themselves (wedged while one holds)",
   },
   rank_stalled: {
     states: ['degraded'],

@@ -37,7 +37,7 @@ const LOST_KEEP = 16;
 const PLAIN: ReadonlySet<string> = new Set(['chat', 'canary', 'toolcall']);
 
 export function newEngineProgress(): EngineProgress {
-  return { seen: [], failedScrapes: 0, idleReadings: 0, busyReadings: 0, lines: 0 };
+  return { seen: [], moves: [], failedScrapes: 0, idleReadings: 0, busyReadings: 0, lines: 0 };
 }
 
 function targetProgress(s: TargetMemory): TargetProgress {
@@ -98,7 +98,11 @@ export function onEngineProgress(s: TargetMemory, signal: EngineSignal, now: num
     moved = movedSince(p.last, reading);
     p.last = reading;
   }
-  if (moved) p.lastTokensAt = now;
+  if (moved) {
+    p.lastTokensAt = now;
+    p.moves.push(now);
+    if (p.moves.length > SEEN_KEEP) p.moves.shift();
+  }
   const work = e.running + e.queued + e.transferQueue + e.preallocQueue;
   if (work === 0) {
     p.idleSince ??= now;
@@ -216,7 +220,10 @@ function lostText(run: InflightRun, engines: EngineMemory[], now: number): strin
     const from = Math.max(p.idleSince, run.startedAt);
     if (p.seen.filter((x) => x >= from).length < 2) return undefined;
     if (age < every + LOST_MARGIN_MS) return undefined;
-    if (p.lastTokensAt !== undefined && p.lastTokensAt >= run.startedAt) alive = e;
+    // Tokens made since the run started, and a reading after that one still without it: a reading that only
+    // shows the engine resuming (a stall's end, our request about to stream) is not yet a loss.
+    const moved = p.moves.find((m) => m >= run.startedAt);
+    if (moved !== undefined && p.seen.at(-1)! > moved) alive = e;
   }
   if (alive === undefined) return undefined;
   const names = engines.map((e) => e.service).join(', ');

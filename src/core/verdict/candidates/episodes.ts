@@ -17,7 +17,8 @@ export const stallsRecurring: Family = (s, now) => {
     candidate(
       'stalls_recurring',
       `${stalls.length} stalls within ${EPISODE_WINDOW_MS / 60_000} min that cleared by themselves (${stalls.map((x) => `${Math.round((x.end - x.start) / 1000)} s`).join(', ')}); worst: ${probe} on ${endpoint}/${conn} took ${(worst.durationMs / 1000).toFixed(1)} s where it usually takes ${(worst.usualMs / 1000).toFixed(2)} s`,
-      { fits: ['degraded'] },
+      // A stall in progress hangs completions (wedged): the recurrence still names it.
+      { fits: ['degraded', 'wedged'] },
     ),
   ];
 };

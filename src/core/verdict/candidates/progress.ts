@@ -1,6 +1,6 @@
 // The engine's own progress stopped while our request waits (EVIDENCE `engine`, issue 41 item 1), whatever its gauges
 // claim: no token counter moved, no throughput gauge changed and no progress line came since a completion of ours
-// started, for `hangAfter` plus two of the engine's reading intervals, with one more sign that the engine itself
+// started, for more than `hangAfter` plus three of the engine's reading intervals, with one more sign that the engine itself
 // stopped — its scrapes fail, its periodic lines stopped, or its gauges held the same work (or nothing at all)
 // across the readings. The gauge stall clock (engines.ts) runs only while the engine reports work; this one does not
 // need it to. And requests of ours the engines never reported while they worked on others (requests_lost, item 4).
@@ -18,8 +18,12 @@ export const engineProgressStopped: Family = (s, now, cfg, sym) => {
   if (hung.length === 0) return [];
   const newest = hung.reduce((a, b) => (b.run.startedAt > a.run.startedAt ? b : a));
   const routerHolds = Object.values(s.engines).some((e) => isRouter(e) && (e.routerInflight ?? 0) > 0);
-  for (const e of Object.values(s.engines)) {
-    if (isRouter(e) || e.sleeping === true) continue;
+  // One engine that made tokens since our request started says the deployment's loop turns (a PD leg idles
+  // while its peer works): the stall must be everyone's.
+  const engines = Object.values(s.engines).filter((e) => !isRouter(e));
+  if (engines.some((e) => (e.progress?.lastTokensAt ?? -Infinity) >= newest.run.startedAt)) return [];
+  for (const e of engines) {
+    if (e.sleeping === true) continue;
     const text = stoppedText(e, newest, now, cfg.detect.hangAfter, routerHolds);
     if (text !== undefined)
       return [candidate('engine_stalled', withSymptom(sym.wedgeText, text), { fits: ['wedged'] })];
@@ -41,7 +45,9 @@ function stoppedText(
   const every = readingInterval(p) ?? p.lineEvery;
   if (every === undefined) return undefined;
   const since = Math.max(p.lastTokensAt ?? -Infinity, p.seen[0] ?? now);
-  if (now - since < hangAfter + 2 * every) return undefined;
+  // A stall that clears within hangAfter plus the readings around it is no stall of the engine: the last reading
+  // that moved may be an interval before it began, the first that moves again an interval after it ended.
+  if (now - since <= hangAfter + 3 * every) return undefined;
   const quiet = `no progress for ${Math.round((now - since) / 1000)} s while ${h.run.probe} on ${h.run.endpoint}/${h.run.conn} waits`;
   const readingsSince = (from: number) => p.seen.filter((t) => t >= Math.max(from, start)).length;
   if (p.failingSince !== undefined && p.failedScrapes >= 2)
