@@ -7,40 +7,61 @@
 import type { EngineMemory } from '../../memory.js';
 import { isRouter, readingInterval } from '../../reduce/progress.js';
 import { candidate } from '../pick.js';
-import { withSymptom } from '../text.js';
-import type { Candidate, Family, Hang } from '../types.js';
+import { label, withSymptom } from '../text.js';
+import type { Candidate, Family, Symptoms } from '../types.js';
 
 export const engineProgressStopped: Family = (s, now, cfg, sym) => {
-  if (sym.hungText === undefined) return [];
+  const wait = waiting(sym);
+  if (wait === undefined) return [];
   // A port that refuses is a process gone (down, connection_refused), not one that stopped.
   if (sym.slots.some((m) => m.last?.result === 'connect_error')) return [];
-  const hung = sym.hangs.filter((h) => h.hung);
-  if (hung.length === 0) return [];
-  const newest = hung.reduce((a, b) => (b.run.startedAt > a.run.startedAt ? b : a));
   const routerHolds = Object.values(s.engines).some((e) => isRouter(e) && (e.routerInflight ?? 0) > 0);
   // One engine that made tokens since our request started says the deployment's loop turns (a PD leg idles
   // while its peer works): the stall must be everyone's.
   const engines = Object.values(s.engines).filter((e) => !isRouter(e));
-  if (engines.some((e) => (e.progress?.lastTokensAt ?? -Infinity) >= newest.run.startedAt)) return [];
+  if (engines.some((e) => (e.progress?.lastTokensAt ?? -Infinity) >= wait.start)) return [];
   for (const e of engines) {
     if (e.sleeping === true) continue;
-    const text = stoppedText(e, newest, now, cfg.detect.hangAfter, routerHolds);
+    const text = stoppedText(e, wait, now, cfg.detect.hangAfter, routerHolds);
     if (text !== undefined)
       return [candidate('engine_stalled', withSymptom(sym.wedgeText, text), { fits: ['wedged'] })];
   }
   return [];
 };
 
+/** A request of ours that waits: what it is and since when. */
+interface Wait {
+  what: string;
+  start: number;
+}
+
+/**
+ * The request the stall is judged against: the newest completion hung with nothing finished since, else — every
+ * slot failing, all by timeouts — the newest of their streaks (each streak's runs waited until they were cut).
+ */
+function waiting(sym: Symptoms): Wait | undefined {
+  if (sym.hungText !== undefined) {
+    const hung = sym.hangs.filter((h) => h.hung);
+    if (hung.length === 0) return undefined;
+    const r = hung.reduce((a, b) => (b.run.startedAt > a.run.startedAt ? b : a)).run;
+    return { what: `${r.probe} on ${r.endpoint}/${r.conn}`, start: r.startedAt };
+  }
+  if (!sym.stuck || sym.failing.length === 0) return undefined;
+  if (sym.failing.some((m) => m.last?.result !== 'timeout' || m.failSince === undefined)) return undefined;
+  const m = sym.failing.reduce((a, b) => (b.failSince! > a.failSince! ? b : a));
+  return { what: `${label(m)} (timing out since)`, start: m.failSince! };
+}
+
 function stoppedText(
   e: EngineMemory,
-  h: Hang,
+  w: Wait,
   now: number,
   hangAfter: number,
   routerHolds: boolean,
 ): string | undefined {
   const p = e.progress;
   if (p === undefined) return undefined;
-  const start = h.run.startedAt;
+  const start = w.start;
   if (p.lastTokensAt !== undefined && p.lastTokensAt >= start) return undefined;
   const every = readingInterval(p) ?? p.lineEvery;
   if (every === undefined) return undefined;
@@ -48,7 +69,7 @@ function stoppedText(
   // A stall that clears within hangAfter plus the readings around it is no stall of the engine: the last reading
   // that moved may be an interval before it began, the first that moves again an interval after it ended.
   if (now - since <= hangAfter + 3 * every) return undefined;
-  const quiet = `no progress for ${Math.round((now - since) / 1000)} s while ${h.run.probe} on ${h.run.endpoint}/${h.run.conn} waits`;
+  const quiet = `no progress for ${Math.round((now - since) / 1000)} s while ${w.what} waits`;
   const readingsSince = (from: number) => p.seen.filter((t) => t >= Math.max(from, start)).length;
   if (p.failingSince !== undefined && p.failedScrapes >= 2)
     return `${e.service}: ${quiet}; its /metrics failing for ${Math.round((now - p.failingSince) / 1000)} s (${p.failedScrapes} scrapes)`;
