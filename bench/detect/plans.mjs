@@ -462,7 +462,8 @@ export function plans({ abortCascade }) {
       name: 'vllm_recurring_stall',
       fault: 'recurring_stall',
       engine: 'vllm',
-      expect: { states: ['degraded'], diagnoses: ['stalls_recurring'] },
+      // A stall in progress hangs every completion (wedged); the recurrence names it either way.
+      expect: { states: ['degraded', 'wedged'], diagnoses: ['stalls_recurring'] },
       recoverMs: 8 * 60_000, // episodes count for 5 min
       ...toggle('recurring_stall', { stall: 25, every: 60 }),
     },

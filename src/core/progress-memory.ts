@@ -8,8 +8,10 @@
 export interface EngineProgress {
   /** When the engine last showed tokens made: a counter moved, a progress line, a throughput gauge that moves. */
   lastTokensAt?: number;
-  /** The readings that showed tokens made, newest last (PROGRESS_SEEN_KEEP). */
-  moves: number[];
+  /** The readings that showed tokens made, newest last (SEEN_KEEP): made between `from` (the reading before) and `at`. */
+  moves: Array<{ from: number; at: number }>;
+  /** The last good reading of the progress counters. */
+  lastReadingAt?: number;
   /** The progress counters and gauges of the last good reading (a moving gauge is evidence, a frozen one is not). */
   last?: ProgressReading;
   /** Times of the last few readings of any outcome, newest last (PROGRESS_SEEN_KEEP): the engine's cadence. */

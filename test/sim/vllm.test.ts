@@ -220,8 +220,12 @@ describe('vLLM simulator', () => {
       'crawl',
       'engine_core_death',
       'kv_corruption',
+      'metrics_frozen',
       'nixl_transfer_failure',
       'rank_stall',
+      'recurring_stall',
+      'requests_lost',
+      'saturation',
       'shm_broadcast_hang',
       'slow',
     ]);

@@ -7,6 +7,7 @@ import type { EngineSignal, InflightRun, ProbeResultSignal } from '../signals.js
 import type { ClassifierConfig, EngineMemory, TargetMemory } from '../memory.js';
 import type { EngineProgress, ProgressReading, TargetProgress } from '../progress-memory.js';
 import { isCompletion } from '../vocabulary.js';
+import { EPISODE_WINDOW_MS, isRouter, median, readingInterval } from '../progress-read.js';
 
 /** Readings remembered per engine for its cadence. */
 const SEEN_KEEP = 8;
@@ -20,10 +21,6 @@ const EPISODE_MEDIAN_FACTOR = 5;
 const EPISODE_MAX_FACTOR = 2;
 /** …and longer than the median by at least this (ms): tens of milliseconds of noise are no episode. */
 const EPISODE_FLOOR_MS = 2_000;
-/** How long an episode counts toward a recurrence (ms). */
-export const EPISODE_WINDOW_MS = 5 * 60_000;
-/** Distinct episodes within the window that make `stalls_recurring`. */
-export const EPISODE_COUNT = 3;
 const EPISODES_KEEP = 32;
 /** A request of ours absent from every engine longer than their reading interval plus this (ms) is lost. */
 export const LOST_MARGIN_MS = 5_000;
@@ -43,23 +40,6 @@ export function newEngineProgress(): EngineProgress {
 function targetProgress(s: TargetMemory): TargetProgress {
   return (s.progress ??= { latency: {}, episodes: [], lost: [] });
 }
-
-/** The median spacing of an engine's readings (ms), or undefined with fewer than two. */
-export function readingInterval(p: EngineProgress): number | undefined {
-  if (p.seen.length < 2) return undefined;
-  const gaps: number[] = [];
-  for (let i = 1; i < p.seen.length; i++) gaps.push(p.seen[i]! - p.seen[i - 1]!);
-  return median(gaps);
-}
-
-export function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-/** A router's memory (its mapping sets routerInflight): it holds requests, it makes no tokens. */
-export const isRouter = (e: EngineMemory): boolean => e.routerInflight !== undefined;
 
 /** One engine signal into its progress memory (after engines.ts made the engine's memory). */
 export function onEngineProgress(s: TargetMemory, signal: EngineSignal, now: number): void {
@@ -100,9 +80,10 @@ export function onEngineProgress(s: TargetMemory, signal: EngineSignal, now: num
   }
   if (moved) {
     p.lastTokensAt = now;
-    p.moves.push(now);
+    p.moves.push({ from: p.lastReadingAt ?? now, at: now });
     if (p.moves.length > SEEN_KEEP) p.moves.shift();
   }
+  p.lastReadingAt = now;
   const work = e.running + e.queued + e.transferQueue + e.preallocQueue;
   if (work === 0) {
     p.idleSince ??= now;
@@ -126,7 +107,9 @@ export function onEngineProgress(s: TargetMemory, signal: EngineSignal, now: num
 function movedSince(a: ProgressReading | undefined, b: ProgressReading): boolean {
   if (a === undefined) return false;
   const up = (x: number | undefined, y: number | undefined) => x !== undefined && y !== undefined && y > x;
-  if (up(a.finished, b.finished) || up(a.generated, b.generated)) return true;
+  // Finished requests count only where no token counter says more: vLLM counts aborted requests as finished
+  // (request_success_total{finished_reason="abort"}), and our own timed-out probes abort on a hung engine.
+  if (up(a.generated, b.generated) || (b.generated === undefined && up(a.finished, b.finished))) return true;
   if (up(a.steps, b.steps) || up(a.itlCount, b.itlCount)) return true;
   return b.genThroughput !== undefined && b.genThroughput > 0 && b.genThroughput !== a.genThroughput;
 }
@@ -220,10 +203,11 @@ function lostText(run: InflightRun, engines: EngineMemory[], now: number): strin
     const from = Math.max(p.idleSince, run.startedAt);
     if (p.seen.filter((x) => x >= from).length < 2) return undefined;
     if (age < every + LOST_MARGIN_MS) return undefined;
-    // Tokens made since the run started, and a reading after that one still without it: a reading that only
-    // shows the engine resuming (a stall's end, our request about to stream) is not yet a loss.
-    const moved = p.moves.find((m) => m >= run.startedAt);
-    if (moved !== undefined && p.seen.at(-1)! > moved) alive = e;
+    // Tokens made between two readings both after the run started (a reading that moved may count tokens made
+    // before it), and a reading after that one still without our request: a reading that only shows the engine
+    // resuming (a stall's end, our request about to stream) is not yet a loss.
+    const moved = p.moves.find((m) => m.from >= run.startedAt);
+    if (moved !== undefined && p.seen.at(-1)! > moved.at) alive = e;
   }
   if (alive === undefined) return undefined;
   const names = engines.map((e) => e.service).join(', ');

@@ -3,7 +3,7 @@
 // run, not a fixed hangAfter), each followed by a normal run again, EPISODE_COUNT separate times within
 // EPISODE_WINDOW_MS. Episodes on several slots at once are one stall.
 import type { Episode } from '../../progress-memory.js';
-import { EPISODE_COUNT, EPISODE_WINDOW_MS } from '../../reduce/progress.js';
+import { EPISODE_COUNT, EPISODE_WINDOW_MS } from '../../progress-read.js';
 import { candidate } from '../pick.js';
 import type { Family } from '../types.js';
 

@@ -5,7 +5,7 @@
 // across the readings. The gauge stall clock (engines.ts) runs only while the engine reports work; this one does not
 // need it to. And requests of ours the engines never reported while they worked on others (requests_lost, item 4).
 import type { EngineMemory } from '../../memory.js';
-import { isRouter, readingInterval } from '../../reduce/progress.js';
+import { isRouter, readingInterval } from '../../progress-read.js';
 import { candidate } from '../pick.js';
 import { label, withSymptom } from '../text.js';
 import type { Candidate, Family, Symptoms } from '../types.js';

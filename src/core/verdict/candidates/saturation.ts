@@ -3,7 +3,7 @@
 // most a degradation; the symptoms (../symptoms.ts) take such a hang or such timeouts out of the wedge rules, so no
 // remediation runs on a busy engine. A client that never reads its stream holds a slot the same way.
 import type { ClassifierConfig, SlotMemory, TargetMemory } from '../../memory.js';
-import { isRouter, readingInterval } from '../../reduce/progress.js';
+import { isRouter, readingInterval } from '../../progress-read.js';
 import { candidate } from '../pick.js';
 import type { Family, Hang } from '../types.js';
 
@@ -31,7 +31,8 @@ export function saturation(
   for (const e of Object.values(s.engines)) {
     const p = e.progress;
     if (isRouter(e) || p === undefined || p.lastTokensAt === undefined) continue;
-    if (e.queued <= 0 || e.running <= 0 || p.failingSince !== undefined) continue;
+    // One scrape that timed out under the load is no outage (the busy values are the last reading's).
+    if (e.queued <= 0 || e.running <= 0 || p.failedScrapes >= 2) continue;
     const recent = Math.max(SATURATION_RECENT_MS, RECENT_READINGS * (readingInterval(p) ?? 0));
     if (now - p.lastTokensAt > recent || p.lastTokensAt < since) continue;
     return `${e.service} is saturated: ${e.running} running and ${e.queued} waiting, tokens made ${Math.round((now - p.lastTokensAt) / 1000)} s ago; our completions wait for a slot`;
