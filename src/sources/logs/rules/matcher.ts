@@ -113,6 +113,8 @@ export class LineMatcher {
   private carrier: OpenCarrier | undefined;
   /** The carrier this line opened (its header: the rules it `raises` may match it), else undefined. */
   private header: OpenCarrier | undefined;
+  /** Whether the last line matched (a structured record's head line) was a carrier's: see `shielded`. */
+  private lastShielded = false;
   /** The rule set has built-in rules (carriers only shield those). */
   private readonly builtIn: boolean;
   private readonly timeOf: (line: string, offset: number) => number;
@@ -148,6 +150,15 @@ export class LineMatcher {
     return Number.isFinite(this.lastStampMs) ? this.lastStampMs : now();
   }
 
+  /**
+   * Whether the line last given to `match` (a structured record's head) is part of a carrier record: user text, or the
+   * header that carries it. The scanner asks this before it reads an engine line's gauges (issue 37 item 4): the
+   * carrier state is the matcher's, and a line it never saw had no carrier open (one open makes `hasPending` true).
+   */
+  get shielded(): boolean {
+    return this.lastShielded;
+  }
+
   get hasPending(): boolean {
     // An open carrier must see every line, or it could not tell where it ends.
     return this.pending.length > 0 || this.carrier !== undefined || this.outbox.length > 0;
@@ -169,6 +180,7 @@ export class LineMatcher {
 
   reset(): void {
     this.carrier = undefined;
+    this.lastShielded = false;
     this.outbox = [];
     this.pending = [];
     this.incidents.end();
@@ -223,6 +235,7 @@ export class LineMatcher {
   ): void {
     const record = rec?.head === true;
     const carried = this.builtIn && this.carried(line);
+    if (rec === undefined || rec.head) this.lastShielded = carried;
     const closed =
       this.pending.length > 0 ? this.advancePending(line, offset, lineNo, emit, carried) : undefined;
     // A structured record's later lines are its message's continuation: they may close a record the head opened,
