@@ -1,7 +1,7 @@
 // Hysteresis between the verdict (verdict.ts) and the state: worse verdicts apply at once, better ones wait until
 // every passing slot has passed since its failures and some completion slot recoverAfter times; a transition clears
 // the evidence the passes post-date.
-import { countsForRecovery } from '../vocabulary.js';
+import { countsForRecovery, diagnosisEntry, EVIDENCE_KINDS } from '../vocabulary.js';
 import { isCompletion } from '../vocabulary.js';
 import { wrongHeld } from '../wrong-window.js';
 import type { Verdict } from '../verdict/evaluate.js';
@@ -43,20 +43,15 @@ function apply(
   }
   // Getting better (wedged → degraded → ok) waits until the passing slots have passed recoverAfter times,
   // so one lucky probe mid-round does not flap the state.
-  if (s.state !== 'unknown' && RANK[v.state] < RANK[s.state] && !recovered(s, v.state, cfg)) return undefined;
+  if (s.state !== 'unknown' && RANK[v.state] < RANK[s.state] && !recovered(s, v.state, cfg)) {
+    // While the state waits to get better, stronger evidence that fits the state it holds still names it (issue
+    // 41: a stall that cleared is the third of a recurrence while the target waits out the hang it caused).
+    if (v.diagnosis !== null && v.diagnosis !== s.diagnosis && strongerFitting(v.diagnosis, s))
+      rename(s, v, now, events);
+    return undefined;
+  }
   if (v.state === s.state) {
-    if (v.diagnosis !== s.diagnosis) {
-      events.push({
-        type: 'diagnosis',
-        at: now,
-        state: s.state,
-        from: s.diagnosis,
-        to: v.diagnosis,
-        cause: v.cause,
-      });
-      s.diagnosis = v.diagnosis;
-      s.cause = v.cause;
-    }
+    if (v.diagnosis !== s.diagnosis) rename(s, v, now, events);
     return undefined;
   }
   const t: Transition = { from: s.state, to: v.state, at: now, diagnosis: v.diagnosis, cause: v.cause };
@@ -78,6 +73,27 @@ function apply(
   }
   events.push({ type: 'transition', ...t });
   return t;
+}
+
+function rename(s: TargetMemory, v: Verdict, now: number, events: DetectEvent[]): void {
+  events.push({
+    type: 'diagnosis',
+    at: now,
+    state: s.state,
+    from: s.diagnosis,
+    to: v.diagnosis,
+    cause: v.cause,
+  });
+  s.diagnosis = v.diagnosis;
+  s.cause = v.cause;
+}
+
+/** `d` fits the state the target holds and is of stronger evidence than the diagnosis it shows. */
+function strongerFitting(d: string, s: TargetMemory): boolean {
+  const next = diagnosisEntry(d);
+  if (next === undefined || !next.states.includes(s.state)) return false;
+  const now = s.diagnosis === null ? undefined : diagnosisEntry(s.diagnosis);
+  return now === undefined || EVIDENCE_KINDS.indexOf(next.evidence) < EVIDENCE_KINDS.indexOf(now.evidence);
 }
 
 /** When the oldest passing completion probe started: what happened before then, the passes have seen past. */

@@ -12,6 +12,7 @@ import type { Action, ClassifierConfig, DetectEvent, Step, TargetMemory, TickSig
 import { isCompletion } from '../vocabulary.js';
 import { onProbe, rememberOwnIds } from './slots.js';
 import { onNode } from './node.js';
+import { judgeLost, onEngineProgress, onProbeLatency } from './progress.js';
 import { noteServing } from './serving.js';
 
 export function reduce(
@@ -41,6 +42,7 @@ export function reduceInPlace(
     case 'probe':
       onProbe(s, signal, now, cfg, events);
       onProbeRate(s, signal.probeKind, signal.result, signal.tokensPerSecond, now, cfg);
+      onProbeLatency(s, signal, now, cfg);
       // Our own run timed out: the engines aborted its request and counted it; their abort counters discount it.
       if (signal.result === 'timeout' && isCompletion(cfg.probes[signal.probe]?.kind ?? signal.probeKind))
         rememberOwnCut(s, now);
@@ -50,6 +52,7 @@ export function reduceInPlace(
       break;
     case 'engine':
       onEngine(s, signal, now, cfg);
+      onEngineProgress(s, signal, now);
       break;
     case 'tick':
       s.inflight = signal.inflight ?? [];
@@ -72,6 +75,7 @@ export function reduceInPlace(
   judgeRanks(s, now, cfg, events);
   judgeCrawl(s, now, cfg, events);
   judgeObjectives(s, now, cfg);
+  judgeLost(s, now, cfg);
   pruneAborts(s, now, cfg);
   const verdict = evaluate(s, now, cfg);
   s.verdict = verdict.state;

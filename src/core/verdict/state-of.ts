@@ -19,7 +19,9 @@ export function stateOf(sym: Symptoms, candidates: readonly Candidate[]): Target
   // passes in between (the streaks come and go, the wedge stays); or, with no completion passing, the router
   // holding requests no engine works on or an engine holding work with no progress (a stall alone is a wedge only
   // then: gauges can freeze on an idle engine).
-  if (sym.confirmedHolds || sym.stuck || sym.flaky?.wedged === true) return 'wedged';
+  // A saturated engine's waits are no wedge (sym.stuck leaves them out): neither are the failures they cause.
+  if (sym.confirmedHolds || sym.stuck || (sym.flaky?.wedged === true && sym.saturated === undefined))
+    return 'wedged';
   if (sym.passing.length === 0 && (sym.stuckRouter !== undefined || sym.stalled)) return 'wedged';
   return candidates.some((c) => c.fits.includes('degraded')) ? 'degraded' : undefined;
 }

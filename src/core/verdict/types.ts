@@ -78,6 +78,8 @@ export interface Symptoms {
   stuckRouter?: string;
   /** A router holds requests for a PD pair with one leg down (./router.ts), as a cause. */
   pair?: string;
+  /** Our completions wait on an engine that makes tokens with requests waiting (./candidates/saturation.ts). */
+  saturated?: string;
   /**
    * The wedge as a symptom, for the causes of what names it: the half-failed pair, a hang, failures on every slot,
    * or intermittence everywhere (the first that holds).

@@ -26,9 +26,13 @@ import { toolcallLeak } from './toolcall_leak.js';
 import { longPromptHang } from './long_prompt_hang.js';
 import { toolcallArgsCorrupt } from './toolcall_args_corrupt.js';
 import { reasoningGarbage } from './reasoning_garbage.js';
-import { queueStarvation } from './queue_starvation.js';
-import { reasoningRunaway } from './reasoning_runaway.js';
-import { toolcallInReasoning } from './toolcall_in_reasoning.js';
+import { queueStarvation } from './queue_starvation.js'
+import { reasoningRunaway } from './reasoning_runaway.js'
+import { toolcallInReasoning } from './toolcall_in_reasoning.js'
+import { metricsFrozen } from './metrics_frozen.js';
+import { recurringStall } from './recurring_stall.js';
+import { requestsLost } from './requests_lost.js';
+import { saturation } from './saturation.js';
 import type { FaultDef, FaultName } from './types.js';
 
 export const FAULTS: Record<FaultName, FaultDef> = {
@@ -62,6 +66,10 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   reasoning_runaway: reasoningRunaway,
   toolcall_in_reasoning: toolcallInReasoning,
   router_circuit_open: routerCircuitOpen,
+  metrics_frozen: metricsFrozen,
+  recurring_stall: recurringStall,
+  requests_lost: requestsLost,
+  saturation,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

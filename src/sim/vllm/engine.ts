@@ -71,6 +71,10 @@ export interface EngineHooks {
   failsKvLoad(): boolean;
   /** The scheduler admits nothing from its queue; other requests keep running (queue_starvation). */
   starvesQueue?(): { background: number; queued: number } | undefined;
+  /** The loop is paused this long more (ms) before its next step (recurring_stall); 0: it steps. */
+  pauseMs?(): number;
+  /** A cap on the batch below params.maxRunning (saturation). */
+  maxRunning?(): number | undefined;
   log: LogFile;
   pids: { api: number; core: number };
 }
@@ -148,7 +152,7 @@ export class VllmEngine {
   private schedule(): void {
     const starving = this.hooks.starvesQueue?.() !== undefined;
     if (this.stepTimer || this.dead || this.hung || (this.inflight === 0 && !starving)) return;
-    const ms = this.params.stepMs * this.hooks.stepFactor();
+    const ms = Math.max(this.params.stepMs * this.hooks.stepFactor(), this.hooks.pauseMs?.() ?? 0);
     this.stepTimer = setTimeout(() => {
       this.stepTimer = undefined;
       this.step();
@@ -159,7 +163,8 @@ export class VllmEngine {
   private step(): void {
     const starved = this.hooks.starvesQueue?.();
     if (starved === undefined) {
-      while (this.running.length < this.params.maxRunning && this.waiting.length > 0) {
+      const cap = Math.min(this.params.maxRunning, this.hooks.maxRunning?.() ?? Infinity);
+      while (this.running.length < cap && this.waiting.length > 0) {
         const r = this.waiting.shift()!;
         r.admittedAt = Date.now();
         this.running.push(r);
@@ -320,18 +325,20 @@ export class VllmEngine {
       clearTimeout(this.stepTimer);
       this.stepTimer = undefined;
       const seconds = Math.max(1, Math.round(warningIntervalMs / 1000));
-      this.shmTimer = setInterval(
-        () =>
-          this.write(
-            fmt.vllmRecord(
-              new Date(),
-              this.site('EngineCore_DP0', 'shm_broadcast.py', 542),
-              'INFO',
-              fmt.shmBroadcastWait(seconds),
+      // A core stuck in a collective (metrics_frozen) logs nothing: no warning timer.
+      if (warningIntervalMs > 0)
+        this.shmTimer = setInterval(
+          () =>
+            this.write(
+              fmt.vllmRecord(
+                new Date(),
+                this.site('EngineCore_DP0', 'shm_broadcast.py', 542),
+                'INFO',
+                fmt.shmBroadcastWait(seconds),
+              ),
             ),
-          ),
-        warningIntervalMs,
-      );
+          warningIntervalMs,
+        );
     } else this.schedule();
   }
 

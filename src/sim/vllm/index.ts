@@ -81,6 +81,14 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
         // launcher.py watchdog_loop: terminate_if_errored every VLLM_WATCHDOG_TIME_S.
         if (!stays) shutdownTimer ??= setTimeout(() => void shutdown(), watchdogMs);
       },
+      setCoreHung(hung) {
+        engine.setHung(hung, 0);
+        emit({
+          service: 'server',
+          kind: hung ? 'stall' : 'resume',
+          message: hung ? 'engine core stuck in a collective, logging nothing' : 'engine core steps again',
+        });
+      },
       setShmHang(hung, intervalMs) {
         engine.setHung(hung, intervalMs);
         emit({
@@ -97,6 +105,8 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
       stepFactor: () => faults.stepFactor(),
       failsKvLoad: () => faults.failsKvLoad(),
       starvesQueue: () => faults.starvesQueue(),
+      pauseMs: () => faults.pauseMs(),
+      maxRunning: () => faults.maxRunning(),
       log,
       pids,
     });
@@ -162,7 +172,8 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
     shutdownTimer = undefined;
     await server.close();
     engine.stop();
-    for (const name of ['engine_core_death', 'shm_broadcast_hang'] as const) faults.forget(name);
+    for (const name of ['engine_core_death', 'shm_broadcast_hang', 'metrics_frozen'] as const)
+      faults.forget(name);
     keepAlive = false;
     engine = newEngine();
     await server.listen();

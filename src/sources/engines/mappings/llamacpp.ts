@@ -39,6 +39,7 @@ export const llamacppMapping: EngineMapping = {
     'llamacpp:n_decode_total',
     'llamacpp:n_busy_slots_per_decode',
     'llamacpp:tokens_predicted_total',
+    'llamacpp:n_decode_total',
     'llamacpp:kv_cache_usage_ratio',
   ],
   labels: [],
@@ -48,6 +49,9 @@ export const llamacppMapping: EngineMapping = {
     running: sumOf(s, ['llamacpp:requests_processing']),
     queued: sumOf(s, ['llamacpp:requests_deferred']),
     generatedTokensTotal: busySlotSteps(s) ?? sumOf(s, ['llamacpp:tokens_predicted_total']),
+    // Progress while every slot is held by a long generation: tokens_predicted_total waits for a request to end
+    // (issue 38: both slots busy read as engine_stalled), n_decode_total counts each llama_decode call.
+    decodeStepsTotal: sumOf(s, ['llamacpp:n_decode_total']),
     tokenUsage: sumOf(s, ['llamacpp:kv_cache_usage_ratio']),
   }),
 };

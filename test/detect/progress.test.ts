@@ -1,0 +1,294 @@
+// Issue 41 items 1, 2, 4 and 9 (and issue 38's "busy is never wedged") on the virtual clock, with the example
+// config's probe cadence and timeouts and an engine scraped every 5 s (examples/wedgewatch.yaml): progress, not
+// gauges; stalls that clear by themselves; requests the engine never sees; an engine busy with long generations.
+import { describe, expect, it } from 'vitest';
+import type { EngineSignal } from '../../src/core/signals.js';
+import {
+  exampleTarget,
+  healthy,
+  VirtualDeployment,
+  type Outcome,
+  type RunInfo,
+} from './virtual-deployment.js';
+import { isCompletion } from '../../src/core/vocabulary.js';
+
+const SCRAPE_MS = 5_000;
+const SEEDS = [1, 2, 3, 4, 5, 6];
+
+/** What the engines report at one scrape (undefined: the scrape fails). */
+type Reading = Partial<EngineSignal> | undefined;
+
+/**
+ * A virtual deployment whose decode and prefill engines are scraped every 5 s: `reading(now)` says what they
+ * report. Runs `minutes` from the start, returning the deployment.
+ */
+function deployment(outcome: (r: RunInfo) => Outcome, reading: (now: number) => Reading, seed: number) {
+  const v = new VirtualDeployment(exampleTarget(), outcome, seed);
+  const run = (until: number) => {
+    for (let t = v.now + SCRAPE_MS; t <= until; t += SCRAPE_MS) {
+      v.runUntil(t);
+      for (const service of ['decode', 'prefill']) {
+        const r = reading(v.now);
+        v.feed({
+          kind: 'engine',
+          target: v.target.name,
+          service,
+          source: 'metrics',
+          time: v.now,
+          ...(r === undefined ? { scrapeOk: false } : { scrapeOk: true, ...r }),
+        });
+      }
+    }
+    v.runUntil(until);
+  };
+  return { v, run };
+}
+
+/** A healthy engine between probes: nothing running or waiting, its counters moving with our probes' tokens. */
+const idleReading = (now: number): Reading => ({
+  running: 0,
+  queued: 0,
+  generatedTokensTotal: Math.floor(now / 1000) * 16,
+  finishedTotal: Math.floor(now / 1000),
+});
+
+const states = (v: VirtualDeployment, from: number) =>
+  v.steps.filter((s) => s.at >= from).map((s) => `${s.state.state}/${s.state.diagnosis ?? '-'}`);
+
+describe('progress, not gauges (issue 41 item 1)', () => {
+  it.each(SEEDS)(
+    'an engine whose gauges freeze at 0 running / 0 queued while every completion hangs is engine_stalled, not completions_hung (seed %i)',
+    (seed) => {
+      let faultAt = Infinity;
+      let frozen: Reading;
+      const { v, run } = deployment(
+        (r) => (isCompletion(r.probe.kind) && r.start >= faultAt ? 'hang' : healthy(r)),
+        (now) => {
+          if (now < faultAt) return (frozen = idleReading(now));
+          return frozen; // the same values at every scrape from the fault on
+        },
+        seed,
+      );
+      run(v.t0 + 10 * 60_000);
+      expect(v.s.state).toBe('ok');
+      faultAt = v.now + 7_000 * (seed % 3);
+      run(faultAt + 90_000);
+      const after = states(v, faultAt);
+      expect(after).toContain('wedged/engine_stalled');
+      // Named before the gauge stall clock (stallAfter 60 s) could have: it never runs on 0/0.
+      const at = v.steps.find((s) => s.at >= faultAt && s.state.diagnosis === 'engine_stalled')!.at;
+      expect(at - faultAt).toBeLessThan(60_000);
+      expect(v.s.cause).toMatch(/nothing running and nothing waiting/);
+    },
+  );
+
+  it.each(SEEDS)(
+    'an engine whose /metrics stops answering while completions hang is engine_stalled (seed %i)',
+    (seed) => {
+      let faultAt = Infinity;
+      const { v, run } = deployment(
+        (r) => (isCompletion(r.probe.kind) && r.start >= faultAt ? 'hang' : healthy(r)),
+        (now) => (now < faultAt ? idleReading(now) : undefined),
+        seed,
+      );
+      run(v.t0 + 10 * 60_000);
+      faultAt = v.now + 3_000 * seed;
+      run(faultAt + 90_000);
+      expect(states(v, faultAt)).toContain('wedged/engine_stalled');
+      expect(v.s.cause).toMatch(/\/metrics failing/);
+    },
+  );
+
+  it('a hang while the engine makes tokens for others is not engine_stalled (the engine works: the path holds it)', () => {
+    let faultAt = Infinity;
+    const { v, run } = deployment(
+      (r) => (isCompletion(r.probe.kind) && r.start >= faultAt ? 'hang' : healthy(r)),
+      (now) => ({ ...idleReading(now), running: 2, queued: 0 }),
+      1,
+    );
+    run(v.t0 + 10 * 60_000);
+    faultAt = v.now;
+    run(faultAt + 50_000);
+    expect(states(v, faultAt)).not.toContain('wedged/engine_stalled');
+  });
+});
+
+describe('busy is not wedged (issue 41 item 9, issue 38)', () => {
+  it.each(SEEDS)(
+    'every slot held by long generations, the queue growing, tokens flowing: at most degraded/engine_saturated for 10 minutes (seed %i)',
+    (seed) => {
+      let faultAt = Infinity;
+      const { v, run } = deployment(
+        // Our completions wait behind the queue until their timeout.
+        (r) => (isCompletion(r.probe.kind) && r.start >= faultAt ? 'hang' : healthy(r)),
+        (now) =>
+          now < faultAt
+            ? idleReading(now)
+            : {
+                running: 4,
+                queued: 28 + Math.floor((now - faultAt) / 60_000),
+                // llama.cpp: the token counter moves only when a request ends; n_decode_total every step.
+                generatedTokensTotal: 1000,
+                decodeStepsTotal: Math.floor(now / 10),
+              },
+        seed,
+      );
+      run(v.t0 + 10 * 60_000);
+      faultAt = v.now;
+      run(faultAt + 10 * 60_000);
+      const after = states(v, faultAt);
+      expect(after.some((x) => x.startsWith('wedged'))).toBe(false);
+      expect(after).toContain('degraded/engine_saturated');
+      expect(v.s.state).toBe('degraded');
+    },
+  );
+
+  it('the same load with no progress at all (decode steps frozen too) is a wedge: the test can fail', () => {
+    let faultAt = Infinity;
+    const { v, run } = deployment(
+      (r) => (isCompletion(r.probe.kind) && r.start >= faultAt ? 'hang' : healthy(r)),
+      (now) =>
+        now < faultAt
+          ? idleReading(now)
+          : { running: 4, queued: 28, generatedTokensTotal: 1000, decodeStepsTotal: 5 },
+      1,
+    );
+    run(v.t0 + 10 * 60_000);
+    faultAt = v.now;
+    run(faultAt + 2 * 60_000);
+    expect(states(v, faultAt)).toContain('wedged/engine_stalled');
+  });
+
+  /**
+   * llama.cpp with `--parallel 1`: the one slot held by a client that never reads its stream (the server decodes on,
+   * its token counter moves only when a request ends), our probes waiting for the slot.
+   */
+  const neverReads = (steps: boolean) => (now: number, faultAt: number) =>
+    now < faultAt
+      ? idleReading(now)
+      : {
+          running: 1,
+          queued: 1,
+          generatedTokensTotal: 500,
+          ...(steps ? { decodeStepsTotal: Math.floor(now / 20) } : {}),
+        };
+
+  it('a slot held by a client that never reads (tokens_predicted_total still, n_decode_total moving) is no stall: degraded/engine_saturated', () => {
+    let faultAt = Infinity;
+    const reading = neverReads(true);
+    const { v, run } = deployment(
+      (r) => (isCompletion(r.probe.kind) && r.start >= faultAt ? 'hang' : healthy(r)),
+      (now) => reading(now, faultAt),
+      2,
+    );
+    run(v.t0 + 10 * 60_000);
+    faultAt = v.now;
+    run(faultAt + 10 * 60_000);
+    const events = v.steps.filter((s) => s.at >= faultAt).flatMap((s) => s.events);
+    expect(events.filter((e) => e.type === 'engine_stalled')).toEqual([]);
+    expect(states(v, faultAt).some((x) => x.startsWith('wedged'))).toBe(false);
+    expect(`${v.s.state}/${v.s.diagnosis}`).toBe('degraded/engine_saturated');
+  });
+
+  it('without the decode-step counter the same client reads as a stalled engine (what issue 38 saw)', () => {
+    let faultAt = Infinity;
+    const reading = neverReads(false);
+    const { v, run } = deployment(
+      (r) => (isCompletion(r.probe.kind) && r.start >= faultAt ? 'hang' : healthy(r)),
+      (now) => reading(now, faultAt),
+      2,
+    );
+    run(v.t0 + 10 * 60_000);
+    faultAt = v.now;
+    run(faultAt + 3 * 60_000);
+    expect(states(v, faultAt)).toContain('wedged/engine_stalled');
+  });
+});
+
+describe('stalls that clear by themselves (issue 41 item 2)', () => {
+  /** From `at` on, the engine stops for `stallMs` every `everyMs`; a run started in a stall ends when it does. */
+  const stalls = (at: () => number, stallMs: number, everyMs: number) => (r: RunInfo) => {
+    const ok = healthy(r);
+    if (!isCompletion(r.probe.kind) || r.start < at() || ok === 'hang') return ok;
+    const into = (r.start - at()) % everyMs;
+    return into < stallMs ? { ...ok, ms: stallMs - into + ok.ms } : ok;
+  };
+
+  it.each(SEEDS)(
+    'three 25 s stalls a minute apart, each clearing, make degraded/stalls_recurring (seed %i)',
+    (seed) => {
+      let faultAt = Infinity;
+      // While it stalls the engine's counters stand still and its gauges hold what it last published.
+      const stalled = (now: number) => now >= faultAt && (now - faultAt) % 60_000 < 25_000;
+      let last: Reading;
+      const { v, run } = deployment(
+        stalls(() => faultAt, 25_000, 60_000),
+        (now) => (stalled(now) ? last : (last = idleReading(now))),
+        seed,
+      );
+      run(v.t0 + 10 * 60_000);
+      faultAt = v.now + 3_000 * seed;
+      run(faultAt + 4 * 60_000);
+      expect(states(v, faultAt).some((x) => x.endsWith('/stalls_recurring'))).toBe(true);
+    },
+  );
+
+  it('one stall is no recurrence, and a jittery healthy slot (0.2–2 s) has no episodes in an hour', () => {
+    let faultAt = Infinity;
+    let i = 0;
+    const { v, run } = deployment(
+      (r) => {
+        const ok = healthy(r);
+        if (ok === 'hang' || !isCompletion(r.probe.kind)) return ok;
+        if (r.start >= faultAt && r.start < faultAt + 25_000)
+          return { ...ok, ms: faultAt + 25_000 - r.start };
+        return { ...ok, ms: 200 + ((i++ * 7919) % 1800) };
+      },
+      (now) => (now >= faultAt && now < faultAt + 25_000 ? { running: 1, queued: 0 } : idleReading(now)),
+      3,
+    );
+    run(v.t0 + 60 * 60_000);
+    expect(v.s.progress?.episodes ?? []).toEqual([]);
+    faultAt = v.now;
+    run(faultAt + 4 * 60_000);
+    expect(states(v, faultAt)).not.toContain('degraded/stalls_recurring');
+    expect(v.s.progress!.episodes.length).toBeGreaterThan(0);
+  });
+});
+
+describe('requests lost with no error (issue 41 item 4)', () => {
+  it.each(SEEDS)(
+    'a chat request in flight while the engines report nothing running or waiting and serve other requests is requests_lost (seed %i)',
+    (seed) => {
+      let faultAt = Infinity;
+      let n = 0;
+      const { v, run } = deployment(
+        (r) => (r.probe.kind === 'chat' && r.start >= faultAt && n++ % 3 === 0 ? 'hang' : healthy(r)),
+        idleReading,
+        seed,
+      );
+      run(v.t0 + 10 * 60_000);
+      faultAt = v.now;
+      run(faultAt + 3 * 60_000);
+      const lost = v.steps.find((s) => s.at >= faultAt && s.state.diagnosis === 'requests_lost');
+      expect(lost).toBeDefined();
+      expect(v.s.progress!.lost[0]!.ageMs).toBeLessThan(30_000);
+      expect(lost!.state.cause).toMatch(/nothing running and nothing waiting/);
+    },
+  );
+
+  it('the same hang while the engines report our request waiting is no lost request', () => {
+    let faultAt = Infinity;
+    let n = 0;
+    const { v, run } = deployment(
+      (r) => (r.probe.kind === 'chat' && r.start >= faultAt && n++ % 3 === 0 ? 'hang' : healthy(r)),
+      (now) => ({ ...idleReading(now), running: 0, queued: now >= faultAt ? 1 : 0 }),
+      1,
+    );
+    run(v.t0 + 10 * 60_000);
+    faultAt = v.now;
+    run(faultAt + 3 * 60_000);
+    expect(v.s.progress?.lost ?? []).toEqual([]);
+    expect(states(v, faultAt)).not.toContain('degraded/requests_lost');
+  });
+});
