@@ -160,6 +160,12 @@ export function createLogMetrics(registry: client.Registry) {
       labelNames: ['target', 'service'],
       registers,
     }),
+    logCarriersCut: new client.Counter({
+      name: `${PREFIX}log_carriers_cut_total`,
+      help: 'Records carrying user text (tool-call output, grammars) cut off at their line or byte cap before their end: the lines after them are scanned as the engine\'s.',
+      labelNames: ['target', 'service', 'carrier', 'cap'],
+      registers,
+    }),
     logRotations: new client.Counter({
       name: `${PREFIX}log_rotations_total`,
       help: 'Log rotations seen, by kind (rename, truncate, recreate).',

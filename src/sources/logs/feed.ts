@@ -5,6 +5,7 @@
 // (a user rule's event ranks below the built-in ones in both, a loop is a loop in both).
 import type { LogFormat } from '../../config/schema.js';
 import type { LogEventSignal } from '../../core/signals.js';
+import type { CarrierCut } from './carriers.js';
 import { detectFormat, LINE_FORMATS, structuredOf, wrapperOf } from './formats/index.js';
 import type { StructuredFormat, StructuredKeys } from './formats/structured.js';
 import { eventClass, type RuleSet } from './rules/compile.js';
@@ -62,6 +63,7 @@ export function logFeed(set: RuleSet, src: FeedSource, sink: FeedSink, o: FeedOp
       engine: (line) => sink.engine(line),
       truncated: () => sink.truncated(),
       ...(sink.decodeError ? { decodeError: (f: StructuredFormat) => sink.decodeError!(f) } : {}),
+      ...(sink.carrierCut ? { carrierCut: (c: string, cap: CarrierCut) => sink.carrierCut!(c, cap) } : {}),
     },
     start,
     o.everyEngineLine === true,

@@ -11,6 +11,7 @@ import {
   type EngineLine,
 } from './engine-lines.js';
 import type { EngineLineKind } from './packs/index.js';
+import type { CarrierCut } from './carriers.js';
 import { echoAfterPrefix, isRequestEcho } from './request-echo.js';
 import type { RuleSet } from './rules/compile.js';
 import { LineMatcher, type MatcherOptions, type RuleMatch } from './rules/matcher.js';
@@ -39,6 +40,8 @@ export interface ScanSink {
   truncated(): void;
   /** A line not in the declared structured format (json, logfmt): matched as plain text. */
   decodeError?(format: StructuredFormat): void;
+  /** A carrier record of user text was cut off at a cap (carriers.ts); the lines after it are scanned. */
+  carrierCut?(carrier: string, cap: CarrierCut): void;
 }
 
 /** How a source's lines carry their records (formats/structured.ts); `auto` decides line by line. */
@@ -80,6 +83,9 @@ export class ChunkScanner {
     this.matcher = new LineMatcher(set, {
       ...matcherOptions,
       ...(sink.member ? { onMember: (m: RuleMatch) => sink.member!(m) } : {}),
+      ...(sink.carrierCut
+        ? { onCarrierCut: (c: string, cap: CarrierCut) => sink.carrierCut!(c, cap) }
+        : {}),
     });
     this.carryStart = startOffset;
     if (structured !== undefined && structured.format !== 'logfmt') {
@@ -167,7 +173,7 @@ export class ChunkScanner {
   private endCarriedLine(extra: number): void {
     const text = this.carry.toString('latin1');
     this.lines++;
-    this.emitLine(text, this.carryStart);
+    this.emitLine(text, this.carryStart, this.carryLen > this.maxLineBytes);
     const view = this.viewOf(text, 0, text.length);
     for (const [marker, kind] of this.markers) {
       if (text.includes(marker)) {
@@ -180,7 +186,8 @@ export class ChunkScanner {
     this.carryLen = 0;
   }
 
-  private emitLine(latin1: string, offset: number): void {
+  /** Matches one line (`cut`: the scanner cut it at maxLineBytes, so its end is not the line's). */
+  private emitLine(latin1: string, offset: number, cut = false): void {
     let line = Buffer.from(latin1, 'latin1').toString('utf8');
     if (line.endsWith('\r')) line = line.slice(0, -1);
     const st = this.structured;
@@ -198,17 +205,21 @@ export class ChunkScanner {
         // A request echo's message is the user's text, all of it: only its head line is matched (and guarded).
         const n = isRequestEcho(rec.lines[0]!) ? 1 : rec.lines.length;
         for (let i = 0; i < n; i++) {
-          this.matcher.match(rec.lines[i]!, offset, this.emit, this.lines, {
-            head: i === 0,
-            ...(time !== undefined ? { time } : {}),
-          });
+          this.matcher.match(
+            rec.lines[i]!,
+            offset,
+            this.emit,
+            this.lines,
+            { head: i === 0, ...(time !== undefined ? { time } : {}) },
+            cut && i === n - 1,
+          );
         }
         return;
       }
       // Not a record in the declared format: matched as plain text, and counted (never dropped).
       if (st.format !== 'auto') this.sink.decodeError?.(st.format);
     }
-    this.matcher.match(line, offset, this.emit, this.lines);
+    this.matcher.match(line, offset, this.emit, this.lines, undefined, cut);
   }
 
   private readonly emit = (m: RuleMatch): void => this.sink.match(m);
@@ -260,7 +271,7 @@ export class ChunkScanner {
       this.lines++;
       if (nl - p > max) {
         this.sink.truncated();
-        this.emitLine(s.slice(p, p + max), base + p);
+        this.emitLine(s.slice(p, p + max), base + p, true);
       } else {
         this.emitLine(s.slice(p, nl), base + p);
       }
@@ -294,7 +305,7 @@ export class ChunkScanner {
         this.matcher.hasPending ||
         (!isBatchLine(s, vp, ve) && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(vp, ve)))
       ) {
-        this.emitLine(s.slice(p, end), base + p);
+        this.emitLine(s.slice(p, end), base + p, end !== nl);
       }
       p = nl + 1;
     }
@@ -342,7 +353,7 @@ export class ChunkScanner {
         this.matcher.hasPending ||
         (close < 0 && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(vp, ve)))
       ) {
-        this.emitLine(s.slice(p, end), base + p);
+        this.emitLine(s.slice(p, end), base + p, end !== nl);
       }
       p = nl + 1;
     }

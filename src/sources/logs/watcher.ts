@@ -261,6 +261,7 @@ export class LogWatcher {
     const { metrics, target } = this.o;
     const labels = { target, service: src.service };
     let warnedLong = false;
+    const warnedCut = new Set<string>();
     // The last own time of a re-read line: an unstamped one (a stderr traceback) takes it.
     let lastOld = NaN;
     return {
@@ -321,6 +322,16 @@ export class LogWatcher {
       },
       engine: (line) =>
         this.o.onEngine(applyEngineLine(metrics, labels, this.ranksOf(src), line, this.now())),
+      carrierCut: (carrier, cap) => {
+        // Counted each time; logged once per carrier and file (a user can cut one off with every request).
+        metrics.logCarriersCut.inc({ ...labels, carrier, cap });
+        if (warnedCut.has(carrier)) return;
+        warnedCut.add(carrier);
+        this.log.warn(
+          { service: src.service, file, carrier, cap },
+          `a record carrying user text (${carrier}) ran past its ${cap} cap: cut off, the lines after it are scanned`,
+        );
+      },
       truncated: () => {
         metrics.logLinesTruncated.inc(labels);
         metrics.logReadErrors.inc({ ...labels, reason: 'line_too_long' });
