@@ -130,6 +130,12 @@ export function createLogMetrics(registry: client.Registry) {
       labelNames: ['target', 'service', 'rule', 'class', 'severity'],
       registers,
     }),
+    logEventsFolded: new client.Counter({
+      name: `${PREFIX}log_events_folded_total`,
+      help: 'Log events folded into the event of their burst (same source, class and severity within 10 s of it): counted, not raised.',
+      labelNames: ['target', 'service', 'class'],
+      registers,
+    }),
     logMatches: new client.Counter({
       name: `${PREFIX}log_matches_total`,
       help: "Lines that matched a rule, each one: an incident's members and a request's repeats too (log_events_total counts the events they make).",
