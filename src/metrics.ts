@@ -132,7 +132,7 @@ export function createLogMetrics(registry: client.Registry) {
     }),
     logEventsFolded: new client.Counter({
       name: `${PREFIX}log_events_folded_total`,
-      help: 'Log events folded into the event of their burst (same source, class and severity within 10 s of it): counted, not raised.',
+      help: 'Log events folded into their burst (same source, class and severity within 10 s, past its first 32 events): counted, not raised.',
       labelNames: ['target', 'service', 'class'],
       registers,
     }),

@@ -61,7 +61,10 @@ export function logFeed(set: RuleSet, src: FeedSource, sink: FeedSink, o: FeedOp
   const lookup = (at: number) => unwrapper?.lookup(at);
   const folds = o.folds ?? new EventFolds();
   const match = (m: RuleMatch) => {
-    const n = folds.admit({ class: eventClass(m), severity: m.severity, loop: m.loop !== undefined }, m.time);
+    // A user rule's matches are the operator's own count (a marker per line, say): only built-in rules fold.
+    const n = m.rule.user
+      ? 0
+      : folds.admit({ class: eventClass(m), severity: m.severity, loop: m.loop !== undefined }, m.time);
     if (n === 0) sink.match(m, lookup(m.offset));
     else sink.folded?.(m, n);
   };
