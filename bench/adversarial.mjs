@@ -13,14 +13,24 @@ import { join } from 'node:path';
 import { CLI, killAll, unitMemoryHigh } from './adversarial/harness.mjs';
 import * as F from './adversarial/findings.mjs';
 import * as V from './adversarial/verify-findings.mjs';
+import * as S from './adversarial/shield-findings.mjs';
 import { startMainEnv } from './adversarial/main-env.mjs';
 
-const RUN_DEADLINE_MS = 345_000; // the whole run stays under 6 minutes, set-up and summary included
+const RUN_DEADLINE_MS = 500_000; // the whole run stays under 9 minutes, set-up and summary included (issue 37 rows: +140 s)
 const LAG_LIMIT_S = 0.1;
 
 /** [number, check, function, budget ms]: in the order they run (shared-daemon ones first, while it is clean). */
 const FINDINGS = [
   [1, 'multi-line tool-parser echo raises no event/alert/bundle/remediation', F.finding1, 45_000],
+  // Issue 37 items 1, 2, 7: shields that end early or never, and a flood of fake thread deaths.
+  [
+    '37.1',
+    'early tail + fake thread death in tool output: 0 events; real one raised',
+    S.finding37early,
+    45_000,
+  ],
+  ['37.2', 'tool output cut at maxLineBytes: 0 events; real traceback raised', S.finding37cut, 45_000],
+  ['37.7', '2,500 fake thread deaths: 0 events, transitions held; real one raised', S.finding37flood, 50_000],
   [8, '/probe: 300 GETs throttled; cross-site GET refused', F.finding8, 35_000],
   [9, 'DNS rebinding: evil Host+Origin POSTs not 2xx', F.finding9, 10_000],
   [10, 'no 12+-char piece of a cut secret in /api/status', F.finding10, 15_000],
