@@ -168,7 +168,7 @@ export function createLogMetrics(registry: client.Registry) {
     }),
     logCarriersCut: new client.Counter({
       name: `${PREFIX}log_carriers_cut_total`,
-      help: 'Records carrying user text (tool-call output, grammars) cut off at their line or byte cap before their end: the lines after them are scanned as the engine\'s.',
+      help: 'Records carrying user text (tool-call output, grammars) cut off from their tail at their line or byte cap: each ends at the next engine record instead.',
       labelNames: ['target', 'service', 'carrier', 'cap'],
       registers,
     }),

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { LOG_PACKS, type LogFormat } from '../../src/config/schema.js';
 import type { StructuredFormat } from '../../src/sources/logs/formats/structured.js';
-import { MAX_CARRIER_BYTES, MAX_CARRIER_LINES } from '../../src/sources/logs/carriers.js';
+import { MAX_CARRIER_BYTES, MAX_CARRIER_LINES, MAX_HELD_LINES } from '../../src/sources/logs/carriers.js';
 import { logFeed } from '../../src/sources/logs/feed.js';
 import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
 import type { RuleMatch } from '../../src/sources/logs/rules/matcher.js';
@@ -214,13 +214,21 @@ describe('a shield that never ends (issue 37 item 2)', () => {
     expect(s.events[0]!.line).toContain('Thread-3');
   });
 
-  it('a record with no end is cut off at a small line cap, counted, and what follows is read', () => {
+  it("a tail carrier ends at the engine's next record only after a tail: a record-shaped line of the model's is its own", () => {
+    const s = source();
+    s.write([HEADER + 'x', NEXT, ...FAKE_DEATH, TAIL(40)].join('\n') + '\n');
+    s.quiet();
+    expect(s.names()).toEqual([]);
+  });
+
+  it('a record with no tail is cut off from it at a small line cap, counted: the next record ends it, what follows is read', () => {
     expect(MAX_CARRIER_LINES).toBeLessThanOrEqual(5000);
     const s = source();
     const filler = Array.from({ length: MAX_CARRIER_LINES }, (_, i) => `line ${i}`);
-    // No tail ever, no next record, no quiet: a busy stream of something else (another process's stderr).
-    s.write([HEADER + 'x', ...filler, ...REAL_DEATH, NEXT].join('\n') + '\n');
+    // No tail ever, no quiet: the engine's next record ends it past the cap.
+    s.write([HEADER + 'x', ...filler, ...FAKE_DEATH, NEXT, ...REAL_DEATH, NEXT].join('\n') + '\n');
     expect(s.names()).toEqual(['nixl_bootstrap_thread_dead']);
+    expect(s.events[0]!.line).toContain('Thread-3');
     expect(s.cuts).toEqual(['sglang_failed_json_part:lines']);
   });
 
@@ -229,9 +237,24 @@ describe('a shield that never ends (issue 37 item 2)', () => {
     const n = Math.ceil(MAX_CARRIER_BYTES / 2000) + 1;
     const filler = Array.from({ length: n }, () => 'y'.repeat(1999));
     expect(n).toBeLessThan(MAX_CARRIER_LINES);
-    s.write([HEADER + 'x', ...filler, ...REAL_DEATH, NEXT].join('\n') + '\n');
+    s.write([HEADER + 'x', ...filler, NEXT, ...REAL_DEATH, NEXT].join('\n') + '\n');
     expect(s.names()).toEqual(['nixl_bootstrap_thread_dead']);
     expect(s.cuts).toEqual(['sglang_failed_json_part:bytes']);
+  });
+
+  it('past the cap the rest of a long tool call is still shielded: 2,500 thread deaths after an early tail raise nothing', () => {
+    const s = source();
+    const flood = Array.from({ length: 2500 }, () => FAKE_DEATH).flat();
+    s.write([HEADER + 'x', FAKE_TAIL, ...flood, TAIL(40), ...REAL_DEATH, NEXT].join('\n') + '\n');
+    expect(s.names()).toEqual(['nixl_bootstrap_thread_dead']);
+    expect(s.events[0]!.line).toContain('Thread-3');
+  });
+
+  it('held lines are bounded: past MAX_HELD_LINES after a tail the oldest go with the record, the latest are still read', () => {
+    const s = source();
+    const junk = Array.from({ length: MAX_HELD_LINES + 10 }, (_, i) => `stderr ${i}`);
+    s.write([...EARLY_TAIL, ...junk, ...REAL_DEATH, NEXT].join('\n') + '\n');
+    expect(s.names()).toEqual(['nixl_bootstrap_thread_dead']);
   });
 
   it('a `next_record` carrier on an idle engine: a stderr traceback after a quiet period is read', () => {

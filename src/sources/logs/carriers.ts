@@ -10,7 +10,8 @@
 // user's (dropped with the record); the engine's next record, a quiet period or the caps make them the engine's
 // (scanned then, in order: a thread's stderr traceback after the real end still raises its event). Every carrier
 // is bounded by the engine's next record in every format (a structured record ends its carrier: the user cannot
-// start a JSON line), by MAX_CARRIER_LINES and MAX_CARRIER_BYTES (a cut-off is counted), and by a quiet period.
+// start a JSON line) and by a quiet period; past MAX_CARRIER_LINES or MAX_CARRIER_BYTES (a cut-off, counted) a
+// tail carrier ends at the engine's next record whether or not a tail came. Held lines are bounded (MAX_HELD_*).
 // A line the scanner cut is never a tail (its end is gone, and a cut can leave user text ending tail-shaped).
 // What is left to the user: printing a tail and then an engine record's prefix ends the record there; that is why
 // a log line alone never pages (confirm.ts; the alert rules page only once a probe confirmed a line).
@@ -48,13 +49,22 @@ export interface Carrier {
 }
 
 /**
- * Lines a carrier record may span at most (held lines included); past it the record is cut off (counted): what
- * follows is scanned. A tool call's output is a few hundred lines; an engine that never prints its end must not
- * blind every rule for long (issue 37 item 2: 50,000 lines was 22 s of a thread death unseen).
+ * Lines a carrier record may span before it is cut off from its tail: past it, the record ends at the engine's next
+ * record (or a quiet period) whether or not a tail came. A tool
+ * call's output is a few hundred lines; an engine whose tail never shows must not blind every rule for long (issue 37
+ * item 2: 50,000 lines was 22 s of a thread death unseen). Past the cap the lines are still not scanned: a cap that
+ * let the rest of the record be read would let any output longer than it print a thread death (2,500 of them).
  */
 export const MAX_CARRIER_LINES = 2_000;
-/** Bytes a carrier record may span at most (held lines are kept in memory up to this). */
+/** Bytes a carrier record may span before it is cut off from its tail. */
 export const MAX_CARRIER_BYTES = 256 * 1024;
+
+/**
+ * Lines (and bytes) held after a tail at most: past it they are dropped with the record (a stretch this long after a
+ * tail-shaped line, with no record of the engine's, is the model's) and holding starts again from the line.
+ */
+export const MAX_HELD_LINES = 500;
+export const MAX_HELD_BYTES = 64 * 1024;
 
 /** Why a carrier record stopped short of its end. */
 export type CarrierCut = 'lines' | 'bytes';
@@ -155,9 +165,14 @@ export type CarrierStep =
   | 'tail'
   /** After a tail: the record's or the engine's, known at the record's real end; kept until then. */
   | 'hold'
+  /** Held too much: the lines held so far go with the record, this line is held from now. */
+  | 'rehold'
   /** Not the record's: it ended before this line (held lines are the engine's). */
   | 'end'
-  /** Past a cap: the record is cut off before this line (held lines are the engine's). */
+  /**
+   * Past a cap: the record is cut off from its tail before this line; it ends at the engine's next record from now
+   * on, tail or not. Ask again for this line's step.
+   */
   | CarrierCut;
 
 /** How a line reached the matcher: a structured record's head or continuation, or a plain line. */
@@ -174,6 +189,10 @@ export class OpenCarrier {
   private bytes: number;
   /** A tail-shaped line (or a cut line, which may have been one) went by: the record may have ended there. */
   private mayHaveEnded: boolean;
+  /** Past a cap: the next record ends it, tail or not. */
+  private capped = false;
+  private heldLines = 0;
+  private heldBytes = 0;
 
   private constructor(
     readonly carrier: Carrier,
@@ -213,25 +232,37 @@ export class OpenCarrier {
 
   /** What the record makes of `line`, the next line of the file (see CarrierStep). */
   takes(line: string, how: CarrierLine = {}): CarrierStep {
-    if (++this.lines > MAX_CARRIER_LINES) return 'lines';
-    this.bytes += line.length + 1;
-    if (this.bytes > MAX_CARRIER_BYTES) return 'bytes';
+    if (!this.capped) {
+      this.lines++;
+      this.bytes += line.length + 1;
+      const cap =
+        this.lines > MAX_CARRIER_LINES ? 'lines' : this.bytes > MAX_CARRIER_BYTES ? 'bytes' : undefined;
+      if (cap !== undefined) {
+        this.capped = true;
+        return cap;
+      }
+    }
     // A structured record is one line of the file: the next record (or a plain line) is the engine's.
     if (this.structured) return how.rec !== undefined && !how.rec.head ? 'take' : 'end';
     const end = this.carrier.end;
     switch (end.kind) {
-      case 'tail':
-        if (how.cut === true) {
-          // Its end is gone: it may have been the tail (held lines before it go with the record), never is one.
+      case 'tail': {
+        // Its end is gone when the scanner cut it: it may have been the tail (held lines before it go with the
+        // record), and it is never one by itself.
+        if (how.cut === true || end.test(line)) {
           this.mayHaveEnded = true;
+          this.heldLines = this.heldBytes = 0;
           return 'tail';
         }
-        if (end.test(line)) {
-          this.mayHaveEnded = true;
-          return 'tail';
-        }
-        if (!this.mayHaveEnded) return 'take';
-        return startsRecord(end.record, line) ? 'end' : 'hold';
+        if (!this.mayHaveEnded) return this.capped && startsRecord(end.record, line) ? 'end' : 'take';
+        if (startsRecord(end.record, line)) return 'end';
+        this.heldLines++;
+        this.heldBytes += line.length + 1;
+        if (this.heldLines <= MAX_HELD_LINES && this.heldBytes <= MAX_HELD_BYTES) return 'hold';
+        this.heldLines = 1;
+        this.heldBytes = line.length + 1;
+        return 'rehold';
+      }
       case 'same_prefix':
         return this.prefix.test(line) ? 'take' : 'end';
       case 'next_record':

@@ -341,7 +341,7 @@ export class LogWatcher {
         warnedCut.add(carrier);
         this.log.warn(
           { service: src.service, file, carrier, cap },
-          `a record carrying user text (${carrier}) ran past its ${cap} cap: cut off, the lines after it are scanned`,
+          `a record carrying user text (${carrier}) ran past its ${cap} cap: it ends at the engine's next record, tail or not`,
         );
       },
       truncated: () => {

@@ -92,7 +92,7 @@ export interface MatcherOptions {
   loopWindowMs?: number;
   /** A match folded into an open incident (counted per rule; no event). */
   onMember?: (m: RuleMatch) => void;
-  /** A carrier record of user text was cut off at a cap (carriers.ts): what follows it is scanned. */
+  /** A carrier record of user text was cut off from its tail at a cap (carriers.ts): it ends at the next record. */
   onCarrierCut?: (carrier: string, cap: CarrierCut, lineNo: number) => void;
 }
 
@@ -207,8 +207,14 @@ export class LineMatcher {
   ): void {
     const c = this.carrier;
     if (c !== undefined) {
-      const step = c.takes(line, { rec, cut });
-      if (step === 'hold') {
+      let step = c.takes(line, { rec, cut });
+      if (step === 'lines' || step === 'bytes') {
+        // Cut off from its tail: it ends at the engine's next record from here, tail or not.
+        this.o.onCarrierCut?.(c.carrier.name, step, lineNo);
+        step = c.takes(line, { rec, cut });
+      }
+      if (step === 'rehold') this.held = [];
+      if (step === 'hold' || step === 'rehold') {
         this.held.push({ line, offset, lineNo, rec, cut });
         return;
       }
@@ -219,7 +225,6 @@ export class LineMatcher {
         this.step(line, offset, emit, lineNo, rec, true);
         return;
       }
-      if (step !== 'end') this.o.onCarrierCut?.(c.carrier.name, step, lineNo);
       this.endCarrier(emit);
     }
     this.step(line, offset, emit, lineNo, rec, this.opens(line, { rec, cut }));
