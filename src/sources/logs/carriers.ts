@@ -63,8 +63,8 @@ export const MAX_CARRIER_BYTES = 256 * 1024;
  * Lines (and bytes) held after a tail at most: past it they are dropped with the record (a stretch this long after a
  * tail-shaped line, with no record of the engine's, is the model's) and holding starts again from the line.
  */
-export const MAX_HELD_LINES = 500;
-export const MAX_HELD_BYTES = 64 * 1024;
+export const MAX_HELD_LINES = 2_000;
+export const MAX_HELD_BYTES = 256 * 1024;
 
 /** Why a carrier record stopped short of its end. */
 export type CarrierCut = 'lines' | 'bytes';
