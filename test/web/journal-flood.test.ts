@@ -35,8 +35,13 @@ function history(j: Journal, n: number): void {
       target: 't',
       type: 'critical_log',
       summary: 'bootstrap thread died',
-      data: { rule: 'nixl_bootstrap_thread_dead', class: 'thread_death', service: 'decode', line: `x ${i}` },
-    } as Parameters<Journal['append']>[0]);
+      data: {
+        rule: 'nixl_bootstrap_thread_dead',
+        diagnosis: 'kv_bootstrap_thread_dead',
+        service: 'decode',
+        line: `x ${i}`,
+      },
+    });
   }
   j.append({
     time: T0 + 10 * MIN,

@@ -83,9 +83,7 @@ export class ChunkScanner {
     this.matcher = new LineMatcher(set, {
       ...matcherOptions,
       ...(sink.member ? { onMember: (m: RuleMatch) => sink.member!(m) } : {}),
-      ...(sink.carrierCut
-        ? { onCarrierCut: (c: string, cap: CarrierCut) => sink.carrierCut!(c, cap) }
-        : {}),
+      ...(sink.carrierCut ? { onCarrierCut: (c: string, cap: CarrierCut) => sink.carrierCut!(c, cap) } : {}),
     });
     this.carryStart = startOffset;
     if (structured !== undefined && structured.format !== 'logfmt') {

@@ -416,7 +416,12 @@ export class LogWatcher {
         }
       },
     };
-    const { input: feed, scanner, lookup, fileOffset } = logFeed(set, src, sink, {
+    const {
+      input: feed,
+      scanner,
+      lookup,
+      fileOffset,
+    } = logFeed(set, src, sink, {
       start,
       folds: this.foldsOf(src),
     });
