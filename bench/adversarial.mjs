@@ -13,15 +13,23 @@ import { join } from 'node:path';
 import { CLI, killAll, unitMemoryHigh } from './adversarial/harness.mjs';
 import * as F from './adversarial/findings.mjs';
 import * as V from './adversarial/verify-findings.mjs';
+import * as G from './adversarial/gauge-findings.mjs';
 import * as S from './adversarial/shield-findings.mjs';
 import { startMainEnv } from './adversarial/main-env.mjs';
 
-const RUN_DEADLINE_MS = 500_000; // the whole run stays under 9 minutes, set-up and summary included (issue 37 rows: +140 s)
+// The whole run stays under 10 minutes, set-up and summary included (issue 37's shield rows: +140 s).
+const RUN_DEADLINE_MS = 560_000;
 const LAG_LIMIT_S = 0.1;
 
 /** [number, check, function, budget ms]: in the order they run (shared-daemon ones first, while it is clean). */
 const FINDINGS = [
   [1, 'multi-line tool-parser echo raises no event/alert/bundle/remediation', F.finding1, 45_000],
+  [
+    '37.4',
+    'fake batch lines (echo, tool output, 2,856 ranks): no gauge, no rank series',
+    G.gaugesFromUserText,
+    20_000,
+  ],
   // Issue 37 items 1, 2, 7: shields that end early or never, and a flood of fake thread deaths.
   [
     '37.1',
@@ -48,6 +56,12 @@ const FINDINGS = [
   [16, '520 slow-header connections: authenticated /metrics answered', F.finding16, 15_000],
   [17, 'corrupt offsets + from: end: 20/20 markers raised', F.finding17, 30_000],
   [18, 'garbage /metrics is a failed scrape; 302 capture fetch not ok', F.finding18, 30_000],
+  [
+    '37.1',
+    'busy engine (TTFT 6-9 s): a thread-death line not confirmed; dead: confirmed',
+    G.busyEngineConfirm,
+    90_000,
+  ],
   // Issue 37's verify findings and issue 38's llama-server shape: `wedgewatch verify` against hostile engines.
   ['37.5a', 'verify, max_model_len 1e9: prompt capped; RSS < 300 MB', V.contextBillion, 60_000],
   ['37.5b', 'verify, max_model_len 1e7: prompt capped; RSS < 300 MB', V.contextTenMillion, 60_000],

@@ -1,3 +1,4 @@
+// @ts-check
 // The demo's healthy phase for a long stretch (default 10 minutes): the simulator as `wedgewatch demo` starts it
 // (proxy hop, 15 s PD timeouts) and the demo's own watchdog config, with no incident replayed. Prints the
 // transitions and diagnosis changes after the first `ok` (the acceptance is zero of each: no intermittent, no
@@ -41,17 +42,19 @@ try {
   const seq = journal.query({ target: wd.name }).at(-1)?.seq ?? 0;
   await new Promise((r) => setTimeout(r, MINUTES * 60_000));
   const after = journal.query({ target: wd.name, afterSeq: seq, limit: 100_000 });
-  const of = (type) => after.filter((e) => e.type === type);
+  /** @typedef {{ type: string, summary: string, data?: unknown }} JournalEntry */
+  const of = (/** @type {string} */ type) => after.filter((/** @type {JournalEntry} */ e) => e.type === type);
   const finished = sim.state().finishedTotal;
   console.log(`demo healthy phase: ${MINUTES} min after the first ok (${new Date(okAt).toISOString()})`);
   console.log(`state now: ${wd.state.state}; completions the simulator finished: ${finished}`);
   for (const type of ['transition', 'diagnosis', 'probe_failing', 'critical_log', 'engine_stalled']) {
     const evs = of(type);
     console.log(
-      `${type.padEnd(16)} ${evs.length}${evs.length ? `: ${evs.map((e) => e.summary).join(' | ')}` : ''}`,
+      `${type.padEnd(16)} ${evs.length}${evs.length ? `: ${evs.map((/** @type {JournalEntry} */ e) => e.summary).join(' | ')}` : ''}`,
     );
   }
-  const named = (d) => after.filter((e) => JSON.stringify(e.data ?? {}).includes(d)).length;
+  const named = (/** @type {string} */ d) =>
+    after.filter((/** @type {JournalEntry} */ e) => JSON.stringify(e.data ?? {}).includes(d)).length;
   console.log(
     `intermittent ${named('intermittent')}, queue_leak ${named('queue_leak')}, slow ${named('"slow"')}`,
   );

@@ -3,12 +3,12 @@
 // (examples/wedgewatch.yaml for SGLang PD, examples/vllm.yaml for vLLM), the simulators' default PD timeouts —
 // each injected after a healthy period at a random phase against the probe schedule, held, then ended. Per fault:
 // time to the expected diagnosis, diagnosis changes while it held (at most 1, only an escalation), time back to ok.
-// `silent_wedge` is the bootstrap thread death with no log sources. Plans: bench/detect/plans.mjs.
+// `silent_wedge` is the bootstrap thread death with no log sources. Plans: test/helpers/fault-matrix/plans.mjs.
 // Usage: npm run bench:detect [-- --trials 3 --hold 120 --faults decode_stall,crash --parallel 8 --fast --json F]
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { loadDist, runPlan, verdictOf } from './detect/matrix.mjs';
-import { plans } from './detect/plans.mjs';
+import { loadDist, runPlan, verdictOf } from '../test/helpers/fault-matrix/matrix.mjs';
+import { plans } from '../test/helpers/fault-matrix/plans.mjs';
 
 const { values: args } = parseArgs({
   options: {

@@ -1,3 +1,4 @@
+// @ts-check
 // bench:ingest-compare — whole-process `replay` of builds side by side, run alternately (build after build, file
 // after file, RUNS times) so load on a shared machine falls on all of them alike: median wall and CPU (user +
 // system) seconds per build and file. The files are bench:ingest's (written here when missing): the tuned and varied
@@ -24,7 +25,7 @@ for (const root of roots) {
   });
   builds.push({
     root,
-    packs: LOG_PACKS.flatMap((p) => ['--pack', p]),
+    packs: LOG_PACKS.flatMap((/** @type {string} */ p) => ['--pack', p]),
     json: /"json"/.test(help.stdout),
   });
 }
@@ -45,7 +46,7 @@ for (let i = 0; i < RUNS; i++) {
       });
       const wall = (performance.now() - t) / 1000;
       if (r.status !== 0) throw new Error(`${b.root} ${name}: ${r.stderr.slice(-400)}`);
-      const [u, s] = r.stderr.trim().split('\n').at(-1).split(' ').map(Number);
+      const [u = NaN, s = NaN] = (r.stderr.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
       const key = `${name}\u0000${b.root}`;
       if (!results.has(key)) results.set(key, { name, root: b.root, wall: [], cpu: [] });
       results.get(key).wall.push(wall);
@@ -53,12 +54,12 @@ for (let i = 0; i < RUNS; i++) {
     }
   }
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (/** @type {number[]} */ xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 console.log(
   `bench:ingest-compare: ${RUNS} alternating runs, ${LINES} lines per file, Node ${process.version}`,
 );
 for (const r of results.values()) {
   console.log(
-    `${r.name.padEnd(7)} ${r.root}: wall median ${median(r.wall).toFixed(3)} s (${r.wall.map((x) => x.toFixed(2)).join(', ')}), CPU median ${median(r.cpu).toFixed(3)} s`,
+    `${r.name.padEnd(7)} ${r.root}: wall median ${median(r.wall).toFixed(3)} s (${r.wall.map((/** @type {number} */ x) => x.toFixed(2)).join(', ')}), CPU median ${median(r.cpu).toFixed(3)} s`,
   );
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The bench:ingest files the comparison benches share: build roots from the command line (default: this checkout),
 // the 1M-line tuned and varied SGLang logs and the tuned log as JSON records, written under the OS temp dir when
 // missing, so every bench reads the same bytes.
@@ -5,7 +6,7 @@ import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeLog } from './ingest-gen.mjs';
+import { writeLog } from '../test/helpers/ingest-gen.mjs';
 import { writeJsonLog } from './ingest-json.mjs';
 import { writeVariedLog } from './ingest-varied.mjs';
 
@@ -20,8 +21,9 @@ export const BENCH_DIR = join(tmpdir(), 'wedgewatch-bench');
 const dir = BENCH_DIR;
 
 /** The path of generator `name`'s file at LINES lines. */
-export const fileOf = (name) => join(dir, `sglang-${name}-${LINES}.log`);
+export const fileOf = (/** @type {string} */ name) => join(dir, `sglang-${name}-${LINES}.log`);
 
+/** @type {Record<string, (f: string) => Promise<unknown>>} */
 const writers = {
   tuned: (f) => writeLog(f, LINES, { seed: 42, faults: true }),
   varied: (f) => writeVariedLog(f, LINES, { seed: 7 }),
@@ -32,6 +34,7 @@ const writers = {
 };
 
 /** Writes each named generator's file unless it is there already. */
+/** @param {string[]} names */
 export async function ensureFiles(names) {
   mkdirSync(dir, { recursive: true });
   for (const name of names) {

@@ -1,8 +1,13 @@
+// @ts-check
 // The JSON-format file of bench:ingest: a plain log as JSON records ({"time","level","message"}), one per line, the
 // time taken from the line's own stamp (the last one before it for unstamped lines). Read with --format json.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 
+/**
+ * @param {string} from
+ * @param {string} to
+ */
 export async function writeJsonLog(from, to) {
   const out = createWriteStream(to);
   let last = '2026-07-10T12:00:00Z';
@@ -12,7 +17,8 @@ export async function writeJsonLog(from, to) {
     if (m) last = `${m[1]}T${m[2]}Z`;
     batch.push(JSON.stringify({ time: last, level: 'INFO', message: line }));
     if (batch.length >= 4096) {
-      if (!out.write(`${batch.join('\n')}\n`)) await new Promise((r) => out.once('drain', r));
+      if (!out.write(`${batch.join('\n')}\n`))
+        await new Promise((r) => out.once('drain', () => r(undefined)));
       batch = [];
     }
   }

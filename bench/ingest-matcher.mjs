@@ -1,3 +1,4 @@
+// @ts-check
 // bench:ingest-matcher — the rule matcher alone (rules/matcher.ts LineMatcher) on the lines a replay hands it: each build's
 // replay of a bench:ingest file is run once in process with LineMatcher#match recorded (the lines the prefilter
 // passed, and every line while a multi-line rule is open), then a fresh matcher of that build's full rule set is
@@ -31,9 +32,10 @@ for (const root of roots) {
   const { replayFiles } = await import(join(root, 'dist/commands/replay-files.js'));
   const { LOG_PACKS } = await import(join(root, 'dist/config/schema.js'));
   for (const name of chosen) {
+    /** @type {string[]} */
     const lines = [];
     const original = R.LineMatcher.prototype.match;
-    R.LineMatcher.prototype.match = function (line, ...rest) {
+    R.LineMatcher.prototype.match = function (/** @type {string} */ line, /** @type {unknown[]} */ ...rest) {
       lines.push(line);
       return original.call(this, line, ...rest);
     };

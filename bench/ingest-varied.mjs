@@ -8,8 +8,8 @@
 //     out={...}`) carrying user text, which may say anything ("failed", "Exception", "timed out", "watchdog");
 //   - uvicorn access lines (IPv4 and IPv6 clients, every route and status) and router lines;
 //   - long tracebacks that are not thread deaths (an ASGI application error: 40-60 frames, chained exceptions);
-//   - rare real failure signatures, as in bench/ingest-gen.mjs.
-import { mulberry32, writeLines } from './ingest-gen.mjs';
+//   - rare real failure signatures, as in test/helpers/ingest-gen.mjs.
+import { mulberry32, writeLines } from '../test/helpers/ingest-gen.mjs';
 
 const pad = (n, w = 2) => String(n).padStart(w, '0');
 function stamp(ms) {

@@ -1,5 +1,5 @@
 // bench:ingest — lines/s of `replay` (all built-in packs) over deterministic 1,000,000-line logs:
-//   tuned   bench/ingest-gen.mjs: the generator the scanner was developed against;
+//   tuned   test/helpers/ingest-gen.mjs: the generator the scanner was developed against;
 //   varied  bench/ingest-varied.mjs: multi-rank prefixes, every batch-line field, request and access logs, long
 //           tracebacks: text nobody tuned for;
 //   json    the tuned log as JSON records ({"time","level","message"}), read with --format json.

@@ -23,6 +23,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, sleep, track, until } from './lib/index.mjs';
 
 /* global fetch, AbortSignal */
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -39,31 +40,6 @@ const random = () => {
   t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 };
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const children = new Set();
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
-
-async function until(what, fn, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-async function freePort() {
-  const { createServer: net } = await import('node:net');
-  const s = net();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** The engine the health probe hits: 200 on anything. */
 async function engine() {
@@ -103,13 +79,12 @@ class Daemon {
         stdio: ['ignore', process.env.DEBUG_SEQ ? 'inherit' : 'ignore', 'pipe'],
       },
     );
-    children.add(child);
+    track(child);
     let err = '';
     child.stderr.on('data', (d) => {
       err = (err + d).slice(-4000);
       if (process.env.DEBUG_SEQ) process.stderr.write(d);
     });
-    child.on('exit', () => children.delete(child));
     this.child = child;
     this.err = () => err;
     await until('the daemon ready', () =>
@@ -159,7 +134,7 @@ class Writer {
     this.child = spawn(process.execPath, [WRITER, file, String(RATE), String(CRIT_EVERY)], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
-    children.add(this.child);
+    track(this.child);
     this.out = '';
     this.waiters = [];
     this.child.stdout.on('data', (d) => {
@@ -171,12 +146,11 @@ class Writer {
     const name = cmd.split(' ')[0];
     const mark = this.out.length;
     this.child.stdin.write(`${cmd}\n`);
-    await until(`writer ${name}`, () => this.out.slice(mark).includes(`ok ${name} `), 20_000);
+    await until(`writer ${name}`, () => this.out.slice(mark).includes(`ok ${name} `), { timeoutMs: 20_000 });
     return Number(new RegExp(`ok ${name} (\\d+)`).exec(this.out.slice(mark))[1]);
   }
   async stop() {
     const total = await this.send('stop');
-    children.delete(this.child);
     return total;
   }
 }
@@ -249,7 +223,7 @@ async function runCase(name, { glob = false, copytruncate = false } = {}, body) 
         }
         return Date.now() - stableSince > 3000;
       },
-      120_000,
+      { timeoutMs: 120_000 },
     );
     await daemon.stop();
     const seen = journaled(stateDir);

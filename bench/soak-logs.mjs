@@ -1,7 +1,12 @@
+// @ts-check
 // The log side of bench/soak.mjs: one LogWatcher following one file with the SGLang, NIXL and Python packs.
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/**
+ * @param {{ file: string, dir: string, metrics: any, logger: any }} opts `metrics` and `logger` are the dist build's
+ *   (createMetrics, pino): loaded at run time from dist/, so typed here by their use only.
+ */
 export async function startLogSource({ file, dir, metrics, logger }) {
   const { LogWatcher } = await import('../dist/sources/logs/watcher.js');
   const { logSourceSchema } = await import('../dist/config/schema.js');
@@ -30,13 +35,18 @@ export async function startLogSource({ file, dir, metrics, logger }) {
   let read = 0;
   const refresh = async () => {
     const m = await metrics.logLines.get();
-    read = m.values.find((v) => v.labels.target === 'soak' && v.labels.service === 'prefill')?.value ?? 0;
+    read =
+      m.values.find(
+        (/** @type {{ labels: Record<string, string>, value: number }} */ v) =>
+          v.labels.target === 'soak' && v.labels.service === 'prefill',
+      )?.value ?? 0;
     return read;
   };
   return {
     lines: () => read,
     events: () => events,
     /** Waits until `n` lines have been read; throws (lines lost or stuck) after a generous deadline. */
+    /** @param {number} n */
     async waitForLines(n, timeoutMs = 300_000) {
       const deadline = Date.now() + timeoutMs;
       while ((await refresh()) < n) {

@@ -32,6 +32,7 @@ import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { freePort, sleep, track, until } from './lib/index.mjs';
 
 /* global fetch, Buffer */
 const ROOT = resolve(process.env.WEDGEWATCH_ROOT ?? fileURLToPath(new URL('..', import.meta.url)));
@@ -44,12 +45,6 @@ const PARTS = new Set((process.env.PARTS ?? 'probes,logs,engines').split(','));
 const CLK_TCK = 100; // Linux USER_HZ: /proc/PID/stat times are in 1/100 s
 const GOALS = { 1: { rssMb: 70, cpuPct: 0.5 }, 50: { rssMb: 150, cpuPct: 5, scrapeMs: 50 } };
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const children = new Set();
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
-
 // The daemon runs as systemd/wedgewatch.service and the Dockerfile run it, and as the CLI sets on itself when started
 // without them (src/node-flags.ts; test/ops/node-flags.test.ts keeps the four the same): 1 MB semi-spaces and 30% old-space growth instead of V8's defaults, and WebAssembly (undici's
 // llhttp) on the baseline compiler only; bytecode is kept for code that runs every 10–60 s (docs/decisions.md).
@@ -59,8 +54,7 @@ const DAEMON_NODE_ARGS = (process.env.DAEMON_NODE_ARGS ?? SHIPPED_NODE_ARGS).spl
 
 function start(args, name, nodeArgs = []) {
   const child = spawn(process.execPath, [...nodeArgs, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
+  track(child);
   const out = { stdout: '', stderr: '' };
   child.stdout.on('data', (d) => out.stdout.length < 100_000 && (out.stdout += d));
   child.stderr.on('data', (d) => (out.stderr = (out.stderr + d).slice(-4000)));
@@ -77,16 +71,6 @@ async function stop(child) {
   child.kill('SIGTERM');
   await Promise.race([gone, sleep(10_000)]);
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-}
-
-async function until(what, fn, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
 }
 
 /** CPU seconds of the main thread and of all the others (V8's GC helpers, libuv's pool), from /proc. */
@@ -200,15 +184,6 @@ function config(sim, n, stateDir, port) {
         : ''
     }`;
   return `web: { listenAddress: '127.0.0.1:${port}' }\nstateDir: ${stateDir}\ntargets:${Array.from({ length: n }, (_, i) => target(i)).join('')}\n`;
-}
-
-async function freePort() {
-  const { createServer } = await import('node:net');
-  const s = createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 // What Prometheus sends (scrape/scrape.go's acceptHeader, OpenMetrics first; gzip): every real scrape is

@@ -1,3 +1,4 @@
+// @ts-check
 // bench:verify — how many streamed tokens/s the verify load client sustains on one core. The simulator runs in
 // a child process (its own core) at a fast setting; this process only runs the client, so its CPU time is the
 // client's cost. Prints the wall-clock rate and the rate per client CPU-second (the one-core capacity).

@@ -1,3 +1,4 @@
+// @ts-check
 // bench:verify-power — does the verify gate tell noise from a regression? One simulator (a child process, its
 // own core) runs with --jitter; one baseline gate run is saved, then `--runs` gate runs each at slow:factor=1.0,
 // 1.05 and 1.2 (interleaved, so a drift of the machine hits all three alike) are compared with it at the 10 %
@@ -50,6 +51,7 @@ const urls = await new Promise((resolve, reject) => {
   child.on('exit', (code) => reject(new Error(`simulator exited ${code}`)));
 });
 
+/** @param {number} factor */
 async function setSlow(factor) {
   const res = await request(`${urls.control}/faults/slow`, {
     method: 'POST',
@@ -69,7 +71,7 @@ const gate = () =>
     knobs: { throughput: { maxTokens } },
   });
 
-const median = (xs) => {
+const median = (/** @type {number[]} */ xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
@@ -80,6 +82,8 @@ try {
   const base = await gate();
   if (!base.ok) throw new Error(`baseline run failed: ${base.steps.map((s) => s.summary).join('; ')}`);
   const baseline = toSaved(base.url, base.model, base.steps);
+  /** @typedef {{ PASS: number, INCONCLUSIVE: number, REGRESSION: number, mde: number[], agg: number[] }} Tally */
+  /** @type {Record<string, Tally>} */
   const tally = Object.fromEntries(
     FACTORS.map((f) => [f, { PASS: 0, INCONCLUSIVE: 0, REGRESSION: 0, mde: [], agg: [] }]),
   );
@@ -90,7 +94,7 @@ try {
       if (!r.steps[0].ok) throw new Error(`gate run failed at factor ${f}: ${r.steps[0].summary}`);
       const c = compareBaseline(baseline, r.steps, threshold, 0.05);
       const t = tally[f];
-      t[c.verdict]++;
+      t[/** @type {'PASS' | 'INCONCLUSIVE' | 'REGRESSION'} */ (c.verdict)]++;
       const agg = c.figures.filter((x) => x.key.endsWith('.agg_tok_s'));
       for (const a of agg) t.mde.push(a.mde);
       t.agg.push(...agg.map((a) => a.ratio));

@@ -18,7 +18,7 @@ const { reduceInPlace } = await import(join(dist, 'core/reduce/reduce.js'));
 const { initialState } = await import(join(dist, 'core/memory.js'));
 const { detectSchema } = await import(join(dist, 'config/schema.js'));
 const { WRONG_ANSWERS, WRONG_WINDOW, wrongHeld } = await import(join(dist, 'core/wrong-window.js'));
-const { mulberry32 } = await import(new URL('./ingest-gen.mjs', import.meta.url).href);
+const { mulberry32 } = await import(new URL('../test/helpers/ingest-gen.mjs', import.meta.url).href);
 
 const { values: args } = parseArgs({
   options: {

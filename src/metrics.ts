@@ -260,7 +260,8 @@ export function createEngineMetrics(registry: client.Registry) {
       'Whether the last scrape of the engine /metrics succeeded.',
     ),
     // Per rank (SGLang DP attention `DP1`, vLLM data parallel `Engine 001`); the unlabelled gauges above are the
-    // engine totals (sums; token usage is the maximum over ranks). `rank` is bounded (at most 64 per service).
+    // engine totals (sums; token usage is the maximum over ranks). `rank` is bounded (at most 64 per service; a rank
+    // silent for a minute while another printed leaves, engine-ranks.ts).
     engineRankRunning: rankGauge(
       'engine_rank_running_requests',
       'Running requests reported by one engine rank.',
@@ -277,6 +278,12 @@ export function createEngineMetrics(registry: client.Registry) {
       'engine_rank_gen_throughput_tokens_per_second',
       'Generation throughput reported by one engine rank.',
     ),
+    engineRanksRefused: new client.Counter({
+      name: `${PREFIX}engine_rank_lines_refused_total`,
+      help: 'Engine lines not read because their rank would pass the 64 ranks kept per service (a log naming more ranks than any engine has).',
+      labelNames: ['target', 'service'],
+      registers,
+    }),
     engineStalled: gauge(
       'engine_stalled',
       '1 while the engine holds requests and its finished/generated counters have not moved for stallAfter.',

@@ -1,3 +1,4 @@
+// @ts-check
 /* global performance, setInterval */
 // Loaded into a daemon under test (`node --import …/cpu-lag.mjs`, bench only): its event-loop lag in its own CPU
 // time. A timer due every PERIOD_MS records, each time it fires, the CPU time the main thread (the event loop's)

@@ -6,9 +6,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { request } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, killAll, sleep, track, until as untilOr } from '../lib/index.mjs';
+
+export { freePort, killAll, sleep, track };
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const CLI = join(ROOT, 'dist/cli.js');
@@ -16,52 +18,17 @@ export const DIST = join(ROOT, 'dist');
 export const UNIT = join(ROOT, 'systemd/wedgewatch.service');
 export const RULES = join(ROOT, 'alerts/wedgewatch.rules.yml');
 
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// Every child this bench starts, killed on any exit (a crash, a failed check, Ctrl-C).
-const children = new Set();
-export function track(child) {
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  return child;
-}
-export function killAll() {
-  for (const c of children) {
-    try {
-      c.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-}
-process.on('exit', killAll);
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.on(sig, () => {
-    killAll();
-    process.exit(130);
-  });
-}
-
-/** Polls `fn` until it returns a truthy value or `timeoutMs` passes (then undefined, or throws with `what`). */
+/**
+ * Polls `fn` until it returns a truthy value or `timeoutMs` passes (then undefined, or throws with `what`): the
+ * findings' form of bench/lib's `until`, which always throws.
+ */
 export async function until(fn, { timeoutMs = 10_000, intervalMs = 100, what } = {}) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) {
-      if (what) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      return undefined;
-    }
-    await sleep(intervalMs);
+  try {
+    return await untilOr(what ?? 'a condition', fn, { timeoutMs, intervalMs });
+  } catch (err) {
+    if (what || !String(err).includes('timed out after')) throw err;
+    return undefined;
   }
-}
-
-export async function freePort() {
-  const s = createNetServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 /** A fake engine on 127.0.0.1: `handler(req, res, body)`; counts requests per path. */

@@ -1,5 +1,5 @@
 // Issue 37's verify findings (5, 6, 8) and issue 38's llama-server shape, thrown at `node dist/cli.js verify`
-// as a user runs it: every step, against a hostile engine on 127.0.0.1 (bench/adversarial/hostile-engine.mjs).
+// as a user runs it: every step, against a hostile engine on 127.0.0.1 (test/helpers/hostile-engine.mjs).
 // Each row prints verify's peak RSS (VmHWM, sampled every 50 ms; killed past 1.2 GB) beside what it checks; the
 // bar is 300 MB. The knobs are the defaults scaled down in counts and timeouts only (requests, sessions,
 // rounds) and, for the engines whose hostility is time rather than size, in limits per request (2 s): the sizes
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { runCli, track } from './harness.mjs';
 import { startSim } from './main-env.mjs';
 
-const ENGINE = fileURLToPath(new URL('./hostile-engine.mjs', import.meta.url));
+const ENGINE = fileURLToPath(new URL('../../test/helpers/hostile-engine.mjs', import.meta.url));
 
 /**
  * An engine of hostile-engine.mjs in a child process of its own: { url, model, stats() }, killed with `scope`. Apart, because

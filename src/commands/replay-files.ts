@@ -246,12 +246,16 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             lastStamp = line.stamp;
             lastTime = timeOf(line.stamp, lastTime);
           }
-          lastBatchMs = Number.isFinite(lastTime) ? lastTime : 0;
+          const at = Number.isFinite(lastTime) ? lastTime : 0;
           if (!(o.timeline && Number.isFinite(lastTime))) {
             // Gauges are written once, after the file (writeEngineGauges): nothing reads them before.
-            ranks.record(line);
+            if (ranks.record(line, at)) lastBatchMs = at;
             return;
           }
+          // A rank past the bound (engine-ranks.ts): no signal, counted when the gauges are written. Recorded below,
+          // after the previous signal's totals are settled.
+          if (!ranks.admits(line.rank)) return;
+          lastBatchMs = at;
           const prev = signals.at(-1);
           if (prev !== undefined && prev === unsettled && prev.time === lastTime) {
             // A line of the second the last signal stands for: what the branch below gives when it replaces
@@ -266,7 +270,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
                 [line.rank]: { running: line.values.running, progress: line.progress },
               };
             }
-            ranks.record(line);
+            ranks.record(line, at);
             return;
           }
           // The signal's totals are filled in once no later line can replace it (settle): most are replaced.
@@ -295,7 +299,7 @@ export function replayFiles(o: ReplayOptions): ReplayResult {
             mergeStart = sig.time;
             signals.push(sig);
           }
-          ranks.record(line);
+          ranks.record(line, at);
           unsettled = sig;
         },
         // Counted in a map, the counter set once per file: a label lookup per copy of a per-rank line was a cost.

@@ -221,6 +221,13 @@ export interface TargetMemory {
   /** Critical events since the target was last ok (bounded): they name the cause of a later wedge. */
   criticalSinceOk: CriticalMemory[];
   lastConfirmAt?: number;
+  /**
+   * Unix ms of the engine's last sign of serving: a completion of ours got its first token or finished, or an
+   * engine's own tokens or finished requests moved (a log line that ran a batch; scraped counters that went up,
+   * credited at the scrape before, the earliest they can have moved). A hang past a critical line confirms it only
+   * when nothing served while the run waited (confirm.ts confirmsLine).
+   */
+  servingAt?: number;
   /** Unix ms the target was last seen ok (now while it is ok). */
   lastOkAt?: number;
   /**

@@ -28,12 +28,16 @@ function hookFile(): string {
   return hook;
 }
 
+/** How long a child may take to start and answer: a deadline for a hang, not a speed bound. */
+const START_MS = 90_000;
+
 /** The file: and node: URLs the ESM loader resolves while `wedgewatch ...args` runs. */
 function resolved(args: string[]): string[] {
   const hook = hookFile();
   const r = spawnSync(process.execPath, ['--import', hook, CLI, ...args], {
     encoding: 'utf8',
-    timeout: 30_000,
+    // Generous: a deadline for a hung child, never a bound on speed (a loaded machine starts node slowly).
+    timeout: START_MS,
   });
   expect(r.status, r.stderr).toBe(0);
   return [...r.stdout.matchAll(/^RESOLVED (\S+) /gm)].map((m) => m[1]!);
@@ -55,7 +59,7 @@ async function daemonFiles(config: string): Promise<string[]> {
   const exited = new Promise((r) => child.once('exit', r));
   try {
     await waitFor(() => out.includes('wedgewatch listening'), {
-      timeoutMs: 20_000,
+      timeoutMs: START_MS,
       what: () => out.slice(-2000),
     });
   } finally {
@@ -73,7 +77,8 @@ function packagesOf(url: string): string[] {
   return table[`dist/${url.slice(url.lastIndexOf('/') + 1)}`] ?? [];
 }
 
-describe('the shipped CLI bundle', () => {
+// Each case starts node children (twice for `run`): the case's own deadline covers two START_MS.
+describe('the shipped CLI bundle', { timeout: 3 * START_MS }, () => {
   it('dist/cli.js is the bundle, not tsc output', () => {
     const text = readFileSync(CLI, 'utf8');
     expect(text).toMatch(/^#!\/usr\/bin\/env node\n/);
@@ -134,7 +139,7 @@ describe('the shipped CLI bundle', () => {
     );
     const r = spawnSync(process.execPath, ['-r', preload, CLI, 'replay', log], {
       encoding: 'utf8',
-      timeout: 30_000,
+      timeout: START_MS,
     });
     expect(r.status, r.stderr).toBe(0);
     // It ran and set the engine gauges through prom-client.

@@ -12,14 +12,16 @@ afterEach(async () => {
   h = undefined;
 });
 
-const SETTLE = { timeoutMs: 20_000 };
+// A deadline for recovery, not a bound on it: on a loaded machine the clean rounds that end a fault come slower.
+const SETTLE = { timeoutMs: 60_000 };
 
 /**
  * The journal tells how the wedge came, in order: the critical line, the confirmation round it asked for, the
  * confirmation, and only then the transition to wedged.
  */
-function expectEvidenceChain(h: Harness): void {
-  const events = h.runtime.watchdog!.journal.query({ target: 'sim' });
+function expectEvidenceChain(h: Harness, afterSeq: number): void {
+  // From the fault on: a start on a loaded machine can show a wedge of its own before the first healthy round.
+  const events = h.runtime.watchdog!.journal.query({ target: 'sim', afterSeq, limit: 100_000 });
   const first = (type: string, to?: string) =>
     events.find((e) => e.type === type && (to === undefined || ('to' in e.data && e.data.to === to)))?.seq;
   const chain = [
@@ -35,10 +37,14 @@ function expectEvidenceChain(h: Harness): void {
   expect(chain).toEqual([...chain].sort((a, b) => a! - b!));
 }
 
+/** The journal's last sequence number now. */
+const lastSeq = (h: Harness) => h.runtime.watchdog!.journal.query({ target: 'sim' }).at(-1)?.seq ?? 0;
+
 describe('detection against the simulator', () => {
-  it('nixl_abort_unhandled → wedged/kv_bootstrap_thread_dead within 3 s of the traceback; prefill restart → ok', async () => {
+  it('nixl_abort_unhandled → wedged/kv_bootstrap_thread_dead, by the traceback and its confirmation; prefill restart → ok', async () => {
     h = await startHarness({ proxy: true });
     await h.waitHealthy();
+    const from = lastSeq(h);
     h.sim.enableFault('nixl_abort_unhandled');
     // One client disconnect sends the ABORT frame that kills prefill's bootstrap thread.
     const cascade = abortCascade(h.sim.urls.router, { requests: 1, cutAfterMs: 500 });
@@ -51,13 +57,15 @@ describe('detection against the simulator', () => {
     await waitFor(
       () => h!.wd.state.state === 'wedged' && h!.wd.state.diagnosis === 'kv_bootstrap_thread_dead',
       {
-        timeoutMs: 3000,
+        // A deadline, not the bound: "within confirmAfter + 1 s of the traceback" is asserted on the virtual
+        // clock (test/detect/inflight.test.ts), where a loaded machine cannot stretch it.
+        timeoutMs: 30_000,
         intervalMs: 5,
-        what: `wedged/kv_bootstrap_thread_dead within 3 s (now ${h.wd.state.state}/${h.wd.state.diagnosis})`,
+        what: `wedged/kv_bootstrap_thread_dead (now ${h.wd.state.state}/${h.wd.state.diagnosis})`,
       },
     );
-    // The deadline above bounds the wait; what is asserted is the chain of evidence, in its order.
-    expectEvidenceChain(h);
+    // What is asserted here is the chain of evidence, in its order.
+    expectEvidenceChain(h, from);
     const metrics = await h.metrics.registry.metrics();
     expect(metrics).toContain('wedgewatch_target_wedged{target="sim"} 1');
     expect(metrics).toContain('wedgewatch_wedges_total{target="sim",cause="kv_bootstrap_thread_dead"} 1');
@@ -86,6 +94,7 @@ describe('detection against the simulator', () => {
         Object.values(h!.wd.state.slots).filter((m) => m.probe === 'chat' && m.okStreak >= 3).length === 4,
       { timeoutMs: 20_000, intervalMs: 20, what: '3 passing rounds on every chat slot' },
     );
+    const from = lastSeq(h);
     h.sim.enableFault('nixl_abort_unhandled');
     const cascade = abortCascade(h.sim.urls.router, { requests: 1, cutAfterMs: 500 });
     await waitFor(() => readFileSync(h!.sim.logFiles.prefill, 'utf8').includes('(bootstrap_thread):'), {
@@ -97,7 +106,7 @@ describe('detection against the simulator', () => {
     // Before in-flight evidence counted, this took the 30 s probe timeout: the deadline is a poll bound below
     // it. What is asserted is how the verdict came: the traceback, its confirmation round, then the wedge.
     await h.waitState('wedged', { diagnosis: 'kv_bootstrap_thread_dead', timeoutMs: 25_000 });
-    expectEvidenceChain(h);
+    expectEvidenceChain(h, from);
     // Nothing timed out: the verdict came from runs still in flight.
     const timeouts = (await h.metrics.probesTotal.get()).values.filter((v) => v.labels.result === 'timeout');
     expect(timeouts.reduce((a, v) => a + v.value, 0)).toBe(0);

@@ -16,7 +16,7 @@ import {
 } from '../../src/core/memory.js';
 import { probeConns } from '../../src/sources/probes/schedule.js';
 import type { ConnKind, ProbeResultClass, Signal } from '../../src/core/signals.js';
-import { mulberry32 } from '../../bench/ingest-gen.mjs';
+import { mulberry32 } from '../../src/sim/prng.js';
 
 export const EXAMPLE = new URL('../../examples/wedgewatch.yaml', import.meta.url).pathname;
 
@@ -43,7 +43,7 @@ interface VSlot {
   probe: ProbeConfig;
   endpoint: string;
   conn: ConnKind;
-  inflight?: { startedAt: number; token: number };
+  inflight?: { startedAt: number; token: number; ttftMs?: number };
   /** The last run failed (a keep-alive slot primes a new connection for the next). */
   lastFailed?: boolean;
 }
@@ -148,7 +148,18 @@ export class VirtualDeployment {
   private inflight(): InflightRun[] {
     return this.slots.flatMap((s) =>
       s.inflight
-        ? [{ probe: s.probe.name, endpoint: s.endpoint, conn: s.conn, startedAt: s.inflight.startedAt }]
+        ? [
+            {
+              probe: s.probe.name,
+              endpoint: s.endpoint,
+              conn: s.conn,
+              startedAt: s.inflight.startedAt,
+              // As the scheduler reports it: the first token once it has come.
+              ...(s.inflight.ttftMs !== undefined && this.now >= s.inflight.startedAt + s.inflight.ttftMs
+                ? { firstTokenMs: s.inflight.ttftMs }
+                : {}),
+            },
+          ]
         : [],
     );
   }
@@ -162,6 +173,7 @@ export class VirtualDeployment {
     const timeout = slot.probe.timeout;
     const ms = out === 'hang' ? timeout : Math.min(out.ms, timeout);
     const result: ProbeResultClass = out === 'hang' || out.ms >= timeout ? 'timeout' : (out.result ?? 'ok');
+    if (out !== 'hang' && out.ttftMs !== undefined) slot.inflight.ttftMs = out.ttftMs;
     // As the probe runner does: a keep-alive slot whose last run failed closed its connection, so this run
     // primes a new one (GET /v1/models) and goes second on it.
     const primed = slot.conn === 'keepalive' && slot.lastFailed === true;

@@ -1,7 +1,7 @@
 // Deterministic config mutations for the fuzz test: a seeded PRNG and a handful of structural and textual
 // mutation operators. Nothing here produces a host other than 127.0.0.1 on purpose; the test still checks.
 
-export { mulberry32 } from '../../bench/ingest-gen.mjs';
+export { mulberry32 } from '../../src/sim/prng.js';
 
 type Rng = () => number;
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

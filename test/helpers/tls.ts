@@ -1,3 +1,4 @@
+// lane: fast — openssl makes a certificate in milliseconds; importing this does not make a test end to end.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeLineSource } from '../../bench/ingest-gen.mjs';
+import { makeLineSource } from '../helpers/ingest-gen.mjs';
 import { LOG_PACKS } from '../../src/config/schema.js';
 import { PACKS, RULE_CLASSES } from '../../src/sources/logs/packs/index.js';
 import { LINE_STAMP } from '../../src/sources/logs/line-time.js';

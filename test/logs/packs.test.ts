@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeLineSource } from '../../bench/ingest-gen.mjs';
+import { makeLineSource } from '../helpers/ingest-gen.mjs';
 import { LOG_PACKS } from '../../src/config/schema.js';
 import {
   parseSglangAt,

@@ -38,12 +38,28 @@ it('loses no line at rename and delete, at most one batch at copytruncate, dupli
   const writer = spawn(
     process.execPath,
     [join(import.meta.dirname, '../fixtures/logs/writer.mjs'), file, '5000', '10'],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
   );
   let out = '';
-  writer.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  writer.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  // Before copytruncate the writer waits until the follower has read everything written so far (then writes its
+  // one batch and truncates): the batch at risk is one batch however loaded the machine is.
+  const seenSoFar = new Set<number>();
+  let countedSoFar = 0;
+  writer.on('message', (m: { caughtUpTo: number }) => {
+    void waitFor(
+      () => {
+        for (; countedSoFar < h.events.length; countedSoFar++)
+          seenSoFar.add(Number(h.events[countedSoFar]!.fields.seq));
+        for (let s = 0; s < m.caughtUpTo; s++) if (!seenSoFar.has(s)) return false;
+        return true;
+      },
+      { timeoutMs: 60_000, intervalMs: 20, what: `the follower to read the first ${m.caughtUpTo} lines` },
+    ).then(
+      () => writer.send('go'),
+      () => writer.kill('SIGKILL'),
+    );
+  });
   const code = await new Promise<number | null>((r) => writer.on('exit', r));
   expect(code).toBe(0);
   const report = JSON.parse(out) as WriterReport;

@@ -44,9 +44,11 @@ describe('user rules run in linear time (issue 24)', () => {
       best(() => plainScan(LOG)),
       0.05,
     );
-    const t = best(() => scan(LOG));
-    // Backtracking: ~12 000 ms, ~10^4 plain scans and more. Linear and capped: a few ms.
-    expect(t).toBeLessThan(400 * plain);
+    const t = best(() => scan(LOG), 5);
+    // Backtracking: ~12 000 ms, ~10^4 plain scans and more. Linear and capped: a few ms, 50-300 plain scans on a
+    // quiet machine and past 400 under load 20 (a preempted best-of-three). The bound sits between the two
+    // regimes, 5x under the quadratic one, so load cannot cross it and a backtracking engine still does.
+    expect(t).toBeLessThan(2000 * plain);
   });
 
   it('a user rule sees the first USER_RULE_MAX_CHARS of a line, no more', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BundleWriter, type BundleFs } from '../../src/outputs/incidents/bundle.js';
 import { REDACTED, redactInChunks, redactor } from '../../src/lib/redact.js';
-import { mulberry32 as rng } from '../../bench/ingest-gen.mjs';
+import { mulberry32 as rng } from '../../src/sim/prng.js';
 
 const SECRET = 'configured-Secret-42';
 afterAll(() => redactor.set([]));

@@ -3,7 +3,7 @@
 // every word boundary: `'a-'.repeat(32000)` took seconds and froze the daemon through an incident capture.
 import { describe, expect, it } from 'vitest';
 import { REDACTED, Redactor, redactShapes, type ScanStats } from '../../src/lib/redact.js';
-import { mulberry32 as rng } from '../../bench/ingest-gen.mjs';
+import { mulberry32 as rng } from '../../src/sim/prng.js';
 
 const KB64 = 64 * 1024;
 const fill = (unit: string) => unit.repeat(Math.ceil(KB64 / unit.length)).slice(0, KB64);

@@ -1,7 +1,7 @@
 // verify against engines that control every size it reads (issue 37, 5/6/8), and against llama-server's HTTP
 // shape (issue 38): a server that closes the connection after each streamed response, reports its context in
 // /props and /slots, runs a few slots and exports llamacpp:requests_processing. The engines are the ones
-// bench:adversarial throws at the CLI (bench/adversarial/hostile-engine.mjs), here in process on 127.0.0.1.
+// bench:adversarial throws at the CLI (test/helpers/hostile-engine.mjs), here in process on 127.0.0.1.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHostileEngine, startLlamaFront } from '../../bench/adversarial/hostile-engine.mjs';
+import { startHostileEngine, startLlamaFront } from '../helpers/hostile-engine.mjs';
 import { startSim } from '../../src/sim/index.js';
 import { answerBounds, tokenCount } from '../../src/verify/answer-bounds.js';
 import { batchSize } from '../../src/verify/batching.js';

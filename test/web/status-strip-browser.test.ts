@@ -51,8 +51,22 @@ beforeAll(async () => {
     what: () => `remediation and recovery (stdout: ${out.stdout})`,
   });
   events = (await json<{ events: Ev[] }>('/api/events?target=sim-pd&limit=1000')).events;
+  // Every slot's sparkline has its points before the page is read: how many runs a slot had by the recovery is the
+  // machine's speed (a slow slot, every minute, could have three), so the page is polled (server-rendered, no
+  // script: the HTML is what Chromium shows) until each has more than three, with a deadline.
+  await waitFor(
+    async () => {
+      const status = await json<{
+        targets: Array<{ target: string; probes: Array<Record<string, string>> }>;
+      }>('/api/status');
+      const slots = status.targets.find((t) => t.target === 'sim-pd')!.probes;
+      const sparks = sparklines(await (await request(`${base}/?range=1h`)).body.text());
+      return slots.every((sl) => (sparks.get(`${sl.probe} ${sl.endpoint} ${sl.conn}`)?.points ?? 0) > 3);
+    },
+    { timeoutMs: 120_000, intervalMs: 1000, what: 'more than three points on every sparkline' },
+  );
   dom = await chromium(['--dump-dom'], `${base}/?range=1h`);
-}, 180_000);
+}, 300_000);
 
 afterAll(async () => {
   if (demo && demo.exitCode === null && demo.signalCode === null) {

@@ -2,6 +2,7 @@
 // rank, and the PD queue and idle clocks the verdict reads (router_stuck, kv_transfer_leak).
 import type { EngineSignal, RankSample } from '../signals.js';
 import { onEngineEvidence, onRankEvidence } from './engine-evidence.js';
+import { noteServing } from './serving.js';
 import type { ClassifierConfig, DetectEvent, EngineMemory, TargetMemory } from '../memory.js';
 
 export function onEngine(s: TargetMemory, signal: EngineSignal, now: number, cfg: ClassifierConfig): void {
@@ -44,6 +45,9 @@ export function onEngine(s: TargetMemory, signal: EngineSignal, now: number, cfg
   if (signal.queued !== undefined) e.queued = signal.queued;
   if (signal.transferQueue !== undefined) e.transferQueue = signal.transferQueue;
   if (signal.preallocQueue !== undefined) e.preallocQueue = signal.preallocQueue;
+  // Tokens made: the engine serves. A scrape's counters moved some time since the scrape before: credited then, the
+  // earliest (a thread that died just after the last completions must not look alive a scrape later).
+  if (progress) noteServing(s, signal.source === 'log' ? now : e.lastSignalAt);
   e.lastSignalAt = now;
   if (progress) e.lastProgressAt = now;
   if (signal.routerInflight !== undefined) {

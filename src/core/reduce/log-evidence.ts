@@ -1,7 +1,7 @@
 // The log case of the reducer: a critical line becomes evidence waiting for a probe to confirm it (a failure or
 // a hang with no first token after it), and abort lines feed the abort-storm window, minus our own probes' aborts.
 import { rootCauseText, type LogEventSignal } from '../signals.js';
-import { noFirstTokenWithin } from '../confirm.js';
+import { confirmsLine } from '../confirm.js';
 import { isCompletion } from '../vocabulary.js';
 import { classifyLog, diagnosisRank, mostSpecific } from '../log-classes.js';
 import type { Action, ClassifierConfig, CriticalMemory, DetectEvent, TargetMemory } from '../memory.js';
@@ -75,8 +75,9 @@ export function onLog(
 }
 
 /**
- * A completion run still in flight confirmAfter after a critical line confirms it, judged on every signal (the
- * verdict counts the same hang as a failure, and the two must agree).
+ * A completion run still in flight confirmAfter after a critical line confirms it, unless the engine served while
+ * it waited (confirm.ts), judged on every signal (the verdict counts the same hang as a failure, and the two must
+ * agree).
  */
 export function confirmByHang(
   s: TargetMemory,
@@ -89,7 +90,7 @@ export function confirmByHang(
   const hung = s.inflight?.find(
     (i) =>
       isCompletion(cfg.probes[i.probe]?.kind) &&
-      noFirstTokenWithin(i.startedAt, i.firstTokenMs, pending.time, now, cfg.detect.confirmAfter),
+      confirmsLine(i.startedAt, i.firstTokenMs, pending.time, now, cfg.detect.confirmAfter, s.servingAt),
   );
   if (!hung) return;
   s.confirmedCritical = pending;

@@ -11,6 +11,7 @@ import type { Action, ClassifierConfig, DetectEvent, Step, TargetMemory, TickSig
 import { isCompletion } from '../vocabulary.js';
 import { onProbe, rememberOwnIds } from './slots.js';
 import { onNode } from './node.js';
+import { noteServing } from './serving.js';
 
 export function reduce(
   prev: TargetMemory,
@@ -50,7 +51,12 @@ export function reduceInPlace(
       break;
     case 'tick':
       s.inflight = signal.inflight ?? [];
-      for (const run of s.inflight) rememberOwnIds(s, run.requestIds);
+      for (const run of s.inflight) {
+        rememberOwnIds(s, run.requestIds);
+        // A completion in flight that got its first token: the engine served then.
+        if (run.firstTokenMs !== undefined && isCompletion(cfg.probes[run.probe]?.kind))
+          noteServing(s, run.startedAt + run.firstTokenMs);
+      }
       break;
     case 'file_change':
       break;

@@ -3,6 +3,8 @@
 import type { ProbeResultClass, ProbeResultSignal } from '../signals.js';
 import { failThreshold, hangs as hangingKind, isCompletion } from '../vocabulary.js';
 import { noteAnswer } from '../wrong-window.js';
+import { noteServing } from './serving.js';
+import { servedSince } from '../confirm.js';
 import { slotKey, type ClassifierConfig, type DetectEvent, type TargetMemory } from '../memory.js';
 
 /** Request ids of our own probes remembered (a toolcall matrix sends 7 a run, a canary a few). */
@@ -154,7 +156,14 @@ export function onProbe(
     const noToken =
       signal.ttftMs === undefined ||
       signal.start + signal.ttftMs > Math.max(signal.start, pending.time) + cfg.detect.confirmAfter;
-    if (failed && end >= pending.time && noToken) {
+    // Nor while the engine served as the run waited (confirm.ts confirmsLine: queueing on a loaded engine).
+    const served = servedSince(
+      s.servingAt,
+      Math.max(signal.start, pending.time),
+      now,
+      cfg.detect.confirmAfter,
+    );
+    if (failed && end >= pending.time && noToken && !served) {
       s.confirmedCritical = pending;
       s.pendingCritical = undefined;
       events.push({
@@ -172,6 +181,13 @@ export function onProbe(
       );
       events.push({ type: 'critical_unconfirmed', at: now, rule: pending.rule, by: `${label} passed` });
     }
+  }
+  if (isCompletion(kind)) {
+    // A first token, or a whole answer (right or wrong): the engine served then. Noted after the run was judged:
+    // its own late first token is no evidence against its own failure.
+    if (signal.ttftMs !== undefined) noteServing(s, signal.start + signal.ttftMs);
+    if (signal.result === 'ok' || answeredWrong(signal.result))
+      noteServing(s, signal.start + signal.durationMs);
   }
 }
 

@@ -1,7 +1,7 @@
 // What the memory shows, read once per verdict: which completions pass, fail or hang (a run in flight is evidence
 // before its timeout fires), health and ports, intermittence, the incident's warning, and the engines' and the
 // router's own state. The state (./state.ts) and every candidate family read these, never the memory's raw slots.
-import { noFirstTokenWithin } from '../confirm.js';
+import { confirmsLine } from '../confirm.js';
 import { hangs as hangingKind, isCompletion } from '../vocabulary.js';
 import { incidentWarning } from '../memory-read.js';
 import type { ClassifierConfig, SlotMemory, TargetMemory } from '../memory.js';
@@ -24,7 +24,8 @@ function hangsOf(s: TargetMemory, now: number, cfg: ClassifierConfig): Hang[] {
       run,
       ageMs,
       afterCritical:
-        critical <= now && noFirstTokenWithin(run.startedAt, run.firstTokenMs, critical, now, d.confirmAfter),
+        critical <= now &&
+        confirmsLine(run.startedAt, run.firstTokenMs, critical, now, d.confirmAfter, s.servingAt),
       hung: ageMs >= d.hangAfter,
       // Age past the objective with no first token yet: the first token is late already.
       late: objective !== undefined && run.firstTokenMs === undefined && ageMs > objective,

@@ -7,6 +7,8 @@ import type { EngineMetrics } from '../../metrics.js';
 import type { EngineSignal } from '../../core/signals.js';
 import type { EngineLineKind } from './packs/index.js';
 import { LINE_STAMP, stampToMs } from './line-time.js';
+import { batchLineClose } from './batch-lines.js';
+import { MAX_PREFIX, prefixAllows } from './request-echo.js';
 
 export type EngineValues = Partial<Record<EngineGauge, number>>;
 
@@ -46,7 +48,33 @@ export const ENGINE_LINE_MARKERS: Record<EngineLineKind, string[]> = {
   vllm_stats: ['Avg prompt throughput:'],
 };
 
-const BATCH = /(?:Prefill|Decode) batch(?: \[\d+\])?[.,] /;
+/** The header of a batch line, read where the engine's logger puts it (batchHeaderAt): sticky, never searched for. */
+const BATCH = /(?:Prefill|Decode) batch(?: \[\d+\])?[.,] /y;
+/** A `docker compose logs` service prefix (`svc-1  | `) before the engine's own (loggers.ts COMPOSE). */
+const COMPOSE = /[\w.-]{1,64} {1,16}\| /y;
+
+/**
+ * Where the batch header of the line s[from, end) starts, or -1: only where SGLang's logger prints it, right
+ * after the record's prefix at the line's start, `[%(asctime)s{prefix}] %(message)s` (sgl-project/sglang
+ * python/sglang/srt/utils/common.py configure_logger @ a343daaf), or at the start of a record's message (a JSON
+ * formatter's `message` field; scanner.ts viewOf). The message itself is the scheduler's own f-string, which
+ * starts with the header: `f"Prefill batch{iter_msg}, "` and `msg = f"Decode batch{iter_msg}, #running-req: …"`
+ * (python/sglang/srt/managers/scheduler_metrics_mixin.py log_prefill_stats:139 / log_decode_stats:267 @ 01bb3c80,
+ * each then `logger.info(…)`). A header anywhere else is user text: a `--log-requests` echo quoting a prompt
+ * (`Receive: obj=GenerateReqInput(text='… Decode batch, #running-req: 64 …')`) or a prompt's raw line inside
+ * some other record (issue 37 item 4: one prompt set running=64 and token usage 0.95).
+ */
+function batchHeaderAt(s: string, from: number, end: number): number {
+  if (s.startsWith('Decode batch', from) || s.startsWith('Prefill batch', from)) return from;
+  let p = from;
+  if (s.charCodeAt(p) !== 91 /* [ */) {
+    COMPOSE.lastIndex = p;
+    if (!COMPOSE.test(s) || COMPOSE.lastIndex >= end) return -1;
+    p = COMPOSE.lastIndex;
+  }
+  const close = batchLineClose(s, p, end);
+  return close < 0 ? -1 : close + 2;
+}
 
 // managers/scheduler_metrics_mixin.py log_prefill_stats / log_decode_stats, SGLang 2025-05 → main 2026-08.
 // Current PD prefill: `#unbootstrapped-req`, `#transferring-req`; older: `#bootstrap-req`/`#prealloc-req`,
@@ -200,9 +228,6 @@ export function parseSglangLine(line: string): EngineLine | undefined {
 /** parseSglangAt's usage fallbacks by index (one array for every call: see there). */
 const FALLBACK: (number | undefined)[] = new Array<number | undefined>(USAGE_FALLBACKS.length);
 
-/** BATCH searching from lastIndex: parseSglangAt reads a line in place in its chunk. */
-const BATCH_FROM = new RegExp(BATCH.source, 'g');
-
 /**
  * parseSglangLine of the line s[from, end), read in place: the scanner's chunk text is one flat string, and the
  * verdict timeline parses a batch line per rank and second of a log (a slice per line, then a regex and a dozen
@@ -210,8 +235,10 @@ const BATCH_FROM = new RegExp(BATCH.source, 'g');
  * a match found past `end` counts as none, and neither the header nor `: ` nor `, ` can straddle a newline.
  */
 export function parseSglangAt(s: string, from: number, end: number): EngineLine | undefined {
-  BATCH_FROM.lastIndex = from;
-  const m = BATCH_FROM.exec(s);
+  const head = batchHeaderAt(s, from, end);
+  if (head < 0) return undefined;
+  BATCH.lastIndex = head;
+  const m = BATCH.exec(s);
   if (!m || m.index + m[0].length > end) return undefined;
   const out: EngineValues = {};
   // Reused (reset here): an array and an object per line were garbage on every parsed batch line.
@@ -286,6 +313,7 @@ function healthProbeShape(
   return newTokens === 1 && newSeq === 1 && cached === 0;
 }
 
+const VLLM_MARKER = 'Avg prompt throughput:';
 const VLLM_NUM = (label: string) => new RegExp(`${label}: ([\\d.]+)`);
 // v1/metrics/loggers.py LoggingStatLogger.log (0.8 → main 2026-08): `Engine 000: Avg prompt throughput: …
 // tokens/s, Avg generation throughput: … tokens/s, Running: N reqs, Waiting: N reqs, GPU KV cache usage: …%`.
@@ -303,7 +331,11 @@ export function parseVllmStats(line: string): EngineValues | undefined {
 }
 
 export function parseVllmLine(line: string): EngineLine | undefined {
-  if (!line.includes('Avg prompt throughput:')) return undefined;
+  // The stats line is the logger's own message: its marker sits right after the logger's prefix (and `Engine 000: `),
+  // never after a quote. A request echo quotes the prompt (`Received request …: prompt: '… Avg prompt throughput:
+  // …'`), so a marker with a quote before it, or deep in the line, is user text (issue 37 item 4).
+  const at = line.indexOf(VLLM_MARKER);
+  if (at < 0 || at > MAX_PREFIX || !prefixAllows(line, at)) return undefined;
   const out: EngineValues = {};
   const num = (re: RegExp) => {
     const m = re.exec(line);
@@ -329,6 +361,20 @@ export function parseVllmLine(line: string): EngineLine | undefined {
     periodic: true,
   };
 }
+
+/**
+ * Whether the marker found at `at` in the line s[from, end) (a line, or a JSON record's message) is where the engine
+ * prints it: SGLang's batch header right after its logger prefix, vLLM's stats marker after a prefix without a quote.
+ * The scanner asks this before a candidate line stands for its rank in a chunk: a request echo quoting a batch line
+ * must not hide the rank's real line before it.
+ */
+export const ENGINE_LINE_OWN: Record<
+  EngineLineKind,
+  (s: string, from: number, end: number, at: number) => boolean
+> = {
+  sglang_batch: (s, from, end, at) => batchHeaderAt(s, from, end) === at,
+  vllm_stats: (s, from, _end, at) => at - from <= MAX_PREFIX && prefixAllows(s.slice(from, at), at - from),
+};
 
 export const ENGINE_LINE_PARSERS: Record<EngineLineKind, (line: string) => EngineLine | undefined> = {
   sglang_batch: parseSglangLine,

@@ -5,6 +5,7 @@
 import { batchLineClose, isBatchLine } from './batch-lines.js';
 import {
   ENGINE_LINE_MARKERS,
+  ENGINE_LINE_OWN,
   ENGINE_LINE_PARSERS,
   ENGINE_LINE_PARSERS_AT,
   ENGINE_LINE_RANK,
@@ -67,6 +68,11 @@ export class ChunkScanner {
   /** Lines may be JSON records: their messages are looked at in place (formats/json-view.ts). */
   private readonly jsonKeys: ViewKeys | undefined;
   private readonly view: JsonView = emptyView();
+  /**
+   * File offsets of this chunk's lines that a carrier record holds (the matcher's `shielded`): user text, so no
+   * engine line is read from them (issue 37 item 4). Refilled per chunk; empty unless a carrier was open.
+   */
+  private readonly shieldedAt = new Set<number>();
 
   constructor(
     readonly set: RuleSet,
@@ -118,6 +124,7 @@ export class ChunkScanner {
 
   /** Feeds `buf[0, n)`, the bytes that follow everything fed so far. */
   feed(buf: Buffer, n: number): void {
+    this.shieldedAt.clear();
     let start = 0;
     if (this.carryLen > 0) {
       const nl = buf.indexOf(10);
@@ -171,10 +178,10 @@ export class ChunkScanner {
   private endCarriedLine(extra: number): void {
     const text = this.carry.toString('latin1');
     this.lines++;
-    this.emitLine(text, this.carryStart, this.carryLen > this.maxLineBytes);
+    const shielded = this.emitLine(text, this.carryStart, this.carryLen > this.maxLineBytes);
     const view = this.viewOf(text, 0, text.length);
     for (const [marker, kind] of this.markers) {
-      if (text.includes(marker)) {
+      if (!shielded && text.includes(marker)) {
         const v = view ? this.engineOfView(text, view, kind) : ENGINE_LINE_PARSERS[kind](text);
         if (v) this.sink.engine(v);
       }
@@ -184,8 +191,19 @@ export class ChunkScanner {
     this.carryLen = 0;
   }
 
-  /** Matches one line (`cut`: the scanner cut it at maxLineBytes, so its end is not the line's). */
-  private emitLine(latin1: string, offset: number, cut = false): void {
+  /**
+   * Matches one line (`cut`: the scanner cut it at maxLineBytes, so its end is not the line's); returns whether it
+   * is no engine's own record to read gauges from (then noted in `shieldedAt`): a carrier record holds it, or it is
+   * a structured record whose message is ambiguous.
+   */
+  private emitLine(latin1: string, offset: number, cut = false): boolean {
+    if (this.matchOne(latin1, offset, cut) && !this.matcher.shielded) return false;
+    this.shieldedAt.add(offset);
+    return true;
+  }
+
+  /** Gives the line to the matcher; false when it did not (an ambiguous structured record). */
+  private matchOne(latin1: string, offset: number, cut: boolean): boolean {
     let line = Buffer.from(latin1, 'latin1').toString('utf8');
     if (line.endsWith('\r')) line = line.slice(0, -1);
     const st = this.structured;
@@ -193,9 +211,9 @@ export class ChunkScanner {
       const rec = decodeStructured(line, st.format, st.keys ?? DEFAULT_STRUCTURED_KEYS);
       if (rec?.ambiguous !== undefined) {
         // Two message keys, or one twice (issue 37): no message is surely the logger's, so no rule reads any;
-        // counted as a line its format could not read.
+        // counted as a line its format could not read; no gauge is read from it either (held as shielded).
         this.sink.decodeError?.(rec.format);
-        return;
+        return false;
       }
       if (rec !== null) {
         // The message's lines, as the engine would have printed them: the first is the logger's record.
@@ -212,12 +230,13 @@ export class ChunkScanner {
             cut && i === n - 1,
           );
         }
-        return;
+        return true;
       }
       // Not a record in the declared format: matched as plain text, and counted (never dropped).
       if (st.format !== 'auto') this.sink.decodeError?.(st.format);
     }
     this.matcher.match(line, offset, this.emit, this.lines, undefined, cut);
+    return true;
   }
 
   private readonly emit = (m: RuleMatch): void => this.sink.match(m);
@@ -338,7 +357,14 @@ export class ChunkScanner {
         record = p;
       }
       const close = batchLineClose(s, vp, ve);
-      if (close >= 0) {
+      // Matched first: whether a carrier holds the line decides whether its engine line counts.
+      const shielded =
+        (this.matcher.hasPending ||
+          (close < 0 && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(vp, ve)))) &&
+        this.emitLine(s.slice(p, end), base + p, end !== nl);
+      if (shielded) {
+        // User text: no engine line (issue 37 item 4).
+      } else if (close >= 0) {
         if (sglangStampAt(s, vp)) batch.add(s, vp, close, record);
         else found.push([close + 1, 'sglang_batch', record]);
       } else {
@@ -346,12 +372,6 @@ export class ChunkScanner {
           if (next[k]! >= 0 && next[k]! < vp) next[k] = s.indexOf(markers[k]![0], vp);
           if (next[k]! >= 0 && next[k]! < vnl) found.push([next[k]!, markers[k]![1], record]);
         }
-      }
-      if (
-        this.matcher.hasPending ||
-        (close < 0 && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(vp, ve)))
-      ) {
-        this.emitLine(s.slice(p, end), base + p, end !== nl);
       }
       p = nl + 1;
     }
@@ -410,12 +430,17 @@ export class ChunkScanner {
       const floor = Math.max(start, at - RANK_WINDOW);
       for (let steps = 0; at >= start && steps < MAX_RANK_WALK; steps++) {
         const from = Math.max(start, buf.lastIndexOf(10, at) + 1);
+        const end = buf.indexOf(10, at);
         // A JSON record's rank is in its message's prefix.
-        const view =
-          this.jsonKeys === undefined ? null : this.viewOf(s, from - start, buf.indexOf(10, at) - start);
+        const view = this.jsonKeys === undefined ? null : this.viewOf(s, from - start, end - start);
         const rankFrom = view ? start + view.from : from;
-        const rank = ENGINE_LINE_RANK[kind](buf, rankFrom, Math.min(at, rankFrom + 256));
-        if (!seen.has(rank)) {
+        // Only the engine's own line stands for its rank: a request echo quoting a batch line, or a line a carrier
+        // holds, after the rank's real line must not hide it (issue 37 item 4).
+        const own =
+          ENGINE_LINE_OWN[kind](s, rankFrom - start, view ? view.to : end - start, at - start) &&
+          !this.shieldedAt.has(this.carryStart + from - start);
+        const rank = own ? ENGINE_LINE_RANK[kind](buf, rankFrom, Math.min(at, rankFrom + 256)) : undefined;
+        if (rank !== undefined && !seen.has(rank)) {
           seen.add(rank);
           found.push([at, kind, -1]);
           if (known.size > 0 && seen.size >= known.size && [...known].every((r) => seen.has(r))) break;
@@ -435,6 +460,7 @@ export class ChunkScanner {
       const from = Math.max(start, buf.lastIndexOf(10, at) + 1);
       const end = buf.indexOf(10, at);
       if (end - from > this.maxLineBytes) continue;
+      if (this.shieldedAt.size > 0 && this.shieldedAt.has(this.carryStart + from - start)) continue;
       const text = buf.toString('latin1', from, end);
       const view = this.viewOf(text, 0, text.length);
       const v = view ? this.engineOfView(text, view, kind) : ENGINE_LINE_PARSERS[kind](text);
@@ -456,7 +482,12 @@ function everyLineOf(s: string, base: number, marker: string, kind: EngineLineKi
   const seconds = kind === 'sglang_batch' ? new SecondRanks(found, base) : undefined;
   for (let a = s.indexOf(marker); a >= 0;) {
     const from = s.lastIndexOf('\n', a) + 1;
-    if (seconds && sglangStampAt(s, from)) seconds.add(s, from, a - 1);
+    // A plain line whose marker is not where the engine prints it (a request echo quoting one) is no engine line,
+    // and must not supersede the rank's real line of its second. JSON records are read from their message later.
+    const own = s.charCodeAt(from) === 123 /* { */ || ENGINE_LINE_OWN[kind](s, from, s.indexOf('\n', a), a);
+    if (!own) {
+      // skipped
+    } else if (seconds && sglangStampAt(s, from)) seconds.add(s, from, a - 1);
     else found.push([base + a, kind, -1]);
     const nl = s.indexOf('\n', a);
     a = nl < 0 ? -1 : s.indexOf(marker, nl);

@@ -321,8 +321,11 @@ export class LogWatcher {
         this.o.onEvent(e);
         replay.raised(offset);
       },
-      engine: (line) =>
-        this.o.onEngine(applyEngineLine(metrics, labels, this.ranksOf(src), line, this.now())),
+      engine: (line) => {
+        // Undefined for a line whose rank is refused (engine-ranks.ts: counted, no signal).
+        const sig = applyEngineLine(metrics, labels, this.ranksOf(src), line, this.now());
+        if (sig !== undefined) this.o.onEngine(sig);
+      },
       folded: (m, n) => {
         // The burst's event is out already: this one is counted. Logged once per burst, at its first fold.
         const cls = eventClass(m);

@@ -126,6 +126,8 @@ export class LineMatcher {
   private header: OpenCarrier | undefined;
   /** Lines after the open carrier's last tail: the engine's if the record ends before another tail. */
   private held: HeldLine[] = [];
+  /** Whether the last line matched (a structured record's head line) was a carrier's: see `shielded`. */
+  private lastShielded = false;
   /** The rule set has built-in rules (carriers only shield those). */
   private readonly builtIn: boolean;
   private readonly timeOf: (line: string, offset: number) => number;
@@ -161,6 +163,15 @@ export class LineMatcher {
     return Number.isFinite(this.lastStampMs) ? this.lastStampMs : now();
   }
 
+  /**
+   * Whether the line last given to `match` (a structured record's head) is part of a carrier record: user text, or the
+   * header that carries it. The scanner asks this before it reads an engine line's gauges (issue 37 item 4): the
+   * carrier state is the matcher's, and a line it never saw had no carrier open (one open makes `hasPending` true).
+   */
+  get shielded(): boolean {
+    return this.lastShielded;
+  }
+
   get hasPending(): boolean {
     // An open carrier must see every line, or it could not tell where it ends.
     return this.pending.length > 0 || this.carrier !== undefined || this.outbox.length > 0;
@@ -184,6 +195,7 @@ export class LineMatcher {
   reset(): void {
     this.carrier = undefined;
     this.held = [];
+    this.lastShielded = false;
     this.outbox = [];
     this.pending = [];
     this.incidents.end();
@@ -215,6 +227,8 @@ export class LineMatcher {
       }
       if (step === 'rehold') this.held = [];
       if (step === 'hold' || step === 'rehold') {
+        // Not known yet to be the engine's: no gauge is read from it (held lines are replayed as rules' input).
+        if (rec === undefined || rec.head) this.lastShielded = true;
         this.held.push({ line, offset, lineNo, rec, cut });
         return;
       }
@@ -282,6 +296,7 @@ export class LineMatcher {
     rec?: { head: boolean; time?: string },
   ): void {
     const record = rec?.head === true;
+    if (rec === undefined || rec.head) this.lastShielded = carried;
     const closed =
       this.pending.length > 0 ? this.advancePending(line, offset, lineNo, emit, carried) : undefined;
     // A structured record's later lines are its message's continuation: they may close a record the head opened,

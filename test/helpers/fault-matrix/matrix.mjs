@@ -1,4 +1,4 @@
-// Runs one fault plan (bench/detect/plans.mjs) against a fresh simulator and the real daemon runtime: a healthy
+// Runs one fault plan (test/helpers/fault-matrix/plans.mjs) against a fresh simulator and the real daemon runtime: a healthy
 // period (a full clean intermittence window on every completion slot), the fault at a random phase against the
 // probe schedule, held `holdMs` after the expected diagnosis, then ended. Per trial: time to the expected
 // diagnosis, every diagnosis change while the fault held (and whether each was an escalation), time back to ok.
@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { parse, stringify } from 'yaml';
 
-const EXAMPLES = new URL('../../examples/', import.meta.url).pathname;
+const EXAMPLES = new URL('../../../examples/', import.meta.url).pathname;
 
 export async function loadDist(
-  dist = process.env.WEDGEWATCH_DIST ?? new URL('../../dist/', import.meta.url).pathname,
+  dist = process.env.WEDGEWATCH_DIST ?? new URL('../../../dist/', import.meta.url).pathname,
 ) {
   const imp = (p) => import(join(dist, p));
   return {
@@ -263,12 +263,16 @@ function enginesText(state) {
     .join('; ');
 }
 
-/** Whether a plan's trials meet the matrix's bar: reached, at most one change, and only an escalation. */
-export function verdictOf(trials) {
+/**
+ * Whether a plan's trials meet the matrix's bar: reached, at most `maxChanges` changes (the bench's bar is one), and
+ * each an escalation. The wall-clock test passes Infinity: on a loaded machine the evidence can arrive one step at a
+ * time (slow → completions_failing → engine_stalled), which is more escalations, never a flap back.
+ */
+export function verdictOf(trials, { maxChanges = 1 } = {}) {
   const problems = [];
   for (const [i, t] of trials.entries()) {
     if (!t.ok) problems.push(`trial ${i + 1}: ${t.error}`);
-    else if (t.changes.length > 1 || t.changes.some((c) => !c.escalation))
+    else if (t.changes.length > maxChanges || t.changes.some((c) => !c.escalation))
       problems.push(
         `trial ${i + 1}: ${t.changes.map((c) => `${c.from} → ${c.to}${c.escalation ? '' : ' (not an escalation)'}`).join(', ')}`,
       );
