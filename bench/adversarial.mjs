@@ -14,9 +14,11 @@ import { CLI, killAll, unitMemoryHigh } from './adversarial/harness.mjs';
 import * as F from './adversarial/findings.mjs';
 import * as V from './adversarial/verify-findings.mjs';
 import * as G from './adversarial/gauge-findings.mjs';
+import * as S from './adversarial/shield-findings.mjs';
 import { startMainEnv } from './adversarial/main-env.mjs';
 
-const RUN_DEADLINE_MS = 420_000; // the whole run stays under 7 minutes, set-up and summary included
+// The whole run stays under 10 minutes, set-up and summary included (issue 37's shield rows: +140 s).
+const RUN_DEADLINE_MS = 560_000;
 const LAG_LIMIT_S = 0.1;
 
 /** [number, check, function, budget ms]: in the order they run (shared-daemon ones first, while it is clean). */
@@ -28,6 +30,15 @@ const FINDINGS = [
     G.gaugesFromUserText,
     20_000,
   ],
+  // Issue 37 items 1, 2, 7: shields that end early or never, and a flood of fake thread deaths.
+  [
+    '37.1',
+    'early tail + fake thread death in tool output: 0 events; real one raised',
+    S.finding37early,
+    45_000,
+  ],
+  ['37.2', 'tool output cut at maxLineBytes: 0 events; real traceback raised', S.finding37cut, 45_000],
+  ['37.7', '2,500 fake thread deaths: 0 events, transitions held; real one raised', S.finding37flood, 50_000],
   [8, '/probe: 300 GETs throttled; cross-site GET refused', F.finding8, 35_000],
   [9, 'DNS rebinding: evil Host+Origin POSTs not 2xx', F.finding9, 10_000],
   [10, 'no 12+-char piece of a cut secret in /api/status', F.finding10, 15_000],

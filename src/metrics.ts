@@ -130,6 +130,12 @@ export function createLogMetrics(registry: client.Registry) {
       labelNames: ['target', 'service', 'rule', 'class', 'severity'],
       registers,
     }),
+    logEventsFolded: new client.Counter({
+      name: `${PREFIX}log_events_folded_total`,
+      help: 'Log events folded into their burst (same source, class and severity within 10 s, past its first 32 events): counted, not raised.',
+      labelNames: ['target', 'service', 'class'],
+      registers,
+    }),
     logMatches: new client.Counter({
       name: `${PREFIX}log_matches_total`,
       help: "Lines that matched a rule, each one: an incident's members and a request's repeats too (log_events_total counts the events they make).",
@@ -158,6 +164,12 @@ export function createLogMetrics(registry: client.Registry) {
       name: `${PREFIX}log_lines_truncated_total`,
       help: 'Log lines longer than the line limit, cut to it.',
       labelNames: ['target', 'service'],
+      registers,
+    }),
+    logCarriersCut: new client.Counter({
+      name: `${PREFIX}log_carriers_cut_total`,
+      help: 'Records carrying user text (tool-call output, grammars) cut off from their tail at their line or byte cap: each ends at the next engine record instead.',
+      labelNames: ['target', 'service', 'carrier', 'cap'],
       registers,
     }),
     logRotations: new client.Counter({

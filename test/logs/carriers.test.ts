@@ -202,9 +202,9 @@ describe('records that carry user text raise nothing, whatever lines they hold (
     expect(ms[0]!.line).not.toContain('not the cause');
   });
 
-  it('a record with no end is bounded: past MAX_CARRIER_LINES lines are scanned again', () => {
+  it('a record with no end is bounded: past MAX_CARRIER_LINES lines the next record ends it (issue 37)', () => {
     const filler = Array.from({ length: MAX_CARRIER_LINES }, () => 'x').join('\n');
-    const text = `${SGLANG}Failed to parse JSON part: ["\n${filler}\n${NIXL_DEATH}\n`;
+    const text = `${SGLANG}Failed to parse JSON part: ["\n${filler}\n${SGLANG}next\n${NIXL_DEATH}\n`;
     expect(names(scan(text))).toEqual(['nixl_bootstrap_thread_dead']);
   });
 });

@@ -38,8 +38,17 @@ export interface JournalQuery {
   limit?: number;
 }
 
+/**
+ * The state history (what the status page's strip is drawn from) is kept in a ring of its own: no flood of other
+ * events (2,500 critical log lines from one tool call, issue 37 item 7) can push a transition out of memory.
+ */
+const STATE_TYPES: ReadonlySet<string> = new Set<JournalEventType>(['transition', 'diagnosis']);
+
 export class Journal {
+  /** Every event but the state history, oldest first. */
   private readonly ring: JournalEvent[] = [];
+  /** Transitions and diagnosis changes, oldest first (ringSize of them). */
+  private readonly states: JournalEvent[] = [];
   private readonly ringSize: number;
   private readonly maxFileBytes: number;
   private readonly maxPending: number;
@@ -82,24 +91,31 @@ export class Journal {
     }
     this.torn = text.length > 0 && !text.endsWith('\n');
     const lines = text.split('\n').filter((l) => l !== '');
-    for (const line of lines.slice(-this.ringSize)) {
+    // Newest first, until both rings are full: the state history reaches back past a flood of other events.
+    const ring: JournalEvent[] = [];
+    const states: JournalEvent[] = [];
+    for (let i = lines.length - 1; i >= 0; i--) {
+      if (ring.length >= this.ringSize && states.length >= this.ringSize) break;
       try {
-        const e = readJournalEntry(JSON.parse(line));
-        if (e !== undefined) {
-          this.ring.push(e);
-          this.seq = Math.max(this.seq, e.seq);
-        }
+        const e = readJournalEntry(JSON.parse(lines[i]!));
+        if (e === undefined) continue;
+        this.seq = Math.max(this.seq, e.seq);
+        const into = STATE_TYPES.has(e.type) ? states : ring;
+        if (into.length < this.ringSize) into.push(e);
       } catch {
         // A torn last line from a crash: skip it.
       }
     }
+    this.ring.push(...ring.reverse());
+    this.states.push(...states.reverse());
   }
 
   append(e: NewJournalEvent): JournalEvent {
     // Redacted before it is kept anywhere (ring, file, listeners): events quote log lines, argv and diffs.
     const ev = JSON.parse(redactor.redact(JSON.stringify({ seq: ++this.seq, ...e }))) as JournalEvent;
-    this.ring.push(ev);
-    if (this.ring.length > this.ringSize) this.ring.splice(0, this.ring.length - this.ringSize);
+    const ring = STATE_TYPES.has(ev.type) ? this.states : this.ring;
+    ring.push(ev);
+    if (ring.length > this.ringSize) ring.splice(0, ring.length - this.ringSize);
     for (const l of this.listeners) {
       try {
         l(ev);
@@ -125,20 +141,21 @@ export class Journal {
   query<T extends JournalEventType>(q: JournalQuery & { type: T }): JournalEventOf<T>[];
   query(q?: JournalQuery): JournalEvent[];
   query(q: JournalQuery = {}): JournalEvent[] {
-    const out = this.ring.filter(
-      (e) =>
-        (q.since === undefined || e.time > q.since) &&
-        (q.afterSeq === undefined || e.seq > q.afterSeq) &&
-        (q.target === undefined || e.target === q.target) &&
-        (q.type === undefined || e.type === q.type),
-    );
+    const keep = (e: JournalEvent) =>
+      (q.since === undefined || e.time > q.since) &&
+      (q.afterSeq === undefined || e.seq > q.afterSeq) &&
+      (q.target === undefined || e.target === q.target) &&
+      (q.type === undefined || e.type === q.type);
+    const out = mergeBySeq(this.ring.filter(keep), this.states.filter(keep));
     const limit = q.limit ?? 1000;
     return out.length > limit ? out.slice(-limit) : out;
   }
 
   /** When the oldest event still held was appended (how far back the history reaches). */
   oldestTime(): number | undefined {
-    return this.ring[0]?.time;
+    const a = this.ring[0]?.time;
+    const b = this.states[0]?.time;
+    return a === undefined ? b : b === undefined ? a : Math.min(a, b);
   }
 
   /** Resolves once every appended event is on disk. */
@@ -226,4 +243,17 @@ export class Journal {
       () => 0,
     );
   }
+}
+
+/** Two lists each in append order (seq ascending), as one. */
+function mergeBySeq(a: JournalEvent[], b: JournalEvent[]): JournalEvent[] {
+  if (b.length === 0) return a;
+  if (a.length === 0) return b;
+  const out: JournalEvent[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) out.push(a[i]!.seq <= b[j]!.seq ? a[i++]! : b[j++]!);
+  while (i < a.length) out.push(a[i++]!);
+  while (j < b.length) out.push(b[j++]!);
+  return out;
 }

@@ -2,21 +2,30 @@
 // that quote a prompt; these engines print model output (which the user steers) or a user's grammar raw, in an
 // f-string or a %s, so a raw newline in it starts a line that looks exactly like an engine's own (issue 24:
 // a tool call whose argument held a traceback paged on-call). Such a record opens on its first line (the known
-// call site) and runs to its known end, whatever lines it contains; no built-in rule sees any of its lines.
+// call site) and runs to its real end, whatever lines it contains; no built-in rule sees any of its lines.
 //
-// Where the end is printed by the engine after the user text (the f-string's tail) the record ends there. A user
-// can print that tail too and end the record early; what follows is then scanned like any line, which is why a
-// log line alone never pages (confirm.ts; the alert rules page only once a probe confirmed a line). The other way
-// round, an engine line printed inside a record (another thread's unprefixed traceback before SGLang's next record)
-// is not scanned: the probes still see what it would have told.
+// Where the end is printed by the engine after the user text (the f-string's tail), the user can print that tail
+// too (issue 37 item 1): the record ends at the LAST tail-shaped line before the engine's next record (or a quiet
+// period), never the first. Lines after a tail are held, not scanned: another tail-shaped line makes them the
+// user's (dropped with the record); the engine's next record, a quiet period or the caps make them the engine's
+// (scanned then, in order: a thread's stderr traceback after the real end still raises its event). Every carrier
+// is bounded by the engine's next record in every format (a structured record ends its carrier: the user cannot
+// start a JSON line) and by a quiet period; past MAX_CARRIER_LINES or MAX_CARRIER_BYTES (a cut-off, counted) a
+// tail carrier ends at the engine's next record whether or not a tail came. Held lines are bounded (MAX_HELD_*).
+// A line the scanner cut is never a tail (its end is gone, and a cut can leave user text ending tail-shaped).
+// What is left to the user: printing a tail and then an engine record's prefix ends the record there; that is why
+// a log line alone never pages (confirm.ts; the alert rules page only once a probe confirmed a line).
 import { escapeRegExp } from '../../lib/regex.js';
 import { PACKS } from './packs/index.js';
 import { MAX_PREFIX, prefixAllows } from './request-echo.js';
 
 /** How a carrier record ends. */
 export type CarrierEnd =
-  /** At the first line (the header's own included) this test accepts; that line is still the carrier's. */
-  | { kind: 'tail'; test: (line: string) => boolean }
+  /**
+   * At the last line (the header's own included) this test accepts before the next line that starts a record of
+   * the engine's logger (`record`), or before a quiet period; that line is still the carrier's.
+   */
+  | { kind: 'tail'; test: (line: string) => boolean; record: RegExp }
   /** Before the first line that does not start with the header's logger prefix, exactly (vLLM repeats it). */
   | { kind: 'same_prefix' }
   /** Before the first line that starts a new record of the engine's logger (its prefix, not quoted). */
@@ -39,8 +48,26 @@ export interface Carrier {
   raises?: readonly string[];
 }
 
-/** Lines a carrier record may span at most; past it the record ends (a 128k-token output is far fewer lines). */
-export const MAX_CARRIER_LINES = 50_000;
+/**
+ * Lines a carrier record may span before it is cut off from its tail: past it, the record ends at the engine's next
+ * record (or a quiet period) whether or not a tail came. A tool
+ * call's output is a few hundred lines; an engine whose tail never shows must not blind every rule for long (issue 37
+ * item 2: 50,000 lines was 22 s of a thread death unseen). Past the cap the lines are still not scanned: a cap that
+ * let the rest of the record be read would let any output longer than it print a thread death (2,500 of them).
+ */
+export const MAX_CARRIER_LINES = 2_000;
+/** Bytes a carrier record may span before it is cut off from its tail. */
+export const MAX_CARRIER_BYTES = 256 * 1024;
+
+/**
+ * Lines (and bytes) held after a tail at most: past it they are dropped with the record (a stretch this long after a
+ * tail-shaped line, with no record of the engine's, is the model's) and holding starts again from the line.
+ */
+export const MAX_HELD_LINES = 2_000;
+export const MAX_HELD_BYTES = 256 * 1024;
+
+/** Why a carrier record stopped short of its end. */
+export type CarrierCut = 'lines' | 'bytes';
 
 // CPython Lib/json/decoder.py JSONDecodeError.__init__ (3.5 → 3.13): `'%s: line %d column %d (char %d)' % (msg,
 // lineno, colno, pos)` is how str(e) ends. Anchored at the end and free of unbounded repeats before a literal, so
@@ -65,7 +92,11 @@ const OWN: readonly Carrier[] = [
       'sglang function_call/mistral_detector.py:77 @ a343daaf, llama32_detector.py detect_and_parse @ 01c3e438',
     literal: 'Failed to parse JSON part: ',
     open: /Failed to parse JSON part: /,
-    end: { kind: 'tail', test: (l) => l.includes(JSON_TAIL) && JSON_ERROR_END.test(l) },
+    end: {
+      kind: 'tail',
+      test: (l) => l.includes(JSON_TAIL) && JSON_ERROR_END.test(l),
+      record: SGLANG_RECORD,
+    },
   },
   // sgl-project/sglang python/sglang/srt/function_call/base_format_detector.py parse_base_json @ 00a35ca8:
   // `logger.warning(f"Model attempted to call undefined function: {name}")`: the name is the model's, decoded
@@ -126,9 +157,42 @@ export const CARRIERS: readonly Carrier[] = [
   ...Object.values(PACKS).flatMap((p) => p.carriers ?? []),
 ];
 
+/** What an open carrier makes of the next line (OpenCarrier.takes). */
+export type CarrierStep =
+  /** The record's (user text): shielded. */
+  | 'take'
+  /** A tail-shaped line: the record's, and every line held since the last one was the user's too. */
+  | 'tail'
+  /** After a tail: the record's or the engine's, known at the record's real end; kept until then. */
+  | 'hold'
+  /** Held too much: the lines held so far go with the record, this line is held from now. */
+  | 'rehold'
+  /** Not the record's: it ended before this line (held lines are the engine's). */
+  | 'end'
+  /**
+   * Past a cap: the record is cut off from its tail before this line; it ends at the engine's next record from now
+   * on, tail or not. Ask again for this line's step.
+   */
+  | CarrierCut;
+
+/** How a line reached the matcher: a structured record's head or continuation, or a plain line. */
+export interface CarrierLine {
+  /** The line is part of a structured record's message (JSON, logfmt); `head` when it is its first. */
+  rec?: { head: boolean } | undefined;
+  /** The scanner cut the line at maxLineBytes. */
+  cut?: boolean;
+}
+
 /** An open carrier record. */
 export class OpenCarrier {
   private lines = 1;
+  private bytes: number;
+  /** A tail-shaped line (or a cut line, which may have been one) went by: the record may have ended there. */
+  private mayHaveEnded: boolean;
+  /** Past a cap: the next record ends it, tail or not. */
+  private capped = false;
+  private heldLines = 0;
+  private heldBytes = 0;
 
   private constructor(
     readonly carrier: Carrier,
@@ -136,41 +200,79 @@ export class OpenCarrier {
     readonly userFrom: number,
     /** The header line up to the end of the carrier's match (vLLM's per-line prefix), digits as `\d+`. */
     private readonly prefix: RegExp,
-    /** Closed already (the header carried its own tail). */
-    public closed: boolean,
-  ) {}
+    /** Opened on a line of a structured record: the record is its message, and ends where that does. */
+    private readonly structured: boolean,
+    header: string,
+    cut: boolean,
+  ) {
+    this.bytes = header.length;
+    const end = carrier.end;
+    this.mayHaveEnded = end.kind === 'tail' && (cut || end.test(header));
+  }
 
   /** The carrier whose header this line is, opened; undefined when it is none. */
-  static open(line: string): OpenCarrier | undefined {
+  static open(line: string, how: CarrierLine = {}): OpenCarrier | undefined {
     for (const c of CARRIERS) {
       if (!line.includes(c.literal)) continue;
       const m = c.open.exec(line);
       if (!m || m.index > MAX_PREFIX || !prefixAllows(line, m.index)) continue;
-      const closed = c.end.kind === 'tail' && c.end.test(line);
       // Digits vary line to line where a container runtime stamps each line (CRI, journald); the words do not.
       const prefix = escapeRegExp(line.slice(0, m.index + m[0].length)).replace(/\d+/g, '\\d+');
-      return new OpenCarrier(c, m.index + m[0].length, new RegExp(`^${prefix}`), closed);
+      return new OpenCarrier(
+        c,
+        m.index + m[0].length,
+        new RegExp(`^${prefix}`),
+        how.rec !== undefined,
+        line,
+        how.cut === true,
+      );
     }
     return undefined;
   }
 
-  /**
-   * Whether `line` (the next line of the file) belongs to the record. A false answer closes it and the line is
-   * an ordinary one; a true answer on a tail line closes it after that line.
-   */
-  takes(line: string): boolean {
-    if (this.closed || ++this.lines > MAX_CARRIER_LINES) return false;
-    const end = this.carrier.end;
-    switch (end.kind) {
-      case 'tail':
-        if (end.test(line)) this.closed = true;
-        return true;
-      case 'same_prefix':
-        return this.prefix.test(line);
-      case 'next_record': {
-        const m = end.record.exec(line);
-        return !(m && m.index <= MAX_PREFIX && prefixAllows(line, m.index));
+  /** What the record makes of `line`, the next line of the file (see CarrierStep). */
+  takes(line: string, how: CarrierLine = {}): CarrierStep {
+    if (!this.capped) {
+      this.lines++;
+      this.bytes += line.length + 1;
+      const cap =
+        this.lines > MAX_CARRIER_LINES ? 'lines' : this.bytes > MAX_CARRIER_BYTES ? 'bytes' : undefined;
+      if (cap !== undefined) {
+        this.capped = true;
+        return cap;
       }
     }
+    // A structured record is one line of the file: the next record (or a plain line) is the engine's.
+    if (this.structured) return how.rec !== undefined && !how.rec.head ? 'take' : 'end';
+    const end = this.carrier.end;
+    switch (end.kind) {
+      case 'tail': {
+        // Its end is gone when the scanner cut it: it may have been the tail (held lines before it go with the
+        // record), and it is never one by itself.
+        if (how.cut === true || end.test(line)) {
+          this.mayHaveEnded = true;
+          this.heldLines = this.heldBytes = 0;
+          return 'tail';
+        }
+        if (!this.mayHaveEnded) return this.capped && startsRecord(end.record, line) ? 'end' : 'take';
+        if (startsRecord(end.record, line)) return 'end';
+        this.heldLines++;
+        this.heldBytes += line.length + 1;
+        if (this.heldLines <= MAX_HELD_LINES && this.heldBytes <= MAX_HELD_BYTES) return 'hold';
+        this.heldLines = 1;
+        this.heldBytes = line.length + 1;
+        return 'rehold';
+      }
+      case 'same_prefix':
+        return this.prefix.test(line) ? 'take' : 'end';
+      case 'next_record':
+        return startsRecord(end.record, line) ? 'end' : 'take';
+    }
   }
+}
+
+/** Whether `line` starts a record of a logger whose record prefix `record` matches (within its prefix). */
+function startsRecord(record: RegExp, line: string): boolean {
+  const m = record.exec(line.length > MAX_PREFIX + 128 ? line.slice(0, MAX_PREFIX + 128) : line);
+  return m !== null && m.index <= MAX_PREFIX && prefixAllows(line, m.index);
 }

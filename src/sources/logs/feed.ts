@@ -5,8 +5,10 @@
 // (a user rule's event ranks below the built-in ones in both, a loop is a loop in both).
 import type { LogFormat } from '../../config/schema.js';
 import type { LogEventSignal } from '../../core/signals.js';
+import type { CarrierCut } from './carriers.js';
 import { detectFormat, LINE_FORMATS, structuredOf, wrapperOf } from './formats/index.js';
 import type { StructuredFormat, StructuredKeys } from './formats/structured.js';
+import { EventFolds } from './fold.js';
 import { eventClass, type RuleSet } from './rules/compile.js';
 import type { RuleMatch } from './rules/matcher.js';
 import { ChunkScanner, type ScanSink } from './scanner.js';
@@ -29,6 +31,8 @@ export interface FeedSink extends Omit<ScanSink, 'match'> {
   timeOf?(line: string, at: number): number;
   /** A line not in the wrapper's format, passed on as it is. */
   malformed?(format: 'cri' | 'docker'): void;
+  /** A match folded into its burst's event (fold.ts); `n`: how many its burst has folded so far. */
+  folded?(m: RuleMatch, n: number): void;
 }
 
 export interface FeedOptions {
@@ -36,6 +40,8 @@ export interface FeedOptions {
   start?: number;
   /** Every periodic engine line, not only the last per rank of each chunk (replay's verdict timeline). */
   everyEngineLine?: boolean;
+  /** The source's event bursts (fold.ts), shared by its files; default one for this feed. */
+  folds?: EventFolds;
 }
 
 export interface LogFeed {
@@ -53,15 +59,25 @@ export function logFeed(set: RuleSet, src: FeedSource, sink: FeedSink, o: FeedOp
   // Set when the file is wrapped by a container runtime: maps scanner offsets to file offsets and times.
   let unwrapper: Unwrapper | undefined;
   const lookup = (at: number) => unwrapper?.lookup(at);
+  const folds = o.folds ?? new EventFolds();
+  const match = (m: RuleMatch) => {
+    // A user rule's matches are the operator's own count (a marker per line, say): only built-in rules fold.
+    const n = m.rule.user
+      ? 0
+      : folds.admit({ class: eventClass(m), severity: m.severity, loop: m.loop !== undefined }, m.time);
+    if (n === 0) sink.match(m, lookup(m.offset));
+    else sink.folded?.(m, n);
+  };
   const scanner = new ChunkScanner(
     set,
     src.maxLineBytes,
     {
-      match: (m) => sink.match(m, lookup(m.offset)),
+      match,
       ...(sink.member ? { member: (m: RuleMatch) => sink.member!(m) } : {}),
       engine: (line) => sink.engine(line),
       truncated: () => sink.truncated(),
       ...(sink.decodeError ? { decodeError: (f: StructuredFormat) => sink.decodeError!(f) } : {}),
+      ...(sink.carrierCut ? { carrierCut: (c: string, cap: CarrierCut) => sink.carrierCut!(c, cap) } : {}),
     },
     start,
     o.everyEngineLine === true,

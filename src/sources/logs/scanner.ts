@@ -12,6 +12,7 @@ import {
   type EngineLine,
 } from './engine-lines.js';
 import type { EngineLineKind } from './packs/index.js';
+import type { CarrierCut } from './carriers.js';
 import { echoAfterPrefix, isRequestEcho } from './request-echo.js';
 import type { RuleSet } from './rules/compile.js';
 import { LineMatcher, type MatcherOptions, type RuleMatch } from './rules/matcher.js';
@@ -40,6 +41,8 @@ export interface ScanSink {
   truncated(): void;
   /** A line not in the declared structured format (json, logfmt): matched as plain text. */
   decodeError?(format: StructuredFormat): void;
+  /** A carrier record of user text was cut off at a cap (carriers.ts); the lines after it are scanned. */
+  carrierCut?(carrier: string, cap: CarrierCut): void;
 }
 
 /** How a source's lines carry their records (formats/structured.ts); `auto` decides line by line. */
@@ -86,6 +89,7 @@ export class ChunkScanner {
     this.matcher = new LineMatcher(set, {
       ...matcherOptions,
       ...(sink.member ? { onMember: (m: RuleMatch) => sink.member!(m) } : {}),
+      ...(sink.carrierCut ? { onCarrierCut: (c: string, cap: CarrierCut) => sink.carrierCut!(c, cap) } : {}),
     });
     this.carryStart = startOffset;
     if (structured !== undefined && structured.format !== 'logfmt') {
@@ -174,7 +178,7 @@ export class ChunkScanner {
   private endCarriedLine(extra: number): void {
     const text = this.carry.toString('latin1');
     this.lines++;
-    const shielded = this.emitLine(text, this.carryStart);
+    const shielded = this.emitLine(text, this.carryStart, this.carryLen > this.maxLineBytes);
     const view = this.viewOf(text, 0, text.length);
     for (const [marker, kind] of this.markers) {
       if (!shielded && text.includes(marker)) {
@@ -188,17 +192,18 @@ export class ChunkScanner {
   }
 
   /**
-   * Matches one line; returns whether it is no engine's own record to read gauges from (then noted in
-   * `shieldedAt`): a carrier record holds it, or it is a structured record whose message is ambiguous.
+   * Matches one line (`cut`: the scanner cut it at maxLineBytes, so its end is not the line's); returns whether it
+   * is no engine's own record to read gauges from (then noted in `shieldedAt`): a carrier record holds it, or it is
+   * a structured record whose message is ambiguous.
    */
-  private emitLine(latin1: string, offset: number): boolean {
-    if (this.matchOne(latin1, offset) && !this.matcher.shielded) return false;
+  private emitLine(latin1: string, offset: number, cut = false): boolean {
+    if (this.matchOne(latin1, offset, cut) && !this.matcher.shielded) return false;
     this.shieldedAt.add(offset);
     return true;
   }
 
   /** Gives the line to the matcher; false when it did not (an ambiguous structured record). */
-  private matchOne(latin1: string, offset: number): boolean {
+  private matchOne(latin1: string, offset: number, cut: boolean): boolean {
     let line = Buffer.from(latin1, 'latin1').toString('utf8');
     if (line.endsWith('\r')) line = line.slice(0, -1);
     const st = this.structured;
@@ -216,17 +221,21 @@ export class ChunkScanner {
         // A request echo's message is the user's text, all of it: only its head line is matched (and guarded).
         const n = isRequestEcho(rec.lines[0]!) ? 1 : rec.lines.length;
         for (let i = 0; i < n; i++) {
-          this.matcher.match(rec.lines[i]!, offset, this.emit, this.lines, {
-            head: i === 0,
-            ...(time !== undefined ? { time } : {}),
-          });
+          this.matcher.match(
+            rec.lines[i]!,
+            offset,
+            this.emit,
+            this.lines,
+            { head: i === 0, ...(time !== undefined ? { time } : {}) },
+            cut && i === n - 1,
+          );
         }
         return true;
       }
       // Not a record in the declared format: matched as plain text, and counted (never dropped).
       if (st.format !== 'auto') this.sink.decodeError?.(st.format);
     }
-    this.matcher.match(line, offset, this.emit, this.lines);
+    this.matcher.match(line, offset, this.emit, this.lines, undefined, cut);
     return true;
   }
 
@@ -279,7 +288,7 @@ export class ChunkScanner {
       this.lines++;
       if (nl - p > max) {
         this.sink.truncated();
-        this.emitLine(s.slice(p, p + max), base + p);
+        this.emitLine(s.slice(p, p + max), base + p, true);
       } else {
         this.emitLine(s.slice(p, nl), base + p);
       }
@@ -313,7 +322,7 @@ export class ChunkScanner {
         this.matcher.hasPending ||
         (!isBatchLine(s, vp, ve) && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(vp, ve)))
       ) {
-        this.emitLine(s.slice(p, end), base + p);
+        this.emitLine(s.slice(p, end), base + p, end !== nl);
       }
       p = nl + 1;
     }
@@ -352,7 +361,7 @@ export class ChunkScanner {
       const shielded =
         (this.matcher.hasPending ||
           (close < 0 && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(vp, ve)))) &&
-        this.emitLine(s.slice(p, end), base + p);
+        this.emitLine(s.slice(p, end), base + p, end !== nl);
       if (shielded) {
         // User text: no engine line (issue 37 item 4).
       } else if (close >= 0) {

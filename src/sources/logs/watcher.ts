@@ -19,7 +19,8 @@ import type {
   SourceLine,
 } from './source.js';
 import { LOG_SOURCE_KINDS, logSourceKind } from './sources/index.js';
-import { compileRuleSet, type RuleSet } from './rules/compile.js';
+import { compileRuleSet, eventClass, type RuleSet } from './rules/compile.js';
+import { EventFolds, FOLD_WINDOW_MS } from './fold.js';
 import { logEventSignal, logFeed, type FeedSink } from './feed.js';
 import { MetaRing, type LineMeta } from './unwrap.js';
 
@@ -218,7 +219,7 @@ export class LogWatcher {
     const metas = new MetaRing();
     const sink = this.sink(src, name, (at) => metas.lookup(at), NO_REPLAY, streamField);
     // No wrapper (a journal source's format is plain): the entry's time and stream are kept in `metas`.
-    const { scanner } = logFeed(set, src, sink);
+    const { scanner } = logFeed(set, src, sink, { folds: this.foldsOf(src) });
     let at = 0;
     let counted = 0;
     let idle: NodeJS.Timeout | undefined;
@@ -261,6 +262,7 @@ export class LogWatcher {
     const { metrics, target } = this.o;
     const labels = { target, service: src.service };
     let warnedLong = false;
+    const warnedCut = new Set<string>();
     // The last own time of a re-read line: an unstamped one (a stderr traceback) takes it.
     let lastOld = NaN;
     return {
@@ -324,6 +326,27 @@ export class LogWatcher {
         const sig = applyEngineLine(metrics, labels, this.ranksOf(src), line, this.now());
         if (sig !== undefined) this.o.onEngine(sig);
       },
+      folded: (m, n) => {
+        // The burst's event is out already: this one is counted. Logged once per burst, at its first fold.
+        const cls = eventClass(m);
+        metrics.logEventsFolded.inc({ ...labels, class: cls });
+        metrics.logMatches.inc({ ...labels, rule: m.rule.name });
+        if (n === 1)
+          this.log.warn(
+            { service: src.service, file, class: cls, rule: m.rule.name },
+            `a burst of ${cls} log events: folded into its first event for ${FOLD_WINDOW_MS / 1000} s (counted in log_events_folded_total)`,
+          );
+      },
+      carrierCut: (carrier, cap) => {
+        // Counted each time; logged once per carrier and file (a user can cut one off with every request).
+        metrics.logCarriersCut.inc({ ...labels, carrier, cap });
+        if (warnedCut.has(carrier)) return;
+        warnedCut.add(carrier);
+        this.log.warn(
+          { service: src.service, file, carrier, cap },
+          `a record carrying user text (${carrier}) ran past its ${cap} cap: it ends at the engine's next record, tail or not`,
+        );
+      },
       truncated: () => {
         metrics.logLinesTruncated.inc(labels);
         metrics.logReadErrors.inc({ ...labels, reason: 'line_too_long' });
@@ -336,6 +359,15 @@ export class LogWatcher {
         }
       },
     };
+  }
+
+  /** Each source's event bursts (fold.ts), kept across its files (a glob, a rotation) until the watcher stops. */
+  private readonly folds = new Map<LogSourceConfig, EventFolds>();
+
+  private foldsOf(src: LogSourceConfig): EventFolds {
+    let f = this.folds.get(src);
+    if (!f) this.folds.set(src, (f = new EventFolds()));
+    return f;
   }
 
   /** Per-rank engine values of each source, kept across its files (rotation) until the watcher stops. */
@@ -387,7 +419,15 @@ export class LogWatcher {
         }
       },
     };
-    const { input: feed, scanner, lookup, fileOffset } = logFeed(set, src, sink, { start });
+    const {
+      input: feed,
+      scanner,
+      lookup,
+      fileOffset,
+    } = logFeed(set, src, sink, {
+      start,
+      folds: this.foldsOf(src),
+    });
     let counted = 0;
     let binary = false;
     this.o.onRead?.(src.service, file, start, this.now());

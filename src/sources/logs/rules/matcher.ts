@@ -5,7 +5,7 @@
 // own). Events leave in file order through an outbox: a chain head waiting for its root cause holds those behind it.
 import type { Severity } from '../../../core/signals.js';
 import type { EngineValues } from '../engine-lines.js';
-import { OpenCarrier } from '../carriers.js';
+import { OpenCarrier, type CarrierCut, type CarrierLine } from '../carriers.js';
 import { isRequestEcho, prefixAllows, prefixShape } from '../request-echo.js';
 import { stampText, stampToMs } from '../line-time.js';
 import { forRule, type CompiledRule, type RuleSet } from './compile.js';
@@ -92,6 +92,17 @@ export interface MatcherOptions {
   loopWindowMs?: number;
   /** A match folded into an open incident (counted per rule; no event). */
   onMember?: (m: RuleMatch) => void;
+  /** A carrier record of user text was cut off from its tail at a cap (carriers.ts): it ends at the next record. */
+  onCarrierCut?: (carrier: string, cap: CarrierCut, lineNo: number) => void;
+}
+
+/** A line an open carrier holds until the record's real end is known (carriers.ts `hold`). */
+interface HeldLine {
+  line: string;
+  offset: number;
+  lineNo: number;
+  rec: { head: boolean; time?: string } | undefined;
+  cut: boolean;
 }
 
 /**
@@ -113,6 +124,8 @@ export class LineMatcher {
   private carrier: OpenCarrier | undefined;
   /** The carrier this line opened (its header: the rules it `raises` may match it), else undefined. */
   private header: OpenCarrier | undefined;
+  /** Lines after the open carrier's last tail: the engine's if the record ends before another tail. */
+  private held: HeldLine[] = [];
   /** Whether the last line matched (a structured record's head line) was a carrier's: see `shielded`. */
   private lastShielded = false;
   /** The rule set has built-in rules (carriers only shield those). */
@@ -175,11 +188,13 @@ export class LineMatcher {
     for (const p of this.pending) if (!p.joined && p.offset < from) from = p.offset;
     for (const m of this.heldFirst.values()) if (m.offset < from) from = m.offset;
     for (const o of this.outbox) if (o.m.offset < from) from = o.m.offset;
+    if (this.held.length > 0 && this.held[0]!.offset < from) from = this.held[0]!.offset;
     return from === Infinity ? undefined : from;
   }
 
   reset(): void {
     this.carrier = undefined;
+    this.held = [];
     this.lastShielded = false;
     this.outbox = [];
     this.pending = [];
@@ -199,11 +214,57 @@ export class LineMatcher {
     emit: (m: RuleMatch) => void,
     lineNo = ++this.calls,
     rec?: { head: boolean; time?: string },
+    /** The scanner cut the line at maxLineBytes (it is never a carrier's tail). */
+    cut = false,
+  ): void {
+    const c = this.carrier;
+    if (c !== undefined) {
+      let step = c.takes(line, { rec, cut });
+      if (step === 'lines' || step === 'bytes') {
+        // Cut off from its tail: it ends at the engine's next record from here, tail or not.
+        this.o.onCarrierCut?.(c.carrier.name, step, lineNo);
+        step = c.takes(line, { rec, cut });
+      }
+      if (step === 'rehold') this.held = [];
+      if (step === 'hold' || step === 'rehold') {
+        // Not known yet to be the engine's: no gauge is read from it (held lines are replayed as rules' input).
+        if (rec === undefined || rec.head) this.lastShielded = true;
+        this.held.push({ line, offset, lineNo, rec, cut });
+        return;
+      }
+      if (step === 'take' || step === 'tail') {
+        // After another tail, the lines held since the last one were the user's: they go with the record.
+        if (step === 'tail') this.held = [];
+        this.header = undefined;
+        this.step(line, offset, emit, lineNo, rec, true);
+        return;
+      }
+      this.endCarrier(emit);
+    }
+    this.step(line, offset, emit, lineNo, rec, this.opens(line, { rec, cut }));
+  }
+
+  /** One line through the record, incident and request stages (`carried`: user text of a carrier record). */
+  private step(
+    line: string,
+    offset: number,
+    emit: (m: RuleMatch) => void,
+    lineNo: number,
+    rec: { head: boolean; time?: string } | undefined,
+    carried: boolean,
   ): void {
     // A line went by: a waiting chain head with no record of its incident open counts it.
     for (const o of this.outbox) if (o.wait > 0 && !this.recordOpen(o.m.incident!)) o.wait--;
-    this.matchLine(line, offset, (m) => this.send(m, emit), lineNo, rec);
+    this.matchLine(line, offset, (m) => this.send(m, emit), lineNo, carried, rec);
     this.releaseOutbox(emit);
+  }
+
+  /** The open carrier ended: the lines it held are the engine's, scanned now in file order. */
+  private endCarrier(emit: (m: RuleMatch) => void): void {
+    const held = this.held;
+    this.held = [];
+    this.carrier = undefined;
+    for (const h of held) this.match(h.line, h.offset, emit, h.lineNo, h.rec, h.cut);
   }
 
   /** An event out, unless one before it still waits (then it queues behind it). */
@@ -231,10 +292,10 @@ export class LineMatcher {
     offset: number,
     emit: (m: RuleMatch) => void,
     lineNo: number,
+    carried: boolean,
     rec?: { head: boolean; time?: string },
   ): void {
     const record = rec?.head === true;
-    const carried = this.builtIn && this.carried(line);
     if (rec === undefined || rec.head) this.lastShielded = carried;
     const closed =
       this.pending.length > 0 ? this.advancePending(line, offset, lineNo, emit, carried) : undefined;
@@ -392,16 +453,13 @@ export class LineMatcher {
     return true;
   }
 
-  /** Whether the line is user text of a carrier record (an open one, or one this line opens). */
-  private carried(line: string): boolean {
+  /** Whether the line opens a carrier record (it is then its header, and user text may follow on it). */
+  private opens(line: string, how: CarrierLine): boolean {
     this.header = undefined;
-    if (this.carrier) {
-      if (this.carrier.takes(line)) return true;
-      this.carrier = undefined;
-    }
-    const opened = OpenCarrier.open(line);
+    if (!this.builtIn) return false;
+    const opened = OpenCarrier.open(line, how);
     if (!opened) return false;
-    if (!opened.closed) this.carrier = opened;
+    this.carrier = opened;
     this.header = opened;
     return true;
   }
@@ -411,6 +469,8 @@ export class LineMatcher {
    * is decisive are raised now (an engine that died may never write the rest); the others keep waiting.
    */
   finish(emit: (m: RuleMatch) => void): void {
+    // Quiet: a carrier record was written whole, so it ended at its last tail; what it held is the engine's.
+    if (this.carrier !== undefined) this.endCarrier(emit);
     const keep: Pending[] = [];
     const send = (m: RuleMatch) => this.send(m, emit);
     for (const p of this.pending) {

@@ -1,0 +1,102 @@
+// bench:adversarial rows for issue 37 items 1, 2 and 7 (src/sources/logs/carriers.ts, fold.ts, the journal's state
+// ring): tool-call output that prints the engine's own tail early, a tail the scanner cuts, and 2,500 fake thread
+// deaths, appended to the shared daemon's prefill log on an idle engine and then a loaded one (slow fault: first
+// token late, every completion still finishing). Each must raise 0 events, states, bundles and remediations; the
+// real bootstrap-thread traceback after the record's real end must still be raised (its latency is reported); the
+// state history must survive.
+import { join } from 'node:path';
+import { DIST, metricSum, sleep, until } from './harness.mjs';
+import { markerRuns } from './main-env.mjs';
+import { tally } from './findings.mjs';
+
+const { bootstrapThreadTraceback, pyTime } = await import(join(DIST, 'sim/logfmt.js'));
+
+const TAIL = (n) => `"}}, JSON parse error: Invalid control character at: line 1 column ${n} (char ${n - 1})`;
+const FAKE_TAIL = ', JSON parse error: Expecting value: line 1 column 2 (char 1)';
+const head = () =>
+  `[${pyTime(new Date())}] Failed to parse JSON part: {"name": "run", "arguments": {"notes": "a`;
+
+/** Item 1: the model prints the tail, then a thread death, then more; the engine's real tail ends the record. */
+export const earlyTail = () =>
+  [head(), `x${FAKE_TAIL}`, ...bootstrapThreadTraceback(7), 'and more output', TAIL(52)].join('\n') + '\n';
+
+/** Item 2 (a): the tool call's last line is longer than maxLineBytes (64 KB): the real tail is cut off. */
+export const cutTail = () => [head(), 'b'.repeat(70_000) + TAIL(70_050)].join('\n') + '\n';
+
+/** Item 7: one tool call printing 2,500 thread deaths after an early tail. */
+export const deathFlood = () =>
+  [
+    head(),
+    `x${FAKE_TAIL}`,
+    ...Array.from({ length: 2500 }, (_, i) => bootstrapThreadTraceback(100 + i)).flat(),
+    TAIL(52),
+  ].join('\n') + '\n';
+
+/** Appends `payload` on an idle engine, then on a loaded one; counts what user text raised; then the control. */
+async function shieldRow(env, payload, { strip = false } = {}) {
+  const d = env.daemon;
+  const t0 = Date.now();
+  const eventsOf = async () =>
+    metricSum(await d.metrics(), 'wedgewatch_log_events_total', (l) => l.includes('target="pd"')) ?? 0;
+  const eventsBefore = await eventsOf();
+  const remBefore = markerRuns(env.marker);
+  const bundlesOf = async () => (await d.json('/api/incidents?target=pd'))?.incidents?.length ?? 0;
+  const bundlesBefore = await bundlesOf();
+  await until(
+    async () => (await d.json('/api/status'))?.targets?.find((t) => t.target === 'pd')?.state === 'ok',
+    { timeoutMs: 15_000, what: 'pd ok before the payload' },
+  );
+  env.appendPrefill(payload());
+  await sleep(6000);
+  env.sim.enableFault('slow', { factor: 60 });
+  await sleep(1500);
+  env.appendPrefill(payload());
+  await sleep(8000);
+  env.sim.disableFault('slow');
+  await sleep(1500);
+  const evs = (await d.events('pd', { since: t0 })) ?? [];
+  const raised = evs.filter((e) => ['critical_log', 'critical_confirmed'].includes(e.type)).length;
+  const states = evs.filter((e) => e.type === 'transition' && e.data?.to !== 'ok').map((e) => e.data?.to);
+  const eventsAfter = await eventsOf();
+  const logEvents = eventsAfter - eventsBefore;
+  const bundles = (await bundlesOf()) - bundlesBefore;
+  const remediations = markerRuns(env.marker) - remBefore;
+  tally.userTextEvents += Math.max(raised, logEvents);
+  tally.userTextBundles += bundles;
+  tally.userTextRemediations += remediations;
+  // The state history is still held (the strip needs a transition; a flood once pushed every one out).
+  const history = strip ? ((await d.events('pd', { type: 'transition' })) ?? []).length : 1;
+
+  // The control: the record ended (its real tail, then the interpreter's traceback on its own): raised, and when.
+  const tc = Date.now();
+  env.appendPrefill(payload() + bootstrapThreadTraceback(8).join('\n') + '\n');
+  let latency = Infinity;
+  const control = await until(
+    async () => {
+      const n = await eventsOf();
+      if (n > eventsAfter) return ((latency = (Date.now() - tc) / 1000), true);
+      return false;
+    },
+    { timeoutMs: 8000, intervalMs: 100 },
+  );
+  const pass =
+    raised === 0 &&
+    logEvents === 0 &&
+    states.length === 0 &&
+    bundles === 0 &&
+    remediations === 0 &&
+    history > 0 &&
+    control === true;
+  return {
+    pass,
+    value:
+      `events ${Math.max(raised, logEvents)} (journal ${raised}, log_events_total +${logEvents}), states [${states.join(',') || 'ok'}], ` +
+      `bundles ${bundles}, remediations ${remediations}` +
+      (strip ? `, transitions held ${history}` : '') +
+      `; real traceback after the real end ${control ? `raised in ${latency.toFixed(1)} s` : 'NOT raised'}`,
+  };
+}
+
+export const finding37early = (env) => shieldRow(env, earlyTail);
+export const finding37cut = (env) => shieldRow(env, cutTail);
+export const finding37flood = (env) => shieldRow(env, deathFlood, { strip: true });
