@@ -222,6 +222,7 @@ describe('vLLM simulator', () => {
       'kv_corruption',
       'metrics_frozen',
       'nixl_transfer_failure',
+      'queue_starvation',
       'rank_stall',
       'reasoning_runaway',
       'recurring_stall',

@@ -39,7 +39,6 @@ export const llamacppMapping: EngineMapping = {
     'llamacpp:n_decode_total',
     'llamacpp:n_busy_slots_per_decode',
     'llamacpp:tokens_predicted_total',
-    'llamacpp:n_decode_total',
     'llamacpp:kv_cache_usage_ratio',
   ],
   labels: [],
