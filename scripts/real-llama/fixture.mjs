@@ -14,7 +14,16 @@
 //        node scripts/real-llama/fixture.mjs --check   exit 0 when warm, 1 (saying how to warm it) when not
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,7 +76,16 @@ export function fixturePaths() {
   else if (ready.commit !== PIN.commit || ready.flags?.join(' ') !== CMAKE_FLAGS.join(' '))
     missing = `${readyFile} was built with other settings`;
   else if (ready.generator !== generatorHash()) missing = `the model was written by another gen-model.py`;
-  return { dir, src: join(dir, 'src'), server, model, readyFile, ready, warm: missing === undefined, missing };
+  return {
+    dir,
+    src: join(dir, 'src'),
+    server,
+    model,
+    readyFile,
+    ready,
+    warm: missing === undefined,
+    missing,
+  };
 }
 
 /** The message a lane prints when the cache is cold: what is missing and the one command that warms it. */
@@ -91,7 +109,8 @@ const seconds = (t0) => Math.round((performance.now() - t0) / 100) / 10;
 function ensureNumpy() {
   if (spawnSync('python3', ['-c', 'import numpy'], { stdio: 'ignore' }).status === 0) return;
   const pip = (extra) =>
-    spawnSync('python3', ['-m', 'pip', 'install', '--quiet', ...extra, 'numpy'], { stdio: 'inherit' }).status === 0;
+    spawnSync('python3', ['-m', 'pip', 'install', '--quiet', ...extra, 'numpy'], { stdio: 'inherit' })
+      .status === 0;
   if (!pip([]) && !pip(['--break-system-packages']))
     throw new Error('could not install numpy from the Python package index (gen-model.py needs it)');
 }
@@ -125,9 +144,13 @@ function build(p, times) {
   writeFileSync(log, '');
   const jobs = process.env.WEDGEWATCH_BUILD_JOBS ?? '2';
   run('nice', ['-n', '15', 'cmake', '-S', p.src, '-B', join(p.dir, 'build'), ...CMAKE_FLAGS], { log });
-  run('nice', ['-n', '15', 'cmake', '--build', join(p.dir, 'build'), '--target', 'llama-server', `-j${jobs}`], {
-    log,
-  });
+  run(
+    'nice',
+    ['-n', '15', 'cmake', '--build', join(p.dir, 'build'), '--target', 'llama-server', `-j${jobs}`],
+    {
+      log,
+    },
+  );
   times.build = seconds(t0);
 }
 
