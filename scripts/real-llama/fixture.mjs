@@ -12,6 +12,7 @@
 //
 // Usage: node scripts/real-llama/fixture.mjs           warm the cache (cold: build; warm: check), print the times
 //        node scripts/real-llama/fixture.mjs --check   exit 0 when warm, 1 (saying how to warm it) when not
+/* global performance */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {

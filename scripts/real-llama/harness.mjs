@@ -1,6 +1,7 @@
 // The real-engine harness (issue 38), shared by test/real and bench/real-llama.mjs: upstream llama-server on
 // 127.0.0.1 and a free port, the daemon (dist/cli.js) watching it with examples/llamacpp.yaml's probes, and the
 // faults a real process can be given (signals, kill and restart on the same port).
+/* global AbortSignal, clearTimeout, fetch */
 import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -203,6 +204,8 @@ function tail(file, lines = 8) {
  * examples/llamacpp.yaml pointed at `url`: the same probes, cadence and timeouts; the journal source becomes the
  * server's log file (read from its end), remediation stays a dry run (counted, never run). The canary is left out
  * unless asked for: a random-weight model cannot answer known questions (issue 38 excepts correctness).
+ * @param {{ url: string, logFile: string, stateDir: string, canary?: boolean, probes?: string[],
+ *   detect?: Record<string, unknown> }} o
  */
 export function exampleConfig({ url, logFile, stateDir, canary = false, probes, detect }) {
   const doc = parse(readFileSync(join(ROOT, 'examples', 'llamacpp.yaml'), 'utf8'));
@@ -218,7 +221,10 @@ export function exampleConfig({ url, logFile, stateDir, canary = false, probes, 
   return stringify(doc);
 }
 
-/** The daemon (dist/cli.js run) on 127.0.0.1 and a free port; `status()` is the target's line of /api/status. */
+/**
+ * The daemon (dist/cli.js run) on 127.0.0.1 and a free port; `status()` is the target's line of /api/status.
+ * @param {{ configText: string, dir?: string }} o
+ */
 export async function startDaemon({ configText, dir }) {
   const home = dir ?? mkdtempSync(join(tmpdir(), 'ww-real-daemon-'));
   const config = join(home, 'wedgewatch.yaml');
