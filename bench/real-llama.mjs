@@ -31,6 +31,7 @@ const { values: args } = parseArgs({
     recover: { type: 'string', default: '600' },
     parallel: { type: 'string', default: '1' },
     canary: { type: 'boolean', default: false },
+    root: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -249,6 +250,7 @@ if (args.help) {
   --hold S          seconds a fault is held (default 120; after the first not-ok for sigstop, kill9, grammar)
   --recover S       seconds to wait for ok after the fault ended (default 600)
   --parallel N      scenarios at a time (default 1: each has the machine to itself)
+  --root DIR        another built tree's dist/cli.js and examples/llamacpp.yaml (a before/after column)
   --canary          keep the canary probe (a random-weight model cannot pass it)
   --json FILE       every scenario's samples and summary as JSON`);
   process.exit(0);
@@ -268,7 +270,9 @@ async function runScenario(name) {
       logFile: llama.logFile,
       stateDir: `${llama.dir}/state`,
       canary: args.canary,
+      root: args.root,
     }),
+    cli: args.root ? `${args.root}/dist/cli.js` : undefined,
   });
   const samples = [];
   const notes = [];

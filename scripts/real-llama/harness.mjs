@@ -204,11 +204,12 @@ function tail(file, lines = 8) {
  * examples/llamacpp.yaml pointed at `url`: the same probes, cadence and timeouts; the journal source becomes the
  * server's log file (read from its end), remediation stays a dry run (counted, never run). The canary is left out
  * unless asked for: a random-weight model cannot answer known questions (issue 38 excepts correctness).
+ * `root` another tree's examples/ (the bench's before/after columns).
  * @param {{ url: string, logFile: string, stateDir: string, canary?: boolean, probes?: string[],
- *   detect?: Record<string, unknown> }} o
+ *   detect?: Record<string, unknown>, root?: string }} o
  */
-export function exampleConfig({ url, logFile, stateDir, canary = false, probes, detect }) {
-  const doc = parse(readFileSync(join(ROOT, 'examples', 'llamacpp.yaml'), 'utf8'));
+export function exampleConfig({ url, logFile, stateDir, canary = false, probes, detect, root = ROOT }) {
+  const doc = parse(readFileSync(join(root, 'examples', 'llamacpp.yaml'), 'utf8'));
   const t = doc.targets[0];
   doc.stateDir = stateDir;
   t.endpoints = t.endpoints.map((e) => ({ ...e, url }));
@@ -223,16 +224,17 @@ export function exampleConfig({ url, logFile, stateDir, canary = false, probes, 
 
 /**
  * The daemon (dist/cli.js run) on 127.0.0.1 and a free port; `status()` is the target's line of /api/status.
- * @param {{ configText: string, dir?: string }} o
+ * `cli` another build's dist/cli.js (the bench's before/after columns).
+ * @param {{ configText: string, dir?: string, cli?: string }} o
  */
-export async function startDaemon({ configText, dir }) {
+export async function startDaemon({ configText, dir, cli = CLI }) {
   const home = dir ?? mkdtempSync(join(tmpdir(), 'ww-real-daemon-'));
   const config = join(home, 'wedgewatch.yaml');
   writeFileSync(config, configText);
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [CLI, 'run', '--config', config, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn'],
+    [cli, 'run', '--config', config, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const out = { stdout: '', stderr: '' };
