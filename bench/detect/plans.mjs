@@ -121,6 +121,23 @@ const strandedPlan = () => {
   };
 };
 
+/** Saturation (issue 41 item 9): the scheduler capped at `slots`, `streams` long generations holding every slot. */
+const saturationPlan = (slots, streams) => {
+  let ends = [];
+  return {
+    inject(sim) {
+      sim.enableFault('saturation', { slots });
+      ends = Array.from({ length: streams }, () => longStream(routerOf(sim)));
+      return Date.now();
+    },
+    restore(sim) {
+      for (const end of ends) end();
+      ends = [];
+      sim.disableFault('saturation');
+    },
+  };
+};
+
 /** Probes the plan needs beside the example's own (added when the example does not have them). */
 const CANARY = { name: 'canary', kind: 'canary', every: '30s', timeout: '30s', endpoints: ['router'] };
 const STRUCTURED = {
@@ -233,7 +250,10 @@ export function plans({ abortCascade }) {
       // only the window sees it; the tool-call matrix (7 requests a run) hangs too.
       name: 'intermittent_hang',
       engine: 'sglang',
-      expect: { states: ['degraded', 'wedged'], diagnoses: ['intermittent'] },
+      // The router holds the request: the engines report nothing running or waiting while they serve the other
+      // probes, which is a request lost before the engine (issue 41 item 4), named from the engines' own state.
+      expect: { states: ['degraded', 'wedged'], diagnoses: ['intermittent', 'requests_lost'] },
+      recoverMs: 8 * 60_000, // requests_lost holds 5 min after the last one
       ...toggle('intermittent_hang', { every: 3 }),
     },
     {
@@ -419,6 +439,50 @@ export function plans({ abortCascade }) {
       engine: 'vllm',
       expect: { states: ['degraded', 'wedged'], diagnoses: ['kv_transfer_failing'] },
       ...toggle('nixl_transfer_failure', { rate: 0.3 }),
+    },
+    {
+      // Issue 41 item 1: the core hangs in a collective with no log line and its gauges frozen at their last values
+      // (0 running / 0 waiting between requests): the engine's own progress stopped while our requests wait.
+      name: 'vllm_metrics_frozen',
+      fault: 'metrics_frozen',
+      engine: 'vllm',
+      expect: { states: ['wedged'], diagnoses: ['engine_stalled'] },
+      ...toggle('metrics_frozen', { mode: 'frozen' }, true),
+    },
+    {
+      // The same hang with /metrics no longer answering.
+      name: 'vllm_metrics_absent',
+      fault: 'metrics_frozen',
+      engine: 'vllm',
+      expect: { states: ['wedged'], diagnoses: ['engine_stalled'] },
+      ...toggle('metrics_frozen', { mode: 'absent' }, true),
+    },
+    {
+      // Issue 41 item 2: 25 s stalls a minute apart, each clearing by itself.
+      name: 'vllm_recurring_stall',
+      fault: 'recurring_stall',
+      engine: 'vllm',
+      expect: { states: ['degraded'], diagnoses: ['stalls_recurring'] },
+      recoverMs: 8 * 60_000, // episodes count for 5 min
+      ...toggle('recurring_stall', { stall: 25, every: 60 }),
+    },
+    {
+      // Issue 41 item 4: one chat request in three accepted and never handed to the engine.
+      name: 'vllm_requests_lost',
+      fault: 'requests_lost',
+      engine: 'vllm',
+      expect: { states: ['degraded', 'wedged'], diagnoses: ['requests_lost'] },
+      recoverMs: 8 * 60_000, // a lost request holds the diagnosis 5 min
+      ...toggle('requests_lost', { every: 3 }),
+    },
+    {
+      // Issue 41 item 9 / issue 38: 4 slots, 32 long generations: our probes wait for a slot while tokens flow.
+      // Busy, never wedged.
+      name: 'vllm_saturation',
+      fault: 'saturation',
+      engine: 'vllm',
+      expect: { states: ['degraded'], diagnoses: ['engine_saturated'] },
+      ...saturationPlan(4, 32),
     },
     {
       name: 'vllm_slow',

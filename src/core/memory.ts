@@ -4,6 +4,7 @@ import type { DetectSettings } from './detect-settings.js';
 import type { Diagnosis, EvidenceKind, LogEventClass, TargetStateName } from './vocabulary.js';
 import type { ConnKind, InflightRun, ProbeKind, ProbeResultClass } from './signals.js';
 import type { NodeEventKind, NodeMemory } from './node-memory.js';
+import type { EngineProgress, TargetProgress } from './progress-memory.js';
 
 export type { InflightRun } from './signals.js';
 
@@ -154,6 +155,10 @@ export interface EngineMemory {
   failures?: FailureMemory;
   /** The smallest PD queue total since `queuedSince` (the leak floor: entries nothing ever pops). */
   queueFloor?: number;
+  /** Decode steps (llama.cpp n_decode_total): a progress counter that moves with every step, not at a request's end. */
+  decodeStepsTotal?: number;
+  /** The engine's own progress and reporting, whatever its gauges claim (core/reduce/progress.ts). */
+  progress?: EngineProgress;
 }
 
 /** A warning line of a class that can name an incident (core/reduce/warnings.ts). */
@@ -231,6 +236,8 @@ export interface TargetMemory {
   ownIds?: Array<{ id: string; left: number }>;
   /** What the node told us: the engine's processes, GPUs, ranks and stacks (core/node-memory.ts). */
   node?: NodeMemory;
+  /** Latency windows per slot, episodes far outside them, requests the engines never reported (issue 41). */
+  progress?: TargetProgress;
   /** Abort lines discounted as our own probes' (timed out or cut by the watchdog itself). */
   ownAborts?: number;
   /** When our own completion probes timed out (each one aborted at the engines), newest last, bounded. */

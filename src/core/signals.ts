@@ -136,6 +136,8 @@ export interface AnswerCheck {
 export interface MatrixCell {
   cell: string;
   result: Exclude<ProbeResultClass, 'skipped_overlap' | 'timeout'>;
+  /** The cell's own HTTP status, when its response headers arrived. */
+  status?: number;
   error?: string;
 }
 
@@ -195,6 +197,12 @@ export interface EngineSignal {
   /** Monotonic counters of progress (finished requests, generated tokens); absent when the source has none. */
   finishedTotal?: number;
   generatedTokensTotal?: number;
+  /**
+   * Monotonic count of the engine's decode steps (llama.cpp `llamacpp:n_decode_total`): it moves with every step,
+   * where llama.cpp's token counter moves only when a request ends, so a slot held by a long generation (or by a
+   * client that never reads its stream) still shows progress.
+   */
+  decodeStepsTotal?: number;
   genThroughput?: number;
   tokenUsage?: number;
   /** Failure counters from /metrics (monotonic; absent when the engine exports none). */

@@ -165,7 +165,7 @@ export const DIAGNOSES = {
     runbook: 'diagnosis-health_generate_failing',
     alert: 'WedgewatchTargetWedged',
     meaning:
-      "the engine's `/health` answers 503 (or not in time) on an open port while completions fail (SGLang: detokenizer heartbeat stopped)",
+      "the engine's `/health` answers 503 (or not in time while a probe or metrics scrape still gets answers) on an open port while completions fail (SGLang: detokenizer heartbeat stopped)",
   },
   engine_stalled: {
     states: ['wedged', 'degraded'],
@@ -173,7 +173,17 @@ export const DIAGNOSES = {
     rank: 3,
     runbook: 'wedgewatchenginestalled',
     alert: 'WedgewatchEngineStalled',
-    meaning: 'running or queued requests with no progress for `stallAfter`',
+    meaning:
+      "running or queued requests with no progress for `stallAfter`; or, whatever the gauges claim, no progress of the engine's own (token counters, throughput, progress lines) while a completion hangs, for `hangAfter` plus two readings, with its scrapes failing, its periodic line stopped or its gauges frozen",
+  },
+  requests_lost: {
+    states: ['degraded', 'wedged'],
+    evidence: 'engine',
+    rank: 3,
+    runbook: 'diagnosis-requests_lost',
+    alert: 'WedgewatchTargetDegraded',
+    meaning:
+      'a plain completion of ours in flight at the innermost hop, no token, while every engine reports nothing running and nothing waiting across two readings, longer than their reading interval plus 5 s, and an engine made tokens since it started (held 5 min)',
   },
   completions_failing: {
     states: ['wedged', 'degraded'],
@@ -200,6 +210,15 @@ export const DIAGNOSES = {
     alert: 'WedgewatchIntermittentFailures',
     meaning:
       "`intermittentFailures` (3) of a completion slot's last `intermittentWindow` (10) runs failed, in two or more separate episodes (one solid streak is a wedge, not this); wedged when most runs fail on every slot",
+  },
+  stalls_recurring: {
+    states: ['degraded'],
+    evidence: 'pattern',
+    rank: 3,
+    runbook: 'diagnosis-stalls_recurring',
+    alert: 'WedgewatchTargetDegraded',
+    meaning:
+      "3 separate completions within 5 min far outside their slot's own latency (5× its median, 2× its slowest normal run, and 2 s over the median) that each cleared: stalls that end by themselves",
   },
   rank_stalled: {
     states: ['degraded'],
@@ -261,6 +280,16 @@ export const DIAGNOSES = {
     alert: 'WedgewatchToolCallLeak',
     meaning:
       "tool-call markup (a whole call, or an orphan or unbalanced tag) in the content, the reasoning or a tool call's name or arguments instead of `tool_calls`, or a tool call where `tool_choice: none` forbids one",
+  },
+  engine_saturated: {
+    states: ['degraded'],
+    evidence: 'load',
+    // Above `slow`: it says why the first token is late.
+    rank: 4,
+    runbook: 'diagnosis-engine_saturated',
+    alert: 'WedgewatchTargetDegraded',
+    meaning:
+      'completions hang or time out while an engine makes tokens with requests running and waiting: busy, never wedged (no remediation)',
   },
   abort_storm: {
     states: ['degraded'],

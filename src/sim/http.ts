@@ -7,9 +7,24 @@ export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 export const HOST = '127.0.0.1';
 
+export interface ServiceOptions {
+  /**
+   * Close the connection after each streamed (text/event-stream) response, with no `Connection: close` said,
+   * as llama-server does: cpp-httplib ends its keep-alive loop when the chunked content provider returns false,
+   * which llama.cpp's streaming handlers do once the stream is done (tools/server/server.cpp
+   * `chunked_content_provider … return false`, cpp-httplib `process_and_close_socket`). A request the client
+   * writes on that socket is dropped unanswered (the connection reset): deterministic here, a race upstream.
+   */
+  closeAfterStream?: boolean;
+}
+
 export class Service {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  /** Sockets that carried a streamed response under closeAfterStream: closing, never answered again. */
+  private readonly closing = new WeakSet<Socket>();
+  /** Requests dropped because they came on a socket closed after a streamed response. */
+  droppedOnClosed = 0;
   port: number;
 
   constructor(
@@ -17,8 +32,39 @@ export class Service {
     private readonly handler: Handler,
     port = 0,
     private readonly onConnection?: (socket: Socket) => void,
+    private readonly options: ServiceOptions = {},
   ) {
     this.port = port;
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse): void {
+    if (this.options.closeAfterStream) {
+      const socket = req.socket;
+      if (this.closing.has(socket)) {
+        this.droppedOnClosed++;
+        socket.destroy();
+        return;
+      }
+      // writeHead with a headers object does not keep them for getHeader(): the content type is read on the way.
+      let streamed = false;
+      const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+      res.writeHead = ((...args: unknown[]) => {
+        const headers = args.find(
+          (a, i) => i > 0 && typeof a === 'object' && a !== null && !Array.isArray(a),
+        );
+        const ct =
+          (headers as Record<string, unknown> | undefined)?.['content-type'] ?? res.getHeader('content-type');
+        streamed = typeof ct === 'string' && ct.startsWith('text/event-stream');
+        return writeHead(...args);
+      }) as ServerResponse['writeHead'];
+      res.on('finish', () => {
+        // The close is not sent now: the client finds it when it writes the next request, the side of
+        // upstream's race a client loses when it sends at once (every time here, so tests are deterministic).
+        // An idle socket still goes at the server's keep-alive timeout.
+        if (streamed) this.closing.add(socket);
+      });
+    }
+    this.handler(req, res);
   }
 
   get up(): boolean {
@@ -31,7 +77,7 @@ export class Service {
 
   async listen(): Promise<void> {
     if (this.server) return;
-    const server = createServer((req, res) => this.handler(req, res));
+    const server = createServer((req, res) => this.serve(req, res));
     server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));

@@ -786,15 +786,40 @@ describe('classifier: /health failing on a live server (issue 13, item 3)', () =
     expect(r.transitions()).toEqual(['ok/-', 'wedged/health_generate_failing']);
   });
 
-  it('a /health that times out on an accepted connection is a live server too', () => {
+  it('a /health that times out is a live server when something else from it answers (a metrics scrape)', () => {
     const r = run();
     r.round();
     r.round('timeout');
     r.round('timeout');
     health(r, 'timeout');
+    r.engine({ running: 1, queued: 0 });
     health(r, 'timeout');
     expect(r.s.state).toBe('wedged');
     expect(r.s.diagnosis).toBe('health_generate_failing');
+    expect(r.s.cause).toMatch(/while the server answers/);
+  });
+
+  it('a /health that times out with nothing answering (SIGSTOP) is not "the server answers", nor down', () => {
+    // Issue 38: a frozen llama-server; the kernel accepts the connections, every request and scrape times out.
+    const r = run();
+    r.round();
+    r.round('timeout');
+    health(r, 'timeout');
+    r.engine({ scrapeOk: false });
+    r.round('timeout');
+    health(r, 'timeout');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.diagnosis).not.toBe('health_generate_failing');
+    expect(r.s.cause).not.toMatch(/answers/);
+    expect(r.transitions().every((t) => !t.startsWith('down'))).toBe(true);
+  });
+
+  it('a /health that times out with no completion probe to say more is down', () => {
+    const r = new Run({ ...cfg, probes: { health: { kind: 'health' } } });
+    health(r, 'timeout');
+    health(r, 'timeout');
+    expect(r.s.state).toBe('down');
+    expect(r.s.diagnosis).toBe('health_failing');
   });
 
   it('a refused /health port is down whatever the completions do', () => {

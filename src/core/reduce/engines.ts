@@ -36,8 +36,10 @@ export function onEngine(s: TargetMemory, signal: EngineSignal, now: number, cfg
       a !== undefined && b !== undefined && a > b;
     progress =
       moved(signal.finishedTotal, e.finishedTotal) ||
-      moved(signal.generatedTokensTotal, e.generatedTokensTotal);
+      moved(signal.generatedTokensTotal, e.generatedTokensTotal) ||
+      moved(signal.decodeStepsTotal, e.decodeStepsTotal);
     if (signal.finishedTotal !== undefined) e.finishedTotal = signal.finishedTotal;
+    if (signal.decodeStepsTotal !== undefined) e.decodeStepsTotal = signal.decodeStepsTotal;
     if (signal.generatedTokensTotal !== undefined) e.generatedTokensTotal = signal.generatedTokensTotal;
   }
   if (signal.running !== undefined) e.running = signal.running;

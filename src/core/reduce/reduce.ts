@@ -11,6 +11,7 @@ import type { Action, ClassifierConfig, DetectEvent, Step, TargetMemory, TickSig
 import { isCompletion } from '../vocabulary.js';
 import { onProbe, rememberOwnIds } from './slots.js';
 import { onNode } from './node.js';
+import { judgeLost, onEngineProgress, onProbeLatency } from './progress.js';
 
 export function reduce(
   prev: TargetMemory,
@@ -38,6 +39,7 @@ export function reduceInPlace(
   switch (signal.kind) {
     case 'probe':
       onProbe(s, signal, now, cfg, events);
+      onProbeLatency(s, signal, now, cfg);
       // Our own run timed out: the engines aborted its request and counted it; their abort counters discount it.
       if (signal.result === 'timeout' && isCompletion(cfg.probes[signal.probe]?.kind ?? signal.probeKind))
         rememberOwnCut(s, now);
@@ -47,6 +49,7 @@ export function reduceInPlace(
       break;
     case 'engine':
       onEngine(s, signal, now, cfg);
+      onEngineProgress(s, signal, now);
       break;
     case 'tick':
       s.inflight = signal.inflight ?? [];
@@ -63,6 +66,7 @@ export function reduceInPlace(
   judgeEngines(s, now, cfg, events);
   judgeRanks(s, now, cfg, events);
   judgeCrawl(s, now, cfg, events);
+  judgeLost(s, now, cfg);
   pruneAborts(s, now, cfg);
   const verdict = evaluate(s, now, cfg);
   const step = applyVerdict(s, verdict, now, cfg, events);

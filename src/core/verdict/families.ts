@@ -18,6 +18,9 @@ import { criticalLines } from './candidates/signature.js';
 import { gpuFault, processStopped, rankMissing, stalledOnNode, threadLost } from './candidates/node.js';
 import type { Family } from './types.js';
 import { incidentWarning } from './candidates/warning.js';
+import { engineProgressStopped, requestsLost } from './candidates/progress.js';
+import { stallsRecurring } from './candidates/episodes.js';
+import { engineSaturated } from './candidates/saturation.js';
 
 export type { Candidate, Family, Symptoms } from './types.js';
 
@@ -36,8 +39,10 @@ export const FAMILIES: readonly Family[] = [
   queueLeakFloor,
   stalledOnNode,
   engineStalled,
+  engineProgressStopped,
   rankStalled,
   queueLeakIdle,
+  requestsLost,
   // router
   pdPairHalfFailed,
   routerStuckCandidate,
@@ -53,6 +58,7 @@ export const FAMILIES: readonly Family[] = [
   incidentWarning,
   // pattern
   intermittent,
+  stallsRecurring,
   // failing: a hang first, so that a round with both names the hang (equal evidence, earliest wins)
   completionsHung,
   completionsFailing,
@@ -61,6 +67,7 @@ export const FAMILIES: readonly Family[] = [
   // format
   toolcallLeak,
   // load
+  engineSaturated,
   slow,
   abortCounters,
   abortLines,

@@ -7,6 +7,7 @@ import { incidentWarning } from '../memory-read.js';
 import type { ClassifierConfig, SlotMemory, TargetMemory } from '../memory.js';
 import { intermittence } from './candidates/pattern.js';
 import { halfFailedPair, routerStuck } from './candidates/router.js';
+import { saturation } from './candidates/saturation.js';
 import { why } from './text.js';
 import type { Hang, Symptoms } from './types.js';
 
@@ -124,7 +125,10 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
   const hung = hungText(s, hangs);
 
   const failingEverywhere = failing.length > 0 && passing.length === 0;
-  const stuck = failingEverywhere || hung !== undefined;
+  // Busy is not wedged (issue 41 item 9): completions that wait for a slot on an engine that makes tokens are no
+  // wedge, however long they wait (./candidates/saturation.ts).
+  const saturated = saturation(s, now, cfg, hangs, failing);
+  const stuck = saturated === undefined && (failingEverywhere || hung !== undefined);
   const healthFailing = slots.filter((m) => m.probeKind === 'health' && m.failStreak >= d.downAfter);
   const health = healthFailing.find((m) => !behindPasses(m.endpoint));
   // A health endpoint that answers (503, or no answer in time on an accepted connection) is a live server. SGLang's
@@ -132,7 +136,18 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
   // SGLANG_HEALTH_CHECK_TIMEOUT (20 s): sgl-project/sglang python/sglang/srt/entrypoints/http_server.py,
   // health_generate ("Health check failed. Server couldn't get a response from detokenizer for last {N} seconds").
   // With completions failing too, that is a wedge a restart fixes, not `down` (refused ports, dead processes).
-  const alive = health !== undefined && health.last!.result !== 'connect_error';
+  // A timeout alone is not an answer: a process frozen by SIGSTOP has its kernel accept the connection and
+  // nothing answer (issue 38). It is a live server only when something else from it answered since health began
+  // failing: a probe got response headers, or an engine's metrics scrape passed (SGLang's /metrics keeps
+  // answering while /health waits on the stopped detokenizer).
+  const healthSince = health?.failSince ?? -Infinity;
+  const answeredSince =
+    slots.some((m) => m.last?.status !== undefined && m.last.start >= healthSince) ||
+    Object.values(s.engines).some(
+      (e) => e.lastSource === 'metrics' && e.unknown !== true && e.lastSignalAt >= healthSince,
+    );
+  const silent = health !== undefined && health.last!.result === 'timeout' && !answeredSince;
+  const alive = health !== undefined && health.last!.result !== 'connect_error' && !silent;
   const completionsFailing =
     failing.length > 0 || hangs.some((h) => h.hung || h.afterCritical) || s.confirmedCritical !== undefined;
   // Passes from before the critical line are no evidence of recovery from it: every slot must pass again.
@@ -167,6 +182,7 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
     hungText: hung,
     health,
     alive,
+    silent,
     healthGenerate: alive && completion.length > 0 && passing.length === 0 && completionsFailing,
     healthFailed: healthFailing.find((h) => behindPasses(h.endpoint) || passing.length > 0),
     refused: slots.find(
@@ -179,6 +195,7 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
     stalled: Object.values(s.engines).some((e) => e.stalled),
     stuckRouter,
     pair,
+    saturated,
     wedgeText,
     degradedText: failing.length > 0 ? why(failing[0]!) : flaky?.text,
   };

@@ -50,8 +50,14 @@ export interface Symptoms {
   hungText?: string;
   /** A health slot failing downAfter times that no pass behind its hop explains away. */
   health?: SlotMemory;
-  /** That health endpoint answers (503, or not in time on an accepted connection): a live server. */
+  /** That health endpoint answers (503, or not in time while something else from the server answered): a live server. */
   alive: boolean;
+  /**
+   * The failing health check timed out on an accepted connection and nothing else from the server answered since
+   * (no probe got response headers, no metrics scrape passed): a frozen process (SIGSTOP) whose kernel still
+   * accepts connections. Neither alive nor refused: completions decide the state, and no text says it answers.
+   */
+  silent: boolean;
   /** Health on a live server fails while no completion passes and completions fail (SGLang health_generate). */
   healthGenerate: boolean;
   /** A health slot failing while completions pass (behind its hop, or anywhere). */
@@ -72,6 +78,8 @@ export interface Symptoms {
   stuckRouter?: string;
   /** A router holds requests for a PD pair with one leg down (./router.ts), as a cause. */
   pair?: string;
+  /** Our completions wait on an engine that makes tokens with requests waiting (./candidates/saturation.ts). */
+  saturated?: string;
   /**
    * The wedge as a symptom, for the causes of what names it: the half-failed pair, a hang, failures on every slot,
    * or intermittence everywhere (the first that holds).

@@ -25,6 +25,10 @@ import { toolcallLeak } from './toolcall_leak.js';
 import { longPromptHang } from './long_prompt_hang.js';
 import { toolcallArgsCorrupt } from './toolcall_args_corrupt.js';
 import { reasoningGarbage } from './reasoning_garbage.js';
+import { metricsFrozen } from './metrics_frozen.js';
+import { recurringStall } from './recurring_stall.js';
+import { requestsLost } from './requests_lost.js';
+import { saturation } from './saturation.js';
 import type { FaultDef, FaultName } from './types.js';
 
 export const FAULTS: Record<FaultName, FaultDef> = {
@@ -54,6 +58,10 @@ export const FAULTS: Record<FaultName, FaultDef> = {
   orphaned_requests: orphanedRequests,
   stranded_queue_entry: strandedQueueEntry,
   pd_half_failed: pdHalfFailed,
+  metrics_frozen: metricsFrozen,
+  recurring_stall: recurringStall,
+  requests_lost: requestsLost,
+  saturation,
 };
 
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];

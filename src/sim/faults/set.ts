@@ -15,6 +15,8 @@ export class FaultError extends Error {}
 
 export class FaultSet {
   private readonly enabled = new Map<FaultName, FaultParams>();
+  /** When each fault was enabled (Unix ms), for the faults that follow a schedule from then. */
+  private readonly since = new Map<FaultName, number>();
 
   constructor(private readonly ctl: FaultControl) {}
 
@@ -41,6 +43,7 @@ export class FaultSet {
     const problem = def.validate?.(merged, this.ctl);
     if (problem) throw new FaultError(`${name}: ${problem}`);
     this.enabled.set(name, merged);
+    this.since.set(name, Date.now());
     return Promise.resolve(def.onEnable?.(this.ctl, merged));
   }
 
@@ -185,6 +188,36 @@ export class FaultSet {
   failsKvTransfer(): boolean {
     for (const [def, p] of this.active()) if (def.failsKvTransfer?.(p)) return true;
     return false;
+  }
+
+  metricsAbsent(): boolean {
+    for (const [def, p] of this.active()) if (def.metricsAbsent?.(p)) return true;
+    return false;
+  }
+
+  /** The longest pause any fault puts on the engine loop now (ms; 0: it steps). */
+  pauseMs(now = Date.now()): number {
+    let ms = 0;
+    for (const [name, p] of this.enabled) {
+      const def = FAULTS[name];
+      if (def.pauseMs !== undefined) ms = Math.max(ms, def.pauseMs(now - (this.since.get(name) ?? now), p));
+    }
+    return ms;
+  }
+
+  losesRequest(seq: number): boolean {
+    for (const [def, p] of this.active()) if (def.losesRequest?.(seq, p)) return true;
+    return false;
+  }
+
+  /** The smallest batch cap any fault sets, or undefined. */
+  maxRunning(): number | undefined {
+    let n: number | undefined;
+    for (const [def, p] of this.active()) {
+      const m = def.maxRunning?.(p);
+      if (m !== undefined) n = Math.min(n ?? m, m);
+    }
+    return n;
   }
 
   strandedQueue(service: ServiceName): number {

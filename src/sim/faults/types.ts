@@ -27,7 +27,11 @@ export type FaultName =
   | 'crawl'
   | 'orphaned_requests'
   | 'stranded_queue_entry'
-  | 'pd_half_failed';
+  | 'pd_half_failed'
+  | 'metrics_frozen'
+  | 'recurring_stall'
+  | 'requests_lost'
+  | 'saturation';
 
 /** Which simulator a fault works in: `sim` (SGLang PD, the default) or `sim --engine vllm`. */
 export type SimEngine = 'sglang' | 'vllm';
@@ -49,6 +53,8 @@ export interface VllmFaultControl {
   killEngineCore(apiServerStays: boolean): void;
   /** A worker stops reading the shared-memory broadcast queue: the engine core's step never returns. */
   setShmHang(hung: boolean, warningIntervalMs: number): void;
+  /** The engine core's step never returns and it logs nothing (stuck in a collective): the gauges freeze. */
+  setCoreHung(hung: boolean): void;
 }
 
 /** What a fault may do to the running simulator. */
@@ -142,6 +148,20 @@ export interface FaultDef {
   failsKvTransfer?(params: FaultParams): boolean;
   /** SGLang PD: entries stranded in the service's transfer queue: its gauge and batch lines count them. */
   strandedQueue?(service: ServiceName, params: FaultParams): number;
+  /** vLLM: /metrics does not answer (held until the scraper gives up). */
+  metricsAbsent?(params: FaultParams): boolean;
+  /**
+   * vLLM: the engine loop is paused for this many ms more, `sinceEnabledMs` after the fault was enabled (0: it
+   * steps). A paused loop makes no token and publishes nothing; it resumes by itself.
+   */
+  pauseMs?(sinceEnabledMs: number, params: FaultParams): number;
+  /**
+   * vLLM: the API server accepts its `seq`-th chat request (1-based) and never hands it to the engine: no token,
+   * no error, until the client leaves.
+   */
+  losesRequest?(seq: number, params: FaultParams): boolean;
+  /** vLLM: the scheduler runs at most this many requests at once (--max-num-seqs); the rest wait. */
+  maxRunning?(params: FaultParams): number | undefined;
 }
 
 export function serviceParam(params: FaultParams, allowed: readonly ServiceName[]): string | undefined {

@@ -54,6 +54,10 @@ export interface EngineHooks {
   stepFactor(): number;
   /** The NIXL connector's KV read for this request fails (nixl_transfer_failure). */
   failsKvLoad(): boolean;
+  /** The loop is paused this long more (ms) before its next step (recurring_stall); 0: it steps. */
+  pauseMs?(): number;
+  /** A cap on the batch below params.maxRunning (saturation). */
+  maxRunning?(): number | undefined;
   log: LogFile;
   pids: { api: number; core: number };
 }
@@ -129,7 +133,7 @@ export class VllmEngine {
 
   private schedule(): void {
     if (this.stepTimer || this.dead || this.hung || this.inflight === 0) return;
-    const ms = this.params.stepMs * this.hooks.stepFactor();
+    const ms = Math.max(this.params.stepMs * this.hooks.stepFactor(), this.hooks.pauseMs?.() ?? 0);
     this.stepTimer = setTimeout(() => {
       this.stepTimer = undefined;
       this.step();
@@ -138,8 +142,8 @@ export class VllmEngine {
   }
 
   private step(): void {
-    while (this.running.length < this.params.maxRunning && this.waiting.length > 0)
-      this.running.push(this.waiting.shift()!);
+    const cap = Math.min(this.params.maxRunning, this.hooks.maxRunning?.() ?? Infinity);
+    while (this.running.length < cap && this.waiting.length > 0) this.running.push(this.waiting.shift()!);
     for (const r of [...this.running]) {
       if (!r.prefilled) {
         r.prefilled = true;
@@ -262,18 +266,20 @@ export class VllmEngine {
       clearTimeout(this.stepTimer);
       this.stepTimer = undefined;
       const seconds = Math.max(1, Math.round(warningIntervalMs / 1000));
-      this.shmTimer = setInterval(
-        () =>
-          this.write(
-            fmt.vllmRecord(
-              new Date(),
-              this.site('EngineCore_DP0', 'shm_broadcast.py', 542),
-              'INFO',
-              fmt.shmBroadcastWait(seconds),
+      // A core stuck in a collective (metrics_frozen) logs nothing: no warning timer.
+      if (warningIntervalMs > 0)
+        this.shmTimer = setInterval(
+          () =>
+            this.write(
+              fmt.vllmRecord(
+                new Date(),
+                this.site('EngineCore_DP0', 'shm_broadcast.py', 542),
+                'INFO',
+                fmt.shmBroadcastWait(seconds),
+              ),
             ),
-          ),
-        warningIntervalMs,
-      );
+          warningIntervalMs,
+        );
     } else this.schedule();
   }
 

@@ -25,6 +25,8 @@ export interface VllmSimOptions {
   /** launcher.py watchdog_loop's VLLM_WATCHDOG_TIME_S analogue (ms, default 5 s). */
   watchdogMs?: number;
   defaultMaxTokens?: number;
+  /** Close the connection after each streamed response, as llama-server does (../http.ts ServiceOptions). */
+  closeAfterStream?: boolean;
 }
 
 export interface VllmSim {
@@ -79,6 +81,14 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
         // launcher.py watchdog_loop: terminate_if_errored every VLLM_WATCHDOG_TIME_S.
         if (!stays) shutdownTimer ??= setTimeout(() => void shutdown(), watchdogMs);
       },
+      setCoreHung(hung) {
+        engine.setHung(hung, 0);
+        emit({
+          service: 'server',
+          kind: hung ? 'stall' : 'resume',
+          message: hung ? 'engine core stuck in a collective, logging nothing' : 'engine core steps again',
+        });
+      },
       setShmHang(hung, intervalMs) {
         engine.setHung(hung, intervalMs);
         emit({
@@ -94,6 +104,8 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
     new VllmEngine(params, {
       stepFactor: () => faults.stepFactor(),
       failsKvLoad: () => faults.failsKvLoad(),
+      pauseMs: () => faults.pauseMs(),
+      maxRunning: () => faults.maxRunning(),
       log,
       pids,
     });
@@ -113,6 +125,8 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
       },
     }),
     opts.ports?.server ?? 0,
+    undefined,
+    { closeAfterStream: opts.closeAfterStream },
   );
 
   /** uvicorn's shutdown after `server.should_exit = True`: its lines, then the port closes. */
@@ -157,7 +171,8 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
     shutdownTimer = undefined;
     await server.close();
     engine.stop();
-    for (const name of ['engine_core_death', 'shm_broadcast_hang'] as const) faults.forget(name);
+    for (const name of ['engine_core_death', 'shm_broadcast_hang', 'metrics_frozen'] as const)
+      faults.forget(name);
     keepAlive = false;
     engine = newEngine();
     await server.listen();
@@ -176,6 +191,7 @@ export async function startVllmSim(opts: VllmSimOptions = {}): Promise<VllmSim> 
     ...engine.published,
     inflight: engine.inflight,
     counters: engine.counters,
+    droppedOnClosed: server.droppedOnClosed,
   });
   const { enable, disable } = faultSwitch(faults, emit);
   const control = new Service(

@@ -36,6 +36,8 @@ export function serverHandler(deps: ServerDeps): Handler {
   const recent: string[] = [];
   // app.state.server_load_metrics (--enable-server-load-tracking): requests in flight on the tracked routes.
   let load = 0;
+  // Chat requests received, 1-based (requests_lost picks by it).
+  let seq = 0;
   return (req, res) => {
     const path = pathOf(req);
     const engine = deps.engine();
@@ -78,6 +80,10 @@ export function serverHandler(deps: ServerDeps): Handler {
       });
       return;
     }
+    if (get && path === '/metrics' && deps.faults.metricsAbsent()) {
+      // metrics_frozen mode=absent: no answer until the scraper gives up (its timeout).
+      return;
+    }
     if (get && path === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
       res.end(
@@ -88,6 +94,11 @@ export function serverHandler(deps: ServerDeps): Handler {
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       load++;
       res.on('close', () => load--);
+      // requests_lost: accepted, counted in /load, never handed to the engine; held until the client leaves.
+      if (deps.faults.losesRequest(++seq)) {
+        req.resume();
+        return;
+      }
       void chat(deps, engine, recent, req, res, access);
       return;
     }

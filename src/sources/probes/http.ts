@@ -50,8 +50,12 @@ function subscribe(client: Client, cb: () => void): () => void {
 export interface Lease {
   client: Client;
   conn: ConnKind;
-  /** True when the run reuses an open keep-alive connection (no connect phase). */
-  reused: boolean;
+  /**
+   * True while the lease's client holds an open connection, so the next request goes over it (no connect phase).
+   * Read live: a server that closes after each response (llama-server) leaves the next request a new connection,
+   * and the timeline says what was seen rather than what the lease started with.
+   */
+  readonly reused: boolean;
   /** Calls cb when this lease's client opens a new connection; returns the unsubscribe function. */
   onConnect(cb: () => void): () => void;
   /** Returns the lease; fresh clients are destroyed, so their socket never outlives the probe. */
@@ -101,20 +105,31 @@ export class EndpointDispatchers {
         ka = entry;
       }
       const client = ka.client;
+      const entry = ka;
       return {
         client,
         conn,
-        reused: ka.open,
+        get reused() {
+          return entry.open;
+        },
         onConnect: (cb) => subscribe(client, cb),
         release: async () => {},
       };
     }
     const client = newClient(this.origin, this.connect);
     this.fresh.add(client);
+    // A fresh lease opens its own connection; a run of several requests (the tool-call matrix) reuses it for
+    // the next one unless the server closed it.
+    const state = { open: false };
+    client.on('connect', () => (state.open = true));
+    client.on('disconnect', () => (state.open = false));
+    client.on('connectionError', () => (state.open = false));
     return {
       client,
       conn,
-      reused: false,
+      get reused() {
+        return state.open;
+      },
       onConnect: (cb) => subscribe(client, cb),
       release: async () => {
         this.fresh.delete(client);

@@ -36,17 +36,40 @@ export async function send(
     headers['content-type'] = 'application/json';
     headers.accept = 'text/event-stream, application/json';
   }
-  progress.mark(
-    `${req.method} ${ctx.endpoint.url.replace(/\/$/, '')}${req.path} over ${ctx.conn}` +
-      (lease.reused ? ' (reusing the open connection)' : ' (new connection)'),
-  );
-  const res = await lease.client.request({
-    method: req.method,
-    path: ctx.basePath + req.path,
-    headers,
-    body,
-    signal: ctx.signal,
-  });
+  const target = `${req.method} ${ctx.endpoint.url.replace(/\/$/, '')}${req.path} over ${ctx.conn}`;
+  // Each request of a run starts its own phases and status: a later request's failure must not carry an earlier
+  // one's HTTP 200 or "after the headers" (the tool-call matrix sends several).
+  progress.status = undefined;
+  progress.responseHeaders = false;
+  const reused = lease.reused;
+  progress.phase = reused ? 'headers' : 'connect';
+  progress.mark(`${target}${reused ? ' (reusing the open connection)' : ' (new connection)'}`);
+  const sentAt = progress.elapsed();
+  const request = () =>
+    lease.client.request({
+      method: req.method,
+      path: ctx.basePath + req.path,
+      headers,
+      body,
+      signal: ctx.signal,
+    });
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request();
+  } catch (err) {
+    if (!closedBeforeAnswer(err, reused, progress.elapsed() - sentAt, ctx.signal)) throw err;
+    // llama-server closes the connection after each streamed response (cpp-httplib: a content provider that
+    // returns false ends the keep-alive loop) while its headers said keep-alive; a request written on that
+    // socket fails before any byte comes back. That is a new connection's business, not a failure: sent again
+    // once on a new one (the client opens it); a server that drops every request still fails the second time.
+    progress.mark(
+      `the server had closed the connection (${peerCode(err)}): sent again over a new connection`,
+    );
+    progress.reconnects++;
+    progress.phase = 'connect';
+    res = await request();
+  }
+  progress.responseHeaders = true;
   progress.headersMs = progress.elapsed();
   progress.status = res.statusCode;
   progress.phase = req.bodyPhase;
@@ -54,6 +77,26 @@ export async function send(
   const contentType = (Array.isArray(ct) ? ct[0] : ct) ?? '';
   progress.mark(`headers: HTTP ${res.statusCode}, content-type ${contentType || '(none)'}`);
   return { status: res.statusCode, contentType, body: res.body };
+}
+
+/** Socket errors that mean the peer had closed the connection the request was written on. */
+const PEER_CLOSED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+/** The close arrives within a round trip of the write; a later failure is the server's (as verify's load client). */
+export const RECONNECT_WITHIN_MS = 2_000;
+
+function peerCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e !== null && typeof e === 'object'; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && PEER_CLOSED.has(code)) return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Whether a request failed because the reused connection it went on had been closed by the server. */
+function closedBeforeAnswer(err: unknown, reused: boolean, ms: number, signal: AbortSignal): boolean {
+  return reused && !signal.aborted && ms < RECONNECT_WITHIN_MS && peerCode(err) !== undefined;
 }
 
 /** Reads the body into memory up to `cap` bytes; over the cap the body is dropped and the run fails. */

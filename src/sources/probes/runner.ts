@@ -62,10 +62,10 @@ const NO_CONNECTION = new Set([
 ]);
 
 /** Whether a connection to the server existed when `err` happened (a fresh one made, or a reused one). */
-function connectionMade(err: unknown, progress: Progress, lease: Lease | undefined): boolean {
+function connectionMade(err: unknown, progress: Progress, reused: boolean): boolean {
   const code = errorCode(err);
   if (code !== undefined && NO_CONNECTION.has(code)) return false;
-  return progress.connectMs !== undefined || lease?.reused === true;
+  return progress.connectMs !== undefined || reused;
 }
 
 function describe(err: unknown): string {
@@ -136,6 +136,7 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
       // uvicorn (SGLang, vLLM) closes idle connections after 5 s, Node after 5 s, many proxies after 60-75 s:
       // at a 15 s cadence the keep-alive slot would never reuse anything and a hop that stalls reused
       // connections would go unseen. A cheap request opens the connection, and the run goes second on it.
+      progress.mark(`GET ${opts.hop.basePath}/v1/models to prime the connection (new connection)`);
       await primeConnection(lease, opts.hop.basePath, opts.headers, ac.signal);
       progress.mark('connection primed with GET /v1/models');
       primed = true;
@@ -169,10 +170,10 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
     } else if (err instanceof ProbeFailure) {
       result = err.result;
       outcome = { result: err.result, status: err.status, error: err.message, detail: err.detail };
-    } else if (progress.headersMs === undefined && !connectionMade(err, progress, lease)) {
+    } else if (!progress.responseHeaders && !connectionMade(err, progress, reused)) {
       result = 'connect_error';
       outcome = { result: 'connect_error', error: describe(err) };
-    } else if (progress.headersMs === undefined) {
+    } else if (!progress.responseHeaders) {
       // The server accepted the connection (or it was a reused keep-alive one) and then dropped it: the
       // engine is there but answering badly, not down — the detector reads connect_error as "refused".
       result = 'bad_response';
@@ -182,7 +183,10 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
       };
     } else {
       result = 'bad_response';
-      outcome = { result: 'bad_response', error: `connection broke after the headers: ${describe(err)}` };
+      outcome = {
+        result: 'bad_response',
+        error: `connection broke after the headers (HTTP ${progress.status}): ${describe(err)}`,
+      };
     }
   } finally {
     clearTimeout(timer);

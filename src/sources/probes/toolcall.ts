@@ -213,6 +213,35 @@ export function judgeCell(c: ToolCase, s: ChatStreamSummary): Omit<MatrixCell, '
   return undefined;
 }
 
+/**
+ * A cell that failed: its own result and status. A socket error (the server closed or reset this cell's
+ * connection) is this cell's failure, not the matrix's: the next cell opens a new connection. A timeout or a
+ * cancel ends the run (the runner owns the deadline).
+ */
+function cellFailure(ctx: Ctx, cell: string, err: unknown): MatrixCell {
+  if (err instanceof ProbeFailure) {
+    return {
+      cell,
+      result: err.result,
+      error: err.message,
+      ...(err.status !== undefined ? { status: err.status } : {}),
+    };
+  }
+  if (ctx.signal.aborted) throw err;
+  const what = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: unknown } | null)?.code;
+  const why = typeof code === 'string' && !what.includes(code) ? `${code}: ${what}` : what;
+  const status = ctx.progress.responseHeaders ? ctx.progress.status : undefined;
+  return status === undefined
+    ? { cell, result: 'bad_response', error: `connection closed before response headers: ${why}` }
+    : {
+        cell,
+        result: 'bad_response',
+        status,
+        error: `connection broke after the headers (HTTP ${status}): ${why}`,
+      };
+}
+
 /** Runs the cells in order; a cell's failure is recorded and the next cell still runs. */
 export async function runToolMatrix(
   ctx: Ctx,
@@ -232,8 +261,7 @@ export async function runToolMatrix(
       const problem = judgeCell(c, s);
       out.push(problem ? { cell, ...problem } : { cell, result: 'ok' });
     } catch (err) {
-      if (!(err instanceof ProbeFailure)) throw err;
-      out.push({ cell, result: err.result, error: err.message });
+      out.push(cellFailure(ctx, cell, err));
     }
   }
   return { cells: out, last };
@@ -246,12 +274,20 @@ export const toolcallProbe: ProbeFn<ProbeOf<'toolcall'>> = async (ctx) => {
   if (failed.length > 0) {
     // Wrong output outranks the rest (the deployment answers wrong); a leak is a parser problem on a finished
     // completion, so any other failure says more about the run.
-    const result =
-      failed.find((c) => c.result === 'wrong_output')?.result ??
-      failed.find((c) => c.result !== 'toolcall_leak')?.result ??
-      'toolcall_leak';
-    const message = failed.map((c) => `${c.cell}: ${c.result}${c.error ? ` (${c.error})` : ''}`).join('; ');
-    throw new ProbeFailure(result, `tool-call matrix: ${message}`, run.last?.status, detail);
+    const worst =
+      failed.find((c) => c.result === 'wrong_output') ??
+      failed.find((c) => c.result !== 'toolcall_leak') ??
+      failed[0]!;
+    const message = failed
+      .map(
+        (c) =>
+          `${c.cell}: ${c.result}${c.status !== undefined ? ` HTTP ${c.status}` : ''}${c.error ? ` (${c.error})` : ''}`,
+      )
+      .join('; ');
+    // The status is the failing cell's own (none when its connection closed before headers), not the last
+    // cell that answered; the runner falls back to the progress's status, so that is the cell's too.
+    ctx.progress.status = worst.status;
+    throw new ProbeFailure(worst.result, `tool-call matrix: ${message}`, worst.status, detail);
   }
   return {
     result: 'ok',

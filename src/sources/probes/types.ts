@@ -9,8 +9,12 @@ export class Progress {
   readonly t0 = performance.now();
   connectMs?: number;
   headersMs?: number;
-  /** HTTP status once headers arrived (kept on a later timeout). */
+  /** HTTP status once the current request's headers arrived (kept on a later timeout). */
   status?: number;
+  /** Whether the current request (of a run that sends several) got its response headers. */
+  responseHeaders = false;
+  /** Requests sent again on a new connection because the server had closed the reused one (request.ts). */
+  reconnects = 0;
   ttftMs?: number;
   /** Where a run of several requests is (the conversation's "round 3 of 4"): a timeout names it. */
   step?: string;

@@ -18,7 +18,7 @@ export const healthFailing: Family = (_s, _now, _cfg, sym) => {
   const h = sym.health;
   // A live server whose completions still pass somewhere is degraded, never down: a completion slot that last ran
   // before the fault must not turn a 503 into `down` for a round.
-  if (h !== undefined && (!sym.alive || sym.completion.length === 0))
+  if (h !== undefined && ((!sym.alive && !sym.silent) || sym.completion.length === 0))
     out.push(candidate('health_failing', why(h), { fits: ['down'] }));
   const d = sym.healthFailed;
   if (d !== undefined && !sym.behindPasses(d.endpoint))

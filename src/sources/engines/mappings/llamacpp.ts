@@ -16,6 +16,7 @@ export const llamacppMapping: EngineMapping = {
     'llamacpp:requests_processing',
     'llamacpp:requests_deferred',
     'llamacpp:tokens_predicted_total',
+    'llamacpp:n_decode_total',
     'llamacpp:kv_cache_usage_ratio',
   ],
   labels: [],
@@ -24,6 +25,9 @@ export const llamacppMapping: EngineMapping = {
     running: sumOf(s, ['llamacpp:requests_processing']),
     queued: sumOf(s, ['llamacpp:requests_deferred']),
     generatedTokensTotal: sumOf(s, ['llamacpp:tokens_predicted_total']),
+    // Progress while every slot is held by a long generation: tokens_predicted_total waits for a request to end
+    // (issue 38: both slots busy read as engine_stalled), n_decode_total counts each llama_decode call.
+    decodeStepsTotal: sumOf(s, ['llamacpp:n_decode_total']),
     tokenUsage: sumOf(s, ['llamacpp:kv_cache_usage_ratio']),
   }),
 };

@@ -1,0 +1,74 @@
+// The engine's own progress stopped while our request waits (EVIDENCE `engine`, issue 41 item 1), whatever its gauges
+// claim: no token counter moved, no throughput gauge changed and no progress line came since a completion of ours
+// started, for `hangAfter` plus two of the engine's reading intervals, with one more sign that the engine itself
+// stopped — its scrapes fail, its periodic lines stopped, or its gauges held the same work (or nothing at all)
+// across the readings. The gauge stall clock (engines.ts) runs only while the engine reports work; this one does not
+// need it to. And requests of ours the engines never reported while they worked on others (requests_lost, item 4).
+import type { EngineMemory } from '../../memory.js';
+import { isRouter, readingInterval } from '../../reduce/progress.js';
+import { candidate } from '../pick.js';
+import { withSymptom } from '../text.js';
+import type { Candidate, Family, Hang } from '../types.js';
+
+export const engineProgressStopped: Family = (s, now, cfg, sym) => {
+  if (sym.hungText === undefined) return [];
+  // A port that refuses is a process gone (down, connection_refused), not one that stopped.
+  if (sym.slots.some((m) => m.last?.result === 'connect_error')) return [];
+  const hung = sym.hangs.filter((h) => h.hung);
+  if (hung.length === 0) return [];
+  const newest = hung.reduce((a, b) => (b.run.startedAt > a.run.startedAt ? b : a));
+  const routerHolds = Object.values(s.engines).some((e) => isRouter(e) && (e.routerInflight ?? 0) > 0);
+  for (const e of Object.values(s.engines)) {
+    if (isRouter(e) || e.sleeping === true) continue;
+    const text = stoppedText(e, newest, now, cfg.detect.hangAfter, routerHolds);
+    if (text !== undefined)
+      return [candidate('engine_stalled', withSymptom(sym.wedgeText, text), { fits: ['wedged'] })];
+  }
+  return [];
+};
+
+function stoppedText(
+  e: EngineMemory,
+  h: Hang,
+  now: number,
+  hangAfter: number,
+  routerHolds: boolean,
+): string | undefined {
+  const p = e.progress;
+  if (p === undefined) return undefined;
+  const start = h.run.startedAt;
+  if (p.lastTokensAt !== undefined && p.lastTokensAt >= start) return undefined;
+  const every = readingInterval(p) ?? p.lineEvery;
+  if (every === undefined) return undefined;
+  const since = Math.max(p.lastTokensAt ?? -Infinity, p.seen[0] ?? now);
+  if (now - since < hangAfter + 2 * every) return undefined;
+  const quiet = `no progress for ${Math.round((now - since) / 1000)} s while ${h.run.probe} on ${h.run.endpoint}/${h.run.conn} waits`;
+  const readingsSince = (from: number) => p.seen.filter((t) => t >= Math.max(from, start)).length;
+  if (p.failingSince !== undefined && p.failedScrapes >= 2)
+    return `${e.service}: ${quiet}; its /metrics failing for ${Math.round((now - p.failingSince) / 1000)} s (${p.failedScrapes} scrapes)`;
+  if (p.lastGoodAt !== undefined && p.lastGoodAt < start && now - p.seen.at(-1)! >= 3 * every)
+    return `${e.service}: ${quiet}; no reading of its /metrics for ${Math.round((now - p.seen.at(-1)!) / 1000)} s`;
+  if (
+    p.lines >= 2 &&
+    p.lineEvery !== undefined &&
+    p.lastLineAt! < start &&
+    now - p.lastLineAt! >= 3 * p.lineEvery
+  )
+    return `${e.service}: ${quiet}; its periodic log line stopped ${Math.round((now - p.lastLineAt!) / 1000)} s ago`;
+  if (p.busySince !== undefined && readingsSince(p.busySince) >= 2)
+    return `${e.service}: ${quiet}; its gauges hold ${e.running} running and ${e.queued} queued across ${p.busyReadings} readings with no token counted`;
+  // Nothing running, nothing waiting and no token while our request waits: frozen gauges, or a request that never
+  // reached the engine. A router that reports requests in flight says where it waits (router_stuck).
+  if (!routerHolds && p.idleSince !== undefined && readingsSince(p.idleSince) >= 2)
+    return `${e.service}: ${quiet}; it reports nothing running and nothing waiting across ${p.idleReadings} readings (frozen gauges, or the request never reached it)`;
+  return undefined;
+}
+
+/** Requests of ours the engines never reported while they made tokens for others (reduce/progress.ts judgeLost). */
+export const requestsLost: Family = (s) => {
+  const lost = s.progress?.lost ?? [];
+  if (lost.length === 0) return [];
+  const last = lost.at(-1)!;
+  const more = lost.length > 1 ? `; ${lost.length} such requests within 5 min` : '';
+  return [candidate('requests_lost', `${last.cause}${more}`)] satisfies Candidate[];
+};

@@ -1,0 +1,43 @@
+// Busy is not wedged (EVIDENCE `load`, issue 41 item 9, issue 38): our request waits, but the engine makes tokens —
+// it holds work and requests wait for a slot (every slot held by long generations, a queue that grows). That is at
+// most a degradation; the symptoms (../symptoms.ts) take such a hang or such timeouts out of the wedge rules, so no
+// remediation runs on a busy engine. A client that never reads its stream holds a slot the same way.
+import type { ClassifierConfig, SlotMemory, TargetMemory } from '../../memory.js';
+import { isRouter, readingInterval } from '../../reduce/progress.js';
+import { candidate } from '../pick.js';
+import type { Family, Hang } from '../types.js';
+
+/** How recent the engine's last token must be, in reading intervals (and at least SATURATION_RECENT_MS). */
+const RECENT_READINGS = 3;
+const SATURATION_RECENT_MS = 15_000;
+
+/**
+ * An engine that makes tokens and has requests waiting, while our completions hang or time out: the cause as text,
+ * or undefined. The tokens must have come since the newest hang started (or, for timeouts, recently).
+ */
+export function saturation(
+  s: TargetMemory,
+  now: number,
+  _cfg: ClassifierConfig,
+  hangs: readonly Hang[],
+  failing: readonly SlotMemory[],
+): string | undefined {
+  const hung = hangs.filter((h) => h.hung);
+  const timedOut = failing.filter((m) => m.last?.result === 'timeout');
+  if (hung.length === 0 && timedOut.length === 0) return undefined;
+  // Every failing slot must be waiting, not failing otherwise: an error is no queue.
+  if (timedOut.length < failing.length) return undefined;
+  const since = hung.length > 0 ? Math.min(...hung.map((h) => h.run.startedAt)) : -Infinity;
+  for (const e of Object.values(s.engines)) {
+    const p = e.progress;
+    if (isRouter(e) || p === undefined || p.lastTokensAt === undefined) continue;
+    if (e.queued <= 0 || e.running <= 0 || p.failingSince !== undefined) continue;
+    const recent = Math.max(SATURATION_RECENT_MS, RECENT_READINGS * (readingInterval(p) ?? 0));
+    if (now - p.lastTokensAt > recent || p.lastTokensAt < since) continue;
+    return `${e.service} is saturated: ${e.running} running and ${e.queued} waiting, tokens made ${Math.round((now - p.lastTokensAt) / 1000)} s ago; our completions wait for a slot`;
+  }
+  return undefined;
+}
+
+export const engineSaturated: Family = (_s, _now, _cfg, sym) =>
+  sym.saturated !== undefined ? [candidate('engine_saturated', sym.saturated, { fits: ['degraded'] })] : [];
