@@ -101,12 +101,12 @@ function neverRead(url, maxTokens) {
   return s;
 }
 
-// An ambiguous GBNF grammar: 4000 alternatives that all match "a", so every character leaves 4000 live parse
-// stacks (distinct rule positions, not deduplicated), and every sampled token is checked against each of them on
+// An ambiguous GBNF grammar: 20,000 alternatives that all match "a", so every character leaves 20,000 live parse
+// stacks (distinct rule positions, not deduplicated), and every candidate token is checked against each of them (llama_grammar_reject_candidates) on
 // the server's main loop. Memory stays flat (the stack count does not grow with the output); time per token is
 // minutes, so the main loop spins while the HTTP threads (/health) answer. llama.cpp 80fb11a src/llama-grammar.cpp
 // (llama_grammar_accept / llama_grammar_reject_candidates): no bound on the number of stacks.
-const AMBIGUOUS_GRAMMAR = `root ::= s root | s\ns ::= ${Array.from({ length: 4000 }, () => '"a"').join(' | ')}\n`;
+const AMBIGUOUS_GRAMMAR = `root ::= s root | s\ns ::= ${Array.from({ length: 20_000 }, () => '"a"').join(' | ')}\n`;
 
 function postJson(url, path, body, timeoutMs) {
   return fetch(`${url}${path}`, {
@@ -206,7 +206,7 @@ const SCENARIOS = {
     },
   },
   grammar: {
-    what: 'an ambiguous grammar (4000 alternatives matching "a") that spins the main loop, held, then the server restarted',
+    what: 'an ambiguous grammar (20,000 alternatives matching "a") that spins the main loop, held, then the server restarted',
     expect: { state: ['wedged'], within: 30, health: 200 },
     fault: async (c) => {
       // Sent, not awaited: its answer would take minutes per token.
