@@ -322,21 +322,26 @@ async function runScenario(name) {
     await def.fault(ctx);
     const tEnd = Date.now();
     result.heldS = (tEnd - t0) / 1000;
-    const back = await waitFor(
-      () => samples.some((x) => x.at >= tEnd && x.state === 'ok') && Date.now(),
-      name === 'healthy' ? 1 : RECOVER_MS,
-      'ok after the fault',
-      1000,
-    ).catch(() => undefined);
+    const back =
+      name === 'healthy'
+        ? undefined
+        : await waitFor(
+            () => samples.find((x) => x.at >= tEnd && x.state === 'ok')?.at,
+            RECOVER_MS,
+            'ok after the fault',
+            1000,
+          ).catch(() => undefined);
     result.backMs = back === undefined ? null : back - tEnd;
     result.tEnd = tEnd;
     const events = await daemon.events().catch(() => []);
     result.remediations = events.filter(
       (e) =>
-        e.type === 'remediation' && e.at >= t0 && !['cooldown', 'capped', 'paused'].includes(e.data?.result),
+        e.type === 'remediation' &&
+        e.time >= t0 &&
+        !['cooldown', 'capped', 'paused'].includes(e.data?.result),
     ).length;
     result.remediationsSkipped =
-      events.filter((e) => e.type === 'remediation' && e.at >= t0).length - result.remediations;
+      events.filter((e) => e.type === 'remediation' && e.time >= t0).length - result.remediations;
   } finally {
     sampling = false;
     await sampler;
@@ -369,6 +374,8 @@ function summarise(r, samples, t0) {
   r.expectedS = hit ? (hit.at - t0) / 1000 : null;
   r.wedgedOnsets = timeline.filter((x) => x.label.startsWith('wedged') && x.t <= r.heldS).length;
   r.states = [...new Set(during.map((x) => x.state))].join(',');
+  r.notOkSamples = during.filter((x) => x.state !== 'ok').length;
+  r.sampleCount = during.length;
 }
 
 function line(r) {
@@ -377,7 +384,8 @@ function line(r) {
     `## ${r.name}: ${r.what}`,
     `  /health during: ${r.health}`,
     `  timeline (s from the fault): ${tl}`,
-    `  first not ok: ${r.notOkS ?? 'never'} s; expected ${r.expect?.state?.join('|') ?? '-'}: ${r.expectedS ?? (r.expect?.state ? 'never' : '-')} s; held ${r.heldS?.toFixed(0)} s; back to ok ${r.backMs === null ? 'never' : `${(r.backMs / 1000).toFixed(1)} s`} after the end; wedged onsets ${r.wedgedOnsets}; remediations ${r.remediations} (+${r.remediationsSkipped} skipped)`,
+    `  states during: ${r.states} (${r.notOkSamples} of ${r.sampleCount} samples not ok)`,
+    `  first not ok: ${r.notOkS ?? 'never'} s; expected ${r.expect?.state?.join('|') ?? '-'}: ${r.expectedS ?? (r.expect?.state ? 'never' : '-')} s; held ${r.heldS?.toFixed(0)} s; back to ok ${r.name === 'healthy' ? '-' : r.backMs === null ? 'never' : `${(r.backMs / 1000).toFixed(1)} s`} after the end; wedged onsets ${r.wedgedOnsets}; remediations ${r.remediations} (+${r.remediationsSkipped} skipped)`,
     ...r.notes.map((n) => `  note: ${n}`),
   ].join('\n');
 }
