@@ -20,13 +20,16 @@ const llama = await startLlama({
 console.log(
   `llama-server ${llama.url} (pid ${llama.pid}, ready in ${(llama.readyMs / 1000).toFixed(1)} s), log ${llama.logFile}`,
 );
+let stopping = false;
 const stop = async () => {
+  stopping = true;
   await llama.cleanup();
   process.exit(0);
 };
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
 void llama.exited.then((e) => {
+  if (stopping) return;
   console.error(`llama-server exited: ${JSON.stringify(e)}`);
   process.exit(1);
 });
