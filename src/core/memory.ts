@@ -55,6 +55,8 @@ export interface SlotMemory {
   wrongHeld?: boolean;
   /** When the first clean answer since the last wrong one started (the window's time bound, WRONG_HOLD_MS). */
   cleanSince?: number;
+  /** Answer-checking probes: the slot has given a right answer at least once since the memory began. */
+  answeredRight?: boolean;
   /** What the probe said of the last wrong answer (expected and got), kept past the passes after it. */
   lastWrong?: string;
   /** keep-alive slots: the last run over a reused connection failed. */
@@ -66,6 +68,8 @@ export interface SlotMemory {
    * is its own diagnosis and counts as 0). One hang in three never makes two failures in a row; this does.
    */
   recent?: number[];
+  /** Beside `recent`, run for run: when each run started (the window's time bound, INTERMITTENT_SPAN_MS). */
+  recentAt?: number[];
   /** Beside `recent`, run for run: 1 when the run went over a reused (kept or primed) connection. */
   recentReused?: number[];
 }
@@ -226,6 +230,11 @@ export interface TargetMemory {
   /** Critical events since the target was last ok (bounded): they name the cause of a later wedge. */
   criticalSinceOk: CriticalMemory[];
   lastConfirmAt?: number;
+  /**
+   * The last evaluation's state before hysteresis: better than `state` while the evidence already shows a recovery
+   * the state waits to confirm (remediation reads it and does not act then).
+   */
+  verdict?: TargetStateName;
   /** Unix ms the target was last seen ok (now while it is ok). */
   lastOkAt?: number;
   /**

@@ -308,6 +308,15 @@ export const DIAGNOSES = {
     alert: 'WedgewatchWrongOutput',
     meaning: 'a canary got a wrong known answer, or a structured probe output that breaks its schema',
   },
+  canary_never_passed: {
+    states: ['degraded'],
+    evidence: 'answer',
+    rank: 3,
+    runbook: 'diagnosis-canary_never_passed',
+    alert: 'WedgewatchWrongOutput',
+    meaning:
+      'a canary that has not answered right once since wedgewatch started answers wrong: the model may never pass it (small or quirky), or the deployment answered wrong from the start',
+  },
   kv_transfer_failing: {
     states: ['degraded', 'wedged'],
     evidence: 'counter',

@@ -47,6 +47,7 @@ export function noteAnswer(
   at: number,
 ): void {
   const a = answerOf(result);
+  if (a === 0) slot.answeredRight = true;
   if (a === undefined || (a === 0 && slot.answers === undefined)) return;
   if (a === 1) {
     slot.lastWrong = error;

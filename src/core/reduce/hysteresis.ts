@@ -1,5 +1,6 @@
 // Hysteresis between the verdict (verdict.ts) and the state: worse verdicts apply at once, better ones wait until
-// every passing slot has passed recoverAfter times; a transition clears the evidence the passes post-date.
+// every passing slot has passed since its failures and some completion slot recoverAfter times; a transition clears
+// the evidence the passes post-date.
 import { countsForRecovery } from '../vocabulary.js';
 import { isCompletion } from '../vocabulary.js';
 import { wrongHeld } from '../wrong-window.js';
@@ -8,7 +9,7 @@ import { heldVerdict, trackIncident } from './incident.js';
 import type { ClassifierConfig, DetectEvent, TargetMemory, Transition } from '../memory.js';
 import type { TargetStateName } from '../vocabulary.js';
 
-/** Hysteresis: worse verdicts apply at once; back to ok needs recoverAfter passes on every slot. */
+/** Hysteresis: worse verdicts apply at once; back to ok needs a pass on every slot, recoverAfter on one. */
 export function applyVerdict(
   s: TargetMemory,
   verdict: Verdict,
@@ -111,5 +112,16 @@ function recovered(s: TargetMemory, to: TargetStateName, cfg: ClassifierConfig):
     !passing.some((m) => isCompletion(m.probeKind) && (s.state === 'degraded' || m.last!.start >= s.since))
   )
     return false;
-  return passing.every((m) => m.okStreak >= cfg.detect.recoverAfter);
+  // A slot that passed once since its failures is recovered for itself: a structured probe every 5 m held the
+  // target 5–10 minutes past a recovery every faster slot had shown (issue 38). The flap guard stays where the
+  // evidence is fast: some completion slot passed recoverAfter times in a row since the state began (one lucky
+  // probe mid-round still moves nothing). Without completion slots, every slot needs recoverAfter as before.
+  const completionPassing = passing.filter((m) => isCompletion(m.probeKind));
+  if (completionPassing.length === 0) return passing.every((m) => m.okStreak >= cfg.detect.recoverAfter);
+  return (
+    passing.every((m) => m.okStreak >= 1) &&
+    completionPassing.some(
+      (m) => m.okStreak >= cfg.detect.recoverAfter && (s.state === 'degraded' || m.last!.start >= s.since),
+    )
+  );
 }

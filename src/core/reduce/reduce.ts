@@ -69,6 +69,7 @@ export function reduceInPlace(
   judgeLost(s, now, cfg);
   pruneAborts(s, now, cfg);
   const verdict = evaluate(s, now, cfg);
+  s.verdict = verdict.state;
   const step = applyVerdict(s, verdict, now, cfg, events);
   // The node's story arrives after the verdict it explains (a stack dump is taken at the wedge): the cause of the
   // diagnosis shown is read again with it.

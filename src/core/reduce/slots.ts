@@ -117,7 +117,11 @@ export function onProbe(
     // The window outlives streaks: a wedge's solid streak is one episode and never reads as intermittence
     // (verdict/candidates/pattern.ts counts episodes), and clearing it on recovery made a steady intermittent fault restart its
     // count each time two failures happened to line up.
-    slot.recent = [...(slot.recent ?? []), failed ? 1 : 0].slice(-window);
+    const prev = slot.recent ?? [];
+    // A memory from an older version has no times: its runs count as of now, and age out of the time bound.
+    const prevAt = slot.recentAt?.length === prev.length ? slot.recentAt : prev.map(() => signal.start);
+    slot.recent = [...prev, failed ? 1 : 0].slice(-window);
+    slot.recentAt = [...prevAt, signal.start].slice(-window);
     // Whether each run went over a reused connection (kept, or primed by the run itself): keepalive_only
     // needs the failures to be reuses, not only to land in the keep-alive slot.
     // The run right after a failure is on a new connection whatever the client reports (as for `inconclusive`).

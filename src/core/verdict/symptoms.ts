@@ -164,7 +164,7 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
           m.last.start >= c.time,
       )
     );
-  const flaky = intermittence(completion, cfg);
+  const flaky = intermittence(completion, cfg, now);
   const stuckRouter = routerStuck(s, now, cfg);
   const pair = halfFailedPair(s, now, cfg, stuck);
   const wedgeText =

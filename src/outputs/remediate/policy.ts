@@ -24,9 +24,11 @@ export const newLedger = (): Ledger => ({ runs: [], reported: [] });
 
 const HOUR = 3_600_000;
 
+const BETTER: Record<TargetStateName, number> = { unknown: -1, ok: 0, degraded: 1, wedged: 2, down: 3 };
+
 export function decide(
   ledger: Ledger,
-  target: { state: TargetStateName; since: number },
+  target: { state: TargetStateName; since: number; verdict?: TargetStateName },
   now: number,
   cfg: RemediateConfig,
   paused: boolean,
@@ -43,6 +45,15 @@ export function decide(
     ledger.reported = [];
   }
   if (now - target.since < cfg.after) return { kind: 'wait' };
+  // The state is held by hysteresis while the evidence already says better (a completion passed since the wedge):
+  // the engine is recovering, and a restart now would hit a healthy engine (issue 38: a remediation ran on one
+  // that had recovered, and its run then capped the real wedge). Waiting records no run and burns no cap.
+  if (
+    target.verdict !== undefined &&
+    target.verdict !== 'unknown' &&
+    BETTER[target.verdict] < BETTER[target.state]
+  )
+    return { kind: 'wait' };
   const skip = (reason: SkipReason): Decision => {
     const report = !ledger.reported.includes(reason);
     if (report) ledger.reported.push(reason);

@@ -195,7 +195,13 @@ export class Remediator {
   }
 
   /** Called on every classifier step and tick with the target's current state. */
-  consider(target: { state: TargetStateName; since: number; diagnosis: string | null }): void {
+  consider(target: {
+    state: TargetStateName;
+    since: number;
+    diagnosis: string | null;
+    /** The verdict of the last evaluation before hysteresis (TargetMemory.verdict): re-checked just before acting. */
+    verdict?: TargetStateName;
+  }): void {
     if (this.shared.running) return;
     const now = this.now();
     const cfg = this.opts.config;

@@ -10,16 +10,34 @@ import type { Family } from '../types.js';
  * `intermittentWindow` runs failed (degraded). `wedged` when every completion slot's window is mostly failures and
  * passes come in between them (a solid run of failures after passes is a plain wedge, named by the streak).
  */
+/**
+ * The window's time bound: runs older than this do not count. A slot every 5 m held ten runs over 50 minutes, and
+ * failures of a fault long over, restarted since, left the target `intermittent` (issue 38). At the example's
+ * cadences (chat 15 s, canary 30 s) ten runs fit well inside it; a slow slot counts the runs of its last 10 minutes.
+ */
+export const INTERMITTENT_SPAN_MS = 10 * 60_000;
+
+/** A slot's window of runs (1 failed) within INTERMITTENT_SPAN_MS of now. */
+export function windowOf(m: SlotMemory, now: number): number[] {
+  const r = m.recent ?? [];
+  const at = m.recentAt;
+  if (at === undefined || at.length !== r.length) return r;
+  return r.filter((_, i) => now - at[i]! < INTERMITTENT_SPAN_MS);
+}
+
 export function intermittence(
   completion: SlotMemory[],
   cfg: ClassifierConfig,
+  now: number,
 ): { wedged: boolean; text: string } | undefined {
   const d = cfg.detect;
-  const fails = (m: SlotMemory) => (m.recent ?? []).reduce((a, b) => a + b, 0);
+  const win = new Map(completion.map((m) => [m, windowOf(m, now)]));
+  const recent = (m: SlotMemory) => win.get(m) ?? [];
+  const fails = (m: SlotMemory) => recent(m).reduce((a, b) => a + b, 0);
   // Two or more separate episodes of failure in the window: failures that come and go. One solid streak,
   // recovered or not, is a wedge, judged as failing, and names its own diagnosis.
-  const interleaved = (m: SlotMemory) => episodes(m.recent ?? []) >= 2;
-  const windowed = completion.filter((m) => (m.recent?.length ?? 0) > 0);
+  const interleaved = (m: SlotMemory) => episodes(recent(m)) >= 2;
+  const windowed = completion.filter((m) => recent(m).length > 0);
   const worst = windowed
     .filter(interleaved)
     .reduce<SlotMemory | undefined>((a, m) => (a === undefined || fails(m) > fails(a) ? m : a), undefined);
@@ -28,7 +46,7 @@ export function intermittence(
     windowed.length === completion.length &&
     windowed.every((m) => fails(m) * 2 > d.intermittentWindow) &&
     windowed.some(interleaved);
-  const text = `${label(worst)}: ${fails(worst)} of its last ${worst.recent!.length} runs failed${
+  const text = `${label(worst)}: ${fails(worst)} of its last ${recent(worst).length} runs failed${
     worst.last && worst.last.result !== 'ok'
       ? ` (last: ${worst.last.result}${worst.last.error ? `, ${worst.last.error}` : ''})`
       : ''
