@@ -99,7 +99,7 @@ export class LlamaServer {
       '--ctx-size',
       String(opts.ctxSize ?? 8192),
       '--threads',
-      String(opts.threads ?? 2),
+      String(opts.threads ?? 1),
       '--jinja',
       '--metrics',
       ...(opts.extra ?? []),
@@ -181,7 +181,8 @@ export class LlamaServer {
 
 /**
  * Starts llama-server and waits for /health 200. `parallel` slots (examples/llamacpp.yaml runs 4 on a GPU box;
- * 2 here, the cores this machine has), `ctxSize` the whole context (split between the slots).
+ * 2 here, the cores this machine has), `ctxSize` the whole context (split between the slots), one thread by
+ * default: ggml's threads spin at their barriers, and on a shared 2-core machine a second one only waits for a core.
  * @param {{ port?: number, dir?: string, logFile?: string, parallel?: number, ctxSize?: number, threads?: number,
  *   extra?: string[], readyTimeoutMs?: number }} [opts]
  */
