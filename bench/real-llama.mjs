@@ -31,6 +31,7 @@ const { values: args } = parseArgs({
     recover: { type: 'string', default: '600' },
     parallel: { type: 'string', default: '1' },
     canary: { type: 'boolean', default: false },
+    'all-cells': { type: 'boolean', default: false },
     root: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -251,6 +252,7 @@ if (args.help) {
   --recover S       seconds to wait for ok after the fault ended (default 600)
   --parallel N      scenarios at a time (default 1: each has the machine to itself)
   --root DIR        another built tree's dist/cli.js and examples/llamacpp.yaml (a before/after column)
+  --all-cells       the example's whole tool-call matrix (default: the cells a random model can pass)
   --canary          keep the canary probe (a random-weight model cannot pass it)
   --json FILE       every scenario's samples and summary as JSON`);
   process.exit(0);
@@ -270,6 +272,7 @@ async function runScenario(name) {
       logFile: llama.logFile,
       stateDir: `${llama.dir}/state`,
       canary: args.canary,
+      toolCells: args['all-cells'] ? null : undefined,
       root: args.root,
     }),
     cli: args.root ? `${args.root}/dist/cli.js` : undefined,

@@ -202,20 +202,38 @@ function tail(file, lines = 8) {
 }
 
 /**
+ * The tool-call cells a random-weight model can pass: those where llama.cpp's grammar forces the call
+ * (`required`, `named`) or where any text is an answer (`none`, `second_turn`). `auto` (the model must choose to
+ * call), `parallel` (two calls) and `large_args` (a 2 KB note copied back) need a model that understands.
+ */
+export const RANDOM_MODEL_TOOL_CELLS = Object.freeze(['required', 'named', 'none', 'second_turn']);
+
+/**
  * examples/llamacpp.yaml pointed at `url`: the same probes, cadence and timeouts; the journal source becomes the
  * server's log file (read from its end), remediation stays a dry run (counted, never run). The canary is left out
- * unless asked for: a random-weight model cannot answer known questions (issue 38 excepts correctness).
+ * unless asked for: a random-weight model cannot answer known questions (issue 38 excepts correctness); the tool-call
+ * matrix runs `toolCells` (default RANDOM_MODEL_TOOL_CELLS, `null` for the example's own).
  * `root` another tree's examples/ (the bench's before/after columns).
  * @param {{ url: string, logFile: string, stateDir: string, canary?: boolean, probes?: string[],
- *   detect?: Record<string, unknown>, root?: string }} o
+ *   detect?: Record<string, unknown>, root?: string, toolCells?: readonly string[] | null }} o
  */
-export function exampleConfig({ url, logFile, stateDir, canary = false, probes, detect, root = ROOT }) {
+export function exampleConfig({
+  url,
+  logFile,
+  stateDir,
+  canary = false,
+  probes,
+  detect,
+  root = ROOT,
+  toolCells = RANDOM_MODEL_TOOL_CELLS,
+}) {
   const doc = parse(readFileSync(join(root, 'examples', 'llamacpp.yaml'), 'utf8'));
   const t = doc.targets[0];
   doc.stateDir = stateDir;
   t.endpoints = t.endpoints.map((e) => ({ ...e, url }));
   if (!canary) t.probes = t.probes.filter((p) => p.kind !== 'canary');
   if (probes) t.probes = t.probes.filter((p) => probes.includes(p.name));
+  if (toolCells) for (const p of t.probes) if (p.kind === 'toolcall') p.cells = [...toolCells];
   t.logs = t.logs.map(({ journal: _j, ...rest }) => ({ ...rest, path: logFile, from: 'end' }));
   t.engines = t.engines.map((e) => ({ ...e, metrics: `${url}/metrics` }));
   t.remediate = { ...t.remediate, dryRun: true };

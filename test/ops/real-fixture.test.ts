@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { exampleConfig } from '../../scripts/real-llama/harness.mjs';
+import { exampleConfig, RANDOM_MODEL_TOOL_CELLS } from '../../scripts/real-llama/harness.mjs';
 import { CLI } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -40,6 +40,9 @@ describe('the real llama-server fixture', () => {
       expect.arrayContaining(['chat', 'toolcall', 'structured', 'health', 'serverinfo']),
     );
     expect(t.probes.some((p: { kind: string }) => p.kind === 'canary')).toBe(false);
+    expect(t.probes.find((p: { kind: string }) => p.kind === 'toolcall').cells).toEqual([
+      ...RANDOM_MODEL_TOOL_CELLS,
+    ]);
     expect(t.logs[0].path).toBe(join(dir, 'llama-server.log'));
     expect(t.remediate.dryRun).toBe(true);
     const file = join(dir, 'c.yaml');
