@@ -287,7 +287,8 @@ export async function startDaemon({ configText, dir, cli = CLI }) {
       if (child.exitCode !== null) throw new Error(`the daemon exited: ${out.stderr.slice(-2000)}`);
       return (await get(`${url}/-/ready`, 2000)).status === 200;
     },
-    30_000,
+    // Minutes, not seconds, on a machine this loaded: the daemon's start took over 30 s at a load of 28.
+    120_000,
     () => `the daemon's /-/ready (stderr: ${out.stderr.slice(-500)})`,
   );
   return d;
