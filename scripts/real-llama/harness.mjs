@@ -29,10 +29,13 @@ export async function waitFor(check, timeoutMs, what, intervalMs = 200) {
     } catch (err) {
       lastErr = err;
     }
-    if (Date.now() > deadline)
+    if (Date.now() > deadline) {
+      // `what` may be async (it reads the daemon's status to say what it saw instead).
+      const said = typeof what === 'function' ? await Promise.resolve(what()).catch((e) => String(e)) : what;
       throw new Error(
-        `timed out after ${timeoutMs / 1000} s waiting for ${typeof what === 'function' ? what() : what}${lastErr ? ` (last error: ${lastErr.message})` : ''}`,
+        `timed out after ${timeoutMs / 1000} s waiting for ${said}${lastErr ? ` (last error: ${lastErr.message})` : ''}`,
       );
+    }
     await sleep(intervalMs);
   }
 }
