@@ -266,6 +266,7 @@ const fx = requireFixture();
 async function runScenario(name) {
   const def = SCENARIOS[name];
   const llama = await startLlama(def.server ?? {});
+  // A daemon that fails to start must not leave its server running (it would load every later scenario).
   const daemon = await startDaemon({
     configText: exampleConfig({
       url: llama.url,
@@ -276,6 +277,9 @@ async function runScenario(name) {
       root: args.root,
     }),
     cli: args.root ? `${args.root}/dist/cli.js` : undefined,
+  }).catch(async (err) => {
+    await llama.cleanup();
+    throw err;
   });
   const samples = [];
   const notes = [];
