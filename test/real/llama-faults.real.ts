@@ -1,0 +1,109 @@
+// The real-engine lane (issue 38): upstream llama.cpp's llama-server (scripts/real-llama/fixture.mjs builds it)
+// watched by the daemon with examples/llamacpp.yaml's probes at the example's cadence, then given real faults:
+// a freeze (SIGSTOP), a death (kill -9). The bounds are generous (the machine is shared, real time at the example
+// cadence); bench/real-llama.mjs measures the figures.
+// Run: npm run test:real (after `npm run build`; a cold fixture cache fails here, naming the command that warms it).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  exampleConfig,
+  requireFixture,
+  startDaemon,
+  startLlama,
+  waitFor,
+  type LlamaServer,
+} from '../../scripts/real-llama/harness.mjs';
+
+type Daemon = Awaited<ReturnType<typeof startDaemon>>;
+interface Slot {
+  probe: string;
+  probeKind: string;
+  endpoint: string;
+  conn: string;
+  result: string;
+  start: number;
+  error?: string;
+}
+interface Status {
+  state: string;
+  diagnosis: string | null;
+  cause: string;
+  probes: Slot[];
+}
+
+const SECOND = 1000;
+let llama: LlamaServer;
+let daemon: Daemon;
+
+async function status(): Promise<Status> {
+  return (await daemon.status()) as Status;
+}
+
+/** What the target says now, for failure messages. */
+async function describeNow(): Promise<string> {
+  const s = await status().catch((err: Error) => ({
+    state: '?',
+    diagnosis: null,
+    cause: err.message,
+    probes: [],
+  }));
+  const slots = s.probes
+    .map((p) => `${p.probe}/${p.conn}=${p.result}${p.error ? ` (${p.error})` : ''}`)
+    .join(', ');
+  return `${s.state}/${s.diagnosis}: ${s.cause}; slots: ${slots}`;
+}
+
+describe.sequential('upstream llama-server under the example config', () => {
+  beforeAll(async () => {
+    requireFixture(); // throws, with the warm command, when the cache is cold
+    llama = await startLlama();
+    daemon = await startDaemon({
+      configText: exampleConfig({
+        url: llama.url,
+        logFile: llama.logFile,
+        stateDir: `${llama.dir}/state`,
+      }),
+    });
+  });
+
+  afterAll(async () => {
+    await daemon?.stop();
+    await llama?.cleanup();
+  });
+
+  it('a healthy server reaches ok and stays ok for a minute, the tool-call matrix passing', async () => {
+    await waitFor(async () => (await status()).state === 'ok', 180 * SECOND, describeNow, 1000);
+    // The tool-call matrix runs every 5 m: its first run, from the start, must have passed.
+    const tools = await waitFor(
+      async () => (await status()).probes.find((p) => p.probeKind === 'toolcall' && p.result !== undefined),
+      180 * SECOND,
+      () => 'a tool-call matrix result',
+      1000,
+    );
+    expect(tools.result, `the tool-call matrix: ${tools.error}`).toBe('ok');
+    const until = Date.now() + 60 * SECOND;
+    while (Date.now() < until) {
+      const s = await status();
+      expect(s.state, await describeNow()).toBe('ok');
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  });
+
+  it('SIGSTOP: not ok while frozen, ok again after SIGCONT', async () => {
+    llama.signal('SIGSTOP');
+    try {
+      await waitFor(async () => (await status()).state !== 'ok', 60 * SECOND, describeNow, 500);
+    } finally {
+      llama.signal('SIGCONT');
+    }
+    const frozen = await status();
+    expect(['wedged', 'degraded', 'down']).toContain(frozen.state);
+    await waitFor(async () => (await status()).state === 'ok', 180 * SECOND, describeNow, 1000);
+  });
+
+  it('kill -9: down, then ok after a restart on the same port', async () => {
+    await llama.kill9();
+    await waitFor(async () => (await status()).state === 'down', 30 * SECOND, describeNow, 500);
+    await llama.restart();
+    await waitFor(async () => (await status()).state === 'ok', 180 * SECOND, describeNow, 1000);
+  });
+});
