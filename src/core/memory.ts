@@ -217,6 +217,11 @@ export interface IncidentMemory {
   seen: IncidentEvidence[];
   /** When the target first went down in this incident: only evidence from before it names the death. */
   downSince?: number;
+  /**
+   * When the target last left wedged or down for degraded in this incident: engine failures counted before it were
+   * the wedge's (its stuck requests failing as the restart let them go), and hold nothing past it.
+   */
+  servesSince?: number;
 }
 
 export interface TargetMemory {

@@ -70,6 +70,20 @@ function apply(
     s.criticalSinceOk = s.criticalSinceOk.filter((c) => c.time > evidence);
     s.confirmedCritical = undefined;
     if (s.pendingCritical !== undefined && s.pendingCritical.time <= evidence) s.pendingCritical = undefined;
+  } else if (v.state === 'degraded' && (t.from === 'wedged' || t.from === 'down')) {
+    // Out of a wedge into serving: every completion passed recoverAfter times since the confirmed line (or the
+    // verdict would still be wedged), so the line is spent. Kept until ok, it re-wedged the target with the old
+    // diagnosis on the next single failure or wrong answer after the restart that fixed it (the e2e's bootstrap
+    // thread death, held degraded by its own KV tail, re-wedged on one wrong canary answer): a new wedge needs
+    // new evidence. The incident still remembers the diagnosis (incident.ts), for naming only.
+    const evidence = oldestPassingCompletion(s, now);
+    s.criticalSinceOk = s.criticalSinceOk.filter((c) => c.time > evidence);
+    if (s.confirmedCritical !== undefined && s.confirmedCritical.time <= evidence)
+      s.confirmedCritical = undefined;
+    if (s.pendingCritical !== undefined && s.pendingCritical.time <= evidence) s.pendingCritical = undefined;
+    // KV transfers that fail as the wedge's stuck requests time out after the restart are its tail, not a
+    // transfer path failing now (verdict/candidates/counters.ts holds only on failures after this).
+    if (s.incident !== undefined) s.incident.servesSince = now;
   }
   events.push({ type: 'transition', ...t });
   return t;

@@ -28,8 +28,11 @@ export const kvTransferFailing: Family = (s, now, cfg, sym) => {
       // failures, back to ok for 16 s while the path still failed). Before it is named, a burst that stopped is
       // the tail of what happened (the requests stuck in a wedge time out after the restart that fixed it), not a
       // transfer path failing now: the last increase must be recent.
-      if (!held || !holdsRate(e, now, cfg)) continue;
-      const n = kvFailuresWithin(e, now, HOLD_WINDOWS * cfg.detect.failureWindow);
+      // Only failures after the target left a wedge hold it: the wedge's own tail (its stuck requests failing
+      // their transfers as the restart lets them go) held a fixed target degraded a whole window after it.
+      const from = s.incident?.servesSince ?? -Infinity;
+      if (!held || !holdsRate(e, now, cfg, from)) continue;
+      const n = kvFailuresWithin(e, now, HOLD_WINDOWS * cfg.detect.failureWindow, from);
       if (worst === undefined || n > worst.failed + worst.expired)
         worst = { service: e.service, failed: n, expired: 0, window: HOLD_WINDOWS };
       continue;
@@ -81,11 +84,11 @@ export const abortCounters: Family = (s, now, cfg, sym) => {
 const HOLD_WINDOWS = 2;
 
 /** KV failures and expiries (aborts discounted) within `window` ms. */
-function kvFailuresWithin(e: EngineMemory, now: number, window: number): number {
+function kvFailuresWithin(e: EngineMemory, now: number, window: number, from = -Infinity): number {
   let kv = 0;
   let aborted = 0;
   for (const r of e.failures?.recent ?? []) {
-    if (now - r.at >= window) continue;
+    if (now - r.at >= window || r.at < from) continue;
     if (r.kind === 'kv_transfer_failed' || r.kind === 'kv_expired') kv += r.n;
     else if (r.kind === 'aborted') aborted += r.n;
   }
@@ -97,11 +100,12 @@ function kvFailuresWithin(e: EngineMemory, now: number, window: number): number 
  * failureWindow: a steady partial rate keeps it between failures; a path that stopped failing lets it go one
  * failureWindow after its last failure.
  */
-function holdsRate(e: EngineMemory, now: number, cfg: ClassifierConfig): boolean {
+function holdsRate(e: EngineMemory, now: number, cfg: ClassifierConfig, from: number): boolean {
   const window = cfg.detect.failureWindow;
-  if (kvFailuresWithin(e, now, HOLD_WINDOWS * window) < cfg.detect.failureCount) return false;
+  if (kvFailuresWithin(e, now, HOLD_WINDOWS * window, from) < cfg.detect.failureCount) return false;
   return (e.failures?.recent ?? []).some(
-    (r) => (r.kind === 'kv_transfer_failed' || r.kind === 'kv_expired') && now - r.at < window,
+    (r) =>
+      (r.kind === 'kv_transfer_failed' || r.kind === 'kv_expired') && now - r.at < window && r.at >= from,
   );
 }
 
