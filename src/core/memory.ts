@@ -240,7 +240,10 @@ export interface TargetMemory {
   incident?: IncidentMemory;
   /** A critical log event waiting for a probe to confirm it. */
   pendingCritical?: CriticalMemory;
-  /** A critical log event a failing probe confirmed: the target stays wedged with its diagnosis until ok. */
+  /**
+   * A critical log event a failing probe confirmed: the target stays wedged with its diagnosis until every completion
+   * passes past it; leaving the wedge for degraded spends it (reduce/hysteresis.ts), ok clears it.
+   */
   confirmedCritical?: CriticalMemory;
   /** Recent warnings of classes that can name an incident, newest last (bounded). */
   warnings?: WarningMemory[];
