@@ -315,3 +315,59 @@ targets:
     await s.stop();
   });
 });
+
+describe('a failed slot on a slow schedule runs again early (issue 38)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a 5 m probe that fails reruns after 15 s, 30 s, 60 s, 120 s, then keeps its own cadence', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    vi.setSystemTime(new Date('2026-06-01T12:00:00Z'));
+    // Port 9 on 127.0.0.1 refuses: every run fails at once (connect_error). The early reruns start from the
+    // target's shortest cadence (10 s here), at least 15 s.
+    const loaded = parseConfigText(
+      `
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "http://127.0.0.1:9" }]
+    probes:
+      - { name: slow, kind: health, every: 5m, jitter: 0, timeout: 1s }
+      - { name: fast, kind: health, every: 10s, jitter: 0, timeout: 1s }
+`,
+      'test.yaml',
+      {},
+    );
+    const target = loaded.config.targets[0]!;
+    const runs: number[] = [];
+    const s = new ProbeScheduler({
+      target,
+      headers: loaded.headers.get(target.name)!,
+      metrics: createProbeMetrics(new Registry()),
+      logger: capturingLogger('debug').logger,
+      onResult: (r) => {
+        expect(r.result).toBe('connect_error');
+        if (r.probe === 'slow') runs.push(performance.now());
+      },
+      now: () => Date.now(),
+      monoNow: () => performance.now(),
+    });
+    schedulers.push(s);
+    const t0 = performance.now();
+    s.start();
+    // Real sockets refuse on the real event loop: let it turn between the fake clock's steps.
+    for (let i = 0; i < 20 * 60; i++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      for (let k = 0; k < 3; k++) await new Promise((r) => setImmediate(r));
+    }
+    await s.stop();
+    const at = runs.map((t) => Math.round((t - t0) / 1000));
+    // The reruns after the first failure, each within a second of its planned delay.
+    const first = at[0]!;
+    const gaps = at.slice(1, 5).map((t, i) => t - at[i]!);
+    expect(first).toBeLessThan(300);
+    expect(gaps.map((g) => Math.round(g / 15) * 15)).toEqual([15, 30, 60, 120]);
+    // Then only its own rounds: 20 minutes hold at most 4 more runs, not one every 15 s.
+    expect(runs.length).toBeLessThanOrEqual(5 + 5);
+  });
+});

@@ -56,7 +56,12 @@ interface Slot {
     progress: Progress;
   };
   lastResult?: string;
+  /** The next early rerun's delay after a failure (ms), doubled each time; undefined while the slot passes. */
+  retryMs?: number;
 }
+
+/** The first early rerun of a failed slot on a slow schedule comes this soon at the least (ms). */
+const RETRY_MIN_MS = 15_000;
 
 /** The (hop, conn) pairs a probe runs on. */
 export function probeConns(probe: ProbeConfig): ConnKind[] {
@@ -300,6 +305,7 @@ export class ProbeScheduler {
         (out) => {
           if (out.cancelled) return undefined;
           this.deliver(out.signal);
+          if (!confirmation) this.retryFailed(slot, out.signal);
           return out.signal;
         },
         (err: unknown) => {
@@ -313,6 +319,28 @@ export class ProbeScheduler {
       });
     slot.inflight = { startedAt, startedMono, done, progress };
     return done;
+  }
+
+  /**
+   * A failed slot on a slow schedule runs again early, backing off: after max(shortest every, 15 s), then twice
+   * that, and so on until its own `every`. Issue 38: a tool-call matrix every 5 m whose run fell inside a freeze or
+   * an outage kept its failure until its next round, holding the target away from ok minutes after every other
+   * probe had passed again; only a run after the fault can show it recovered. A slot that keeps failing is back on
+   * its own cadence after a few reruns (a bounded load), and a pass resets the backoff.
+   */
+  private retryFailed(slot: Slot, r: ProbeResultSignal): void {
+    if (r.result === 'ok' || r.result === 'skipped_overlap') {
+      slot.retryMs = undefined;
+      return;
+    }
+    const every = slot.probe.every;
+    if (every === undefined) return; // cron names its own seconds
+    const delay = slot.retryMs ?? Math.max(this.tickIntervalMs, RETRY_MIN_MS);
+    if (delay >= every) return;
+    slot.retryMs = delay * 2;
+    this.after(delay, () => {
+      if (!slot.inflight) this.tick(slot);
+    });
   }
 
   private deliver(r: ProbeResultSignal): void {
