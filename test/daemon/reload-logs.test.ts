@@ -32,10 +32,14 @@ targets:
   writeFileSync(file, config('a'));
   daemon = new Daemon({ configPath: file, logger: quietLogger() });
   await daemon.start();
-  const events = async () =>
+  const raised = async () =>
     (await daemon!.metrics.logEvents.get()).values
       .filter((v) => v.labels.rule === 'sglang_prefill_bootstrap_aborted')
       .reduce((n, v) => n + v.value, 0);
+  // A burst of one class past its first events is folded (counted, not raised): every line is an event or a fold.
+  const folded = async () =>
+    (await daemon!.metrics.logEventsFolded.get()).values.reduce((n, v) => n + v.value, 0);
+  const events = async () => (await raised()) + (await folded());
   const lines = async () => (await daemon!.metrics.logLines.get()).values.reduce((n, v) => n + v.value, 0);
 
   let written = 0;

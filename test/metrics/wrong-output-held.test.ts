@@ -153,6 +153,8 @@ describe('the wrong-answer hold as a gauge per probe slot', () => {
 
   it('a reload that moves the probe to another connection kind drops the old slot and its hold (found in review)', async () => {
     const first = make();
+    // It answered right once: later wrong answers are wrong_output, not canary_never_passed.
+    first.run('canary', 'ok');
     first.run('canary', 'wrong_output');
     expect(first.wd.state.diagnosis).toBe('wrong_output');
     const target = targetSchema.parse({

@@ -238,6 +238,8 @@ describe('remediation', () => {
         cfg,
       ).state);
     probe('ok');
+    // The line comes well after that answer: a completion answered after a critical line says it still serves.
+    clock.now += 60_000;
     s = reduce(
       s,
       {

@@ -26,9 +26,9 @@ import { toolcallLeak } from './toolcall_leak.js';
 import { longPromptHang } from './long_prompt_hang.js';
 import { toolcallArgsCorrupt } from './toolcall_args_corrupt.js';
 import { reasoningGarbage } from './reasoning_garbage.js';
-import { queueStarvation } from './queue_starvation.js'
-import { reasoningRunaway } from './reasoning_runaway.js'
-import { toolcallInReasoning } from './toolcall_in_reasoning.js'
+import { queueStarvation } from './queue_starvation.js';
+import { reasoningRunaway } from './reasoning_runaway.js';
+import { toolcallInReasoning } from './toolcall_in_reasoning.js';
 import { metricsFrozen } from './metrics_frozen.js';
 import { recurringStall } from './recurring_stall.js';
 import { requestsLost } from './requests_lost.js';
