@@ -371,3 +371,60 @@ targets:
     expect(runs.length).toBeLessThanOrEqual(5 + 5);
   });
 });
+
+describe('a late pass on a slow schedule runs again early (issue 38)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a 5 m chat whose first run took 25 s (past hangAfter 20 s) reruns 15 s later; an on-time pass does not', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    vi.setSystemTime(new Date('2026-06-01T12:00:00Z'));
+    let served = 0;
+    // The server's delay runs on the fake clock too: the first answer comes 25 s (fake) after the request.
+    const server = await startServer((req, res, body) => {
+      if (req.url === '/v1/chat/completions' && served++ === 0)
+        return void setTimeout(() => healthyHandler(req, res, body), 25_000);
+      healthyHandler(req, res, body);
+    });
+    servers.push(server);
+    const loaded = parseConfigText(
+      `
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "${server.url}" }]
+    probes:
+      - { name: slow, kind: chat, every: 5m, jitter: 0, timeout: 60s, conn: [fresh] }
+      - { name: fast, kind: health, every: 10s, jitter: 0, timeout: 1s }
+`,
+      'test.yaml',
+      {},
+    );
+    const target = loaded.config.targets[0]!;
+    const runs: Array<{ at: number; ms: number; result: string }> = [];
+    const s = new ProbeScheduler({
+      target,
+      headers: loaded.headers.get(target.name)!,
+      metrics: createProbeMetrics(new Registry()),
+      logger: capturingLogger('debug').logger,
+      onResult: (r) => {
+        if (r.probe === 'slow') runs.push({ at: r.start, ms: r.durationMs, result: r.result });
+      },
+      now: () => Date.now(),
+      monoNow: () => performance.now(),
+    });
+    schedulers.push(s);
+    s.start();
+    for (let i = 0; i < 4 * 60; i++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      for (let k = 0; k < 3; k++) await new Promise((r) => setImmediate(r));
+    }
+    await s.stop();
+    expect(runs.map((r) => r.result)).toEqual(['ok', 'ok']);
+    expect(runs[0]!.ms).toBeGreaterThanOrEqual(20_000);
+    // The rerun starts 15 s after the late pass ended; the on-time rerun starts no other within the 4 minutes.
+    const gap = runs[1]!.at - (runs[0]!.at + runs[0]!.ms);
+    expect(Math.round(gap / 1000)).toBe(15);
+    expect(runs[1]!.ms).toBeLessThan(20_000);
+  });
+});
