@@ -63,8 +63,10 @@ describe('in-flight evidence on deployed settings (example config cadence)', () 
       expect(v.s.state).toBe('ok');
       expect(v.transitions()).toEqual(['ok/-']);
       expect(Object.values(v.s.slots).find((m) => m.probe === 'chat')!.okStreak).toBeGreaterThanOrEqual(9);
-      // Completions that start from here on hang; those in flight hang too (they are waiting on the thread).
+      // Completions that start from here on hang; those in flight with no first token yet hang too (they are waiting
+      // on the thread; before rejudgeInflight their outcome, drawn at launch, let them finish just after the line).
       faultAt = v.now - chat.timeout!;
+      v.rejudgeInflight();
       v.feed(tracebackAt(v.now));
       const traceback = v.now;
       const wedgedAt = v.runUntilTrue(

@@ -43,7 +43,7 @@ interface VSlot {
   probe: ProbeConfig;
   endpoint: string;
   conn: ConnKind;
-  inflight?: { startedAt: number; token: number; ttftMs?: number };
+  inflight?: { startedAt: number; token: number; ttftMs?: number; info: RunInfo; primed: boolean };
   /** The last run failed (a keep-alive slot primes a new connection for the next). */
   lastFailed?: boolean;
 }
@@ -164,19 +164,38 @@ export class VirtualDeployment {
     );
   }
 
+  /**
+   * A fault that begins mid-run: every run in flight whose first token has not come yet is judged again by the
+   * outcome function (its start unchanged); one that now hangs never gets its first token and times out. A run past
+   * its first token keeps its outcome (it is decoding: past the stage that broke).
+   */
+  rejudgeInflight(): void {
+    for (const slot of this.slots) {
+      const run = slot.inflight;
+      if (!run || (run.ttftMs !== undefined && this.now >= run.startedAt + run.ttftMs)) continue;
+      if (this.outcome(run.info) !== 'hang') continue;
+      slot.inflight = undefined;
+      this.schedule(slot, run.info, 'hang', run.primed);
+    }
+  }
+
   private launch(slot: VSlot): void {
     if (slot.inflight) return; // skipped_overlap: the classifier ignores it
-    const start = this.now;
+    const info = { probe: slot.probe, endpoint: slot.endpoint, conn: slot.conn, start: this.now };
+    // As the probe runner does: a keep-alive slot whose last run failed closed its connection, so this run
+    // primes a new one (GET /v1/models) and goes second on it.
+    const primed = slot.conn === 'keepalive' && slot.lastFailed === true;
+    this.schedule(slot, info, this.outcome(info), primed);
+  }
+
+  private schedule(slot: VSlot, info: RunInfo, out: Outcome, primed: boolean): void {
+    const start = info.start;
     const token = ++this.token;
-    slot.inflight = { startedAt: start, token };
-    const out = this.outcome({ probe: slot.probe, endpoint: slot.endpoint, conn: slot.conn, start });
+    slot.inflight = { startedAt: start, token, info, primed };
     const timeout = slot.probe.timeout;
     const ms = out === 'hang' ? timeout : Math.min(out.ms, timeout);
     const result: ProbeResultClass = out === 'hang' || out.ms >= timeout ? 'timeout' : (out.result ?? 'ok');
     if (out !== 'hang' && out.ttftMs !== undefined) slot.inflight.ttftMs = out.ttftMs;
-    // As the probe runner does: a keep-alive slot whose last run failed closed its connection, so this run
-    // primes a new one (GET /v1/models) and goes second on it.
-    const primed = slot.conn === 'keepalive' && slot.lastFailed === true;
     this.at(start + ms, () => {
       if (slot.inflight?.token !== token) return;
       slot.inflight = undefined;

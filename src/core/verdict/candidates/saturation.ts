@@ -1,7 +1,9 @@
 // Busy is not wedged (EVIDENCE `load`, issue 41 item 9, issue 38): our request waits, but the engine makes tokens —
 // it holds work and requests wait for a slot (every slot held by long generations, a queue that grows). That is at
 // most a degradation; the symptoms (../symptoms.ts) take such a hang or such timeouts out of the wedge rules, so no
-// remediation runs on a busy engine. A client that never reads its stream holds a slot the same way.
+// remediation runs on a busy engine. A client that never reads its stream holds a slot the same way. A starved queue
+// (queued work never admitted while what leaves the queue waited under the objective) is not load: the queue does
+// not move for our probe, so its hang stays a wedge (queue_starved).
 import type { ClassifierConfig, SlotMemory, TargetMemory } from '../../memory.js';
 import { isRouter, readingInterval } from '../../progress-read.js';
 import { isCompletion } from '../../vocabulary.js';
@@ -46,6 +48,10 @@ export function busyEngine(
     if (isRouter(e) || p === undefined || p.lastTokensAt === undefined) continue;
     // One scrape that timed out under the load is no outage (the busy values are the last reading's).
     if (e.queued <= 0 || e.running <= 0 || p.failedScrapes >= 2) continue;
+    // A starved queue is not a busy one (reduce/objectives.ts judgeStarved): saturation admits from its queue as
+    // requests finish, and what it admits has waited; a queue whose leavers waited under the objective while work
+    // stayed queued does not move for our probe, and a probe that hangs in it is a wedge (queue_starved).
+    if (e.objectives?.starved === true) continue;
     const recent = Math.max(SATURATION_RECENT_MS, RECENT_READINGS * (readingInterval(p) ?? 0));
     if (now - p.lastTokensAt > recent || p.lastTokensAt < since) continue;
     const ours = oursAt(s, cfg, e.lastSignalAt);
