@@ -31,6 +31,7 @@ const { values: args } = parseArgs({
     recover: { type: 'string', default: '600' },
     parallel: { type: 'string', default: '1' },
     canary: { type: 'boolean', default: false },
+    answers: { type: 'boolean', default: false },
     'all-cells': { type: 'boolean', default: false },
     root: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -254,6 +255,7 @@ if (args.help) {
   --root DIR        another built tree's dist/cli.js and examples/llamacpp.yaml (a before/after column)
   --all-cells       the example's whole tool-call matrix (default: the cells a random model can pass)
   --canary          keep the canary probe (a random-weight model cannot pass it)
+  --answers         keep the structured and long-input probes (a random-weight model cannot pass them either)
   --json FILE       every scenario's samples and summary as JSON`);
   process.exit(0);
 }
@@ -273,6 +275,7 @@ async function runScenario(name) {
       logFile: llama.logFile,
       stateDir: `${llama.dir}/state`,
       canary: args.canary,
+      answers: args.answers,
       toolCells: args['all-cells'] ? null : undefined,
       root: args.root,
     }),

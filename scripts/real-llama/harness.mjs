@@ -213,12 +213,22 @@ function tail(file, lines = 8) {
 export const RANDOM_MODEL_TOOL_CELLS = Object.freeze(['none', 'second_turn']);
 
 /**
+ * The probe kinds whose pass needs a model that understands, beside the canary: `structured` (the schema's grammar
+ * keeps a random model inside a string until max_tokens cuts the JSON off: "JSON cut off at max_tokens 32 (finish_reason
+ * length)", bad_response on every run here) and `longinput` (it asks what the long prompt said: wrong_output on every
+ * run). Issue 38 excepts correctness on a random model; kept in, they read degraded on a healthy server, and a failure
+ * from a run inside a fault stayed until their next run (5 and 30 minutes), holding every recovery.
+ */
+export const RANDOM_MODEL_ANSWER_KINDS = Object.freeze(['structured', 'longinput']);
+
+/**
  * examples/llamacpp.yaml pointed at `url`: the same probes, cadence and timeouts; the journal source becomes the
  * server's log file (read from its end), remediation stays a dry run (counted, never run). The canary is left out
- * unless asked for: a random-weight model cannot answer known questions (issue 38 excepts correctness); the tool-call
+ * unless asked for: a random-weight model cannot answer known questions (issue 38 excepts correctness), nor pass the
+ * RANDOM_MODEL_ANSWER_KINDS probes (left out unless `answers`); the tool-call
  * matrix runs `toolCells` (default RANDOM_MODEL_TOOL_CELLS, `null` for the example's own).
  * `root` another tree's examples/ (the bench's before/after columns).
- * @param {{ url: string, logFile: string, stateDir: string, canary?: boolean, probes?: string[],
+ * @param {{ url: string, logFile: string, stateDir: string, canary?: boolean, answers?: boolean, probes?: string[],
  *   detect?: Record<string, unknown>, root?: string, toolCells?: readonly string[] | null }} o
  */
 export function exampleConfig({
@@ -226,6 +236,7 @@ export function exampleConfig({
   logFile,
   stateDir,
   canary = false,
+  answers = false,
   probes,
   detect,
   root = ROOT,
@@ -236,6 +247,7 @@ export function exampleConfig({
   doc.stateDir = stateDir;
   t.endpoints = t.endpoints.map((e) => ({ ...e, url }));
   if (!canary) t.probes = t.probes.filter((p) => p.kind !== 'canary');
+  if (!answers) t.probes = t.probes.filter((p) => !RANDOM_MODEL_ANSWER_KINDS.includes(p.kind));
   if (probes) t.probes = t.probes.filter((p) => probes.includes(p.name));
   if (toolCells) for (const p of t.probes) if (p.kind === 'toolcall') p.cells = [...toolCells];
   t.logs = t.logs.map(({ journal: _j, ...rest }) => ({ ...rest, path: logFile, from: 'end' }));

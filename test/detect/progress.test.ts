@@ -205,6 +205,52 @@ describe('busy is not wedged (issue 41 item 9, issue 38)', () => {
   });
 });
 
+describe("our own probes are not the load (issue 38: the example fills llama-server's 2 slots itself)", () => {
+  /**
+   * From the fault on our completions take 25 s (past hangAfter, inside their timeouts) and the engine reports
+   * every one of them in flight (2 slots, the rest waiting) plus `others` requests of anyone else's, tokens flowing.
+   */
+  const ownLoad = (others: number) => {
+    let faultAt = Infinity;
+    const { v, run } = deployment(
+      (r) => {
+        const ok = healthy(r);
+        return isCompletion(r.probe.kind) && r.start >= faultAt && ok !== 'hang' ? { ...ok, ms: 25_000 } : ok;
+      },
+      (now) => {
+        if (now < faultAt) return idleReading(now);
+        const ours = (v.s.inflight ?? []).filter((r) =>
+          isCompletion(v.target.probes.find((p) => p.name === r.probe)?.kind),
+        ).length;
+        const load = ours + others;
+        return {
+          running: Math.min(2, load),
+          queued: Math.max(0, load - 2),
+          generatedTokensTotal: Math.floor(now / 1000) * 16,
+          decodeStepsTotal: Math.floor(now / 10),
+        };
+      },
+      1,
+    );
+    run(v.t0 + 10 * 60_000);
+    faultAt = v.now;
+    run(faultAt + 10 * 60_000);
+    return states(v, faultAt);
+  };
+
+  it('one of our probes waiting for a slot behind our own others is neither saturation nor a wedge', () => {
+    const after = ownLoad(0);
+    expect(after.filter((x) => x.startsWith('wedged'))).toEqual([]);
+    expect(after.filter((x) => x.endsWith('engine_saturated'))).toEqual([]);
+  });
+
+  it('the same waits with two requests of others holding the slots are engine_saturated: the test can fail', () => {
+    const after = ownLoad(2);
+    expect(after.filter((x) => x.startsWith('wedged'))).toEqual([]);
+    expect(after).toContain('degraded/engine_saturated');
+  });
+});
+
 describe('stalls that clear by themselves (issue 41 item 2)', () => {
   /** From `at` on, the engine stops for `stallMs` every `everyMs`; a run started in a stall ends when it does. */
   const stalls = (at: () => number, stallMs: number, everyMs: number) => (r: RunInfo) => {

@@ -315,3 +315,116 @@ targets:
     await s.stop();
   });
 });
+
+describe('a failed slot on a slow schedule runs again early (issue 38)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a 5 m probe that fails reruns after 15 s, 30 s, 60 s, 120 s, then keeps its own cadence', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    vi.setSystemTime(new Date('2026-06-01T12:00:00Z'));
+    // Port 9 on 127.0.0.1 refuses: every run fails at once (connect_error). The early reruns start from the
+    // target's shortest cadence (10 s here), at least 15 s.
+    const loaded = parseConfigText(
+      `
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "http://127.0.0.1:9" }]
+    probes:
+      - { name: slow, kind: health, every: 5m, jitter: 0, timeout: 1s }
+      - { name: fast, kind: health, every: 10s, jitter: 0, timeout: 1s }
+`,
+      'test.yaml',
+      {},
+    );
+    const target = loaded.config.targets[0]!;
+    const runs: number[] = [];
+    const s = new ProbeScheduler({
+      target,
+      headers: loaded.headers.get(target.name)!,
+      metrics: createProbeMetrics(new Registry()),
+      logger: capturingLogger('debug').logger,
+      onResult: (r) => {
+        expect(r.result).toBe('connect_error');
+        if (r.probe === 'slow') runs.push(performance.now());
+      },
+      now: () => Date.now(),
+      monoNow: () => performance.now(),
+    });
+    schedulers.push(s);
+    const t0 = performance.now();
+    s.start();
+    // Real sockets refuse on the real event loop: let it turn between the fake clock's steps.
+    for (let i = 0; i < 20 * 60; i++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      for (let k = 0; k < 3; k++) await new Promise((r) => setImmediate(r));
+    }
+    await s.stop();
+    const at = runs.map((t) => Math.round((t - t0) / 1000));
+    // The reruns after the first failure, each within a second of its planned delay.
+    const first = at[0]!;
+    const gaps = at.slice(1, 5).map((t, i) => t - at[i]!);
+    expect(first).toBeLessThan(300);
+    expect(gaps.map((g) => Math.round(g / 15) * 15)).toEqual([15, 30, 60, 120]);
+    // Then only its own rounds: 20 minutes hold at most 4 more runs, not one every 15 s.
+    expect(runs.length).toBeLessThanOrEqual(5 + 5);
+  });
+});
+
+describe('a late pass on a slow schedule runs again early (issue 38)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a 5 m chat whose first run took 25 s (past hangAfter 20 s) reruns 15 s later; an on-time pass does not', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    vi.setSystemTime(new Date('2026-06-01T12:00:00Z'));
+    let served = 0;
+    // The server's delay runs on the fake clock too: the first answer comes 25 s (fake) after the request.
+    const server = await startServer((req, res, body) => {
+      if (req.url === '/v1/chat/completions' && served++ === 0)
+        return void setTimeout(() => healthyHandler(req, res, body), 25_000);
+      healthyHandler(req, res, body);
+    });
+    servers.push(server);
+    const loaded = parseConfigText(
+      `
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "${server.url}" }]
+    probes:
+      - { name: slow, kind: chat, every: 5m, jitter: 0, timeout: 60s, conn: [fresh] }
+      - { name: fast, kind: health, every: 10s, jitter: 0, timeout: 1s }
+`,
+      'test.yaml',
+      {},
+    );
+    const target = loaded.config.targets[0]!;
+    const runs: Array<{ at: number; ms: number; result: string }> = [];
+    const s = new ProbeScheduler({
+      target,
+      headers: loaded.headers.get(target.name)!,
+      metrics: createProbeMetrics(new Registry()),
+      logger: capturingLogger('debug').logger,
+      onResult: (r) => {
+        if (r.probe === 'slow') runs.push({ at: r.start, ms: r.durationMs, result: r.result });
+      },
+      now: () => Date.now(),
+      monoNow: () => performance.now(),
+    });
+    schedulers.push(s);
+    s.start();
+    for (let i = 0; i < 4 * 60; i++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      for (let k = 0; k < 3; k++) await new Promise((r) => setImmediate(r));
+    }
+    await s.stop();
+    expect(runs.map((r) => r.result)).toEqual(['ok', 'ok']);
+    expect(runs[0]!.ms).toBeGreaterThanOrEqual(20_000);
+    // The rerun starts 15 s after the late pass ended; the on-time rerun starts no other within the 4 minutes.
+    const gap = runs[1]!.at - (runs[0]!.at + runs[0]!.ms);
+    expect(Math.round(gap / 1000)).toBe(15);
+    expect(runs[1]!.ms).toBeLessThan(20_000);
+  });
+});

@@ -7,7 +7,7 @@ import { incidentWarning } from '../memory-read.js';
 import type { ClassifierConfig, SlotMemory, TargetMemory } from '../memory.js';
 import { intermittence } from './candidates/pattern.js';
 import { halfFailedPair, routerStuck } from './candidates/router.js';
-import { saturation } from './candidates/saturation.js';
+import { busyEngine } from './candidates/saturation.js';
 import { why } from './text.js';
 import type { Hang, Symptoms } from './types.js';
 
@@ -129,9 +129,10 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
 
   const failingEverywhere = failing.length > 0 && passing.length === 0;
   // Busy is not wedged (issue 41 item 9): completions that wait for a slot on an engine that makes tokens are no
-  // wedge, however long they wait (./candidates/saturation.ts).
-  const saturated = saturation(s, now, cfg, hangs, failing);
-  const stuck = saturated === undefined && (failingEverywhere || hung !== undefined);
+  // wedge, however long they wait (./candidates/saturation.ts); nor is one of our probes waiting behind our own.
+  const busy = busyEngine(s, now, cfg, hangs, failing);
+  const saturated = busy?.ours === false ? busy.text : undefined;
+  const stuck = busy === undefined && (failingEverywhere || hung !== undefined);
   const healthFailing = slots.filter((m) => m.probeKind === 'health' && m.failStreak >= d.downAfter);
   const health = healthFailing.find((m) => !behindPasses(m.endpoint));
   // A health endpoint that answers (503, or no answer in time on an accepted connection) is a live server. SGLang's

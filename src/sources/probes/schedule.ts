@@ -9,6 +9,7 @@ import type { ProbeConfig, TargetConfig } from '../../config/schema.js';
 import type { Logger } from '../../lib/logger.js';
 import type { ProbeMetrics } from '../../metrics.js';
 import type { ConnKind, InflightRun, ProbeKind, ProbeResultSignal } from '../../core/signals.js';
+import { hangs as hangingKind } from '../../core/vocabulary.js';
 import { addCollectHook } from './collect-hooks.js';
 import { EndpointDispatchers, tlsOptions } from './http.js';
 import { PROBES } from './registry.js';
@@ -56,7 +57,12 @@ interface Slot {
     progress: Progress;
   };
   lastResult?: string;
+  /** The next early rerun's delay after a failure (ms), doubled each time; undefined while the slot passes. */
+  retryMs?: number;
 }
+
+/** The first early rerun of a failed slot on a slow schedule comes this soon at the least (ms). */
+const RETRY_MIN_MS = 15_000;
 
 /** The (hop, conn) pairs a probe runs on. */
 export function probeConns(probe: ProbeConfig): ConnKind[] {
@@ -300,6 +306,7 @@ export class ProbeScheduler {
         (out) => {
           if (out.cancelled) return undefined;
           this.deliver(out.signal);
+          if (!confirmation) this.retryFailed(slot, out.signal);
           return out.signal;
         },
         (err: unknown) => {
@@ -313,6 +320,33 @@ export class ProbeScheduler {
       });
     slot.inflight = { startedAt, startedMono, done, progress };
     return done;
+  }
+
+  /**
+   * A failed slot (or one whose pass came too late to count) on a slow schedule runs again early, backing off: after max(shortest every, 15 s), then twice
+   * that, and so on until its own `every`. Issue 38: a tool-call matrix every 5 m whose run fell inside a freeze or
+   * an outage kept its failure until its next round, holding the target away from ok minutes after every other
+   * probe had passed again; only a run after the fault can show it recovered. A slot that keeps failing is back on
+   * its own cadence after a few reruns (a bounded load), and a pass resets the backoff.
+   */
+  private retryFailed(slot: Slot, r: ProbeResultSignal): void {
+    // A pass that was in flight hangAfter is no evidence of recovery either (src/core/reduce/slots.ts gives it no
+    // okStreak): a tool-call matrix caught by a SIGSTOP finished after SIGCONT and held the target wedged until its
+    // next round, 2–5 minutes on.
+    const late =
+      r.result === 'ok' && hangingKind(r.probeKind) && r.durationMs >= this.opts.target.detect.hangAfter;
+    if ((r.result === 'ok' && !late) || r.result === 'skipped_overlap') {
+      slot.retryMs = undefined;
+      return;
+    }
+    const every = slot.probe.every;
+    if (every === undefined) return; // cron names its own seconds
+    const delay = slot.retryMs ?? Math.max(this.tickIntervalMs, RETRY_MIN_MS);
+    if (delay >= every) return;
+    slot.retryMs = delay * 2;
+    this.after(delay, () => {
+      if (!slot.inflight) this.tick(slot);
+    });
   }
 
   private deliver(r: ProbeResultSignal): void {

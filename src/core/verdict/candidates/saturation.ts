@@ -6,6 +6,7 @@
 // not move for our probe, so its hang stays a wedge (queue_starved).
 import type { ClassifierConfig, SlotMemory, TargetMemory } from '../../memory.js';
 import { isRouter, readingInterval } from '../../progress-read.js';
+import { isCompletion } from '../../vocabulary.js';
 import { candidate } from '../pick.js';
 import type { Family, Hang } from '../types.js';
 
@@ -13,17 +14,29 @@ import type { Family, Hang } from '../types.js';
 const RECENT_READINGS = 3;
 const SATURATION_RECENT_MS = 15_000;
 
+/** Whose requests hold an engine's slots and queue while our completions wait: others', or only our own probes'. */
+export interface Busy {
+  text: string;
+  /** Every running and waiting request may be one of our own probes (none from anyone else need be there). */
+  ours: boolean;
+}
+
 /**
- * An engine that makes tokens and has requests waiting, while our completions hang or time out: the cause as text,
- * or undefined. The tokens must have come since the newest hang started (or, for timeouts, recently).
+ * An engine that makes tokens and has requests waiting, while our completions hang or time out: whose load it is
+ * and the cause as text, or undefined. The tokens must have come since the newest hang started (or, for timeouts,
+ * recently). Our own completions in flight hold slots and queue places too (issue 38: the example's chat, tool-call,
+ * structured and long-input probes fill llama-server's 2 slots with a third waiting): only running + waiting beyond
+ * their count is anyone else's load, and one of our probes waiting behind our others is neither saturation nor a
+ * wedge. The count is over every engine of the target (a PD pair's probe holds a place on each), so it can only
+ * understate others' load on one engine, never invent it.
  */
-export function saturation(
+export function busyEngine(
   s: TargetMemory,
   now: number,
-  _cfg: ClassifierConfig,
+  cfg: ClassifierConfig,
   hangs: readonly Hang[],
   failing: readonly SlotMemory[],
-): string | undefined {
+): Busy | undefined {
   const hung = hangs.filter((h) => h.hung);
   const timedOut = failing.filter((m) => m.last?.result === 'timeout');
   if (hung.length === 0 && timedOut.length === 0) return undefined;
@@ -41,9 +54,39 @@ export function saturation(
     if (e.objectives?.starved === true) continue;
     const recent = Math.max(SATURATION_RECENT_MS, RECENT_READINGS * (readingInterval(p) ?? 0));
     if (now - p.lastTokensAt > recent || p.lastTokensAt < since) continue;
-    return `${e.service} is saturated: ${e.running} running and ${e.queued} waiting, tokens made ${Math.round((now - p.lastTokensAt) / 1000)} s ago; our completions wait for a slot`;
+    const ours = oursAt(s, cfg, e.lastSignalAt);
+    const made = `tokens made ${Math.round((now - p.lastTokensAt) / 1000)} s ago`;
+    if (e.running + e.queued <= ours)
+      return {
+        ours: true,
+        text: `${e.service} runs only our own probes (${e.running} running and ${e.queued} waiting, ${ours} of ours in flight), ${made}`,
+      };
+    return {
+      ours: false,
+      text: `${e.service} is saturated: ${e.running} running and ${e.queued} waiting (${ours} of them ours), ${made}; our completions wait for a slot`,
+    };
   }
   return undefined;
+}
+
+/**
+ * How many of our completions were in flight when the engine's last reading was taken: those still in flight that
+ * had started, and those finished since that spanned it (a slot runs one at a time). The reading, not now: a probe
+ * that finished after the scrape is still in its running count.
+ */
+function oursAt(s: TargetMemory, cfg: ClassifierConfig, at: number): number {
+  const still = (s.inflight ?? []).filter(
+    (r) => isCompletion(cfg.probes[r.probe]?.kind) && r.startedAt <= at,
+  );
+  const ended = Object.values(s.slots).filter(
+    (m) =>
+      isCompletion(m.probeKind) &&
+      m.last !== undefined &&
+      m.last.start <= at &&
+      m.last.start + m.last.durationMs > at &&
+      !still.some((r) => r.probe === m.probe && r.endpoint === m.endpoint && r.conn === m.conn),
+  );
+  return still.length + ended.length;
 }
 
 export const engineSaturated: Family = (_s, _now, _cfg, sym) =>
