@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import config from '../../vitest.config.js';
-import { e2eReason, laneOf, lanes, OWN_LANES, ROOT, testFiles } from '../lanes.js';
+import { e2eReason, laneOf, lanes, mocksModules, OWN_LANES, ROOT, testFiles } from '../lanes.js';
 
 /** Every *.test.ts under test/, by walking the tree here rather than trusting the rule's own walk. */
 function everyTestFile(dir = join(ROOT, 'test')): string[] {
@@ -29,11 +29,18 @@ describe('test lanes (issue 39 item 2)', () => {
     expect(e2e.length).toBeGreaterThan(30);
   });
 
-  it('the vitest projects `fast` and `e2e` are the rule’s lanes', () => {
-    const projects = (config.test?.projects ?? []) as Array<{ test: { name: string; include: string[] } }>;
-    const byName = Object.fromEntries(projects.map((p) => [p.test.name, [...p.test.include].sort()]));
+  it('the vitest projects are the rule’s lanes: `fast` (shared modules) and `fast-mocks` together, and `e2e`', () => {
+    type Project = { test: { name: string; include: string[]; isolate?: boolean } };
+    const projects = (config.test?.projects ?? []) as Project[];
+    const byName = Object.fromEntries(projects.map((p) => [p.test.name, p.test]));
     const { fast, e2e } = lanes();
-    expect(byName).toEqual({ fast: [...fast].sort(), e2e: [...e2e].sort() });
+    expect(Object.keys(byName).sort()).toEqual(['e2e', 'fast', 'fast-mocks']);
+    expect([...byName.fast!.include, ...byName['fast-mocks']!.include].sort()).toEqual([...fast].sort());
+    expect([...byName.e2e!.include].sort()).toEqual([...e2e].sort());
+    // The shared-module project holds no file that mocks a module (a mock there would not take), and it does share.
+    expect(byName.fast!.include.filter(mocksModules)).toEqual([]);
+    expect(byName['fast-mocks']!.include).toContain('test/logs/state-store.test.ts');
+    expect(byName.fast!.isolate).toBe(false);
   });
 
   it('a process started through a helper, a simulator, the bundle: each puts a file in e2e, with the chain', () => {

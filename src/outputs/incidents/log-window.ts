@@ -11,17 +11,8 @@ interface Checkpoint {
   offset: number;
 }
 
-export interface LogMatch {
-  service: string;
-  file: string;
-  offset: number;
-  time: number;
-  rule: string;
-  severity: Severity;
-  line: string;
-  /** A member of another event's incident: that event's rule (no event of its own). */
-  memberOf?: string;
-}
+/** A remembered match: a member of another event's incident names that event's rule (no event of its own). */
+export type LogMatch = Omit<LogMemberMatch, 'memberOf'> & { memberOf?: string };
 
 export interface WindowMark {
   /** 1-based line number within the window file. */
