@@ -52,7 +52,7 @@ describe('answer faults against the simulator', () => {
     const metrics = await h.metrics.registry.metrics();
     expect(metrics).toContain('wedgewatch_target_diagnosis{target="sim",diagnosis="wrong_output"} 1');
     // A pass no longer forgets the wrong answer (issue 26): the label holds until WRONG_WINDOW clean answers in a
-    // row, which wrong-window-{sglang,vllm}.test.ts wait for at a 1 s canary.
+    // row, which wrong-window.test.ts follows on the virtual clock.
     h.sim.disableFault('kv_corruption');
     const passes = await canaryRuns('ok');
     await waitFor(async () => (await canaryRuns('ok')) >= passes + 2, {

@@ -9,13 +9,19 @@ import { WRONG_WINDOW } from '../../src/core/wrong-window.js';
 import type { Sim } from '../../src/sim/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { startHarness, type Harness } from './sim-harness.js';
-import { wrongWindowProbes } from './wrong-window-cases.js';
 
 let h: Harness<Sim> | undefined;
 afterEach(async () => {
   await h?.stop();
   h = undefined;
 });
+
+/** The canary (every 1 s, the shortest interval the config accepts) and a health probe on the router hop. */
+const probe = { every: '1s', timeout: '1s', jitter: 0, endpoints: ['router'] };
+const PROBES = [
+  { name: 'canary', kind: 'canary', ...probe },
+  { name: 'health', kind: 'health', path: '/health', ...probe },
+];
 
 const CANARY = { target: 'sim', probe: 'canary', endpoint: 'router', conn: 'fresh', kind: 'canary' };
 
@@ -28,7 +34,7 @@ async function gauge(x: Harness<Sim>, name: 'probeWrongOutputHeld' | 'probeWrong
 describe('the wrong-answer hold while an engine diagnosis is shown', () => {
   it('stranded_queue_entry (queue_leak shown) + kv_corruption: the canary slot’s hold is 1, the label is not wrong_output; off → 0', async () => {
     const x = await startHarness({}, (sim) => ({
-      ...wrongWindowProbes('router'),
+      probes: PROBES,
       engines: (['prefill', 'decode'] as const).map((service) => ({
         service,
         metrics: `${sim.urls[service]}/metrics`,
