@@ -137,8 +137,22 @@ describe('detection against the simulator', () => {
   });
 
   it('keepalive_stall → degraded/keepalive_only', async () => {
-    h = await startHarness({ proxy: true });
-    // keepalive_only needs a window of fresh passes beside the reused failures (issue 26): a healthy period.
+    // keepalive_only needs a window of fresh passes beside the reused failures (issue 26): a healthy period. A
+    // window of 5 runs, not the default 10: the rule is the same (3 reused failures beside a full window of fresh
+    // passes), and the healthy period before the fault is half as long.
+    h = await startHarness(
+      { proxy: true },
+      {
+        detect: {
+          wedgeAfter: 2,
+          recoverAfter: 2,
+          downAfter: 2,
+          stallAfter: '3s',
+          confirmInterval: '2s',
+          intermittentWindow: 5,
+        },
+      },
+    );
     await h.waitHealthy({ fullWindow: true, timeoutMs: 60_000 });
     h.sim.enableFault('keepalive_stall');
     await h.waitState('degraded', { diagnosis: 'keepalive_only', timeoutMs: 15_000 });
