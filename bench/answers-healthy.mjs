@@ -1,3 +1,4 @@
+// @ts-check
 // Every probe kind on a healthy simulator for a long stretch (default 10 minutes): the reference configs' probes
 // — examples/wedgewatch.yaml against the SGLang PD simulator, examples/vllm.yaml against the vLLM one — with their
 // optional probes (longinput, conversation) uncommented, at the examples' cadence, timeouts and connection kinds,
@@ -24,12 +25,15 @@ const { values: args } = parseArgs({
   },
 });
 const MINUTES = Number(args.minutes);
-const example = (name) => new URL(`../examples/${name}`, import.meta.url).pathname;
+const example = (/** @type {string} */ name) => new URL(`../examples/${name}`, import.meta.url).pathname;
 
 /** The example's text with its optional probes (the commented block after the marker line) switched on. */
+/** @param {string} text */
 function withOptionalProbes(text) {
   const lines = text.split('\n');
-  const at = lines.findIndex((l) => l.includes('Optional probes shaped like the traffic that breaks'));
+  const at = lines.findIndex((/** @type {string} */ l) =>
+    l.includes('Optional probes shaped like the traffic that breaks'),
+  );
   if (at < 0) throw new Error('no optional-probes block in the example');
   let i = at + 1;
   while (i < lines.length && /^\s*#/.test(lines[i]) && !/^\s*# - name:/.test(lines[i])) i++;
@@ -38,6 +42,7 @@ function withOptionalProbes(text) {
   return lines.join('\n');
 }
 
+/** @param {string} engine */
 async function bench(engine) {
   const sim = engine === 'vllm' ? await startVllmSim() : await startSim();
   const file = example(engine === 'vllm' ? 'vllm.yaml' : 'wedgewatch.yaml');
@@ -45,19 +50,22 @@ async function bench(engine) {
   const t = doc.targets[0];
   // The example's hops, pointed at the simulator's: same names, so the probes' `endpoints:` still hold.
   const urls = engine === 'vllm' ? { [t.endpoints[0].name]: sim.urls.server } : sim.urls;
-  const endpoints = t.endpoints.filter((e) => urls[e.name]).map((e) => ({ name: e.name, url: urls[e.name] }));
+  const endpoints = t.endpoints
+    .filter((/** @type {{ name: string }} */ e) => urls[e.name])
+    .map((/** @type {{ name: string }} */ e) => ({ name: e.name, url: urls[e.name] }));
   const text = stringify({
     stateDir: '/nonexistent-bench-state',
     targets: [{ name: `bench-${engine}`, model: 'sim-model', endpoints, probes: t.probes }],
   });
   const target = parseConfigText(text, resolve('bench.yaml'), {}).config.targets[0];
+  /** @type {import('../src/core/signals.js').ProbeResultSignal[]} */
   const results = [];
   const scheduler = new ProbeScheduler({
     target,
     headers: new Map(),
     metrics: createMetrics({ defaults: false }),
     logger: pino({ level: 'silent' }),
-    onResult: (r) => results.push(r),
+    onResult: (/** @type {import('../src/core/signals.js').ProbeResultSignal} */ r) => results.push(r),
   });
   const t0 = Date.now();
   scheduler.start();
@@ -68,7 +76,10 @@ async function bench(engine) {
     await sim.stop();
   }
   const out = [];
-  const cadence = target.probes.map((p) => `${p.name} (${p.kind}) every ${p.every / 1000} s`);
+  const cadence = target.probes.map(
+    (/** @type {{ name: string, kind: string, every: number }} */ p) =>
+      `${p.name} (${p.kind}) every ${p.every / 1000} s`,
+  );
   out.push(
     `${engine} simulator, healthy: ${((Date.now() - t0) / 60_000).toFixed(1)} min at ${file.split('/').pop()}'s cadence (optional probes on): ${cadence.join(', ')}`,
   );

@@ -1,3 +1,4 @@
+// @ts-check
 // The numbered-line writer of bench/reliability.mjs, in its own process (as an engine is): appends
 // `[time] seq=N CRIT|info x… end` lines at RATE lines/s through an O_APPEND descriptor, one batch every 5 ms;
 // every CRIT_EVERY-th line is critical. Commands on stdin, one per line, each answered `ok <cmd> <next seq>`:
@@ -22,11 +23,12 @@ let baseSeq = 0;
 
 const stamp = () => {
   const d = new Date();
-  const p = (n) => String(n).padStart(2, '0');
+  const p = (/** @type {number} */ n) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 };
-const line = (n) => `[${stamp()}] seq=${n} ${n % CRIT === 0 ? 'CRIT' : 'info'} ${'x'.repeat(60)} end\n`;
-const lines = (k) => {
+const line = (/** @type {number} */ n) =>
+  `[${stamp()}] seq=${n} ${n % CRIT === 0 ? 'CRIT' : 'info'} ${'x'.repeat(60)} end\n`;
+const lines = (/** @type {number} */ k) => {
   let out = '';
   for (let i = 0; i < k; i++) out += line(seq++);
   return out;

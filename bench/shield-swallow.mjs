@@ -1,3 +1,4 @@
+// @ts-check
 // Lines swallowed behind a shield (issue 37 item 2): after each shape's real end, 2,000 real thread-death tracebacks
 // (unprefixed, as the interpreter prints them) in one chunk, no record and no quiet after them: the worst case.
 // Events raised = tracebacks seen. Usage: npm run build && node bench/shield-swallow.mjs [repo root, default .]
@@ -11,7 +12,8 @@ const { compileRuleSet } = await import(`${root}/dist/sources/logs/rules/compile
 const { LOG_PACKS } = await import(`${root}/dist/config/schema.js`);
 const set = compileRuleSet([...LOG_PACKS], []);
 const T = '[2026-08-10 14:00:03 TP0] ';
-const death = (n) => [
+/** @typedef {{ line: string, rule: { name: string } }} Match */
+const death = (/** @type {number} */ n) => [
   `Exception in thread Thread-${n} (bootstrap_thread):`,
   'Traceback (most recent call last):',
   '  File "/usr/lib/python3.12/threading.py", line 1073, in _bootstrap_inner',
@@ -36,19 +38,27 @@ const shapes = {
 };
 // A busy engine: its next record (a batch line) right after the first real traceback.
 const NEXT = `${T}Decode batch, #running-req: 1, #token: 90, token usage: 0.01, gen throughput (token/s): 40.00`;
-for (const [name, lines, busy] of Object.entries(shapes).flatMap(([n, l]) => [
-  [n, l, false],
-  [`${n}, engine's next record after the first traceback`, l, true],
-])) {
+for (const [name, lines, busy] of Object.entries(shapes).flatMap(
+  ([n, l]) =>
+    /** @type {[string, string[], boolean][]} */ ([
+      [n, l, false],
+      [`${n}, engine's next record after the first traceback`, l, true],
+    ]),
+)) {
+  /** @type {Match[]} */
   const out = [];
-  const s = new ChunkScanner(set, 65536, { match: (m) => out.push(m), engine() {}, truncated() {} });
+  const s = new ChunkScanner(set, 65536, {
+    match: (/** @type {Match} */ m) => out.push(m),
+    engine() {},
+    truncated() {},
+  });
   const after = busy ? [...real.slice(0, 5), NEXT, ...real.slice(5)] : real;
   const b = Buffer.from([...lines, ...after].join('\n') + '\n');
   s.feed(b, b.length);
   s.flush();
   const fake = out.filter((m) => m.line.includes('Thread-7')).length;
   const seen = out.filter(
-    (m) => m.rule.name === 'nixl_bootstrap_thread_dead' && !m.line.includes('Thread-7'),
+    (/** @type {Match} */ m) => m.rule.name === 'nixl_bootstrap_thread_dead' && !m.line.includes('Thread-7'),
   ).length;
   console.log(
     `${name}: fake events ${fake}; real tracebacks raised ${seen}/${N}, swallowed ${N - seen} (${(N - seen) * 5} lines)`,
@@ -57,11 +67,12 @@ for (const [name, lines, busy] of Object.entries(shapes).flatMap(([n, l]) => [
 // JSON: a hallucinated function name in a `format: json` log, then the real tracebacks as plain stderr lines.
 {
   const { logFeed } = await import(`${root}/dist/sources/logs/feed.js`);
+  /** @type {Match[]} */
   const out = [];
   const f = logFeed(
     set,
     { maxLineBytes: 65536, format: 'json' },
-    { match: (m) => out.push(m), engine() {}, truncated() {} },
+    { match: (/** @type {Match} */ m) => out.push(m), engine() {}, truncated() {} },
   );
   const rec = JSON.stringify({
     time: '2026-08-10T14:00:03Z',
@@ -70,7 +81,7 @@ for (const [name, lines, busy] of Object.entries(shapes).flatMap(([n, l]) => [
   const b = Buffer.from([rec, ...real].join('\n') + '\n');
   f.input.feed(b, b.length);
   f.input.flush();
-  const seen = out.filter((m) => m.rule.name === 'nixl_bootstrap_thread_dead').length;
+  const seen = out.filter((/** @type {Match} */ m) => m.rule.name === 'nixl_bootstrap_thread_dead').length;
   console.log(
     `undefined function (format: json): real tracebacks raised ${seen}/${N} (events after folding), swallowed lines ${seen > 0 ? 0 : N * 5}`,
   );

@@ -1,3 +1,4 @@
+// @ts-check
 // The verdict's CPU cost per call (evaluate() runs after every signal; replay runs it per matched line): a healthy
 // memory (two hops, both connection kinds, health, three engines, full windows) and the same memory wedged (every
 // completion failing), each 500,000 times after a warm-up. Prints figures; asserts nothing.
@@ -16,6 +17,13 @@ const cfg = {
   hops: ['proxy', 'router'],
   probes: { chat: { kind: 'chat' }, health: { kind: 'health' }, canary: { kind: 'canary' } },
 };
+/**
+ * @param {string} probe
+ * @param {string} kind
+ * @param {string} endpoint
+ * @param {string} conn
+ * @param {string} result
+ */
 const slot = (probe, kind, endpoint, conn, result) => ({
   probe,
   probeKind: kind,
@@ -28,6 +36,10 @@ const slot = (probe, kind, endpoint, conn, result) => ({
   recent: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
   last: { result, start: NOW - 5000, durationMs: 100 },
 });
+/**
+ * @param {string} service
+ * @param {Record<string, unknown>} [more]
+ */
 const engine = (service, more = {}) => ({
   service,
   running: 1,
@@ -40,7 +52,9 @@ const engine = (service, more = {}) => ({
   stalled: false,
   ...more,
 });
+/** @param {string} result */
 function memory(result) {
+  /** @type {Record<string, ReturnType<typeof slot>>} */
   const slots = {};
   for (const e of cfg.hops)
     for (const c of ['fresh', 'keepalive']) slots[`chat|${e}|${c}`] = slot('chat', 'chat', e, c, result);
