@@ -1,3 +1,4 @@
+// @ts-check
 // bench:ingest — lines/s of `replay` (all built-in packs) over deterministic 1,000,000-line logs:
 //   tuned   test/helpers/ingest-gen.mjs: the generator the scanner was developed against;
 //   varied  bench/ingest-varied.mjs: multi-rank prefixes, every batch-line field, request and access logs, long
@@ -23,14 +24,16 @@ const { PACKS } = await import(join(ROOT, 'dist/sources/logs/packs/index.js'));
 const { LOG_PACKS } = await import(join(ROOT, 'dist/config/schema.js'));
 
 /** The format each generator's file is read with. */
+/** @type {Record<string, string>} */
 const FORMAT = { tuned: 'plain', varied: 'plain', json: 'json' };
 const chosen = (process.env.GENERATORS ?? 'tuned,varied,json').split(',');
 /** Every pack on the command line too: the CLI's default is now the engine's (sglang), the bench runs them all. */
-const PACK_ARGS = LOG_PACKS.flatMap((p) => ['--pack', p]);
+const PACK_ARGS = LOG_PACKS.flatMap((/** @type {string} */ p) => ['--pack', p]);
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const runsText = (xs) => xs.map((x) => x.toFixed(2)).join(', ');
-const rate = (lines, s) => `${Math.round(lines / s).toLocaleString('en')} lines/s`;
+const median = (/** @type {number[]} */ xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const runsText = (/** @type {number[]} */ xs) => xs.map((x) => x.toFixed(2)).join(', ');
+const rate = (/** @type {number} */ lines, /** @type {number} */ s) =>
+  `${Math.round(lines / s).toLocaleString('en')} lines/s`;
 
 // mtail: one labelled counter per rule (RE2 has no lookahead: the "other reason" rules keep their prefix),
 // multi-line rules count their header, and the batch-line gauges.
@@ -41,7 +44,7 @@ const MTAIL_RUNS = Number(process.env.MTAIL_RUNS ?? 1);
 const progs = join(dir, 'progs');
 if (hasMtail) {
   mkdirSync(progs, { recursive: true });
-  const re2 = (src) =>
+  const re2 = (/** @type {string} */ src) =>
     src
       .replace(/\(\?<(\w+)>/g, '(?P<$1>')
       .replace(/\(\?!.*$/, '')
@@ -57,6 +60,10 @@ if (hasMtail) {
 }
 
 /** Runs a command `n` times under /usr/bin/time: median wall and CPU seconds, peak RSS (MB). */
+/**
+ * @param {string} cmd
+ * @param {string[]} args
+ */
 function timed(cmd, args, n = 3) {
   const runs = [];
   const cpus = [];
@@ -70,7 +77,7 @@ function timed(cmd, args, n = 3) {
     });
     runs.push((performance.now() - t) / 1000);
     if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr.slice(-500)}`);
-    const [u, sys, m] = r.stderr.trim().split('\n').at(-1).split(' ').map(Number);
+    const [u, sys, m] = r.stderr.trim().split('\n').at(-1)?.split(' ').map(Number) ?? [];
     cpus.push(u + sys);
     rss = Math.max(rss, m / 1024 || 0);
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // A chat probe's own overhead: client wall time minus the time the server spent on the request.
 // The SSE server runs in a worker thread (its own event loop) and reports, per request, the time from its
 // 'request' event to res.end(). Target: median overhead under 2 ms. Run: npm run bench:probe
@@ -10,6 +11,10 @@ const WARMUP = 200;
 const TARGET_MS = 2;
 
 function sseBody() {
+  /**
+   * @param {Record<string, string>} delta
+   * @param {string | null} [finish]
+   */
   const chunk = (delta, finish = null) =>
     `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
   const parts = [chunk({ role: 'assistant', content: '' })];
@@ -23,6 +28,8 @@ function sseBody() {
 }
 
 if (!isMainThread) {
+  const port = parentPort;
+  if (port === null) throw new Error('the SSE server runs in a worker thread');
   const parts = sseBody();
   const server = http.createServer((req, res) => {
     const t0 = performance.now();
@@ -32,21 +39,28 @@ if (!isMainThread) {
       // Written one by one, as an engine streams tokens (each write is its own chunk on the wire).
       for (const p of parts) res.write(p);
       res.end();
-      parentPort.postMessage({ id: req.headers['x-bench-id'], serverMs: performance.now() - t0 });
+      port.postMessage({ id: req.headers['x-bench-id'], serverMs: performance.now() - t0 });
     });
   });
   server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
+  server.listen(0, '127.0.0.1', () => {
+    const addr = server.address();
+    if (addr === null || typeof addr === 'string') throw new Error('no TCP address for the SSE server');
+    port.postMessage({ port: addr.port });
+  });
 } else {
   const { EndpointDispatchers, tlsOptions } = await import('../dist/sources/probes/http.js');
   const { runProbe } = await import('../dist/sources/probes/runner.js');
   const { endpointSchema, probeSchema } = await import('../dist/config/schema.js');
 
   const worker = new Worker(new URL(import.meta.url));
+  /** @type {Map<string, number>} */
   const serverMs = new Map();
+  /** @type {Map<string, () => void>} */
   const waiting = new Map();
+  /** @type {number} */
   const port = await new Promise((resolve) => {
-    worker.on('message', (m) => {
+    worker.on('message', (/** @type {{ port?: number, id: string, serverMs: number }} */ m) => {
       if (m.port) return resolve(m.port);
       serverMs.set(m.id, m.serverMs);
       waiting.get(m.id)?.();
@@ -57,9 +71,10 @@ if (!isMainThread) {
   const probe = probeSchema.parse({ name: 'chat', kind: 'chat', every: '15s', timeout: '10s' });
 
   let seq = 0;
+  /** @param {string} conn */
   async function once(conn) {
     const id = String(++seq);
-    const reported = new Promise((r) => waiting.set(id, r));
+    const reported = new Promise((r) => waiting.set(id, () => r(undefined)));
     const t0 = performance.now();
     const { signal } = await runProbe({
       target: 'b',
@@ -70,16 +85,20 @@ if (!isMainThread) {
       headers: { 'x-bench-id': id },
     });
     const clientMs = performance.now() - t0;
-    if (signal.result !== 'ok') throw new Error(`bench probe failed: ${signal.result} ${signal.error ?? ''}`);
+    if (signal.result !== 'ok')
+      throw new Error(
+        `bench probe failed: ${signal.result} ${/** @type {{ error?: string }} */ (signal).error ?? ''}`,
+      );
     await reported;
     waiting.delete(id);
-    const s = serverMs.get(id);
+    const s = serverMs.get(id) ?? NaN;
     serverMs.delete(id);
     return { clientMs, serverMs: s, overheadMs: clientMs - s };
   }
 
-  const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
-  const fmt = (x) => x.toFixed(3).padStart(7);
+  const pct = (/** @type {number[]} */ xs, /** @type {number} */ p) =>
+    xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+  const fmt = (/** @type {number} */ x) => x.toFixed(3).padStart(7);
   let failed = false;
   console.log(
     `chat probe overhead, ${RUNS} runs per connection kind (8 tokens, loopback SSE server in a worker)`,
