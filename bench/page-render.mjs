@@ -1,3 +1,4 @@
+// @ts-check
 // bench:page-render — the status page at its largest: 50 targets, each with 24 h of history at the example
 // config's cadence (bench:steady's: chat every 15 s over fresh and keep-alive on two hops, toolcall every minute,
 // health every 10 s on both hops: 7 slots), ten of them through a wedge incident with its events. Prints the HTML
@@ -22,7 +23,7 @@ const GOALS = { kb: 300, cpuMs: 50 };
 // A seeded generator: the same page every run.
 let seed = 42;
 const rand = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-const jitter = (v, f) => v * (1 + (rand() - 0.5) * 2 * f);
+const jitter = (/** @type {number} */ v, /** @type {number} */ f) => v * (1 + (rand() - 0.5) * 2 * f);
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {}, child: () => quiet };
 const journal = new Journal({ logger: quiet });
@@ -36,6 +37,7 @@ const SLOTS = [
   { probe: 'health', kind: 'health', endpoint: 'router', conn: 'fresh', every: 10_000 },
 ];
 
+/** @type {Record<string, unknown>[]} */
 const views = [];
 const t0 = performance.now();
 for (let i = 0; i < TARGETS; i++) {
@@ -67,6 +69,12 @@ for (let i = 0; i < TARGETS; i++) {
       });
     }
   }
+  /**
+   * @param {number} time
+   * @param {string} type
+   * @param {string} summary
+   * @param {Record<string, unknown>} [data]
+   */
   const ev = (time, type, summary, data) => journal.append({ time, target, type, summary, data });
   ev(NOW - 24 * H - 60_000, 'transition', 'unknown → ok: completions finish on every probed hop', {
     from: 'unknown',
@@ -132,7 +140,7 @@ for (let i = 0; i < TARGETS; i++) {
       cause: 'completions finish on every probed hop',
     });
   }
-  const last = (s) => ({
+  const last = (/** @type {(typeof SLOTS)[number]} */ s) => ({
     probe: s.probe,
     endpoint: s.endpoint,
     conn: s.conn,
@@ -149,18 +157,24 @@ for (let i = 0; i < TARGETS; i++) {
     probes: SLOTS.map(last),
     events: journal
       .query({ target, limit: 50 })
-      .map((e) => ({ time: e.time, kind: e.type, text: e.summary })),
+      .map((/** @type {{ time: number, type: string, summary: string }} */ e) => ({
+        time: e.time,
+        kind: e.type,
+        text: e.summary,
+      })),
     changes: [],
     remediationPaused: false,
   });
 }
 const fillMs = performance.now() - t0;
 
+/** @param {string} range */
 function render(range) {
   const withH = views.map((v) => withHistory(v, { journal, history }, range, NOW));
   return renderStatusPage(withH, { now: NOW, range, version: 'bench' });
 }
 
+/** @param {() => void} fn */
 function cpuMs(fn) {
   const a = process.cpuUsage();
   fn();
