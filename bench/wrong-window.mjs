@@ -1,3 +1,4 @@
+// @ts-check
 // Wrong answers by window (issue 26), measured through the pure core at the example cadence: a canary every 30 s
 // with 10 % jitter and every 4th run asking two questions (the canary probe of examples/wedgewatch.yaml),
 // the example's detect settings, and Prometheus at the documented 15 s scrape (docs/deploy.md) and its default 1 m
@@ -42,12 +43,14 @@ const rng = mulberry32(Number(args.seed));
 // default), read from the file so a change there shows here.
 const exampleText = readFileSync(new URL('../examples/wedgewatch.yaml', import.meta.url), 'utf8');
 const exampleDoc = parse(exampleText);
-const canary = exampleDoc.targets[0].probes.find((p) => p.kind === 'canary');
+const canary = exampleDoc.targets[0].probes.find((/** @type {{ kind: string }} */ p) => p.kind === 'canary');
 if (!canary) throw new Error('examples/wedgewatch.yaml has no canary probe');
-const parseMs = (d) => {
+/** @type {Record<string, number>} */
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000 };
+const parseMs = (/** @type {unknown} */ d) => {
   const m = /^(\d+)(ms|s|m)$/.exec(String(d));
   if (!m) throw new Error(`cannot read duration ${d}`);
-  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2]];
+  return Number(m[1]) * (UNIT_MS[m[2] ?? ''] ?? NaN);
 };
 const EVERY_MS = parseMs(canary.every);
 const PAIR_EVERY = Number(canary.pairEvery ?? 4);
@@ -56,7 +59,9 @@ const detect = detectSchema.parse(exampleDoc.targets[0].detect ?? {});
 
 // The shipped alert's `for:`.
 const rules = parse(readFileSync(new URL('../alerts/wedgewatch.rules.yml', import.meta.url), 'utf8'));
-const wrongRule = rules.groups.flatMap((g) => g.rules).find((r) => r.alert === 'WedgewatchWrongOutput');
+const wrongRule = rules.groups
+  .flatMap((/** @type {{ rules: { alert?: string, for?: string }[] }} */ g) => g.rules)
+  .find((/** @type {{ alert?: string }} */ r) => r.alert === 'WedgewatchWrongOutput');
 const FOR_MS = parseMs(args.for ?? wrongRule.for ?? '0s');
 
 const cfg = { detect, hops: ['router'], probes: { canary: { kind: 'canary' } } };
@@ -65,6 +70,7 @@ const cfg = { detect, hops: ['router'], probes: { canary: { kind: 'canary' } } }
  * One trial: returns the label's timeline as [time, wrong?] changes, the transitions in the healthy hour, and the
  * times (relative to the fault's start) the label came on and the target got back to ok.
  */
+/** @param {number} rate */
 function trial(rate) {
   const s = initialState('t', 0);
   let run = Math.floor(rng() * PAIR_EVERY);
@@ -72,9 +78,11 @@ function trial(rate) {
   const healthyEnd = 3_600_000;
   const faultStart = healthyEnd + rng() * EVERY_MS;
   const faultEnd = faultStart + FAULT_MS;
+  /** @type {[number, boolean][]} */
   const changes = [];
   let wrongNow = false;
   let healthyTransitions = 0;
+  /** @type {number | undefined} */
   let okAfter;
   let lastState = s.state;
   for (; ; t += EVERY_MS) {
@@ -121,8 +129,13 @@ function trial(rate) {
 }
 
 /** Prometheus: scrapes every SCRAPE_MS, evaluates every EVAL_MS (random phases), `for:` FOR_MS. Firing starts. */
+/**
+ * @param {[number, boolean][]} changes
+ * @param {number} from
+ * @param {number} to
+ */
 function pages(changes, from, to) {
-  const labelAt = (time) => {
+  const labelAt = (/** @type {number} */ time) => {
     let on = false;
     for (const [at, w] of changes) {
       if (at > time) break;
@@ -132,7 +145,9 @@ function pages(changes, from, to) {
   };
   const scrapePhase = rng() * SCRAPE_MS;
   const evalPhase = rng() * EVAL_MS;
+  /** @type {number[]} */
   const fired = [];
+  /** @type {number | undefined} */
   let pendingSince;
   let firing = false;
   for (let e = from + evalPhase; e < to; e += EVAL_MS) {
@@ -153,12 +168,12 @@ function pages(changes, from, to) {
   return fired;
 }
 
-const quantile = (xs, q) => {
+const quantile = (/** @type {number[]} */ xs, /** @type {number} */ q) => {
   if (xs.length === 0) return NaN;
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 };
-const min = (ms) => (ms / 60_000).toFixed(1);
+const min = (/** @type {number} */ ms) => (ms / 60_000).toFixed(1);
 
 console.log(
   `canary every ${EVERY_MS / 1000} s (jitter ${JITTER}, pairEvery ${PAIR_EVERY}); window: ${WRONG_ANSWERS} wrong of the last ${WRONG_WINDOW} answers, held until ${WRONG_WINDOW} clean; WedgewatchWrongOutput for: ${FOR_MS / 1000} s; scrape ${SCRAPE_MS / 1000} s, evaluation ${EVAL_MS / 1000} s; ${TRIALS} trials, fault ${FAULT_MS / 60_000} min`,
