@@ -1,3 +1,4 @@
+// @ts-check
 // Busy is not wedged (issue 41 item 9, issue 38): the vLLM simulator with its batch capped at `--slots` (the
 // `saturation` fault: --max-num-seqs) under `--streams` long streamed generations, each started again when it ends,
 // `--unread` of them from clients that never read their stream, for `--minutes`, watched with examples/vllm.yaml's
@@ -39,13 +40,19 @@ const dir = mkdtempSync(join(tmpdir(), 'ww-bench-saturation-'));
 const EXAMPLE = new URL('../examples/vllm.yaml', import.meta.url).pathname;
 const doc = parse(readFileSync(EXAMPLE, 'utf8'));
 const t = doc.targets[0];
-t.endpoints = t.endpoints.map((e) => ({ name: e.name, url: sim.urls.server }));
+t.endpoints = t.endpoints.map((/** @type {{ name: string }} */ e) => ({
+  name: e.name,
+  url: sim.urls.server,
+}));
 t.model = 'sim-model';
-t.logs = t.logs.map((l) => {
+t.logs = t.logs.map((/** @type {Record<string, unknown>} */ l) => {
   const { format: _f, ...rest } = l;
   return { ...rest, path: sim.logFiles.server, from: 'end' };
 });
-t.engines = t.engines.map((e) => ({ ...e, metrics: `${sim.urls.server}/metrics` }));
+t.engines = t.engines.map((/** @type {Record<string, unknown>} */ e) => ({
+  ...e,
+  metrics: `${sim.urls.server}/metrics`,
+}));
 delete t.watch;
 // A dry run that may act 30 s into a wedge, up to once a minute: any wedge would show as a remediation.
 t.remediate = { command: ['true'], dryRun: true, after: '30s', cooldown: '1m', maxPerHour: 60 };
@@ -59,7 +66,12 @@ const wd = [...runtime.watchdog.targets.values()][0];
 const journal = runtime.watchdog.journal;
 
 /** One long streamed generation, started again when it ends, until `stop`; `read: false` never reads it. */
+/**
+ * @param {boolean} read
+ * @param {{ done: boolean }} stop
+ */
 function generation(read, stop) {
+  /** @type {import('node:http').ClientRequest | undefined} */
   let req;
   let n = 0;
   const one = () => {
@@ -90,6 +102,7 @@ function generation(read, stop) {
 }
 
 const stop = { done: false };
+/** @type {(() => void)[]} */
 let ends = [];
 try {
   const deadline = Date.now() + 180_000;
@@ -111,6 +124,8 @@ try {
   }, 1000);
   await new Promise((r) => setTimeout(r, MINUTES * 60_000));
   clearInterval(sample);
+  /** @typedef {{ seq: number, type: string, summary: string, data?: { to?: string } }} JournalEvent */
+  /** @type {JournalEvent[]} */
   const after = journal.query({ target: wd.name, afterSeq: seq, limit: 100_000 });
   const transitions = after.filter((e) => e.type === 'transition');
   const wedged = transitions.filter((e) => e.data?.to === 'wedged');
