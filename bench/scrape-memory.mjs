@@ -1,3 +1,4 @@
+// @ts-check
 // Engine /metrics parsing under an adversarial body (issue 24 #7): a body of series with long label values, as a
 // router exports for user-chosen paths, served on 127.0.0.1 to the real EngineScraper (dist/). Each size runs in
 // its own child process (so its peak RSS is its own, not the server's or another size's): a warm-up scrape of a
@@ -18,6 +19,7 @@ const self = fileURLToPath(import.meta.url);
 const dist = process.env.WW_DIST ?? fileURLToPath(new URL('../dist/', import.meta.url));
 
 /** Series of engine families the mappings read, each with a 4 KB label value (quotes escaped every 512 chars). */
+/** @param {number} bytes */
 function adversarialBody(bytes) {
   const long = ('x'.repeat(511) + '\\"').repeat(8);
   const lines = [];
@@ -35,10 +37,24 @@ function adversarialBody(bytes) {
   return lines.join('');
 }
 
+/**
+ * What a child sends back: its figures, or why it sent none.
+ * @typedef {{ first: number, peak: number, more: number, maxLag: number, cpuMs: number, ms: number, ok: boolean[] }} Done
+ * @typedef {Done | { failed: string }} Result
+ * @typedef {{ mb: number, body: number, floor: number }} Size
+ */
+
+/** To the parent over IPC: this file runs as a forked child in its `floor` and `child` modes. */
+const send = (/** @type {unknown} */ m) => {
+  if (!process.send) throw new Error('scrape-memory: a child mode runs forked, with an IPC channel');
+  process.send(m);
+};
+
 const NORMAL =
   'vllm:num_requests_running{model_name="m",engine="0"} 1\nvllm:generation_tokens_total{model_name="m",engine="0"} 9\n';
 
 /** Peak RSS growth of `fn` over what the process held before it (its earlier peak, if higher). */
+/** @param {() => Promise<unknown>} fn */
 async function peakGrowth(fn) {
   const before = Math.max(process.memoryUsage().rss, process.resourceUsage().maxRSS * 1024);
   await fn();
@@ -50,12 +66,12 @@ if (process.argv[2] === 'floor') {
   // collected) is RSS any reader of the body pays; the parser's own cost is what the scrape adds over it.
   const { request, Agent } = await import(pathToFileURL(`${dist}/lib/http/undici.js`).href);
   const agent = new Agent({ connections: 1 });
-  const read = async (path) => {
+  const read = async (/** @type {string} */ path) => {
     const res = await request(process.argv[3] + path, { dispatcher: agent });
     for await (const _chunk of res.body);
   };
   await read('/normal');
-  process.send({ first: await peakGrowth(() => read('/adversarial')) });
+  send({ first: await peakGrowth(() => read('/adversarial')) });
   process.exit(0);
 } else if (process.argv[2] === 'child') {
   const [url] = process.argv.slice(3);
@@ -64,7 +80,8 @@ if (process.argv[2] === 'floor') {
   const { engineScrapeSchema } = await import(pathToFileURL(`${dist}/config/schema.js`).href);
   const { default: client } = await import('prom-client');
   const { default: pino } = await import('pino');
-  const mk = (path) => {
+  const mk = (/** @type {string} */ path) => {
+    /** @type {{ scrapeOk: boolean }[]} */
     const got = [];
     const s = new EngineScraper({
       target: 't',
@@ -76,7 +93,7 @@ if (process.argv[2] === 'floor') {
       }),
       metrics: createEngineMetrics(new client.Registry()),
       logger: pino({ level: 'silent' }),
-      onEngine: (e) => got.push(e),
+      onEngine: (/** @type {{ scrapeOk: boolean }} */ e) => got.push(e),
     });
     return { s, got };
   };
@@ -103,7 +120,7 @@ if (process.argv[2] === 'floor') {
   const cpuMs = (cpu.user + cpu.system) / 1000 / SCRAPES;
   clearInterval(tick);
   await adv.s.stop();
-  process.send({
+  send({
     first,
     peak: process.resourceUsage().maxRSS * 1024,
     more: all,
@@ -114,19 +131,25 @@ if (process.argv[2] === 'floor') {
   });
   process.exit(0);
 } else {
+  /**
+   * @param {string} mode
+   * @param {string} url
+   * @returns {Promise<Result>}
+   */
   const run = (mode, url) =>
     new Promise((resolve) => {
       const child = fork(self, [mode, url], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       const cap = setTimeout(() => child.kill('SIGKILL'), CHILD_CAP_MS);
       child.once('message', (m) => {
         clearTimeout(cap);
-        resolve(m);
+        resolve(/** @type {Result} */ (m));
       });
       child.once('exit', (code, sig) => {
         clearTimeout(cap);
         resolve({ failed: `child exited ${code ?? sig}` });
       });
     });
+  /** @type {((Size & Done) | (Size & { failed: string }))[]} */
   const results = [];
   for (const mb of SIZES_MB) {
     const body = Buffer.from(adversarialBody(Math.round(mb * 1024 * 1024)));
@@ -134,21 +157,23 @@ if (process.argv[2] === 'floor') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
       res.end(req.url === '/normal' ? NORMAL : body);
     });
-    await new Promise((r) => server.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${server.address().port}`;
+    await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+    const addr = server.address();
+    if (addr === null || typeof addr === 'string') throw new Error('no TCP address for the metrics server');
+    const url = `http://127.0.0.1:${addr.port}`;
     const floor = await run('floor', url);
     const r = await run('child', url);
-    await new Promise((r2) => server.close(r2));
-    results.push({ mb, body: body.length, floor: floor.first, ...r });
+    await new Promise((r2) => server.close(() => r2(undefined)));
+    results.push({ mb, body: body.length, floor: 'first' in floor ? floor.first : NaN, ...r });
   }
-  const MB = (b) => (b / 1024 / 1024).toFixed(1);
+  const MB = (/** @type {number} */ b) => (b / 1024 / 1024).toFixed(1);
   console.log(`dist: ${dist}`);
   console.log(
     '| body | RSS growth, 1st scrape | × body | transport alone | peak RSS after 3 | max event-loop lag | ms per scrape (CPU) | scrapeOk |',
   );
   console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
   for (const r of results) {
-    if (r.failed) {
+    if ('failed' in r) {
       console.log(`| ${r.mb} MB | ${r.failed} | | | | | | |`);
       continue;
     }
