@@ -15,6 +15,8 @@ import { warmupFlag } from '../../src/verify/trials.js';
 import { batchingVerdict } from '../../src/verify/batching.js';
 import { growTokens, DEFAULT_GROW_TOKENS } from '../../src/verify/conversation.js';
 import { decodeCountersFromMetrics, tokensPerStep } from '../../src/verify/decode-steps.js';
+import { modelLimitNote } from '../../src/verify/correctness.js';
+import { noToolCallsNote } from '../../src/verify/toolcall.js';
 import { CriticalScanner, describeHit } from '../../src/verify/critical-rules.js';
 import { isTokenChunk, SseScanner, streamChat } from '../../src/verify/load-client.js';
 import { LogWindow } from '../../src/verify/log-window.js';
@@ -515,5 +517,33 @@ describe('load client against hostile servers', () => {
     });
     const r = await streamChat(c, t, { ...opts, timeoutMs: 5000 });
     expect(r).toMatchObject({ ok: true, chunks: 1, tokens: 2, done: true });
+  });
+});
+
+describe("a model's limit said in the step's message (issue 38: a random-weight model)", () => {
+  const level = (l: string, right: number, wrong: number, errors = 0, mixups = 0) => ({
+    level: l,
+    asked: right + wrong + errors,
+    right,
+    wrong,
+    errors,
+    mixups,
+  });
+  it('correctness: none right alone or at once says the model; right alone and wrong at once does not', () => {
+    // The real server with random weights: 0/4 alone, 0/32 at once.
+    expect(modelLimitNote([level('C=1', 0, 4), level('C=32', 0, 32)])).toMatch(
+      /^none right alone or at once: the model cannot answer these/,
+    );
+    expect(modelLimitNote([level('C=1', 4, 0), level('C=32', 0, 32)])).toBeUndefined();
+    expect(modelLimitNote([level('C=1', 0, 4), level('C=32', 0, 30, 0, 2)])).toBeUndefined();
+    expect(modelLimitNote([level('C=1', 0, 3, 1), level('C=32', 0, 32)])).toBeUndefined();
+  });
+  it('toolcall: most turns without a call and no markup says the model; leaked markup does not', () => {
+    // The real server with random weights: 108 of 120 turns without tool_calls, no markup, no bad JSON.
+    expect(noToolCallsNote({ turns: 120, missingToolCalls: 108, markup: 0, invalidJson: 0 })).toMatch(
+      /^no tool call in 108 of 120 turns and no leaked markup: the model does not call tools/,
+    );
+    expect(noToolCallsNote({ turns: 120, missingToolCalls: 108, markup: 3, invalidJson: 0 })).toBeUndefined();
+    expect(noToolCallsNote({ turns: 120, missingToolCalls: 10, markup: 0, invalidJson: 0 })).toBeUndefined();
   });
 });
