@@ -532,7 +532,7 @@ describe("a model's limit said in the step's message (issue 38: a random-weight 
   it('correctness: none right alone or at once says the model; right alone and wrong at once does not', () => {
     // The real server with random weights: 0/4 alone, 0/32 at once.
     expect(modelLimitNote([level('C=1', 0, 4), level('C=32', 0, 32)])).toMatch(
-      /^none right alone or at once: the model cannot answer these/,
+      /^none right alone or at once: a model that cannot answer these/,
     );
     expect(modelLimitNote([level('C=1', 4, 0), level('C=32', 0, 32)])).toBeUndefined();
     expect(modelLimitNote([level('C=1', 0, 4), level('C=32', 0, 30, 0, 2)])).toBeUndefined();
