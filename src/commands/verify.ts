@@ -66,7 +66,10 @@ export function verifyCommand(): Command {
       'OpenAI-compatible base URL of the deployment, the outermost hop (proxy or router); required',
     )
     .option('--model <name>', 'model name to request; required')
-    .option('--metrics-url <url>', 'engine /metrics URL (sglang:num_running_reqs) for the batching step')
+    .option(
+      '--metrics-url <url>',
+      'engine /metrics URL for the batching step (its running count; llama.cpp: its decode steps)',
+    )
     .option(
       '--log <file>',
       'engine log file to scan (Decode batch lines, critical signatures); repeatable',

@@ -1,8 +1,13 @@
 // batching: are concurrent requests batched by the engine or served one after another? One request alone gives
 // the reference time; then N at once while sampling the engine's running count. Batched means the engine ran
 // (nearly) all of them together — peak running ≥ 0.75·N — and the wall time stayed within ~2× one request.
+// llama.cpp counts its decode steps (decode-steps.ts): there batched means the steps of the N requests generated
+// ≥ 0.75·N tokens each, read from the engine itself. That is the verdict when the counters are there: the wall
+// time of N batched requests on a CPU (or a shared machine) can be N× one request's with every step batched,
+// which says how fast the hardware is, not whether the engine batches.
 import { reconnectedNote } from './load-client.js';
 import { runLoad } from './load-run.js';
+import { readDecodeCounters, tokensPerStep } from './decode-steps.js';
 import { RunningSampler, type RunningPeak } from './running-sampler.js';
 import { readServerInfo } from './server-info.js';
 import { secs } from './stats.js';
@@ -29,15 +34,24 @@ export interface BatchingVerdict {
 /**
  * Pure verdict; `peak` undefined means no running count was sampled. Wall time alone cannot tell a batched
  * engine from a partly serialized one (a few slots in parallel still finishes within 2x), so that is a failure.
+ * `perStep` (tokens generated per decode step over the run, llama.cpp) decides alone when it was read.
  */
 export function batchingVerdict(
   n: number,
   peak: number | undefined,
   wallMs: number,
   singleMs: number,
-  k: BatchingKnobs,
+  k: Pick<BatchingKnobs, 'wallFactor' | 'peakFraction'>,
+  perStep?: number,
 ): BatchingVerdict {
   const reasons: string[] = [];
+  if (perStep !== undefined) {
+    const needStep = k.peakFraction * n;
+    const figure = `${perStep.toFixed(2)} tokens per decode step`;
+    return perStep >= needStep
+      ? { verdict: 'batched', reasons: [`${figure} >= ${needStep.toFixed(2)} (${k.peakFraction}·N)`] }
+      : { verdict: 'serialized', reasons: [`${figure} < ${needStep.toFixed(2)} (${k.peakFraction}·N)`] };
+  }
   const need = Math.ceil(k.peakFraction * n);
   if (peak !== undefined && peak < need) reasons.push(`peak running ${peak} < ${need} (${k.peakFraction}·N)`);
   if (wallMs > k.wallFactor * singleMs) {
@@ -112,6 +126,8 @@ export const batchingStep = defineStep<BatchingKnobs>({
       { metricsUrl: ctx.metricsUrl, slotsUrl, headers: ctx.target.headers, logs: ctx.logs },
       k.sampleIntervalMs,
     );
+    // llama.cpp's decode-step counters, read around the run (none on other engines: the reading is undefined).
+    const countersBefore = ctx.metricsUrl ? await readDecodeCounters(ctx.metricsUrl) : undefined;
     sampler.start();
     let peak: RunningPeak;
     let run;
@@ -125,8 +141,12 @@ export const batchingStep = defineStep<BatchingKnobs>({
     } finally {
       peak = await sampler.stop();
     }
+    const steps =
+      ctx.metricsUrl && countersBefore
+        ? tokensPerStep(countersBefore, await readDecodeCounters(ctx.metricsUrl))
+        : undefined;
     const errors = run.results.filter((r) => !r.ok);
-    const v = batchingVerdict(k.n, peak.peak, run.wallMs, one.totalMs, k);
+    const v = batchingVerdict(k.n, peak.peak, run.wallMs, one.totalMs, k, steps?.perStep);
     const sources = [
       ctx.metricsUrl
         ? `metrics ${peak.metricsSamples} samples peak ${peak.metricsPeak ?? 'n/a'}${peak.metricsError ? ` (${peak.metricsError})` : ''}`
@@ -149,14 +169,19 @@ export const batchingStep = defineStep<BatchingKnobs>({
     ].filter((s): s is string => s !== undefined);
     const figuresLine =
       `N=${k.n} max_tokens=${k.maxTokens} | peak running=${peak.peak ?? 'not sampled'} | wall=${secs(run.wallMs)} | ` +
-      `one request=${secs(one.totalMs)} | ratio=${(run.wallMs / one.totalMs).toFixed(2)}x | errs=${errors.length}`;
+      `one request=${secs(one.totalMs)} | ratio=${(run.wallMs / one.totalMs).toFixed(2)}x | errs=${errors.length}` +
+      (steps
+        ? ` | ${steps.perStep.toFixed(2)} tokens/decode step (${steps.predicted} tokens in ${steps.decodes} steps)`
+        : '');
     ctx.progress(`${v.verdict}: ${figuresLine}`);
     return {
       ok: v.verdict === 'batched' && errors.length === 0,
       summary:
         v.verdict === 'not sampled'
           ? `not sampled: no running count (${notSampled.join('; ')})`
-          : `${v.verdict}: peak running ${peak.peak ?? 'not sampled'}/${k.n}, wall ${secs(run.wallMs)} vs one request ${secs(one.totalMs)}${errors.length ? `; ${errors.length} errors (${errors[0]!.error})` : ''}`,
+          : steps
+            ? `${v.verdict}: ${steps.perStep.toFixed(2)} tokens per decode step with N=${k.n} (llamacpp:n_decode_total), peak running ${peak.peak ?? 'not sampled'}/${k.n}, wall ${secs(run.wallMs)} vs one request ${secs(one.totalMs)}${errors.length ? `; ${errors.length} errors (${errors[0]!.error})` : ''}`
+            : `${v.verdict}: peak running ${peak.peak ?? 'not sampled'}/${k.n}, wall ${secs(run.wallMs)} vs one request ${secs(one.totalMs)}${errors.length ? `; ${errors.length} errors (${errors[0]!.error})` : ''}`,
       details: [
         figuresLine,
         `running count from: ${sources.join('; ')}`,
@@ -171,6 +196,7 @@ export const batchingStep = defineStep<BatchingKnobs>({
         nSource: size.source,
         reasons: v.reasons,
         peak,
+        steps,
         wallMs: run.wallMs,
         singleMs: one.totalMs,
         errors: errors.length,

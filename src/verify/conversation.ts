@@ -3,9 +3,14 @@
 // plus a new user turn, so the context grows round by round. TTFT per round must stay within a bound of round
 // 1's (a reused connection whose first-token time grows with the context is the harness hang that one-shot
 // loads over fresh connections never reproduce); a request that fails or hangs fails the step, naming its round.
+// The whole conversation must fit the context one request can use: the tokens each round adds default to 512, or
+// fewer when the server reports a context that k rounds of 512 would overrun (llama.cpp reports its per-slot
+// context, the -c total over --parallel slots: server-info.ts cites the source), so the step measures TTFT growth,
+// not the server's HTTP 400 for a request past its context.
 import { Client } from '../lib/http/undici.js';
 import { reconnectedNote, streamChat, type StreamResult } from './load-client.js';
 import { promptOfTokens } from './prompt-text.js';
+import { readServerInfo, type Reported } from './server-info.js';
 import { medianOf } from './level-figures.js';
 import { secs } from './stats.js';
 import type { Target } from './target.js';
@@ -15,7 +20,7 @@ import { defineStep } from './types.js';
 export interface ConversationKnobs {
   sessions: number;
   rounds: number;
-  /** Tokens of the new user turn each round adds. */
+  /** Tokens of the new user turn each round adds; 0 = DEFAULT_GROW_TOKENS, or what fits the reported context. */
   growTokens: number;
   maxTokens: number;
   /** Round r's median TTFT may be at most ttftRatio × round 1's + ttftFloorMs. */
@@ -75,6 +80,39 @@ async function runSession(
   }
 }
 
+/** Tokens a round adds when neither the flag nor the server's context says otherwise. */
+export const DEFAULT_GROW_TOKENS = 512;
+/**
+ * A round's tokens beyond its user text and reply: the chat template's role markers and the "Round r of session s."
+ * prefix (16 measured on llama.cpp 80fb11a with the Qwen2.5 template: 8 rounds of 512 + 32 asked 4,483 tokens), with
+ * room for a reply that tokenizes longer when sent back than when it was generated.
+ */
+export const ROUND_OVERHEAD_TOKENS = 48;
+/** The share of the reported context the last round may use (long-context uses the same 90 %). */
+const CONTEXT_SHARE = 0.9;
+/** The fewest tokens a round adds when the context is small: below this TTFT growth is within noise. */
+export const MIN_GROW_TOKENS = 16;
+
+/**
+ * The tokens each round adds, and where that came from: the flag; else DEFAULT_GROW_TOKENS, or less when the
+ * reported context cannot hold k rounds of it (each round's user text, reply and overhead within 90 % of it).
+ */
+export function growTokens(
+  k: Pick<ConversationKnobs, 'growTokens' | 'rounds' | 'maxTokens'>,
+  reported: Reported | undefined,
+): { tokens: number; source: string } {
+  if (k.growTokens > 0) return { tokens: k.growTokens, source: '--conversation.grow-tokens' };
+  if (!reported)
+    return { tokens: DEFAULT_GROW_TOKENS, source: 'default (the server reports no context length)' };
+  const fit = Math.floor((reported.value * CONTEXT_SHARE) / k.rounds) - k.maxTokens - ROUND_OVERHEAD_TOKENS;
+  if (fit >= DEFAULT_GROW_TOKENS)
+    return { tokens: DEFAULT_GROW_TOKENS, source: `default (fits ${reported.source} ${reported.value})` };
+  return {
+    tokens: Math.max(MIN_GROW_TOKENS, fit),
+    source: `${k.rounds} rounds within 90% of ${reported.source} ${reported.value}`,
+  };
+}
+
 /** The first round (after round 1) whose median TTFT exceeds the bound, with the bound. */
 export function ttftGrowth(
   rounds: readonly RoundFigures[],
@@ -96,13 +134,25 @@ export const conversationStep = defineStep<ConversationKnobs>({
   knobs: {
     sessions: intKnob('sessions', 4, 'concurrent sessions (one connection each)'),
     rounds: intKnob('rounds', 8, 'rounds per session'),
-    growTokens: intKnob('grow-tokens', 512, 'tokens each round adds to the context'),
+    growTokens: intKnob(
+      'grow-tokens',
+      0,
+      `tokens each round adds to the context (default ${DEFAULT_GROW_TOKENS}, or fewer to fit the context the server reports)`,
+    ),
     maxTokens: maxTokensKnob(32, 'per reply'),
     ttftRatio: ratioKnob('ttft-ratio', 3, "a round's median TTFT may be this × round 1's"),
     ttftFloorMs: durationKnob('ttft-floor', 250, '... plus this much'),
     timeoutMs: timeoutKnob(30_000, 'limit per request (a hang fails its round)'),
   },
-  async run(ctx, k) {
+  async run(ctx, knobs) {
+    const grow = growTokens(
+      knobs,
+      knobs.growTokens > 0 ? undefined : (await readServerInfo(ctx.target)).context,
+    );
+    const k = { ...knobs, growTokens: grow.tokens };
+    ctx.progress(
+      `${k.sessions} sessions x ${k.rounds} rounds of ~${k.growTokens} tokens each (${grow.source})`,
+    );
     const perRound = Array.from({ length: k.rounds }, () => [] as StreamResult[]);
     const failures = (
       await Promise.all(
@@ -141,6 +191,7 @@ export const conversationStep = defineStep<ConversationKnobs>({
       ok: !first && !growth,
       summary,
       details: [
+        `${k.rounds} rounds of ~${k.growTokens} tokens (${grow.source})`,
         ...rounds.map(
           (r) =>
             `round ${r.round}: ~${r.contextTokens} tokens | ttft p50=${secs(r.ttftP50Ms)} min=${secs(r.ttftMinMs)} max=${secs(r.ttftMaxMs)} | ${r.completed}/${k.sessions}`,
@@ -149,7 +200,7 @@ export const conversationStep = defineStep<ConversationKnobs>({
         ...reconnectedNote(perRound.flat()),
       ],
       figures: {},
-      data: { rounds, failures, growth },
+      data: { rounds, failures, growth, growTokens: grow },
       saved: { rounds, failures, boundRatio: k.ttftRatio, boundFloorMs: k.ttftFloorMs },
     };
   },

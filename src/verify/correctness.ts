@@ -85,6 +85,19 @@ export function judgeBatch(
   return { count, quotes };
 }
 
+/**
+ * What it means when no answer was right, alone or at once: a model that cannot answer these questions (random or
+ * very small weights) — or a server that garbles every answer (a corrupt KV cache, a wrong chat template). A fault
+ * under load shows otherwise: right alone and wrong at once, or answers swapped between requests (mix-ups).
+ * Undefined when that is not what was seen.
+ */
+export function modelLimitNote(levels: readonly LevelCount[]): string | undefined {
+  const asked = levels.reduce((n, c) => n + c.asked, 0);
+  if (asked === 0 || !levels.every((c) => c.right === 0 && c.errors === 0 && c.mixups === 0))
+    return undefined;
+  return `none right alone or at once: a model that cannot answer these (random or very small weights) fails here whatever the server does, as does a server that garbles every answer`;
+}
+
 function countLine(c: LevelCount): string {
   const mix = c.mixups > 0 ? ` (${c.mixups} cross-request mix-up${c.mixups > 1 ? 's' : ''})` : '';
   return `${c.level}: ${c.right}/${c.asked} right, wrong=${c.wrong}${mix}, errors=${c.errors}`;
@@ -158,10 +171,13 @@ export const correctnessStep = defineStep<CorrectnessKnobs>({
       ];
       // A mix-up names its cause: it is the one worth quoting first (as the canary does).
       const first = quotes.find((q) => q.endsWith(MIXUP_NOTE)) ?? quotes[0];
+      const limit = modelLimitNote(counts);
       const summary =
         `wrong=${wrong} of ${counts.reduce((n, c) => n + c.asked, 0)} questions` +
         (mixups > 0 ? ` (${mixups} cross-request mix-up${mixups > 1 ? 's' : ''})` : '') +
-        `, errors=${errors}; ${cellLine}` +
+        `, errors=${errors}` +
+        (limit !== undefined ? ` (${limit})` : '') +
+        `; ${cellLine}` +
         (first !== undefined ? `; ${first}` : '');
       return {
         ok: wrong === 0 && errors === 0 && failedCells.length === 0,

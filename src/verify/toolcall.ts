@@ -141,13 +141,35 @@ export const toolcallStep = defineStep<ToolcallKnobs>({
     const line =
       `leaks=${counts.leaks} of ${counts.turns} turns (markup in content ${counts.markup}, missing tool_calls ` +
       `${counts.missingToolCalls}, invalid JSON arguments ${counts.invalidJson}); errors=${counts.errors}`;
+    const limit = noToolCallsNote(counts);
     ctx.progress(line);
     return {
       ok: counts.leaks === 0 && counts.errors === 0 && counts.turns === k.concurrency * k.rounds,
-      summary: line,
-      details: [`C=${k.concurrency} x R=${k.rounds}: ${line}`, ...examples, ...reconnectedNote(sent)],
+      summary: limit !== undefined ? `${line} (${limit})` : line,
+      details: [
+        `C=${k.concurrency} x R=${k.rounds}: ${line}`,
+        ...(limit !== undefined ? [limit] : []),
+        ...examples,
+        ...reconnectedNote(sent),
+      ],
       figures: {},
       data: { ...counts, reconnected: sent.filter((r) => r.reconnected).length },
     };
   },
 });
+
+/**
+ * What it means when most turns made no tool call and none leaked markup or broke its JSON: the model does not call
+ * tools (random weights, or one not trained for them), which no server fixes; a parser that leaks shows markup in
+ * the content instead. Undefined when that is not what was seen.
+ */
+export function noToolCallsNote(c: {
+  turns: number;
+  missingToolCalls: number;
+  markup: number;
+  invalidJson: number;
+}): string | undefined {
+  if (c.turns === 0 || c.markup > 0 || c.invalidJson > 0 || c.missingToolCalls * 2 <= c.turns)
+    return undefined;
+  return `no tool call in ${c.missingToolCalls} of ${c.turns} turns and no leaked markup: the model does not call tools (random weights, or not trained for them), not a parser that leaks`;
+}

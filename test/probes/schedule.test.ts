@@ -321,7 +321,7 @@ describe('a failed slot on a slow schedule runs again early (issue 38)', () => {
     vi.useRealTimers();
   });
 
-  it('a 5 m probe that fails reruns after 15 s, 30 s, 60 s, 120 s, then keeps its own cadence', async () => {
+  it('a 5 m probe that fails reruns after 15 s, 30 s, 60 s, 120 s (a refusal rechecked 3 s first), then keeps its own cadence', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
     vi.setSystemTime(new Date('2026-06-01T12:00:00Z'));
     // Port 9 on 127.0.0.1 refuses: every run fails at once (connect_error). The early reruns start from the
@@ -362,13 +362,15 @@ targets:
     }
     await s.stop();
     const at = runs.map((t) => Math.round((t - t0) / 1000));
-    // The reruns after the first failure, each within a second of its planned delay.
+    // The reruns after the first failure, each within a second of its planned delay: the refusal's recheck
+    // (REFUSED_RECHECK_MS, until downAfter 2 refusals), then the failed slot's backoff.
     const first = at[0]!;
-    const gaps = at.slice(1, 5).map((t, i) => t - at[i]!);
+    const gaps = at.slice(1, 6).map((t, i) => t - at[i]!);
     expect(first).toBeLessThan(300);
-    expect(gaps.map((g) => Math.round(g / 15) * 15)).toEqual([15, 30, 60, 120]);
+    expect(gaps[0]).toBe(3);
+    expect(gaps.slice(1).map((g) => Math.round(g / 15) * 15)).toEqual([15, 30, 60, 120]);
     // Then only its own rounds: 20 minutes hold at most 4 more runs, not one every 15 s.
-    expect(runs.length).toBeLessThanOrEqual(5 + 5);
+    expect(runs.length).toBeLessThanOrEqual(6 + 5);
   });
 });
 
@@ -426,5 +428,68 @@ targets:
     const gap = runs[1]!.at - (runs[0]!.at + runs[0]!.ms);
     expect(Math.round(gap / 1000)).toBe(15);
     expect(runs[1]!.ms).toBeLessThan(20_000);
+  });
+});
+
+describe('a refused connection is rechecked in seconds until down is confirmed (issue 38)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('/health every 10 s: the server goes away, the second refusal comes 3 s after the first, then the 10 s cadence', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    vi.setSystemTime(new Date('2026-06-01T12:00:00Z'));
+    const server = await startServer(healthyHandler);
+    servers.push(server);
+    const loaded = parseConfigText(
+      `
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "${server.url}" }]
+    probes:
+      - { name: health, kind: health, every: 10s, jitter: 0, timeout: 1s }
+`,
+      'test.yaml',
+      {},
+    );
+    const target = loaded.config.targets[0]!;
+    expect(target.detect.downAfter).toBe(2);
+    const runs: Array<{ at: number; result: string }> = [];
+    const s = new ProbeScheduler({
+      target,
+      headers: loaded.headers.get(target.name)!,
+      metrics: createProbeMetrics(new Registry()),
+      logger: capturingLogger('debug').logger,
+      onResult: (r) => runs.push({ at: performance.now(), result: r.result }),
+      now: () => Date.now(),
+      monoNow: () => performance.now(),
+    });
+    schedulers.push(s);
+    const turn = async (seconds: number) => {
+      for (let i = 0; i < seconds; i++) {
+        await vi.advanceTimersByTimeAsync(1000);
+        for (let k = 0; k < 3; k++) await new Promise((r) => setImmediate(r));
+      }
+    };
+    s.start();
+    await turn(35);
+    expect(runs.length).toBeGreaterThanOrEqual(3);
+    // It answered (the very first run can time out while the real socket connects between fake-clock steps).
+    expect(runs.at(-1)!.result).toBe('ok');
+    const answered = runs.length;
+    // Nothing listens on the port any more: the kernel refuses, as after a kill -9.
+    await server.close();
+    servers = servers.filter((x) => x !== server);
+    await turn(60);
+    await s.stop();
+    const refused = runs.slice(answered);
+    expect(refused.map((r) => r.result).every((r) => r === 'connect_error')).toBe(true);
+    const at = refused.map((r) => Math.round(r.at / 1000));
+    const gaps = at.slice(1).map((t, i) => t - at[i]!);
+    // Down (2 refusals) 3 s after the first refusal, not a full interval later.
+    expect(gaps[0]).toBe(3);
+    // Then the slot's own cadence: no more rechecks while it stays refused (60 s hold at most 7 runs).
+    expect(gaps.slice(1).every((g) => g >= 5)).toBe(true);
+    expect(refused.length).toBeLessThanOrEqual(8);
   });
 });

@@ -13,6 +13,10 @@ import { findKnee } from '../../src/verify/knee.js';
 import { meetsSlo, trialFigures } from '../../src/verify/level-figures.js';
 import { warmupFlag } from '../../src/verify/trials.js';
 import { batchingVerdict } from '../../src/verify/batching.js';
+import { growTokens, DEFAULT_GROW_TOKENS } from '../../src/verify/conversation.js';
+import { decodeCountersFromMetrics, tokensPerStep } from '../../src/verify/decode-steps.js';
+import { modelLimitNote } from '../../src/verify/correctness.js';
+import { noToolCallsNote } from '../../src/verify/toolcall.js';
 import { CriticalScanner, describeHit } from '../../src/verify/critical-rules.js';
 import { isTokenChunk, SseScanner, streamChat } from '../../src/verify/load-client.js';
 import { LogWindow } from '../../src/verify/log-window.js';
@@ -118,6 +122,72 @@ describe('batching verdict', () => {
     // Without a running count, wall time alone must not pass: a partly serialized engine fits within 2x.
     expect(batchingVerdict(16, undefined, 1500, 1000, k).verdict).toBe('not sampled');
     expect(batchingVerdict(16, undefined, 2500, 1000, k).verdict).toBe('serialized');
+  });
+
+  it("llama.cpp's tokens per decode step decide alone: batched on a slow machine, serialized at full running count", () => {
+    // Measured on the real llama-server (80fb11a, 2 slots, one thread): 256 tokens in 128 steps, wall 2.15x.
+    const b = batchingVerdict(2, 2, 2150, 1000, k, 2.0);
+    expect(b).toEqual({ verdict: 'batched', reasons: ['2.00 tokens per decode step >= 1.50 (0.75·N)'] });
+    // Both slots busy (running 2) and a fast wall, yet one token a step: one slot at a time.
+    const s = batchingVerdict(2, 2, 1500, 1000, k, 0.99);
+    expect(s).toEqual({ verdict: 'serialized', reasons: ['0.99 tokens per decode step < 1.50 (0.75·N)'] });
+    expect(batchingVerdict(4, 4, 1200, 1000, k, 2.0).verdict).toBe('serialized');
+  });
+});
+
+describe('llama.cpp decode-step counters', () => {
+  // The lines /metrics prints at 80fb11a (server-task.cpp to_metrics), a counter per HELP/TYPE pair.
+  const page = (decodes: number, predicted: number) =>
+    [
+      '# HELP llamacpp:tokens_predicted_total Number of generation tokens processed',
+      '# TYPE llamacpp:tokens_predicted_total counter',
+      `llamacpp:tokens_predicted_total ${predicted}`,
+      'llamacpp:tokens_predicted_seconds_total 4.5',
+      '# TYPE llamacpp:n_decode_total counter',
+      `llamacpp:n_decode_total ${decodes}`,
+      'llamacpp:n_busy_slots_per_decode 1.5',
+    ].join('\n');
+
+  it('reads both counters, and nothing when either is missing', () => {
+    expect(decodeCountersFromMetrics(page(130, 200))).toEqual({ decodes: 130, predicted: 200 });
+    expect(decodeCountersFromMetrics('llamacpp:n_decode_total 5')).toBeUndefined();
+    expect(decodeCountersFromMetrics('vllm:num_requests_running 3')).toBeUndefined();
+    expect(
+      decodeCountersFromMetrics('llamacpp:n_decode_total_other 5\nllamacpp:tokens_predicted_total 1'),
+    ).toBeUndefined();
+  });
+
+  it('tokens per step is the ratio of the differences; no step or a counter gone back is no figure', () => {
+    const before = { decodes: 1000, predicted: 900 };
+    expect(tokensPerStep(before, { decodes: 1128, predicted: 1156 })).toEqual({
+      perStep: 2,
+      decodes: 128,
+      predicted: 256,
+    });
+    expect(tokensPerStep(before, before)).toBeUndefined();
+    expect(tokensPerStep(before, { decodes: 10, predicted: 5 })).toBeUndefined();
+    expect(tokensPerStep(undefined, before)).toBeUndefined();
+  });
+});
+
+describe('conversation size', () => {
+  const k = { growTokens: 0, rounds: 8, maxTokens: 32 };
+  it("fits the rounds within llama.cpp's per-slot context, keeps the default where it fits, obeys the flag", () => {
+    // 8 rounds of 512 asked 4,483 tokens of a 4,096-token slot on the real server (HTTP 400 at round 8).
+    const slot = { value: 4096, source: 'default_generation_settings.n_ctx of /props (llama.cpp)' };
+    const g = growTokens(k, slot);
+    expect(g.tokens).toBeLessThan(DEFAULT_GROW_TOKENS);
+    expect(8 * (g.tokens + 32 + 48)).toBeLessThanOrEqual(4096 * 0.9);
+    expect(g.source).toBe(
+      '8 rounds within 90% of default_generation_settings.n_ctx of /props (llama.cpp) 4096',
+    );
+    expect(growTokens(k, { value: 32_768, source: 'max_model_len' }).tokens).toBe(DEFAULT_GROW_TOKENS);
+    expect(growTokens(k, undefined).tokens).toBe(DEFAULT_GROW_TOKENS);
+    expect(growTokens({ ...k, growTokens: 900 }, slot)).toEqual({
+      tokens: 900,
+      source: '--conversation.grow-tokens',
+    });
+    expect(growTokens(k, { value: 256, source: 'tiny' }).tokens).toBe(16);
   });
 });
 
@@ -447,5 +517,33 @@ describe('load client against hostile servers', () => {
     });
     const r = await streamChat(c, t, { ...opts, timeoutMs: 5000 });
     expect(r).toMatchObject({ ok: true, chunks: 1, tokens: 2, done: true });
+  });
+});
+
+describe("a model's limit said in the step's message (issue 38: a random-weight model)", () => {
+  const level = (l: string, right: number, wrong: number, errors = 0, mixups = 0) => ({
+    level: l,
+    asked: right + wrong + errors,
+    right,
+    wrong,
+    errors,
+    mixups,
+  });
+  it('correctness: none right alone or at once says the model; right alone and wrong at once does not', () => {
+    // The real server with random weights: 0/4 alone, 0/32 at once.
+    expect(modelLimitNote([level('C=1', 0, 4), level('C=32', 0, 32)])).toMatch(
+      /^none right alone or at once: a model that cannot answer these/,
+    );
+    expect(modelLimitNote([level('C=1', 4, 0), level('C=32', 0, 32)])).toBeUndefined();
+    expect(modelLimitNote([level('C=1', 0, 4), level('C=32', 0, 30, 0, 2)])).toBeUndefined();
+    expect(modelLimitNote([level('C=1', 0, 3, 1), level('C=32', 0, 32)])).toBeUndefined();
+  });
+  it('toolcall: most turns without a call and no markup says the model; leaked markup does not', () => {
+    // The real server with random weights: 108 of 120 turns without tool_calls, no markup, no bad JSON.
+    expect(noToolCallsNote({ turns: 120, missingToolCalls: 108, markup: 0, invalidJson: 0 })).toMatch(
+      /^no tool call in 108 of 120 turns and no leaked markup: the model does not call tools/,
+    );
+    expect(noToolCallsNote({ turns: 120, missingToolCalls: 108, markup: 3, invalidJson: 0 })).toBeUndefined();
+    expect(noToolCallsNote({ turns: 120, missingToolCalls: 10, markup: 0, invalidJson: 0 })).toBeUndefined();
   });
 });

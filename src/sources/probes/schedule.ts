@@ -59,10 +59,19 @@ interface Slot {
   lastResult?: string;
   /** The next early rerun's delay after a failure (ms), doubled each time; undefined while the slot passes. */
   retryMs?: number;
+  /** Refused connections in a row (connect_error), for the quick recheck that confirms down. */
+  refused: number;
 }
 
 /** The first early rerun of a failed slot on a slow schedule comes this soon at the least (ms). */
 const RETRY_MIN_MS = 15_000;
+/**
+ * A refused connection is rechecked this soon (ms) until detect.downAfter refusals in a row say down. Nothing
+ * listening is the cheapest failure there is to check (one SYN answered by a RST), and the one whose next check
+ * decides `down`: at /health every 10 s × downAfter 2, a kill -9 read down 11–22 s later on the real llama.cpp
+ * server, the later figures when the first refusal came just after a round (issue 38 asks 15 s).
+ */
+export const REFUSED_RECHECK_MS = 3_000;
 
 /** The (hop, conn) pairs a probe runs on. */
 export function probeConns(probe: ProbeConfig): ConnKind[] {
@@ -112,6 +121,7 @@ export class ProbeScheduler {
         hop,
         conn,
         labels: { target: opts.target.name, probe: probe.name, endpoint, conn, kind: probe.kind },
+        refused: 0,
       });
     }
     // Every slot in flight listens for stop once (and removes it after): not a leak, just more than 10 slots.
@@ -306,7 +316,8 @@ export class ProbeScheduler {
         (out) => {
           if (out.cancelled) return undefined;
           this.deliver(out.signal);
-          if (!confirmation) this.retryFailed(slot, out.signal);
+          slot.refused = out.signal.result === 'connect_error' ? slot.refused + 1 : 0;
+          if (!this.recheckRefused(slot) && !confirmation) this.retryFailed(slot, out.signal);
           return out.signal;
         },
         (err: unknown) => {
@@ -320,6 +331,22 @@ export class ProbeScheduler {
       });
     slot.inflight = { startedAt, startedMono, done, progress };
     return done;
+  }
+
+  /**
+   * A slot refused (nothing listening where something answered, or a first check that finds nothing) runs again
+   * REFUSED_RECHECK_MS later, until detect.downAfter refusals in a row: down is then confirmed a few seconds after the
+   * first refusal whatever the slot's cadence, instead of downAfter - 1 full intervals later. Bounded: at most
+   * downAfter - 1 extra runs per outage, then the slot's own cadence (and a slow slot's backoff) again. True when a
+   * recheck was planned.
+   */
+  private recheckRefused(slot: Slot): boolean {
+    if (slot.refused === 0 || slot.refused >= this.opts.target.detect.downAfter) return false;
+    if (slot.probe.every !== undefined && slot.probe.every <= REFUSED_RECHECK_MS) return false;
+    this.after(REFUSED_RECHECK_MS, () => {
+      if (!slot.inflight) this.tick(slot);
+    });
+    return true;
   }
 
   /**
