@@ -143,6 +143,64 @@ describe('busy is not wedged (issue 41 item 9, issue 38)', () => {
     },
   );
 
+  /**
+   * vLLM saturated by long generations (the bench's vllm_saturation): its /metrics times out under the load from a
+   * minute in (`scrapes`: whether they keep failing), while its periodic stats line says every 10 s what it runs, waits
+   * on and makes (`lines`: whether the line still reports tokens).
+   */
+  const scrapeFailsUnderLoad = (seed: number, lines: 'serving' | 'none') => {
+    let faultAt = Infinity;
+    const { v, run } = deployment(
+      (r) => (isCompletion(r.probe.kind) && r.start >= faultAt ? 'hang' : healthy(r)),
+      (now) =>
+        now < faultAt
+          ? idleReading(now)
+          : now < faultAt + 60_000
+            ? { running: 4, queued: 28, generatedTokensTotal: Math.floor(now / 10) }
+            : undefined,
+      seed,
+    );
+    const line = (now: number) => {
+      if (now < faultAt || lines === 'none') return;
+      for (const service of ['decode', 'prefill'])
+        v.feed({
+          kind: 'engine',
+          target: v.target.name,
+          service,
+          source: 'log',
+          time: now,
+          running: 4,
+          queued: 28,
+          genThroughput: 120,
+          progress: true,
+        });
+    };
+    const runWithLines = (until: number) => {
+      for (let t = v.now + 10_000; t <= until; t += 10_000) {
+        run(t);
+        line(v.now);
+      }
+      run(until);
+    };
+    runWithLines(v.t0 + 10 * 60_000);
+    faultAt = v.now;
+    runWithLines(faultAt + 10 * 60_000);
+    return states(v, faultAt);
+  };
+
+  it.each(SEEDS)(
+    'its /metrics timing out under the load while its stats line reports tokens: still degraded/engine_saturated, never wedged (seed %i)',
+    (seed) => {
+      const after = scrapeFailsUnderLoad(seed, 'serving');
+      expect(after.filter((x) => x.startsWith('wedged'))).toEqual([]);
+      expect(after).toContain('degraded/engine_saturated');
+    },
+  );
+
+  it('the same failing scrapes with no stats line at all are a wedge: the test can fail', () => {
+    expect(scrapeFailsUnderLoad(1, 'none').some((x) => x.startsWith('wedged'))).toBe(true);
+  });
+
   it('the same load with no progress at all (decode steps frozen too) is a wedge: the test can fail', () => {
     let faultAt = Infinity;
     const { v, run } = deployment(

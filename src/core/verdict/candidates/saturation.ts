@@ -5,6 +5,7 @@
 // (queued work never admitted while what leaves the queue waited under the objective) is not load: the queue does
 // not move for our probe, so its hang stays a wedge (queue_starved).
 import type { ClassifierConfig, SlotMemory, TargetMemory } from '../../memory.js';
+import type { EngineProgress } from '../../progress-memory.js';
 import { isRouter, readingInterval } from '../../progress-read.js';
 import { isCompletion } from '../../vocabulary.js';
 import { candidate } from '../pick.js';
@@ -46,8 +47,11 @@ export function busyEngine(
   for (const e of Object.values(s.engines)) {
     const p = e.progress;
     if (isRouter(e) || p === undefined || p.lastTokensAt === undefined) continue;
-    // One scrape that timed out under the load is no outage (the busy values are the last reading's).
-    if (e.queued <= 0 || e.running <= 0 || p.failedScrapes >= 2) continue;
+    // One scrape that timed out under the load is no outage (the busy values are the last reading's). More are, unless
+    // the engine's periodic stats line still reports it serving: a loaded engine's /metrics can time out while it
+    // works (the scrape waits behind the same API server), and a failed scrape alone is no wedge.
+    if (e.queued <= 0 || e.running <= 0) continue;
+    if (p.failedScrapes >= 2 && !servingInLog(p)) continue;
     // A starved queue is not a busy one (reduce/objectives.ts judgeStarved): saturation admits from its queue as
     // requests finish, and what it admits has waited; a queue whose leavers waited under the objective while work
     // stayed queued does not move for our probe, and a probe that hangs in it is a wedge (queue_starved).
@@ -67,6 +71,17 @@ export function busyEngine(
     };
   }
   return undefined;
+}
+
+/**
+ * Whether the engine's periodic stats line (vLLM's `Running: N reqs, Waiting: M reqs` with its throughputs, SGLang's
+ * batch lines) reported tokens made since its /metrics began failing: the engine serves, its scrape does not answer.
+ * Its running and waiting are then that line's (reduce/engines.ts takes them from either source).
+ */
+function servingInLog(p: EngineProgress): boolean {
+  const since = p.failingSince;
+  if (since === undefined) return true;
+  return p.lastLineAt !== undefined && p.lastLineAt >= since && (p.lastTokensAt ?? -Infinity) >= since;
 }
 
 /**
