@@ -70,6 +70,39 @@ export function busyEngine(
       text: `${e.service} is saturated: ${e.running} running and ${e.queued} waiting (${ours} of them ours), ${made}; our completions wait for a slot`,
     };
   }
+  return drainedLoad(s, now, cfg, hung, timedOut);
+}
+
+/**
+ * Timeouts our completions earned waiting in a load that has since drained: every timed-out slot's last run was in
+ * flight during the last stretch of readings that showed the engine loaded by others (running and waiting work beyond ours, tokens made).
+ * Without this the load's end read as a wedge — the queue empties at once, and the streak of timeouts stands until
+ * each slot's next run (bench:detect vllm_saturation: `wedged/completions_failing` for 29 s after the load ended).
+ * A slot's next run, passing or not, decides again: a timeout started after the load is evidence as before. A run
+ * still in flight that waited in the load gets a few readings to be admitted, no more.
+ */
+function drainedLoad(
+  s: TargetMemory,
+  now: number,
+  cfg: ClassifierConfig,
+  hung: readonly Hang[],
+  timedOut: readonly SlotMemory[],
+): Busy | undefined {
+  for (const e of Object.values(s.engines)) {
+    const l = e.progress?.loaded;
+    if (isRouter(e) || l === undefined) continue;
+    const waited = timedOut.every(
+      (m) => m.last !== undefined && m.last.start <= l.at && l.since <= m.last.start + m.last.durationMs,
+    );
+    // A run still in flight that waited in the load is being admitted as it drains: for a few readings only.
+    const recent = Math.max(SATURATION_RECENT_MS, RECENT_READINGS * (readingInterval(e.progress!) ?? 0));
+    const admitting = hung.every((h) => h.run.startedAt <= l.at && now - l.at <= recent);
+    if (!waited || !admitting || l.work <= oursAt(s, cfg, l.at)) continue;
+    return {
+      ours: false,
+      text: `${e.service} was saturated ${Math.round((now - l.at) / 1000)} s ago (${l.work} running and waiting); our completions timed out waiting for a slot then`,
+    };
+  }
   return undefined;
 }
 
