@@ -19,6 +19,7 @@ const { values: args } = parseArgs({
     fast: { type: 'boolean', default: false },
     slow: { type: 'boolean', default: false },
     json: { type: 'string' },
+    timeline: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -30,7 +31,8 @@ if (args.help) {
   --fast          the test settings (probes every 2 s) instead of the example cadence
   --hold S        seconds the fault is held after the diagnosis (default 120, --fast 10)
   --parallel N    plans at a time (default: all of them)
-  --json FILE     every trial as JSON`);
+  --json FILE     every trial as JSON
+  --timeline      print each trial's labels from the fault on (ok included), with time and cause`);
   process.exit(0);
 }
 const d = await loadDist();
@@ -62,10 +64,16 @@ await Promise.all(
         trials: 1,
         holdMs: HOLD_MS,
         fast: args.fast,
-        onTrial: (p, t) =>
+        onTrial: (p, t) => {
           console.error(
             `  ${p.name}: ${t.ok ? `${t.reached} in ${(t.ms / 1000).toFixed(1)} s, ${t.changes.length} change(s), ${t.stateChanges} state change(s)` : t.error}, back to ok ${t.backMs === undefined ? 'never' : `${(t.backMs / 1000).toFixed(1)} s`}  [${((Date.now() - started) / 1000).toFixed(0)} s]`,
-          ),
+          );
+          if (args.timeline)
+            for (const l of t.timeline ?? [])
+              console.error(
+                `    +${(l.ms / 1000).toFixed(1)} s ${l.state}/${l.diagnosis ?? '-'}: ${l.cause ?? ''}`,
+              );
+        },
       }).catch((err) => ({ plan, trials: [{ ok: false, error: String(err?.stack ?? err), seen: [] }] }));
       done.get(plan).push(...r.trials);
     }

@@ -29,6 +29,11 @@ export interface EngineProgress {
   busyReadings: number;
   /** The engine's queue at the last reading and the smallest it has been in the current busy streak. */
   queued?: number;
+  /**
+   * The last stretch of readings that showed it loaded (running and waiting work, tokens made): its first and last
+   * reading, running + waiting at the last, and whether the newest reading is still in it.
+   */
+  loaded?: { since: number; at: number; work: number; loadedNow: boolean };
   /** Periodic stats lines (a log signal that reports the engine's state): when the last came, their spacing. */
   lastLineAt?: number;
   lineEvery?: number;

@@ -143,6 +143,114 @@ describe('busy is not wedged (issue 41 item 9, issue 38)', () => {
     },
   );
 
+  /**
+   * vLLM saturated by long generations (the bench's vllm_saturation): its /metrics times out under the load from a
+   * minute in (`scrapes`: whether they keep failing), while its periodic stats line says every 10 s what it runs, waits
+   * on and makes (`lines`: whether the line still reports tokens).
+   */
+  const scrapeFailsUnderLoad = (seed: number, lines: 'serving' | 'none') => {
+    let faultAt = Infinity;
+    const { v, run } = deployment(
+      (r) => (isCompletion(r.probe.kind) && r.start >= faultAt ? 'hang' : healthy(r)),
+      (now) =>
+        now < faultAt
+          ? idleReading(now)
+          : now < faultAt + 60_000
+            ? { running: 4, queued: 28, generatedTokensTotal: Math.floor(now / 10) }
+            : undefined,
+      seed,
+    );
+    const line = (now: number) => {
+      if (now < faultAt || lines === 'none') return;
+      for (const service of ['decode', 'prefill'])
+        v.feed({
+          kind: 'engine',
+          target: v.target.name,
+          service,
+          source: 'log',
+          time: now,
+          running: 4,
+          queued: 28,
+          genThroughput: 120,
+          progress: true,
+        });
+    };
+    const runWithLines = (until: number) => {
+      for (let t = v.now + 10_000; t <= until; t += 10_000) {
+        run(t);
+        line(v.now);
+      }
+      run(until);
+    };
+    runWithLines(v.t0 + 10 * 60_000);
+    faultAt = v.now;
+    runWithLines(faultAt + 10 * 60_000);
+    return states(v, faultAt);
+  };
+
+  it.each(SEEDS)(
+    'its /metrics timing out under the load while its stats line reports tokens: still degraded/engine_saturated, never wedged (seed %i)',
+    (seed) => {
+      const after = scrapeFailsUnderLoad(seed, 'serving');
+      expect(after.filter((x) => x.startsWith('wedged'))).toEqual([]);
+      expect(after).toContain('degraded/engine_saturated');
+    },
+  );
+
+  /**
+   * Saturated for 3 minutes (our completions wait until their timeouts), then the load drains at once: nothing waiting,
+   * only our completions running, served 8 s later — or (`after: 'hang'`) new ones hanging on the drained engine.
+   */
+  const loadThenDrain = (seed: number, after: 'healthy' | 'hang') => {
+    let faultAt = Infinity;
+    let endAt = Infinity;
+    const { v, run } = deployment(
+      (r) => {
+        const ok = healthy(r);
+        if (!isCompletion(r.probe.kind) || r.start < faultAt || ok === 'hang') return ok;
+        if (after === 'hang' && r.start >= endAt) return 'hang';
+        if (r.start >= endAt) return ok;
+        // Waiting in the queue until it drains, then admitted (its prefill behind the others'): served 8 s after
+        // the drain if that is within the run's timeout.
+        const served = endAt + 8_000 - r.start;
+        return served < r.probe.timeout ? { ...ok, ms: served + ok.ms } : 'hang';
+      },
+      (now) => {
+        if (now >= faultAt && now < endAt)
+          return { running: 4, queued: 28, generatedTokensTotal: Math.floor(now / 10) };
+        if (now < faultAt) return idleReading(now);
+        // Drained: only our own completions still in flight run.
+        const ours = (v.s.inflight ?? []).filter((r) =>
+          isCompletion(v.target.probes.find((p) => p.name === r.probe)?.kind),
+        ).length;
+        return { ...idleReading(now), running: ours };
+      },
+      seed,
+    );
+    run(v.t0 + 10 * 60_000);
+    faultAt = v.now;
+    endAt = faultAt + 3 * 60_000 + 1_000 * seed;
+    run(endAt + 3 * 60_000);
+    return states(v, endAt);
+  };
+
+  it.each(SEEDS)(
+    'the load draining: timeouts our probes earned waiting in it are no wedge once the queue empties (seed %i)',
+    (seed) => {
+      const after = loadThenDrain(seed, 'healthy');
+      expect(after.filter((x) => x.startsWith('wedged'))).toEqual([]);
+      expect(after.at(-1)).toBe('ok/-');
+    },
+  );
+
+  it('completions that hang on the drained, idle engine are a wedge again: the test can fail', () => {
+    expect(loadThenDrain(1, 'hang').some((x) => x.startsWith('wedged'))).toBe(true);
+  });
+
+  it('the same failing scrapes with no stats line at all are a wedge: the test can fail', () => {
+    expect(scrapeFailsUnderLoad(1, 'none').some((x) => x.startsWith('wedged'))).toBe(true);
+  });
+
   it('the same load with no progress at all (decode steps frozen too) is a wedge: the test can fail', () => {
     let faultAt = Infinity;
     const { v, run } = deployment(

@@ -97,6 +97,16 @@ export function onEngineProgress(s: TargetMemory, signal: EngineSignal, now: num
     p.idleReadings = 0;
   }
   p.queued = e.queued;
+  // A reading of an engine that makes tokens with every slot held and work waiting: its load, remembered past its end
+  // (verdict/candidates/saturation.ts: timeouts our probes earned waiting in it are not a wedge once it drains).
+  if (e.running > 0 && e.queued > 0 && p.lastTokensAt === now)
+    p.loaded = {
+      since: p.loaded?.loadedNow === true ? p.loaded.since : now,
+      at: now,
+      work: e.running + e.queued,
+      loadedNow: true,
+    };
+  else if (p.loaded !== undefined) p.loaded.loadedNow = false;
 }
 
 /**

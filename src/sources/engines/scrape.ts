@@ -8,6 +8,7 @@
 import { Agent, request } from '../../lib/http/undici.js';
 import type { EngineScrapeConfig } from '../../config/schema.js';
 import type { Logger } from '../../lib/logger.js';
+import { lagAwareTimeout, type LoopLag } from '../../lib/loop-lag.js';
 import { clearEngineGauges, setEngineGauges, type EngineGaugeValues } from './gauges.js';
 import type { EngineMetrics } from '../../metrics.js';
 import type { EngineSignal } from '../../core/signals.js';
@@ -31,6 +32,8 @@ export interface EngineScraperOptions {
   now?: () => number;
   /** How parsing gives the event loop a turn (tests count the turns). */
   yieldToLoop?: () => Promise<void>;
+  /** The event-loop lateness the scrape's deadline gives back (default: the process's sampler). */
+  loopLag?: LoopLag;
 }
 
 export class EngineScraper {
@@ -130,7 +133,22 @@ export class EngineScraper {
   }
 
   private async fetchFields(): Promise<EngineFields> {
-    const body = this.fetchBody();
+    // The deadline gives back the time the daemon's own event loop lost (a loaded host), as the probes' does.
+    const timeout = new AbortController();
+    const timer = lagAwareTimeout(
+      this.opts.engine.timeout,
+      () => timeout.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+      this.opts.loopLag,
+    );
+    try {
+      return await this.parseFields(timeout.signal);
+    } finally {
+      timer.clear();
+    }
+  }
+
+  private async parseFields(timeout: AbortSignal): Promise<EngineFields> {
+    const body = this.fetchBody(timeout);
     if (this.opts.engine.format === 'ollama') {
       const chunks: Buffer[] = [];
       for await (const chunk of body) chunks.push(chunk);
@@ -157,8 +175,8 @@ export class EngineScraper {
   }
 
   /** The body's chunks, cut (and failed) past MAX_BODY_BYTES. */
-  private async *fetchBody(): AsyncGenerator<Buffer> {
-    const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.opts.engine.timeout)]);
+  private async *fetchBody(timeout: AbortSignal): AsyncGenerator<Buffer> {
+    const signal = AbortSignal.any([this.stopping.signal, timeout]);
     const res = await request(this.opts.engine.metrics, {
       dispatcher: this.agent,
       signal,

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ProbeConfig } from '../../config/schema.js';
 import type { ProbeMetrics } from '../../metrics.js';
+import { lagAwareTimeout, type LoopLag } from '../../lib/loop-lag.js';
 import { redactor } from '../../lib/redact.js';
 import type { ConnKind, ProbeDetail, ProbeResultSignal } from '../../core/signals.js';
 import type { EndpointDispatchers, Lease } from './http.js';
@@ -24,7 +25,13 @@ export interface RunOptions {
   now?: () => number;
   /** The run's progress, when the caller watches it while in flight (the scheduler: first token yet?). */
   progress?: Progress;
+  /** The event-loop lateness the deadline gives back (default: the process's sampler). */
+  loopLag?: LoopLag;
 }
+
+/** What a timeout's text says of the time it gave back for the daemon's own event-loop lag. */
+const lagNote = (extendedMs: number) =>
+  extendedMs > 0 ? ` (+${Math.round(extendedMs)} ms the daemon's event loop lost)` : '';
 
 export interface RunOutcome {
   signal: ProbeResultSignal;
@@ -103,11 +110,16 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
   const progress = opts.progress ?? new Progress(opts.timeline ?? false);
   const ac = new AbortController();
   let timedOut: Progress['phase'] | undefined;
-  const timer = setTimeout(() => {
-    timedOut = progress.phase;
-    progress.mark(`timeout after ${opts.probe.timeout} ms in phase ${progress.phase}`);
-    ac.abort(new ProbeTimeout(opts.probe.timeout));
-  }, opts.probe.timeout);
+  // The deadline is the daemon's to keep: time its own event loop lost (a loaded host) is given back first.
+  const timer = lagAwareTimeout(
+    opts.probe.timeout,
+    (extended) => {
+      timedOut = progress.phase;
+      progress.mark(`timeout after ${opts.probe.timeout} ms${lagNote(extended)} in phase ${progress.phase}`);
+      ac.abort(new ProbeTimeout(opts.probe.timeout));
+    },
+    opts.loopLag,
+  );
   const onCancel = () => ac.abort(new Error('probe cancelled'));
   opts.cancel?.addEventListener('abort', onCancel, { once: true });
 
@@ -165,7 +177,7 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
       phase = timedOut;
       outcome = {
         result: 'bad_response',
-        error: `no ${phaseWhat(timedOut)} within ${opts.probe.timeout} ms${progress.step !== undefined ? ` (${progress.step})` : ''}`,
+        error: `no ${phaseWhat(timedOut)} within ${opts.probe.timeout} ms${lagNote(timer.extendedMs())}${progress.step !== undefined ? ` (${progress.step})` : ''}`,
       };
     } else if (err instanceof ProbeFailure) {
       result = err.result;
@@ -189,7 +201,7 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
       };
     }
   } finally {
-    clearTimeout(timer);
+    timer.clear();
     unsubscribe();
     opts.cancel?.removeEventListener('abort', onCancel);
     await lease?.release();

@@ -135,7 +135,19 @@ export async function runPlan(plan, opts) {
     const detectMs = (plan.detectMinutes ?? (plan.slow ? 20 : 6)) * 60_000 * (opts.fast ? 0.25 : 1);
     /** Every non-ok label the target showed, in order, from the moment the fault went on. */
     let labels = null;
+    /** Every label the target showed from the fault on, ok included, with its cause (the bench's --timeline). */
+    let timeline = null;
     const off = runtime.watchdog.journal.subscribe(() => {
+      if (timeline !== null) {
+        const t = {
+          at: Date.now(),
+          state: wd.state.state,
+          diagnosis: wd.state.diagnosis,
+          cause: wd.state.cause,
+        };
+        const last = timeline.at(-1);
+        if (last === undefined || last.diagnosis !== t.diagnosis || last.state !== t.state) timeline.push(t);
+      }
       if (labels === null || wd.state.state === 'ok' || wd.state.state === 'unknown') return;
       const l = { at: Date.now(), state: wd.state.state, diagnosis: wd.state.diagnosis };
       const last = labels.at(-1);
@@ -162,6 +174,7 @@ export async function runPlan(plan, opts) {
         if (plan.atStart !== undefined && i === 0) {
           // No healthy period to wait for: the fault was there before the daemon, its clock starts with it.
           labels = [];
+          timeline = [];
           t0 = startedAt;
         } else {
           await waitFor(
@@ -171,6 +184,7 @@ export async function runPlan(plan, opts) {
           );
           await sleep(Math.random() * chatEvery);
           labels = [];
+          timeline = [];
           t0 = await plan.inject(sim);
         }
         const expected = () => {
@@ -212,8 +226,16 @@ export async function runPlan(plan, opts) {
           backMs = undefined;
         }
         labels = null;
+        const steps = timeline.map((l) => ({
+          ms: l.at - t0,
+          state: l.state,
+          diagnosis: l.diagnosis,
+          cause: l.cause,
+        }));
+        timeline = null;
         if (reached === undefined) {
           trials.at(-1).backMs = backMs;
+          trials.at(-1).timeline = steps;
           opts.onTrial?.(plan, trials.at(-1));
           continue;
         }
@@ -240,6 +262,7 @@ export async function runPlan(plan, opts) {
           changes,
           stateChanges,
           backMs,
+          timeline: steps,
         };
         trials.push(trial);
         opts.onTrial?.(plan, trial);

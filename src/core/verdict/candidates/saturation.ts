@@ -5,6 +5,7 @@
 // (queued work never admitted while what leaves the queue waited under the objective) is not load: the queue does
 // not move for our probe, so its hang stays a wedge (queue_starved).
 import type { ClassifierConfig, SlotMemory, TargetMemory } from '../../memory.js';
+import type { EngineProgress } from '../../progress-memory.js';
 import { isRouter, readingInterval } from '../../progress-read.js';
 import { isCompletion } from '../../vocabulary.js';
 import { candidate } from '../pick.js';
@@ -46,8 +47,11 @@ export function busyEngine(
   for (const e of Object.values(s.engines)) {
     const p = e.progress;
     if (isRouter(e) || p === undefined || p.lastTokensAt === undefined) continue;
-    // One scrape that timed out under the load is no outage (the busy values are the last reading's).
-    if (e.queued <= 0 || e.running <= 0 || p.failedScrapes >= 2) continue;
+    // One scrape that timed out under the load is no outage (the busy values are the last reading's). More are, unless
+    // the engine's periodic stats line still reports it serving: a loaded engine's /metrics can time out while it
+    // works (the scrape waits behind the same API server), and a failed scrape alone is no wedge.
+    if (e.queued <= 0 || e.running <= 0) continue;
+    if (p.failedScrapes >= 2 && !servingInLog(p)) continue;
     // A starved queue is not a busy one (reduce/objectives.ts judgeStarved): saturation admits from its queue as
     // requests finish, and what it admits has waited; a queue whose leavers waited under the objective while work
     // stayed queued does not move for our probe, and a probe that hangs in it is a wedge (queue_starved).
@@ -66,7 +70,51 @@ export function busyEngine(
       text: `${e.service} is saturated: ${e.running} running and ${e.queued} waiting (${ours} of them ours), ${made}; our completions wait for a slot`,
     };
   }
+  return drainedLoad(s, now, cfg, hung, timedOut);
+}
+
+/**
+ * Timeouts our completions earned waiting in a load that has since drained: every timed-out slot's last run was in
+ * flight during the last stretch of readings that showed the engine loaded by others (running and waiting work beyond ours, tokens made).
+ * Without this the load's end read as a wedge — the queue empties at once, and the streak of timeouts stands until
+ * each slot's next run (bench:detect vllm_saturation: `wedged/completions_failing` for 29 s after the load ended).
+ * A slot's next run, passing or not, decides again: a timeout started after the load is evidence as before. A run
+ * still in flight that waited in the load gets a few readings to be admitted, no more.
+ */
+function drainedLoad(
+  s: TargetMemory,
+  now: number,
+  cfg: ClassifierConfig,
+  hung: readonly Hang[],
+  timedOut: readonly SlotMemory[],
+): Busy | undefined {
+  for (const e of Object.values(s.engines)) {
+    const l = e.progress?.loaded;
+    if (isRouter(e) || l === undefined) continue;
+    const waited = timedOut.every(
+      (m) => m.last !== undefined && m.last.start <= l.at && l.since <= m.last.start + m.last.durationMs,
+    );
+    // A run still in flight that waited in the load is being admitted as it drains: for a few readings only.
+    const recent = Math.max(SATURATION_RECENT_MS, RECENT_READINGS * (readingInterval(e.progress!) ?? 0));
+    const admitting = hung.every((h) => h.run.startedAt <= l.at && now - l.at <= recent);
+    if (!waited || !admitting || l.work <= oursAt(s, cfg, l.at)) continue;
+    return {
+      ours: false,
+      text: `${e.service} was saturated ${Math.round((now - l.at) / 1000)} s ago (${l.work} running and waiting); our completions timed out waiting for a slot then`,
+    };
+  }
   return undefined;
+}
+
+/**
+ * Whether the engine's periodic stats line (vLLM's `Running: N reqs, Waiting: M reqs` with its throughputs, SGLang's
+ * batch lines) reported tokens made since its /metrics began failing: the engine serves, its scrape does not answer.
+ * Its running and waiting are then that line's (reduce/engines.ts takes them from either source).
+ */
+function servingInLog(p: EngineProgress): boolean {
+  const since = p.failingSince;
+  if (since === undefined) return true;
+  return p.lastLineAt !== undefined && p.lastLineAt >= since && (p.lastTokensAt ?? -Infinity) >= since;
 }
 
 /**
