@@ -228,7 +228,7 @@ describe('an engine death is one event with its chain and root cause', () => {
     ]);
   });
 
-  it('a chained traceback reports its last exception, not the inner one', () => {
+  it('a chained traceback is one event, raised on its first exception line; the chain fills its incident', () => {
     const p = '(EngineCore_DP0 pid=413) ERROR 08-10 12:30:57 [core.py:710] ';
     const text = [
       'EngineCore encountered a fatal error.',
@@ -249,10 +249,16 @@ describe('an engine death is one event with its chain and root cause', () => {
       `${text}\n(APIServer pid=2) INFO 08-10 12:30:58 [launcher.py:80] Shutting down\n`,
     );
     expect(names(critical(events))).toEqual(['vllm_engine_core_fatal']);
-    expect(events[0]!.fields).toMatchObject({
+    // The event went out on the first exception line (its root cause, issue 40), not a line or a quiet period
+    // later (issue 37: detection latency); the chained exception after it is the same incident's, no event.
+    expect(events[0]!.fields.exception).toBe('TimeoutError');
+    expect(events[0]!.fields.message).toBeUndefined();
+    expect(events[0]!.line.split('\n').at(-1)).toBe(`${p}TimeoutError`);
+    expect(events[0]!.incident!.fields).toMatchObject({
       exception: 'TimeoutError',
       message: 'RPC call to execute_model timed out.',
     });
+    expect(events[0]!.incident!.rootCause).toMatchObject({ exception: 'TimeoutError', message: '' });
   });
 
   it('vLLM worker CUDA error: one critical whose fields name the CUDA error, the engine core and monitor absorbed', () => {

@@ -587,8 +587,18 @@ export class LineMatcher {
         p.chained = false;
         if (p.rule.incident !== undefined) (closed ??= new Set()).add(p.rule.incident);
         // A record closing on its first closing line (a frame, a panic's message) ends here.
-        if (--p.left > 0 && !p.rule.follows!.first) keep.push(p);
-        else this.close(p, emit);
+        if (--p.left > 0 && !p.rule.follows!.first) {
+          // At the record's own column (the header's prefix, or none on an unprefixed continuation), the closing
+          // line ends what the record says: its event goes out now, not when the next line or a quiet period
+          // shows that no chain follows (issue 37: a thread death waited 1–1.6 s for the follower's idle settle,
+          // every second of it added to traceback → wedged). A chain after it is the same incident: the record
+          // stays open as its member (joined, no second event) and its later exception lines fill the incident.
+          if (!p.joined && (prefixShape(prefix) === p.shape || (p.continues && m.index === 0))) {
+            this.close(p, emit);
+            p.joined = true;
+          }
+          keep.push(p);
+        } else this.close(p, emit);
         continue;
       }
       const marker = p.closing !== undefined && CHAIN_MARKER.test(bodyOf(p, line));
