@@ -1,3 +1,4 @@
+// @ts-check
 // bench:adversarial — issue 24's findings 1–18 thrown at the real daemon (`node <the unit's flags> dist/cli.js
 // run`) on 127.0.0.1: the simulator in process, one shared daemon (with a real Prometheus evaluating the shipped
 // rules, when installed) and a daemon of its own for each finding that stops, freezes or bloats one. Prints one
@@ -21,7 +22,13 @@ import { startMainEnv } from './adversarial/main-env.mjs';
 const RUN_DEADLINE_MS = 560_000;
 const LAG_LIMIT_S = 0.1;
 
-/** [number, check, function, budget ms]: in the order they run (shared-daemon ones first, while it is clean). */
+/**
+ * [number, check, function, budget ms]: in the order they run (shared-daemon ones first, while it is clean).
+ * @typedef {{ pass: boolean, value: string }} Outcome
+ * @typedef {[n: number | string, check: string, fn: (env: any, scope: Scope) => Promise<Outcome>, budget: number]} Finding
+ * @typedef {{ n: number | string, check: string, result: string, value: string, s: number }} Row
+ * @type {Finding[]}
+ */
 const FINDINGS = [
   [1, 'multi-line tool-parser echo raises no event/alert/bundle/remediation', F.finding1, 45_000],
   [
@@ -75,11 +82,17 @@ const FINDINGS = [
 ];
 
 class Scope {
+  /**
+   * @param {string} dir
+   * @param {Record<string, any>} shared
+   */
   constructor(dir, shared) {
     this.dir = dir;
     this.shared = shared;
+    /** @type {(() => unknown)[]} */
     this.cleanups = [];
   }
+  /** @param {() => unknown} fn */
   add(fn) {
     this.cleanups.push(fn);
   }
@@ -92,11 +105,21 @@ class Scope {
   }
 }
 
+/**
+ * @param {Finding} finding
+ * @param {any} env
+ * @param {string} dir
+ * @param {Record<string, any>} shared
+ * @param {number} remainingMs
+ * @returns {Promise<Row>}
+ */
 async function runFinding([n, check, fn, budget], env, dir, shared, remainingMs) {
   const scope = new Scope(dir, shared);
   const limit = Math.min(budget, remainingMs);
   const t0 = Date.now();
+  /** @type {NodeJS.Timeout | undefined} */
   let timer;
+  /** @type {Omit<Row, 's'>} */
   let row;
   try {
     const timeout = new Promise((_, reject) => {
@@ -108,7 +131,7 @@ async function runFinding([n, check, fn, budget], env, dir, shared, remainingMs)
     const r = await Promise.race([fn(env, scope), timeout]);
     row = { n, check, result: r.pass ? 'PASS' : 'FAIL', value: r.value };
   } catch (err) {
-    row = { n, check, result: 'FAIL', value: `error: ${err.message}` };
+    row = { n, check, result: 'FAIL', value: `error: ${/** @type {Error} */ (err).message}` };
   } finally {
     clearTimeout(timer);
     // Findings 13 and 16 share the auth daemon: it goes with 16's scope.
@@ -116,10 +139,10 @@ async function runFinding([n, check, fn, budget], env, dir, shared, remainingMs)
     else shared.closeAuth = () => scope.close();
     if (n === 16) await shared.closeAuth?.();
   }
-  row.s = (Date.now() - t0) / 1000;
-  return row;
+  return { ...row, s: (Date.now() - t0) / 1000 };
 }
 
+/** @param {Row} r */
 function printRow(r) {
   console.log(
     `${String(r.n).padStart(5)}  ${r.result}  ${r.check.padEnd(66)} ${r.value}  [${r.s.toFixed(1)} s]`,
@@ -131,6 +154,7 @@ async function main() {
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'ww-adversarial-'));
   const only = process.env.ONLY?.split(',').map((s) => s.trim());
+  /** @type {Row[]} */
   const rows = [];
   let env;
   try {
@@ -141,6 +165,7 @@ async function main() {
       `shared daemon ready (pid ${env.daemon.pid}); prometheus: ${env.prom ? env.prom.url : 'NOT INSTALLED — alerts not evaluated'}\n`,
     );
     console.log(`    #  RESULT  ${'check'.padEnd(66)} measured`);
+    /** @type {Record<string, any>} */
     const shared = {};
     for (const f of FINDINGS) {
       if (only && !only.includes(String(f[0]))) continue;
@@ -185,7 +210,8 @@ async function main() {
     name: '-',
   });
   const high = unitMemoryHigh();
-  const ran = (n) => rows.some((r) => r.n === n);
+  const ran = (/** @type {number} */ n) => rows.some((r) => r.n === n);
+  /** @type {[string, boolean, string][]} */
   const acceptance = [
     [
       'max event-loop lag < 100 ms',

@@ -1,3 +1,4 @@
+// @ts-check
 // A wrong-password flood against basic auth (issue 16 item 6): probe TTFT and authenticated scrape latency, idle vs
 // with 16 parallel callers sending wrong passwords as fast as they are answered. Target: flood within 10% of idle.
 // The daemon (dist/) runs on the main thread, as in production; the engine (SSE, ~20 ms to the first token) and
@@ -19,13 +20,24 @@ const FLOODERS = 16;
 const TTFT_MS = 20;
 const PASSWORD = 'correct horse battery';
 
+/** The port to the main thread: the engine and the callers run in worker threads. */
+function toMain() {
+  if (parentPort === null) throw new Error('auth-flood: this part runs in a worker thread');
+  return parentPort;
+}
+
 function engine() {
+  const up = toMain();
+  /**
+   * @param {Record<string, string>} delta
+   * @param {string | null} [finish]
+   */
   const chunk = (delta, finish = null) =>
     `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      if (!req.url.startsWith('/v1/chat')) return res.end('ok');
+      if (!req.url?.startsWith('/v1/chat')) return res.end('ok');
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       setTimeout(() => {
         res.write(chunk({ role: 'assistant', content: 'O' }));
@@ -35,15 +47,23 @@ function engine() {
     });
   });
   server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
+  server.listen(0, '127.0.0.1', () => {
+    const addr = server.address();
+    if (addr === null || typeof addr === 'string') throw new Error('no TCP address for the engine');
+    up.postMessage({ port: addr.port });
+  });
 }
 
 async function callers() {
   const { request, Agent } = await import('undici');
+  const up = toMain();
+  /** @type {{ base: string, phaseMs: number }} */
   const { base, phaseMs } = workerData;
-  const auth = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
+  const auth = (/** @type {string} */ u, /** @type {string} */ p) =>
+    `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
   const scraper = new Agent({ keepAliveTimeout: 60_000, connections: 1 });
-  const scrape = async (until) => {
+  const scrape = async (/** @type {number} */ until) => {
+    /** @type {number[]} */
     const ms = [];
     while (performance.now() < until) {
       const t = performance.now();
@@ -58,8 +78,9 @@ async function callers() {
     }
     return ms;
   };
+  /** @type {Record<number, number>} */
   const answers = {};
-  const flood = async (until, i) => {
+  const flood = async (/** @type {number} */ until, /** @type {number} */ i) => {
     const agent = new Agent({ keepAliveTimeout: 60_000, connections: 1 });
     let n = 0;
     while (performance.now() < until) {
@@ -72,18 +93,18 @@ async function callers() {
     }
     await agent.close();
   };
-  parentPort.on('message', async (m) => {
+  up.on('message', async (m) => {
     const until = performance.now() + phaseMs;
-    if (m === 'idle') parentPort.postMessage({ phase: 'idle', scrape: await scrape(until) });
+    if (m === 'idle') up.postMessage({ phase: 'idle', scrape: await scrape(until) });
     if (m === 'flood') {
       const [ms] = await Promise.all([
         scrape(until),
         ...Array.from({ length: FLOODERS }, (_, i) => flood(until, i)),
       ]);
-      parentPort.postMessage({ phase: 'flood', scrape: ms, answers });
+      up.postMessage({ phase: 'flood', scrape: ms, answers });
     }
   });
-  parentPort.postMessage({ ready: true });
+  up.postMessage({ ready: true });
 }
 
 if (!isMainThread) {
@@ -95,6 +116,7 @@ if (!isMainThread) {
   const { createLogger } = await import('../dist/lib/logger.js');
   const dir = mkdtempSync(join(tmpdir(), 'ww-bench-auth-'));
   const eng = new Worker(new URL(import.meta.url), { workerData: { role: 'engine' } });
+  /** @type {number} */
   const port = await new Promise((r) => eng.once('message', (m) => r(m.port)));
   const cfg = join(dir, 'wedgewatch.yaml');
   // The example config's cadence (examples/wedgewatch.yaml); the bench adds its own back-to-back runs.
@@ -117,7 +139,10 @@ targets:
   const mode = process.env.BENCH_AUTH_MODE ?? 'worker';
   if (mode === 'mainthread') {
     // The code before the fix: bcryptjs's async compare on this thread, no back-off.
-    d.web.auth.compare = async (p, h) => ({ ok: await bcrypt.compare(p, h), threadId: 0 });
+    d.web.auth.compare = async (/** @type {string} */ p, /** @type {string} */ h) => ({
+      ok: await bcrypt.compare(p, h),
+      threadId: 0,
+    });
     d.web.auth.backoffMs = () => 0;
   }
   // The worker and the cap alone: every flood request is compared (or refused by the cap), never backed off.
@@ -127,7 +152,9 @@ targets:
   });
   await new Promise((r) => callersW.once('message', r));
   const scheduler = d.runtime.probes.get('t');
+  /** @param {Promise<unknown>} done */
   const probeWhile = async (done) => {
+    /** @type {number[]} */
     const ttft = [];
     let finished = false;
     done.then(() => (finished = true));
@@ -140,17 +167,19 @@ targets:
     }
     return ttft;
   };
-  const phase = async (name) => {
+  /** What the callers send back at a phase's end. @typedef {{ scrape: number[], answers?: Record<number, number> }} Phase */
+  const phase = async (/** @type {string} */ name) => {
+    /** @type {Promise<Phase>} */
     const result = new Promise((r) => callersW.once('message', r));
     callersW.postMessage(name);
     const ttft = await probeWhile(result);
     return { ...(await result), ttft };
   };
-  const pct = (xs, p) => {
+  const pct = (/** @type {number[]} */ xs, /** @type {number} */ p) => {
     const s = [...xs].sort((a, b) => a - b);
-    return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+    return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
   };
-  const row = (label, xs) =>
+  const row = (/** @type {string} */ label, /** @type {number[]} */ xs) =>
     `${label.padEnd(22)} n=${String(xs.length).padStart(4)}  p50 ${pct(xs, 50).toFixed(1).padStart(6)} ms  p90 ${pct(xs, 90).toFixed(1).padStart(6)} ms`;
   // Warm-up: the first runs pay for JIT and connection set-up.
   await scheduler.runNow({ probe: 'chat', conn: 'keepalive' });
@@ -164,7 +193,7 @@ targets:
   console.log(row('scrape (auth) idle', idle.scrape));
   console.log(row('scrape (auth) flood', flood.scrape));
   console.log(`flood answers by status: ${JSON.stringify(flood.answers)}`);
-  const ratio = (a, b) => pct(b, 50) / pct(a, 50);
+  const ratio = (/** @type {number[]} */ a, /** @type {number[]} */ b) => pct(b, 50) / pct(a, 50);
   const within = ratio(idle.ttft, flood.ttft) <= 1.1 && ratio(idle.scrape, flood.scrape) <= 1.1;
   console.log(
     `median flood/idle: TTFT ${ratio(idle.ttft, flood.ttft).toFixed(2)}, scrape ${ratio(idle.scrape, flood.scrape).toFixed(2)} → ${within ? 'within 10%' : 'OVER 10%'}`,

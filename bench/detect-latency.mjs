@@ -1,3 +1,4 @@
+// @ts-check
 // The fault matrix (issue 26; docs/design.md#principles, 10): every simulator fault against the real daemon on
 // deployed settings — the example configs' probes, cadence, timeouts and detect thresholds
 // (examples/wedgewatch.yaml for SGLang PD, examples/vllm.yaml for vLLM), the simulators' default PD timeouts —
@@ -35,7 +36,13 @@ if (args.help) {
   --timeline      print each trial's labels from the fault on (ok included), with time and cause`);
   process.exit(0);
 }
+/**
+ * A plan as this file reads it (test/helpers/fault-matrix/plans.mjs), and one trial's outcome (matrix.mjs).
+ * @typedef {{ name: string, engine: string, slow?: boolean, expect: { states: string[], diagnoses?: string[] } }} Plan
+ * @typedef {{ ok: boolean, error?: string, ms: number, reached?: string, seen: string[], changes: { escalation: boolean }[], stateChanges?: number, backMs?: number, timeline?: { ms: number, state: string, diagnosis?: string, cause?: string }[] }} Trial
+ */
 const d = await loadDist();
+/** @type {Plan[]} */
 const all = plans({ abortCascade: d.abortCascade });
 const known = new Set(all.map((p) => p.name));
 const wanted = args.faults?.split(',');
@@ -55,6 +62,7 @@ const started = Date.now();
 // Each trial is its own simulator and daemon, run side by side: a trial's recovery (20 min for wrong answers)
 // does not hold up the next, and every trial starts after its own healthy period.
 const jobs = selected.flatMap((plan) => Array.from({ length: TRIALS }, () => plan));
+/** @type {Map<Plan, Trial[]>} */
 const done = new Map(selected.map((p) => [p, []]));
 await Promise.all(
   Array.from({ length: Math.min(PARALLEL, jobs.length) }, async () => {
@@ -64,7 +72,7 @@ await Promise.all(
         trials: 1,
         holdMs: HOLD_MS,
         fast: args.fast,
-        onTrial: (p, t) => {
+        onTrial: (/** @type {Plan} */ p, /** @type {Trial} */ t) => {
           console.error(
             `  ${p.name}: ${t.ok ? `${t.reached} in ${(t.ms / 1000).toFixed(1)} s, ${t.changes.length} change(s), ${t.stateChanges} state change(s)` : t.error}, back to ok ${t.backMs === undefined ? 'never' : `${(t.backMs / 1000).toFixed(1)} s`}  [${((Date.now() - started) / 1000).toFixed(0)} s]`,
           );
@@ -74,19 +82,23 @@ await Promise.all(
                 `    +${(l.ms / 1000).toFixed(1)} s ${l.state}/${l.diagnosis ?? '-'}: ${l.cause ?? ''}`,
               );
         },
-      }).catch((err) => ({ plan, trials: [{ ok: false, error: String(err?.stack ?? err), seen: [] }] }));
-      done.get(plan).push(...r.trials);
+      }).catch((err) => ({
+        plan,
+        trials: [{ ok: false, error: String(err?.stack ?? err), ms: NaN, seen: [], changes: [] }],
+      }));
+      done.get(plan)?.push(.../** @type {Trial[]} */ (r.trials));
     }
   }),
 );
-const results = selected.map((plan) => ({ plan, trials: done.get(plan) }));
+const results = selected.map((plan) => ({ plan, trials: done.get(plan) ?? [] }));
 
-const median = (xs) => {
+const median = (/** @type {number[]} */ xs) => {
   const s = [...xs].sort((a, b) => a - b);
   if (s.length === 0) return NaN;
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const sec = (ms) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(1)} s` : '—');
+const sec = (/** @type {number} */ ms) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(1)} s` : '—');
+/** @type {{ [column: string]: string | string[], problems: string[] }[]} */
 const rows = [];
 let failed = 0;
 for (const { plan, trials } of results) {

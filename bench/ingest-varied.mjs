@@ -1,3 +1,4 @@
+// @ts-check
 // The second bench:ingest generator: lines that vary the way a real multi-rank SGLang deployment's do, so the
 // scanner's shortcuts are measured on text nobody tuned them for. Deterministic (mulberry32, seed 7).
 //   - rank prefixes in every combination and in both orders upstream has used (run_scheduler_process,
@@ -11,7 +12,8 @@
 //   - rare real failure signatures, as in test/helpers/ingest-gen.mjs.
 import { mulberry32, writeLines } from '../test/helpers/ingest-gen.mjs';
 
-const pad = (n, w = 2) => String(n).padStart(w, '0');
+const pad = (/** @type {number} */ n, w = 2) => String(n).padStart(w, '0');
+/** @param {number} ms */
 function stamp(ms) {
   const d = new Date(Date.UTC(2026, 8, 3, 4, 0, 0) + ms);
   return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
@@ -23,6 +25,7 @@ const WORDS = (
   'failed error timeout timed out exception thread watchdog transfer abort request decode prefill batch health ' +
   'token running queue memory kernel rank bootstrap room Traceback Error assert killed retry'
 ).split(' ');
+/** @type {[file: string, line: number, fn: string, src: string][]} */
 const FRAMES = [
   [
     '/usr/local/lib/python3.12/dist-packages/uvicorn/protocols/http/httptools_impl.py',
@@ -134,13 +137,15 @@ const EXCEPTIONS = [
 /** Returns a function giving line i (no newline). `faults` adds rare failure lines. */
 export function makeVariedSource({ seed = 7, faults = true } = {}) {
   const rnd = mulberry32(seed);
-  const int = (n) => Math.floor(rnd() * n);
-  const pick = (xs) => xs[int(xs.length)];
-  const f2 = (x) => x.toFixed(2);
+  const int = (/** @type {number} */ n) => Math.floor(rnd() * n);
+  /** @type {<T>(xs: T[]) => T} */
+  const pick = (xs) => /** @type {typeof xs[number]} */ (xs[int(xs.length)]);
+  const f2 = (/** @type {number} */ x) => x.toFixed(2);
   const hex = () =>
     (int(2 ** 31) * 2 ** 20 + int(2 ** 20)).toString(16).padStart(12, '0') + int(2 ** 31).toString(16);
   let ms = 0;
   let thread = 1;
+  /** @type {string[]} */
   const pending = [];
   const prefix = () => {
     const parts = [];
@@ -154,16 +159,16 @@ export function makeVariedSource({ seed = 7, faults = true } = {}) {
     if (rnd() < 0.5) parts.push(` EP${int(16)}`);
     return parts.join('');
   };
-  const text = (n) => Array.from({ length: n }, () => pick(WORDS)).join(' ');
-  const opt = (p, s) => (rnd() < p ? s : '');
+  const text = (/** @type {number} */ n) => Array.from({ length: n }, () => pick(WORDS)).join(' ');
+  const opt = (/** @type {number} */ p, /** @type {string} */ s) => (rnd() < p ? s : '');
 
-  const prefill = (head) =>
+  const prefill = (/** @type {string} */ head) =>
     `${head} Prefill batch${rnd() < 0.5 ? ` [${int(4096)}]` : ''}, #new-seq: ${1 + int(8)}, #new-token: ${int(16384)}, #cached-token: ${int(8192)}, ` +
     `${opt(0.5, `cache hit rate: ${f2(rnd() * 100)}%, `)}token usage: ${f2(rnd())}, ${opt(0.3, `full token usage: ${f2(rnd())}, swa token usage: ${f2(rnd())}, `)}` +
     `${opt(0.1, `mamba usage: ${f2(rnd())}, `)}#running-req: ${int(128)}, #queue-req: ${int(32)}, ${opt(0.5, `#pending-token: ${int(9000)}, `)}` +
     `${opt(0.2, `waiting-image-req: ${int(4)}, `)}${opt(0.6, `#prealloc-req: ${int(8)}, #bootstrap-req: ${int(8)}, #inflight-req: ${int(8)}, `)}` +
     `${opt(0.5, `cuda graph: ${rnd() < 0.5 ? 'True' : 'False'}, `)}${opt(0.2, `cpu graph: False, `)}input throughput (token/s): ${f2(rnd() * 40000)}, `;
-  const decode = (head) =>
+  const decode = (/** @type {string} */ head) =>
     `${head} Decode batch${rnd() < 0.5 ? ` [${int(4096)}]` : ''}${rnd() < 0.5 ? '.' : ','} #running-req: ${int(256)}, ` +
     (rnd() < 0.7
       ? `#token: ${int(400000)}, token usage: ${f2(rnd())}, `
@@ -173,16 +178,16 @@ export function makeVariedSource({ seed = 7, faults = true } = {}) {
     `cuda graph: ${rnd() < 0.9 ? 'True' : 'False'}, ${opt(0.2, 'cpu graph: False, ')}gen throughput (token/s): ${f2(rnd() * 9000)}, #queue-req: ${int(64)}, `;
   const sampling = () =>
     `{'temperature': ${f2(rnd())}, 'top_p': ${f2(rnd())}, 'max_new_tokens': ${int(4096)}, 'stop': None, 'skip_special_tokens': True}`;
-  const receive = (ts) =>
+  const receive = (/** @type {string} */ ts) =>
     `[${ts}] Receive: obj=GenerateReqInput(validation_time=${(rnd() / 100).toExponential(6)}, received_time=${(1.7e9 + rnd() * 1e7).toFixed(6)}, ` +
     `rid='${hex()}', text='${text(8 + int(36))}', input_ids=None, input_embeds=None, image_data=None, sampling_params=${sampling()}, ` +
     `return_logprob=False, logprob_start_len=-1, top_logprobs_num=0, stream=${rnd() < 0.7 ? 'True' : 'False'}, log_metrics=True, ` +
     `lora_path=None, custom_logit_processor=None, bootstrap_host='10.0.${int(255)}.${int(255)}', bootstrap_port=8998, bootstrap_room=${int(2 ** 53)}, data_parallel_rank=None)`;
-  const finish = (ts) =>
+  const finish = (/** @type {string} */ ts) =>
     `[${ts}] Finish: obj=GenerateReqInput(rid='${hex()}', text='${text(4 + int(20))}', sampling_params=${sampling()}, stream=True), ` +
     `out={'text': '${text(10 + int(50))}', 'meta_info': {'id': '${hex()}', 'finish_reason': {'type': '${rnd() < 0.8 ? 'stop' : 'length'}'}, ` +
     `'prompt_tokens': ${int(8000)}, 'completion_tokens': ${int(4000)}, 'cached_tokens': ${int(8000)}, 'e2e_latency': ${f2(rnd() * 60)}}}`;
-  const access = (ts) => {
+  const access = (/** @type {string} */ ts) => {
     const client =
       rnd() < 0.8
         ? `10.${int(255)}.${int(255)}.${int(255)}:${1024 + int(64000)}`
@@ -209,11 +214,12 @@ export function makeVariedSource({ seed = 7, faults = true } = {}) {
     ]);
     return `[${ts}] INFO:     ${client} - "${route} HTTP/1.1" ${st}`;
   };
-  const traceback = (ts) => {
+  const traceback = (/** @type {string} */ ts) => {
+    /** @type {string[]} */
     const frames = [];
     const depth = 40 + int(21);
     for (let k = 0; k < depth; k++) {
-      const [file, line, fn, src] = FRAMES[k % FRAMES.length];
+      const [file, line, fn, src] = FRAMES[k % FRAMES.length] ?? ['', 0, '', ''];
       frames.push(`  File "${file}", line ${line + int(3)}, in ${fn}`, `    ${src}`);
     }
     const exc = pick(EXCEPTIONS);
@@ -236,7 +242,7 @@ export function makeVariedSource({ seed = 7, faults = true } = {}) {
       ...chained,
     ];
   };
-  const misc = (ts, head) =>
+  const misc = (/** @type {string} */ ts, /** @type {string} */ head) =>
     pick([
       `[${ts}] Router: request ${hex()} routed to prefill http://10.0.${int(255)}.${int(255)}:30000 decode http://10.0.${int(255)}.${int(255)}:30002`,
       `${head} Load weight end. type=DeepseekV32ForCausalLM, dtype=torch.bfloat16, avail mem=${f2(rnd() * 20)} GB, mem usage=${f2(rnd() * 80)} GB.`,
@@ -284,6 +290,11 @@ export function makeVariedSource({ seed = 7, faults = true } = {}) {
 }
 
 /** Writes `n` lines to `file`; resolves with the byte size. */
+/**
+ * @param {string} file
+ * @param {number} n
+ * @param {{ seed?: number, faults?: boolean }} [opts]
+ */
 export function writeVariedLog(file, n, opts = {}) {
   return writeLines(file, n, makeVariedSource(opts));
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // Real faults on the real process (issue 38): upstream llama.cpp's llama-server (scripts/real-llama/fixture.mjs)
 // watched by the daemon (dist/cli.js) with examples/llamacpp.yaml's probes at the example's cadence and timeouts
 // (chat every 15 s, tools every 5 m, structured every 5 m, health every 10 s, /slots every 30 s, the default
@@ -41,9 +42,24 @@ const { values: args } = parseArgs({
 const MINUTES = Number(args.minutes);
 const HOLD_MS = Number(args.hold) * 1000;
 const RECOVER_MS = Number(args.recover) * 1000;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/**
+ * @typedef {{ at: number, health: number | string, healthMs: number, state: string, diagnosis: string | null, cause?: string }} Sample
+ * @typedef {{ stays?: string, state?: string[], within?: number, backWithin?: number, notState?: string[], remediations?: number, health?: number }} Expect
+ * @typedef {{ llama: Awaited<ReturnType<typeof startLlama>>, daemon: Awaited<ReturnType<typeof startDaemon>>, note: (s: string) => void, holdAfterNotOk: () => Promise<void>, sample400?: string }} Ctx
+ * @typedef {{ what: string, expect?: Expect, server?: { parallel?: number }, fault: (c: Ctx) => Promise<void> }} Scenario
+ * @typedef {{ t: number, label: string, cause?: string }} Step
+ * @typedef {{ name: string, what: string, expect: Expect | null, notes: string[], okBeforeMs?: number | null, heldS?: number, backMs?: number | null, tEnd?: number, remediations?: number, remediationsSkipped?: number, health?: string, timeline?: Step[], notOkS?: number | null, expectedS?: number | null, wedgedOnsets?: number, states?: string, notOkSamples?: number, sampleCount?: number }} Result
+ */
+
+const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 
 /** A streamed chat completion of `maxTokens`, read to its end (or until `signal` aborts it). */
+/**
+ * @param {string} url
+ * @param {number} maxTokens
+ * @param {AbortSignal} signal
+ * @returns {Promise<{ status: number | undefined, chunks?: number, ms: number, error?: boolean | string }>}
+ */
 function generate(url, maxTokens, signal, prompt = 'Tell me a very long story about a lighthouse keeper.') {
   return new Promise((resolve) => {
     const body = JSON.stringify({
@@ -63,12 +79,25 @@ function generate(url, maxTokens, signal, prompt = 'Tell me a very long story ab
         res.on('error', () => resolve({ status: res.statusCode, chunks, ms: Date.now() - t0, error: true }));
       },
     );
-    req.on('error', (err) => resolve({ status: 0, error: err.code ?? err.message, ms: Date.now() - t0 }));
+    req.on('error', (err) =>
+      resolve({
+        status: 0,
+        error: /** @type {NodeJS.ErrnoException} */ (err).code ?? err.message,
+        ms: Date.now() - t0,
+      }),
+    );
     req.end(body);
   });
 }
 
 /** `n` clients, each sending `maxTokens` generations back to back until `untilMs`. */
+/**
+ * @param {string} url
+ * @param {number} n
+ * @param {number} maxTokens
+ * @param {number} untilMs
+ * @param {{ requests: number, errors: number }} stats
+ */
 async function load(url, n, maxTokens, untilMs, stats) {
   await Promise.all(
     Array.from({ length: n }, async () => {
@@ -86,6 +115,10 @@ async function load(url, n, maxTokens, untilMs, stats) {
 }
 
 /** A raw HTTP request whose answer is never read: the socket is paused from the start. */
+/**
+ * @param {string} url
+ * @param {number} maxTokens
+ */
 function neverRead(url, maxTokens) {
   const { hostname, port } = new URL(url);
   const body = JSON.stringify({
@@ -110,6 +143,13 @@ function neverRead(url, maxTokens) {
 // (llama_grammar_accept / llama_grammar_reject_candidates): no bound on the number of stacks.
 const AMBIGUOUS_GRAMMAR = `root ::= s root | s\ns ::= ${Array.from({ length: 20_000 }, () => '"a"').join(' | ')}\n`;
 
+/**
+ * @param {string} url
+ * @param {string} path
+ * @param {unknown} body
+ * @param {number} timeoutMs
+ * @returns {Promise<{ status: number, text: string }>}
+ */
 function postJson(url, path, body, timeoutMs) {
   return fetch(`${url}${path}`, {
     method: 'POST',
@@ -126,6 +166,7 @@ function postJson(url, path, body, timeoutMs) {
  * The scenarios. `fault(ctx)` starts the fault and returns once it has ended (or returns `{ end }` for the
  * runner to call after `hold`). `expect` is the state the issue's acceptance asks for, when it names one.
  */
+/** @type {Record<string, Scenario>} */
 const SCENARIOS = {
   healthy: {
     what: `no fault: ${MINUTES} min of the example config on a healthy server (tools probe included)`,
@@ -166,11 +207,12 @@ const SCENARIOS = {
   noread: {
     what: 'clients that never read their stream (3000 tokens each; a new one every 10 s, at most 12 open)',
     fault: async (c) => {
+      /** @type {import('node:net').Socket[]} */
       const open = [];
       const until = Date.now() + HOLD_MS;
       while (Date.now() < until) {
         open.push(neverRead(c.llama.url, 3000));
-        if (open.length > 12) open.shift().destroy();
+        if (open.length > 12) open.shift()?.destroy();
         await sleep(10_000);
       }
       for (const s of open) s.destroy();
@@ -192,6 +234,7 @@ const SCENARIOS = {
     fault: async (c) => {
       const prompt = 'word '.repeat(12_000);
       const until = Date.now() + HOLD_MS;
+      /** @type {Map<number, number>} */
       const seen = new Map();
       while (Date.now() < until) {
         const r = await postJson(
@@ -265,8 +308,13 @@ for (const n of wanted)
   if (!SCENARIOS[n]) throw new Error(`unknown scenario ${n} (have ${Object.keys(SCENARIOS)})`);
 const fx = requireFixture();
 
+/**
+ * @param {string} name
+ * @returns {Promise<Result & { samples: Sample[] }>}
+ */
 async function runScenario(name) {
   const def = SCENARIOS[name];
+  if (!def) throw new Error(`unknown scenario ${name}`);
   const llama = await startLlama(def.server ?? {});
   // A daemon that fails to start must not leave its server running (it would load every later scenario).
   const daemon = await startDaemon({
@@ -284,7 +332,9 @@ async function runScenario(name) {
     await llama.cleanup();
     throw err;
   });
+  /** @type {Sample[]} */
   const samples = [];
+  /** @type {string[]} */
   const notes = [];
   let t0 = 0;
   let sampling = true;
@@ -306,6 +356,7 @@ async function runScenario(name) {
       await sleep(Math.max(0, 1000 - (Date.now() - at)));
     }
   })();
+  /** @type {Result} */
   const result = { name, what: def.what, expect: def.expect ?? null, notes };
   try {
     const okAt = await waitFor(
@@ -317,6 +368,7 @@ async function runScenario(name) {
     result.okBeforeMs = okAt === undefined ? null : okAt - (samples[0]?.at ?? okAt);
     if (okAt === undefined) notes.push(`never ok before the fault: ${JSON.stringify(samples.at(-1))}`);
     t0 = Date.now();
+    /** @type {Ctx} */
     const ctx = {
       llama,
       daemon,
@@ -344,14 +396,17 @@ async function runScenario(name) {
     result.backMs = back === undefined ? null : back - tEnd;
     result.tEnd = tEnd;
     const events = await daemon.events().catch(() => []);
-    result.remediations = events.filter(
-      (e) =>
+    /** @typedef {{ type: string, time: number, data?: { result?: string } }} JournalEvent */
+    const remediations = events.filter(
+      (/** @type {JournalEvent} */ e) =>
         e.type === 'remediation' &&
         e.time >= t0 &&
-        !['cooldown', 'capped', 'paused'].includes(e.data?.result),
+        !['cooldown', 'capped', 'paused'].includes(e.data?.result ?? ''),
     ).length;
+    result.remediations = remediations;
     result.remediationsSkipped =
-      events.filter((e) => e.type === 'remediation' && e.time >= t0).length - result.remediations;
+      events.filter((/** @type {JournalEvent} */ e) => e.type === 'remediation' && e.time >= t0).length -
+      remediations;
   } finally {
     sampling = false;
     await sampler;
@@ -362,8 +417,14 @@ async function runScenario(name) {
   return { ...result, samples };
 }
 
+/**
+ * @param {Result} r
+ * @param {Sample[]} samples
+ * @param {number} t0
+ */
 function summarise(r, samples, t0) {
-  const during = samples.filter((x) => x.at >= t0 && x.at <= r.tEnd);
+  const during = samples.filter((x) => x.at >= t0 && x.at <= (r.tEnd ?? Infinity));
+  /** @type {Map<number | string, number>} */
   const h = new Map();
   let maxOk = 0;
   for (const x of during) {
@@ -371,6 +432,7 @@ function summarise(r, samples, t0) {
     if (x.health === 200) maxOk = Math.max(maxOk, x.healthMs);
   }
   r.health = `${[...h].map(([k, v]) => `${k}×${v}`).join(' ')}${maxOk ? ` (200 in ≤ ${maxOk} ms)` : ''}`;
+  /** @type {Step[]} */
   const timeline = [];
   for (const x of samples.filter((s) => s.at >= t0)) {
     const label = `${x.state}${x.diagnosis ? `/${x.diagnosis}` : ''}`;
@@ -382,20 +444,23 @@ function summarise(r, samples, t0) {
   const want = r.expect?.state;
   const hit = want && samples.find((x) => x.at >= t0 && want.includes(x.state));
   r.expectedS = hit ? (hit.at - t0) / 1000 : null;
-  r.wedgedOnsets = timeline.filter((x) => x.label.startsWith('wedged') && x.t <= r.heldS).length;
+  r.wedgedOnsets = timeline.filter(
+    (x) => x.label.startsWith('wedged') && x.t <= (r.heldS ?? Infinity),
+  ).length;
   r.states = [...new Set(during.map((x) => x.state))].join(',');
   r.notOkSamples = during.filter((x) => x.state !== 'ok').length;
   r.sampleCount = during.length;
 }
 
+/** @param {Result} r */
 function line(r) {
-  const tl = r.timeline.map((x) => `${x.t.toFixed(0)}s ${x.label}`).join(' → ');
+  const tl = (r.timeline ?? []).map((x) => `${x.t.toFixed(0)}s ${x.label}`).join(' → ');
   return [
     `## ${r.name}: ${r.what}`,
     `  /health during: ${r.health}`,
     `  timeline (s from the fault): ${tl}`,
     `  states during: ${r.states} (${r.notOkSamples} of ${r.sampleCount} samples not ok)`,
-    `  first not ok: ${r.notOkS ?? 'never'} s; expected ${r.expect?.state?.join('|') ?? '-'}: ${r.expectedS ?? (r.expect?.state ? 'never' : '-')} s; held ${r.heldS?.toFixed(0)} s; back to ok ${r.name === 'healthy' ? '-' : r.backMs === null ? 'never' : `${(r.backMs / 1000).toFixed(1)} s`} after the end; wedged onsets ${r.wedgedOnsets}; remediations ${r.remediations} (+${r.remediationsSkipped} skipped)`,
+    `  first not ok: ${r.notOkS ?? 'never'} s; expected ${r.expect?.state?.join('|') ?? '-'}: ${r.expectedS ?? (r.expect?.state ? 'never' : '-')} s; held ${r.heldS?.toFixed(0)} s; back to ok ${r.name === 'healthy' ? '-' : r.backMs === null || r.backMs === undefined ? 'never' : `${(r.backMs / 1000).toFixed(1)} s`} after the end; wedged onsets ${r.wedgedOnsets}; remediations ${r.remediations} (+${r.remediationsSkipped} skipped)`,
     ...r.notes.map((n) => `  note: ${n}`),
   ].join('\n');
 }
@@ -406,13 +471,14 @@ console.log(
     .join(' ')}`,
 );
 const queue = [...wanted];
+/** @type {((Result & { samples: Sample[] }) | { name: string, error: string })[]} */
 const results = [];
 await Promise.all(
   Array.from({ length: Math.min(Number(args.parallel), queue.length) }, async () => {
     for (let n = queue.shift(); n; n = queue.shift()) {
       const r = await runScenario(n).catch((err) => ({ name: n, error: String(err?.stack ?? err) }));
       results.push(r);
-      console.log(r.error ? `## ${n}: FAILED ${r.error}` : line(r));
+      console.log('error' in r ? `## ${n}: FAILED ${r.error}` : line(r));
     }
   }),
 );

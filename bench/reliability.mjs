@@ -1,3 +1,4 @@
+// @ts-check
 // bench:reliability — issue 16 item 4's table against the real daemon process (`node dist/cli.js run`): a
 // numbered-line writer in its own process (bench/reliability-writer.mjs, RATE lines/s, every 10th line
 // critical) while the daemon is stopped, restarted, rotated under and killed. Counted: the critical lines the
@@ -44,10 +45,13 @@ const random = () => {
 /** The engine the health probe hits: 200 on anything. */
 async function engine() {
   const server = createServer((_req, res) => res.end('ok'));
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
+  await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+  const addr = server.address();
+  if (addr === null || typeof addr === 'string') throw new Error('no TCP address for the engine');
+  return { url: `http://127.0.0.1:${addr.port}`, close: () => server.close() };
 }
 
+/** @param {{ port: number, stateDir: string, logPath: string, engineUrl: string }} where */
 function config({ port, stateDir, logPath, engineUrl }) {
   // The example config's health cadence (every 10s, timeout 5s); no completion probes (no model to ask).
   return `web: { listenAddress: '127.0.0.1:${port}' }
@@ -66,10 +70,23 @@ rules:
 }
 
 class Daemon {
+  /**
+   * @param {string} cfg
+   * @param {number} port
+   */
   constructor(cfg, port) {
     this.cfg = cfg;
     this.base = `http://127.0.0.1:${port}`;
     this.lines = 0;
+    /** @type {import('node:child_process').ChildProcessWithoutNullStreams | import('node:child_process').ChildProcess | undefined} */
+    this.child = undefined;
+    /** @type {(() => string) | undefined} */
+    this.err = undefined;
+  }
+  /** The running child (start() ran). */
+  proc() {
+    if (!this.child) throw new Error('the daemon was not started');
+    return this.child;
   }
   async start() {
     const child = spawn(
@@ -81,7 +98,7 @@ class Daemon {
     );
     track(child);
     let err = '';
-    child.stderr.on('data', (d) => {
+    child.stderr?.on('data', (d) => {
       err = (err + d).slice(-4000);
       if (process.env.DEBUG_SEQ) process.stderr.write(d);
     });
@@ -104,6 +121,7 @@ class Daemon {
    * SIGTERM after adding this run's line count. With the writer running, it is paused while the count is
    * taken (else lines read between the scrape and the signal would be read and counted by no one).
    */
+  /** @param {Writer} [writer] */
   async stop(writer) {
     await writer?.send('pause');
     let n = -1;
@@ -114,40 +132,44 @@ class Daemon {
       await sleep(300);
     }
     this.lines += n;
-    const gone = new Promise((r) => this.child.once('exit', r));
-    this.child.kill('SIGTERM');
+    const child = this.proc();
+    const gone = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
     await Promise.race([gone, sleep(10_000)]);
-    if (this.child.exitCode === null && this.child.signalCode === null)
-      throw new Error('daemon ignored SIGTERM');
+    if (child.exitCode === null && child.signalCode === null) throw new Error('daemon ignored SIGTERM');
     await writer?.send('resume');
   }
   async kill() {
     this.lines = NaN; // a killed run's count is lost with it
-    const gone = new Promise((r) => this.child.once('exit', r));
-    this.child.kill('SIGKILL');
+    const child = this.proc();
+    const gone = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
     await gone;
   }
 }
 
 class Writer {
+  /** @param {string} file */
   constructor(file) {
     this.child = spawn(process.execPath, [WRITER, file, String(RATE), String(CRIT_EVERY)], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     track(this.child);
     this.out = '';
+    /** @type {(() => void)[]} */
     this.waiters = [];
     this.child.stdout.on('data', (d) => {
       this.out += d;
       for (const w of this.waiters.splice(0)) w();
     });
   }
+  /** @param {string} cmd */
   async send(cmd) {
     const name = cmd.split(' ')[0];
     const mark = this.out.length;
     this.child.stdin.write(`${cmd}\n`);
     await until(`writer ${name}`, () => this.out.slice(mark).includes(`ok ${name} `), { timeoutMs: 20_000 });
-    return Number(new RegExp(`ok ${name} (\\d+)`).exec(this.out.slice(mark))[1]);
+    return Number(new RegExp(`ok ${name} (\\d+)`).exec(this.out.slice(mark))?.[1]);
   }
   async stop() {
     const total = await this.send('stop');
@@ -156,7 +178,9 @@ class Writer {
 }
 
 /** Seqs of critical lines journaled: seq → count. */
+/** @param {string} stateDir */
 function journaled(stateDir) {
+  /** @type {Map<number, number>} */
   const seen = new Map();
   for (const name of ['events.jsonl.1', 'events.jsonl']) {
     const f = join(stateDir, name);
@@ -177,7 +201,9 @@ function journaled(stateDir) {
 }
 
 /** Seqs present in any of the log files now (what a copytruncate did not destroy). */
+/** @param {string} dir */
 function onDisk(dir) {
+  /** @type {Set<number>} */
   const have = new Set();
   for (const n of readdirSync(dir)) {
     if (!n.startsWith('app.log')) continue;
@@ -186,6 +212,15 @@ function onDisk(dir) {
   return have;
 }
 
+/**
+ * What a case's body gets: the daemon, the writer, the log and its folder, and notes for the result line.
+ * @typedef {{ daemon: Daemon, writer: Writer, logPath: string, dir: string, notes: string[] }} CaseEnv
+ */
+/**
+ * @param {string} name
+ * @param {{ glob?: boolean, copytruncate?: boolean }} how
+ * @param {(env: CaseEnv) => Promise<void>} body
+ */
 async function runCase(name, { glob = false, copytruncate = false } = {}, body) {
   const dir = mkdtempSync(join(tmpdir(), `ww-rel-${name}-`));
   const logPath = join(dir, 'app.log');
@@ -197,11 +232,13 @@ async function runCase(name, { glob = false, copytruncate = false } = {}, body) 
   writeFileSync(cfg, config({ port, stateDir, logPath: glob ? `${logPath}*` : logPath, engineUrl: eng.url }));
   const daemon = new Daemon(cfg, port);
   const writer = new Writer(logPath);
+  /** @type {string[]} */
   const notes = [];
   try {
     await daemon.start();
     await body({ daemon, writer, logPath, dir, notes });
     const total = await writer.stop();
+    /** @type {number[]} */
     const expected = [];
     for (let s = 0; s < total; s += CRIT_EVERY) expected.push(s);
     // Only a copytruncate destroys lines nobody may have read; elsewhere every line written is expected.
@@ -254,7 +291,7 @@ async function runCase(name, { glob = false, copytruncate = false } = {}, body) 
     );
     return ok;
   } catch (err) {
-    console.log(`FAIL ${name}: ${err.message}\n${daemon.err?.() ?? ''}`);
+    console.log(`FAIL ${name}: ${/** @type {Error} */ (err).message}\n${daemon.err?.() ?? ''}`);
     return false;
   } finally {
     writer.child.kill('SIGKILL');
@@ -265,6 +302,10 @@ async function runCase(name, { glob = false, copytruncate = false } = {}, body) 
 }
 
 /** What logrotate's copytruncate does: copy the file, then truncate it (the writer keeps writing). */
+/**
+ * @param {string} path
+ * @param {string} to
+ */
 function copytruncate(path, to) {
   copyFileSync(path, to);
   truncateSync(path, 0);
@@ -324,14 +365,15 @@ const CASES = {
       await sleep(500);
       // Truncate and write more than the file held (hundreds of KB, > 49 KB) while the daemon cannot poll:
       // stopped (SIGSTOP), it sees both at once when it continues, as a poll 100 ms apart can.
-      daemon.child.kill('SIGSTOP');
+      daemon.proc().kill('SIGSTOP');
       await writer.send('truncate past');
-      daemon.child.kill('SIGCONT');
+      daemon.proc().kill('SIGCONT');
       await writer.send('resume');
       await sleep(1500);
     }),
   'kill-9': () =>
     runCase('kill-9', {}, async ({ daemon, notes }) => {
+      /** @type {number[]} */
       const points = [];
       for (let i = 0; i < KILLS; i++) {
         const up = 300 + Math.floor(random() * 2200);

@@ -1,3 +1,4 @@
+// @ts-check
 // Soak: the watchdog must not leak, hang or lag under sustained failure and log floods.
 //   1. 10,000 probe runs against failing servers (refused, HTTP 500, stall → timeout, cut mid-stream, garbage SSE)
 //   2. 5,000,000 log lines followed by the LogWatcher, rotated by rename every 500,000
@@ -32,8 +33,10 @@ if (typeof globalThis.gc !== 'function') {
   console.error('run with node --expose-gc (npm run bench:soak does)');
   process.exit(2);
 }
+/** Checked above: the process runs with --expose-gc. */
+const gc = /** @type {() => void} */ (globalThis.gc);
 
-const mb = (b) => (b / 1048576).toFixed(1);
+const mb = (/** @type {number} */ b) => (b / 1048576).toFixed(1);
 const fdTargets = () =>
   readdirSync('/proc/self/fd').map((fd) => {
     try {
@@ -47,17 +50,27 @@ const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeo
 async function settle() {
   for (let i = 0; i < 3; i++) {
     await new Promise((r) => setImmediate(r));
-    globalThis.gc();
+    gc();
   }
   return process.memoryUsage().rss;
 }
+/**
+ * @param {number[]} xs
+ * @param {number} p
+ */
 function pct(xs, p) {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 }
+/**
+ * The first message from `worker` that `pred` accepts.
+ * @param {import('node:events').EventEmitter} worker
+ * @param {(m: any) => unknown} pred
+ * @returns {Promise<any>}
+ */
 function onMessage(worker, pred) {
   return new Promise((resolve) => {
-    const h = (m) => {
+    const h = (/** @type {unknown} */ m) => {
       if (pred(m)) {
         worker.off('message', h);
         resolve(m);
@@ -91,6 +104,7 @@ const quiet = createLogger({ level: 'fatal', destination: new Writable({ write: 
   rmSync(wdir, { recursive: true, force: true });
 }
 const resources = () => {
+  /** @type {Record<string, number>} */
   const counts = {};
   for (const r of process.getActiveResourcesInfo()) counts[r] = (counts[r] ?? 0) + 1;
   return counts;
@@ -100,6 +114,7 @@ const resources = () => {
 const baseline = { fds: fds(), fdList: fdTargets(), timers: timers(), rss: await settle() };
 const baseResources = resources();
 console.log(`baseline: rss ${mb(baseline.rss)} MB, fds ${baseline.fds}, timers ${baseline.timers}`);
+/** @type {Record<string, number>} */
 const growth = {};
 
 // The failing servers run in their own process, so the RSS measured below is the watchdog's alone.
@@ -109,7 +124,7 @@ const dir = mkdtempSync(join(tmpdir(), 'ww-soak-'));
 const logFile = join(dir, 'prefill.log');
 const writer = new Worker(new URL('./soak-writer.mjs', import.meta.url), { workerData: { file: logFile } });
 await onMessage(writer, (m) => m.ready);
-const write = async (lines) => {
+const write = async (/** @type {number} */ lines) => {
   writer.postMessage({ cmd: 'write', lines });
   return onMessage(writer, (m) => m.done === 'write');
 };
@@ -118,6 +133,7 @@ const rotate = async () => {
   await onMessage(writer, (m) => m.done === 'rotate');
 };
 
+/** @param {string} probes */
 function config(probes) {
   return parseConfigText(
     `stateDir: ${dir}/state
@@ -154,6 +170,7 @@ const metrics = createMetrics();
   });
   const perRound = sched.slotList().length;
   const rounds = Math.ceil(PROBE_RUNS / perRound);
+  /** @type {Record<string, number>} */
   const results = {};
   let warm = 0;
   const series = [];
@@ -212,8 +229,11 @@ let logRss = { warm: 0, end: 0 };
         `      - { name: p${i}, kind: chat, every: 1s, jitter: 0, timeout: 1s, endpoints: [http500, refused] }`,
     ).join('\n'),
   );
+  /** @type {number[]} */
   const lateness = [];
+  /** @type {Map<string, number>} */
   const lastStart = new Map();
+  /** @type {number[]} */
   const intervalJitter = [];
   let startedAt = 0;
   const sched = new ProbeScheduler({
@@ -221,7 +241,7 @@ let logRss = { warm: 0, end: 0 };
     headers: loaded.headers.get('soak'),
     metrics,
     logger: quiet,
-    onResult: (r) => {
+    onResult: (/** @type {import('../src/core/signals.js').ProbeResultSignal} */ r) => {
       const k = Math.round((r.start - startedAt) / 1000);
       if (r.result === 'skipped_overlap') return;
       lateness.push(r.start - (startedAt + k * 1000));
@@ -257,7 +277,7 @@ let logRss = { warm: 0, end: 0 };
 writer.postMessage({ cmd: 'stop' });
 await new Promise((r) => writer.once('exit', r));
 servers.send('stop');
-await new Promise((r) => (servers.exitCode !== null ? r() : servers.once('exit', r)));
+await new Promise((r) => (servers.exitCode !== null ? r(undefined) : servers.once('exit', r)));
 rmSync(dir, { recursive: true, force: true });
 // Sockets and file handles close asynchronously: give them a few turns before counting.
 for (let i = 0; i < 20 && fds() > baseline.fds; i++) await new Promise((r) => setTimeout(r, 50));

@@ -1,3 +1,4 @@
+// @ts-check
 // bench:steady — what the daemon costs while nothing is wrong. The simulator (SGLang PD behind a keep-alive proxy)
 // runs in its own process; the daemon (`node dist/cli.js run`) watches it at the example config's cadence: chat
 // every 15 s over fresh and keep-alive connections, toolcall every 60 s, health every 10 s, through two hops
@@ -43,6 +44,7 @@ const TARGET_COUNTS = (process.env.TARGETS ?? '1,50').split(',').map(Number);
 const SCRAPE_EVERY_S = 15;
 const PARTS = new Set((process.env.PARTS ?? 'probes,logs,engines').split(','));
 const CLK_TCK = 100; // Linux USER_HZ: /proc/PID/stat times are in 1/100 s
+/** @type {Record<number, { rssMb: number, cpuPct: number, scrapeMs?: number }>} */
 const GOALS = { 1: { rssMb: 70, cpuPct: 0.5 }, 50: { rssMb: 150, cpuPct: 5, scrapeMs: 50 } };
 
 // The daemon runs as systemd/wedgewatch.service and the Dockerfile run it, and as the CLI sets on itself when started
@@ -52,6 +54,11 @@ const SHIPPED_NODE_ARGS =
   '--max-semi-space-size=1 --heap-growing-percent=30 --liftoff-only --no-flush-bytecode';
 const DAEMON_NODE_ARGS = (process.env.DAEMON_NODE_ARGS ?? SHIPPED_NODE_ARGS).split(' ').filter(Boolean);
 
+/**
+ * @param {string[]} args
+ * @param {string} name
+ * @param {string[]} [nodeArgs]
+ */
 function start(args, name, nodeArgs = []) {
   const child = spawn(process.execPath, [...nodeArgs, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   track(child);
@@ -63,7 +70,9 @@ function start(args, name, nodeArgs = []) {
   });
   return { child, out };
 }
+/** @type {Set<import('node:child_process').ChildProcess>} */
 const stopping = new Set();
+/** @param {import('node:child_process').ChildProcess} child */
 async function stop(child) {
   stopping.add(child);
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -74,6 +83,7 @@ async function stop(child) {
 }
 
 /** CPU seconds of the main thread and of all the others (V8's GC helpers, libuv's pool), from /proc. */
+/** @param {number} pid */
 function threads(pid) {
   let main = 0;
   let other = 0;
@@ -91,16 +101,20 @@ function threads(pid) {
   return { main, other };
 }
 
+/** A field of /proc/PID/status in MB (NaN when absent). @param {string} status @param {string} name */
+const statusMb = (status, name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1]) / 1024;
+
+/** @param {number} pid */
 function proc(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return {
     cpuS: (Number(f[11]) + Number(f[12])) / CLK_TCK,
-    rssMb: Number(/^VmRSS:\s+(\d+)/m.exec(status)[1]) / 1024,
-    anonMb: Number(/^RssAnon:\s+(\d+)/m.exec(status)[1]) / 1024,
-    fileMb: Number(/^RssFile:\s+(\d+)/m.exec(status)[1]) / 1024,
-    hwmMb: Number(/^VmHWM:\s+(\d+)/m.exec(status)[1]) / 1024, // the kernel's peak RSS, between our samples too
+    rssMb: statusMb(status, 'VmRSS'),
+    anonMb: statusMb(status, 'RssAnon'),
+    fileMb: statusMb(status, 'RssFile'),
+    hwmMb: statusMb(status, 'VmHWM'), // the kernel's peak RSS, between our samples too
   };
 }
 
@@ -108,9 +122,15 @@ function proc(pid) {
 // traffic. Following the simulator's two files from 50 targets would read every line 50 times (2,500 times one
 // target's log work, where 50 deployments make 50 times). So with more than one target the bench deals the
 // simulator's lines out in turn to a pair of files per target: each file grows at about one target's rate.
-const logDir = (sim, n, i) => (n === 1 ? sim.logs : join(sim.logs, `t${i}`));
+/** @typedef {{ router: string, proxy: string, prefill: string, decode: string, logs: string }} SimUrls */
+const logDir = (/** @type {SimUrls} */ sim, /** @type {number} */ n, /** @type {number} */ i) =>
+  n === 1 ? sim.logs : join(sim.logs, `t${i}`);
 
 /** Copies each new line of `src` to one of `dsts` in turn; returns a stop function. */
+/**
+ * @param {string} src
+ * @param {string[]} dsts
+ */
 function dealLines(src, dsts) {
   let offset = 0;
   let next = 0;
@@ -135,18 +155,25 @@ function dealLines(src, dsts) {
     }
     const lines = text.split('\n');
     lines.pop(); // after the last newline: empty
+    /** @type {string[][]} */
     const out = dsts.map(() => []);
     for (const l of lines) {
-      out[next].push(`${l}\n`);
+      out[next]?.push(`${l}\n`);
       next = (next + 1) % dsts.length;
     }
-    out.forEach((ls, i) => ls.length > 0 && appendFileSync(dsts[i], ls.join('')));
+    out.forEach((ls, i) => ls.length > 0 && appendFileSync(dsts[i] ?? '', ls.join('')));
   }, 100);
   return () => clearInterval(timer);
 }
 
+/**
+ * @param {SimUrls} sim
+ * @param {number} n
+ * @param {string} stateDir
+ * @param {number} port
+ */
 function config(sim, n, stateDir, port) {
-  const target = (i) => `
+  const target = (/** @type {number} */ i) => `
   - name: pd-${i}
     model: sim-model
     endpoints:
@@ -199,12 +226,18 @@ const PROMETHEUS_HEADERS = {
  * and parsing are the scraper's work, and a JavaScript client's cold code every 15 s would be counted as ours), and
  * the daemon's CPU across it when `pid` is given (in 10 ms ticks, and other work).
  */
+/**
+ * @param {string} base
+ * @param {number} [pid]
+ */
 async function scrape(base, pid) {
   const c = pid === undefined ? 0 : proc(pid).cpuS;
   const t = performance.now();
   // Generous: 50 targets starting on a loaded 2-core machine can hold the first scrape for seconds.
+  /** @type {{ body: Buffer, gzipped: boolean }} */
   const { body, gzipped } = await new Promise((resolveBody, reject) => {
     const req = httpGet(`${base}/metrics`, { headers: PROMETHEUS_HEADERS, timeout: 60_000 }, (res) => {
+      /** @type {Buffer[]} */
       const chunks = [];
       res.on('data', (d) => chunks.push(d));
       res.on('end', () =>
@@ -222,26 +255,27 @@ async function scrape(base, pid) {
   return { ms, cpuMs, lagMs: lag, bytes: text.length };
 }
 
-const pct = (xs, p) =>
+const pct = (/** @type {number[]} */ xs, /** @type {number} */ p) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
-const max = (xs) => Math.max(...xs);
+const max = (/** @type {number[]} */ xs) => Math.max(...xs);
 
+/** @param {number} n */
 async function scenario(n) {
   const dir = mkdtempSync(join(tmpdir(), 'wedgewatch-steady-'));
   mkdirSync(join(dir, 'sim'));
   const sim = start(['sim', '--proxy', '--log-dir', join(dir, 'sim')], 'sim');
   const urls = await until('the simulator', () => {
-    const u = (k) => new RegExp(`^\\s+${k}\\s+(http://\\S+)$`, 'm').exec(sim.out.stdout)?.[1];
-    return u('router') && u('proxy') && u('prefill') && u('decode')
-      ? {
-          router: u('router'),
-          proxy: u('proxy'),
-          prefill: u('prefill'),
-          decode: u('decode'),
-          logs: join(dir, 'sim'),
-        }
-      : undefined;
+    const u = (/** @type {string} */ k) =>
+      new RegExp(`^\\s+${k}\\s+(http://\\S+)$`, 'm').exec(sim.out.stdout)?.[1];
+    const [router, proxy, prefill, decode] = ['router', 'proxy', 'prefill', 'decode'].map(u);
+    /** @type {SimUrls | undefined} */
+    const got =
+      router && proxy && prefill && decode
+        ? { router, proxy, prefill, decode, logs: join(dir, 'sim') }
+        : undefined;
+    return got;
   });
+  /** @type {(() => void)[]} */
   const dealers = [];
   if (n > 1)
     for (const f of ['prefill.log', 'decode.log']) {
@@ -265,6 +299,7 @@ async function scenario(n) {
   );
   const readyS = (performance.now() - t0) / 1000;
   const pid = daemon.child.pid;
+  if (pid === undefined) throw new Error('the daemon has no pid: it did not start');
   const rssStart = proc(pid).rssMb;
   const rss = [rssStart];
   const sampleRss = setInterval(() => rss.push(proc(pid).rssMb), 1000);
@@ -296,7 +331,8 @@ async function scenario(n) {
   for (const d of dealers) d();
   rmSync(dir, { recursive: true, force: true });
   const goal = GOALS[n];
-  const mark = (v, g) => (g === undefined ? '' : v <= g ? ` (goal ≤ ${g}: met)` : ` (goal ≤ ${g}: MISSED)`);
+  const mark = (/** @type {number} */ v, /** @type {number | undefined} */ g) =>
+    g === undefined ? '' : v <= g ? ` (goal ≤ ${g}: met)` : ` (goal ≤ ${g}: MISSED)`;
   console.log(
     `${n} target(s)${PARTS.size < 3 ? ` watching ${[...PARTS].join('+')} only` : ''}, ${WARMUP_S} s warm-up, ${SAMPLE_S} s sampled (ready in ${readyS.toFixed(1)} s, ${probesRun} probe runs):`,
   );

@@ -35,7 +35,10 @@ const fmtS = (s) => (s >= 1 ? `${s.toFixed(1)} s` : `${(s * 1000).toFixed(0)} ms
 const fmtMB = (b) => `${(b / MB).toFixed(0)} MB`;
 const lagText = (d) => `lag ${fmtS(d.worstLagS())}${d.maxStallS > 0 ? ' (unanswered scrape)' : ''}`;
 
-/** What the summary adds up across findings. */
+/**
+ * What the summary adds up across findings.
+ * @type {{ userTextEvents: number, userTextAlerts: string[], userTextBundles: number, userTextRemediations: number, promNote: string | undefined, stopAborts: number, daemons: import('./harness.mjs').Daemon[] }}
+ */
 export const tally = {
   userTextEvents: 0,
   userTextAlerts: [],
