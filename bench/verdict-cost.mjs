@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(process.env.WEDGEWATCH_ROOT ?? fileURLToPath(new URL('..', import.meta.url)));
-const { evaluate } = await import(join(ROOT, 'dist/core/verdict.js'));
+const { evaluate } = await import(join(ROOT, 'dist/core/verdict/evaluate.js'));
 const { detectSchema } = await import(join(ROOT, 'dist/config/schema.js'));
 const N = Number(process.env.N ?? 500_000);
 
