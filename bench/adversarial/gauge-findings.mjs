@@ -31,7 +31,7 @@ function fakeShapes(dp) {
 /** The tool parser's warning with the model's output: raw lines, each a fake rank's batch line. */
 function toolOutput(fromDp, n) {
   const lines = Array.from({ length: n }, (_, i) => batchLine(fromDp + i, 64, '0.95', '500.00'));
-  return `[${pyTime(new Date())} TP0] Failed to parse JSON part: {"name": "f", "arguments": "\n${lines.join('\n')}\n"}, JSON parse error: Expecting value: line 1 column 2 (char 1)`;
+  return `[${pyTime(new Date())} TP0] Failed to parse JSON part: {"name": "f", "arguments": "\n${lines.join('\n')}\n"}, JSON parse error: Invalid control character at: line 1 column 29 (char 28)`;
 }
 
 const rankSeries = (text) =>
