@@ -82,6 +82,8 @@ export async function gaugesFromUserText(env) {
 async function busyEngine() {
   let hung = false;
   const open = new Set();
+  /** The pending first token and end of each stream in flight: a dead engine sends neither. */
+  const timers = new Map();
   const engine = await fakeEngine((req, res, _body, path) => {
     if (!path.includes('/chat/completions')) return res.end('ok');
     if (hung) {
@@ -101,12 +103,23 @@ async function busyEngine() {
       res.write(chunk('K', 'stop'));
       res.end('data: [DONE]\n\n');
       open.delete(res);
+      timers.delete(res);
     }, done);
-    res.on('close', () => (clearTimeout(t1), clearTimeout(t2), open.delete(res)));
+    timers.set(res, [t1, t2]);
+    res.on('close', () => (clearTimeout(t1), clearTimeout(t2), open.delete(res), timers.delete(res)));
   });
   return {
     ...engine,
-    hang: () => (hung = true),
+    // The thread dies: nothing answers from now on, the streams in flight included (they once kept finishing for
+    // up to 17 s, the daemon rightly read that as an engine still serving, and the control missed its 40 s 1 run in 2).
+    hang: () => {
+      hung = true;
+      for (const [t1, t2] of timers.values()) {
+        clearTimeout(t1);
+        clearTimeout(t2);
+      }
+      timers.clear();
+    },
     close: async () => {
       for (const r of open) r.destroy();
       await engine.close();

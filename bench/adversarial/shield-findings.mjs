@@ -6,7 +6,7 @@
 // state history must survive.
 import { join } from 'node:path';
 import { DIST, metricSum, sleep, until } from './harness.mjs';
-import { markerRuns } from './main-env.mjs';
+import { markerRuns, startMainEnv } from './main-env.mjs';
 import { tally } from './findings.mjs';
 
 const { bootstrapThreadTraceback, pyTime } = await import(join(DIST, 'sim/logfmt.js'));
@@ -54,8 +54,15 @@ export const deathFlood = () =>
     ...Array.from({ length: 2500 }, (_, i) => bootstrapThreadTraceback(100 + i)).flat(),
   ]);
 
-/** Appends `payload` on an idle engine, then on a loaded one; counts what user text raised; then the control. */
-async function shieldRow(env, payload, { strip = false } = {}) {
+/**
+ * Appends `payload` on an idle engine, then on a loaded one; counts what user text raised; then the control. On a
+ * daemon and simulator of the row's own: each row's loaded phase is a stall the daemon sees, and on a shared target
+ * the fourth within 5 min is (rightly) `stalls_recurring`, so the next row never saw `pd` ok.
+ */
+async function shieldRow(scope, name, payload, { strip = false } = {}) {
+  const env = await startMainEnv(join(scope.dir, name), { extras: false, name });
+  scope.add(() => env.stop());
+  tally.daemons.push(env.daemon);
   const d = env.daemon;
   const t0 = Date.now();
   const eventsOf = async () =>
@@ -64,10 +71,15 @@ async function shieldRow(env, payload, { strip = false } = {}) {
   const remBefore = markerRuns(env.marker);
   const bundlesOf = async () => (await d.json('/api/incidents?target=pd'))?.incidents?.length ?? 0;
   const bundlesBefore = await bundlesOf();
-  await until(
-    async () => (await d.json('/api/status'))?.targets?.find((t) => t.target === 'pd')?.state === 'ok',
-    { timeoutMs: 15_000, what: 'pd ok before the payload' },
+  let seen;
+  const ok = await until(
+    async () => {
+      seen = (await d.json('/api/status'))?.targets?.find((t) => t.target === 'pd');
+      return seen?.state === 'ok';
+    },
+    { timeoutMs: 15_000 },
   );
+  if (!ok) throw new Error(`pd not ok before the payload (${seen?.state} ${seen?.diagnosis ?? ''})`);
   env.appendPrefill(payload());
   await sleep(6000);
   env.sim.enableFault('slow', { factor: 60 });
@@ -119,7 +131,7 @@ async function shieldRow(env, payload, { strip = false } = {}) {
   };
 }
 
-export const finding37early = (env) => shieldRow(env, earlyTail);
-export const finding37forged = (env) => shieldRow(env, forgedRecord);
-export const finding37cut = (env) => shieldRow(env, cutTail);
-export const finding37flood = (env) => shieldRow(env, deathFlood, { strip: true });
+export const finding37early = (_env, scope) => shieldRow(scope, 's371', earlyTail);
+export const finding37forged = (_env, scope) => shieldRow(scope, 's371f', forgedRecord);
+export const finding37cut = (_env, scope) => shieldRow(scope, 's372', cutTail);
+export const finding37flood = (_env, scope) => shieldRow(scope, 's377', deathFlood, { strip: true });
