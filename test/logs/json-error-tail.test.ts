@@ -125,6 +125,22 @@ describe('CPython json error messages (issue 37 item 1)', () => {
     expect(n).toBeGreaterThan(10_000);
   });
 
+  it('2,000 fake tails in one record cost a few decodes, not one each (the answer settles on the first)', () => {
+    const t = new JsonErrorTail('[{"name": "f", "arguments": {"a": "x');
+    const fake = `${'y'.repeat(100)}, JSON parse error: Expecting value: line 1 column 2 (char 1)`;
+    let ended = 0;
+    for (let i = 0; i < 2000; i++) {
+      if (t.fits(fake)) ended++;
+      t.add(fake);
+    }
+    expect(ended).toBe(0);
+    expect(t.built).toBeLessThanOrEqual(2);
+    // The real tail still fits after them: the first error is the raw newline after `x`, at char 36.
+    expect(t.fits('"}}], JSON parse error: Invalid control character at: line 1 column 37 (char 36)')).toBe(
+      true,
+    );
+  });
+
   it('a text CPython decodes takes no tail at all', () => {
     const t = new JsonErrorTail('[{"name": "f",');
     expect(t.fits('"arguments": {}}], JSON parse error: Expecting value: line 1 column 2 (char 1)')).toBe(
