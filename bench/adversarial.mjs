@@ -44,6 +44,12 @@ const FINDINGS = [
     S.finding37early,
     45_000,
   ],
+  [
+    '37.1f',
+    'fake tail + forged SGLang record + thread death: 0 events; real one raised',
+    S.finding37forged,
+    45_000,
+  ],
   ['37.2', 'tool output cut at maxLineBytes: 0 events; real traceback raised', S.finding37cut, 45_000],
   ['37.7', '2,500 fake thread deaths: 0 events, transitions held; real one raised', S.finding37flood, 50_000],
   [8, '/probe: 300 GETs throttled; cross-site GET refused', F.finding8, 35_000],

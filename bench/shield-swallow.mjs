@@ -20,7 +20,7 @@ const death = (/** @type {number} */ n) => [
   '    self.run()',
   "AssertionError: First message should be b'NixlMsgGuard'. Foreign traffic?",
 ];
-const TAIL = '"}}], JSON parse error: Invalid control character at: line 1 column 9 (char 8)';
+const TAIL = '"}}], JSON parse error: Invalid control character at: line 1 column 10 (char 9)';
 const N = 2000;
 const real = Array.from({ length: N }, (_, i) => death(1000 + i)).flat();
 const shapes = {

@@ -90,7 +90,7 @@ export function toolParserEcho(at = new Date()) {
   const fake = bootstrapThreadTraceback(7).join('\n');
   return (
     `[${pyTime(at)}] Failed to parse JSON part: {"name": "run_diagnostics", "arguments": {"notes": "summarise this:\n` +
-    `${fake}\n"}}, JSON parse error: Invalid control character at: line 1 column 63 (char 62)\n`
+    `${fake}\n"}}, JSON parse error: Invalid control character at: line 1 column 68 (char 67)\n`
   );
 }
 

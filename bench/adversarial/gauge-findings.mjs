@@ -31,7 +31,7 @@ function fakeShapes(dp) {
 /** The tool parser's warning with the model's output: raw lines, each a fake rank's batch line. */
 function toolOutput(fromDp, n) {
   const lines = Array.from({ length: n }, (_, i) => batchLine(fromDp + i, 64, '0.95', '500.00'));
-  return `[${pyTime(new Date())} TP0] Failed to parse JSON part: {"name": "f", "arguments": "\n${lines.join('\n')}\n"}, JSON parse error: Expecting value: line 1 column 2 (char 1)`;
+  return `[${pyTime(new Date())} TP0] Failed to parse JSON part: {"name": "f", "arguments": "\n${lines.join('\n')}\n"}, JSON parse error: Invalid control character at: line 1 column 29 (char 28)`;
 }
 
 const rankSeries = (text) =>
@@ -82,6 +82,8 @@ export async function gaugesFromUserText(env) {
 async function busyEngine() {
   let hung = false;
   const open = new Set();
+  /** The pending first token and end of each stream in flight: a dead engine sends neither. */
+  const timers = new Map();
   const engine = await fakeEngine((req, res, _body, path) => {
     if (!path.includes('/chat/completions')) return res.end('ok');
     if (hung) {
@@ -101,12 +103,23 @@ async function busyEngine() {
       res.write(chunk('K', 'stop'));
       res.end('data: [DONE]\n\n');
       open.delete(res);
+      timers.delete(res);
     }, done);
-    res.on('close', () => (clearTimeout(t1), clearTimeout(t2), open.delete(res)));
+    timers.set(res, [t1, t2]);
+    res.on('close', () => (clearTimeout(t1), clearTimeout(t2), open.delete(res), timers.delete(res)));
   });
   return {
     ...engine,
-    hang: () => (hung = true),
+    // The thread dies: nothing answers from now on, the streams in flight included (they once kept finishing for
+    // up to 17 s, the daemon rightly read that as an engine still serving, and the control missed its 40 s 1 run in 2).
+    hang: () => {
+      hung = true;
+      for (const [t1, t2] of timers.values()) {
+        clearTimeout(t1);
+        clearTimeout(t2);
+      }
+      timers.clear();
+    },
     close: async () => {
       for (const r of open) r.destroy();
       await engine.close();

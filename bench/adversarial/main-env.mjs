@@ -35,7 +35,12 @@ export function markerRuns(marker) {
   return existsSync(marker) ? readFileSync(marker, 'utf8').split('\n').filter(Boolean).length : 0;
 }
 
-export async function startMainEnv(dir) {
+/**
+ * `extras: false`: only `pd` (no fake engines, no Prometheus): a row's own daemon and simulator, whose history no
+ * earlier row touched (the shield rows: each one's loaded phase is a stall, and four within 5 min are, rightly,
+ * `stalls_recurring` on a shared target).
+ */
+export async function startMainEnv(dir, { extras = true, name = 'main' } = {}) {
   const sim = await startSim({
     logDir: join(dir, 'sim-logs'),
     waitingTimeoutMs: 5000,
@@ -44,17 +49,19 @@ export async function startMainEnv(dir) {
   const cleanup = [() => sim.stop()];
   try {
     // side: the HTTP findings' engine. /health 200; /get_server_info 500 with terminal escapes (finding 14).
-    const side = await fakeEngine((req, res, _body, path) => {
-      if (path === '/health') return res.end('ok');
-      res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end(
-        `engine error \x1b]0;pwned-title\x07 \x1b]52;c;ZWNobyBwd25lZA==\x07 \x1b[2J\x1b[31mred\x1b[0m end`,
-      );
-    });
-    cleanup.push(() => side.close());
+    const side = extras
+      ? await fakeEngine((req, res, _body, path) => {
+          if (path === '/health') return res.end('ok');
+          res.writeHead(500, { 'content-type': 'text/plain' });
+          res.end(
+            `engine error \x1b]0;pwned-title\x07 \x1b]52;c;ZWNobyBwd25lZA==\x07 \x1b[2J\x1b[31mred\x1b[0m end`,
+          );
+        })
+      : undefined;
+    if (side) cleanup.push(() => side.close());
     // leak: each endpoint answers 500 with the secret at its own offset (finding 10).
     const leaks = [];
-    for (const off of LEAK_OFFSETS) {
+    for (const off of extras ? LEAK_OFFSETS : []) {
       const body = `${'x'.repeat(off)}${`${LEAK_SECRET}.`.repeat(40)}`;
       const e = await fakeEngine((req, res) => {
         res.writeHead(500, { 'content-type': 'text/plain' });
@@ -94,32 +101,40 @@ export async function startMainEnv(dir) {
           detect: { wedgeAfter: 2, recoverAfter: 1, confirmInterval: '1s', confirmAfter: '3s' },
           remediate: remediateToMarker(marker),
         },
-        {
-          name: 'side',
-          model: 'm',
-          endpoints: [{ name: 'fake', url: side.url }],
-          probes: [
-            { name: 'health', kind: 'health', every: '1m', timeout: '2s', path: '/health' },
-            { name: 'info', kind: 'serverinfo', every: '1m', timeout: '2s', path: '/get_server_info' },
-            { name: 'esc', kind: 'serverinfo', every: '1m', timeout: '2s', path: '/get_server_info' },
-          ],
-        },
-        {
-          name: 'leak',
-          model: 'm',
-          endpoints: leaks.map((e, i) => ({ name: `leak${i}`, url: e.url, bearerTokenFile: tokenFile })),
-          probes: [
-            { name: 'info', kind: 'serverinfo', every: '2s', timeout: '2s', path: '/get_server_info' },
-          ],
-        },
+        ...(extras
+          ? [
+              {
+                name: 'side',
+                model: 'm',
+                endpoints: [{ name: 'fake', url: side?.url }],
+                probes: [
+                  { name: 'health', kind: 'health', every: '1m', timeout: '2s', path: '/health' },
+                  { name: 'info', kind: 'serverinfo', every: '1m', timeout: '2s', path: '/get_server_info' },
+                  { name: 'esc', kind: 'serverinfo', every: '1m', timeout: '2s', path: '/get_server_info' },
+                ],
+              },
+              {
+                name: 'leak',
+                model: 'm',
+                endpoints: leaks.map((e, i) => ({
+                  name: `leak${i}`,
+                  url: e.url,
+                  bearerTokenFile: tokenFile,
+                })),
+                probes: [
+                  { name: 'info', kind: 'serverinfo', every: '2s', timeout: '2s', path: '/get_server_info' },
+                ],
+              },
+            ]
+          : []),
       ],
     };
     const configPath = join(dir, 'wedgewatch.yaml');
     writeFileSync(configPath, stringify(config));
-    const daemon = new Daemon('main', configPath, { port });
+    const daemon = new Daemon(name, configPath, { port });
     cleanup.push(() => daemon.kill());
     await daemon.start();
-    const prom = await startPrometheus(join(dir, 'prom'), `127.0.0.1:${port}`);
+    const prom = extras ? await startPrometheus(join(dir, 'prom'), `127.0.0.1:${port}`) : undefined;
     if (prom) cleanup.push(() => prom.stop());
     return {
       sim,

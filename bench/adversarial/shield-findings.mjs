@@ -6,34 +6,63 @@
 // state history must survive.
 import { join } from 'node:path';
 import { DIST, metricSum, sleep, until } from './harness.mjs';
-import { markerRuns } from './main-env.mjs';
+import { markerRuns, startMainEnv } from './main-env.mjs';
 import { tally } from './findings.mjs';
 
 const { bootstrapThreadTraceback, pyTime } = await import(join(DIST, 'sim/logfmt.js'));
+const { errorTexts } = await import(join(DIST, 'sources/logs/json-error-tail.js'));
 
-const TAIL = (n) => `"}}, JSON parse error: Invalid control character at: line 1 column ${n} (char ${n - 1})`;
 const FAKE_TAIL = ', JSON parse error: Expecting value: line 1 column 2 (char 1)';
-const head = () =>
-  `[${pyTime(new Date())}] Failed to parse JSON part: {"name": "run", "arguments": {"notes": "a`;
+const TEXT = '{"name": "run", "arguments": {"notes": "a';
+
+/**
+ * The engine's record: its header, the model's lines, and its real tail (`"}}` closes the model's text, then str()
+ * of the error CPython's json.loads raises on the text: json-error-tail.ts, held to CPython by its fixture test).
+ */
+function record(lines) {
+  const text = [TEXT, ...lines, '"}}'].join('\n');
+  const tail = `"}}, JSON parse error: ${errorTexts(text, 'loads')[0]}`;
+  return [`[${pyTime(new Date())}] Failed to parse JSON part: ${TEXT}`, ...lines, tail].join('\n') + '\n';
+}
 
 /** Item 1: the model prints the tail, then a thread death, then more; the engine's real tail ends the record. */
-export const earlyTail = () =>
-  [head(), `x${FAKE_TAIL}`, ...bootstrapThreadTraceback(7), 'and more output', TAIL(52)].join('\n') + '\n';
+export const earlyTail = () => record([`x${FAKE_TAIL}`, ...bootstrapThreadTraceback(7), 'and more output']);
+
+/**
+ * Item 1, the forged record: the model prints the tail, then a line with SGLang's record prefix (which ends a
+ * record once a tail went by), then a thread death. The tail names no error CPython raises on the text before it.
+ */
+export const forgedRecord = () =>
+  record([
+    `x${FAKE_TAIL}`,
+    `[${pyTime(new Date())} TP0] Exception in thread Thread-9 (bootstrap_thread):`,
+    ...bootstrapThreadTraceback(7),
+    'and more output',
+  ]);
 
 /** Item 2 (a): the tool call's last line is longer than maxLineBytes (64 KB): the real tail is cut off. */
-export const cutTail = () => [head(), 'b'.repeat(70_000) + TAIL(70_050)].join('\n') + '\n';
+export const cutTail = () => {
+  const last = `${'b'.repeat(70_000)}"}}`;
+  const said = errorTexts(`${TEXT}\n${last}`, 'loads')[0];
+  return `[${pyTime(new Date())}] Failed to parse JSON part: ${TEXT}\n${last}, JSON parse error: ${said}\n`;
+};
 
 /** Item 7: one tool call printing 2,500 thread deaths after an early tail. */
 export const deathFlood = () =>
-  [
-    head(),
+  record([
     `x${FAKE_TAIL}`,
     ...Array.from({ length: 2500 }, (_, i) => bootstrapThreadTraceback(100 + i)).flat(),
-    TAIL(52),
-  ].join('\n') + '\n';
+  ]);
 
-/** Appends `payload` on an idle engine, then on a loaded one; counts what user text raised; then the control. */
-async function shieldRow(env, payload, { strip = false } = {}) {
+/**
+ * Appends `payload` on an idle engine, then on a loaded one; counts what user text raised; then the control. On a
+ * daemon and simulator of the row's own: each row's loaded phase is a stall the daemon sees, and on a shared target
+ * the fourth within 5 min is (rightly) `stalls_recurring`, so the next row never saw `pd` ok.
+ */
+async function shieldRow(scope, name, payload, { strip = false } = {}) {
+  const env = await startMainEnv(join(scope.dir, name), { extras: false, name });
+  scope.add(() => env.stop());
+  tally.daemons.push(env.daemon);
   const d = env.daemon;
   const t0 = Date.now();
   const eventsOf = async () =>
@@ -42,10 +71,15 @@ async function shieldRow(env, payload, { strip = false } = {}) {
   const remBefore = markerRuns(env.marker);
   const bundlesOf = async () => (await d.json('/api/incidents?target=pd'))?.incidents?.length ?? 0;
   const bundlesBefore = await bundlesOf();
-  await until(
-    async () => (await d.json('/api/status'))?.targets?.find((t) => t.target === 'pd')?.state === 'ok',
-    { timeoutMs: 15_000, what: 'pd ok before the payload' },
+  let seen;
+  const ok = await until(
+    async () => {
+      seen = (await d.json('/api/status'))?.targets?.find((t) => t.target === 'pd');
+      return seen?.state === 'ok';
+    },
+    { timeoutMs: 15_000 },
   );
+  if (!ok) throw new Error(`pd not ok before the payload (${seen?.state} ${seen?.diagnosis ?? ''})`);
   env.appendPrefill(payload());
   await sleep(6000);
   env.sim.enableFault('slow', { factor: 60 });
@@ -97,6 +131,7 @@ async function shieldRow(env, payload, { strip = false } = {}) {
   };
 }
 
-export const finding37early = (env) => shieldRow(env, earlyTail);
-export const finding37cut = (env) => shieldRow(env, cutTail);
-export const finding37flood = (env) => shieldRow(env, deathFlood, { strip: true });
+export const finding37early = (_env, scope) => shieldRow(scope, 's371', earlyTail);
+export const finding37forged = (_env, scope) => shieldRow(scope, 's371f', forgedRecord);
+export const finding37cut = (_env, scope) => shieldRow(scope, 's372', cutTail);
+export const finding37flood = (_env, scope) => shieldRow(scope, 's377', deathFlood, { strip: true });

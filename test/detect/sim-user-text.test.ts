@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
+import { errorTexts } from '../../src/sources/logs/json-error-tail.js';
 import { startHarness, type Harness } from './sim-harness.js';
 
 let h: Harness | undefined;
@@ -19,9 +20,9 @@ afterEach(async () => {
 });
 
 const VERBATIM = Object.values(RULE_FIXTURES).flat().join('\n');
-const RECORD =
-  '[2026-08-10 14:00:01 TP0] Failed to parse JSON part: [{"name": "write_file", "arguments": {"content": "' +
-  `${VERBATIM}"}}], JSON parse error: Invalid control character at: line 1 column 77 (char 76)\n`;
+const TEXT = `[{"name": "write_file", "arguments": {"content": "${VERBATIM}"}}]`;
+// The engine's tail: str() of the error CPython's json.loads raises on the text (json-error-tail.test.ts).
+const RECORD = `[2026-08-10 14:00:01 TP0] Failed to parse JSON part: ${TEXT}, JSON parse error: ${errorTexts(TEXT, 'loads')[0]}\n`;
 const NIXL_DEATH = [
   'Exception in thread Thread-3 (bootstrap_thread):',
   'Traceback (most recent call last):',

@@ -10,6 +10,7 @@ import { MAX_CARRIER_BYTES, MAX_CARRIER_LINES, MAX_HELD_LINES } from '../../src/
 import { logFeed } from '../../src/sources/logs/feed.js';
 import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
 import type { RuleMatch } from '../../src/sources/logs/rules/matcher.js';
+import { errorTexts } from '../../src/sources/logs/json-error-tail.js';
 
 const SET = compileRuleSet([...LOG_PACKS], []);
 const MAX_LINE = 4096;
@@ -46,7 +47,16 @@ const HEADER = `${T}Failed to parse JSON part: [{"name": "write_file", "argument
 /** What the engine prints after the JSON part (CPython JSONDecodeError's str). */
 const TAIL = (n: number) =>
   `"}}], JSON parse error: Invalid control character at: line 1 column ${n} (char ${n - 1})`;
-/** The tail as the model can print it in its own output. */
+/**
+ * The engine's real tail after `before` (the record's lines so far): `"}}]` closes the model's text, then str() of
+ * the error CPython raises on that text (json-error-tail.test.ts holds errorTexts to CPython's own messages).
+ */
+function realTail(before: readonly string[]): string {
+  const part = 'Failed to parse JSON part: ';
+  const record = [...before, '"}}]'].join('\n');
+  return `"}}], JSON parse error: ${errorTexts(record.slice(record.indexOf(part) + part.length), 'loads')[0]}`;
+}
+/** The tail as the model can print it in its own output (it fits none of the texts below). */
 const FAKE_TAIL = 'x, JSON parse error: Expecting value: line 1 column 2 (char 1)';
 const DEATH = (thread: string) => [
   `Exception in thread ${thread} (bootstrap_thread):`,
@@ -57,10 +67,13 @@ const DEATH = (thread: string) => [
 ];
 const FAKE_DEATH = DEATH('Thread-9');
 const REAL_DEATH = DEATH('Thread-3');
+/** A record of SGLang's own that raises an event (the model prints it after a fake tail: issue 37 item 1). */
+const FORGED_RECORD = `${T}Received sigquit from a child process. It usually means the child failed.`;
 const NEXT = `${T}Decode batch, #running-req: 1, #token: 90, token usage: 0.01, gen throughput (token/s): 40.00, #queue-req: 0`;
 
 /** The early tail: the model prints the tail, then a thread death, then more, inside one tool call. */
-const EARLY_TAIL = [HEADER + 'line one', FAKE_TAIL, ...FAKE_DEATH, 'more output', TAIL(70)];
+const BEFORE_TAIL = [HEADER + 'line one', FAKE_TAIL, ...FAKE_DEATH, 'more output'];
+const EARLY_TAIL = [...BEFORE_TAIL, realTail(BEFORE_TAIL)];
 
 describe('the early tail (issue 37 item 1)', () => {
   it('a fake tail then a fake thread death inside the output raises nothing (idle engine: the quiet ends it)', () => {
@@ -106,9 +119,72 @@ describe('the early tail (issue 37 item 1)', () => {
 
   it('a fake tail on the header line itself ends nothing', () => {
     const s = source();
-    s.write([`${T}Failed to parse JSON part: ${FAKE_TAIL}`, ...FAKE_DEATH, TAIL(40)].join('\n') + '\n');
+    const before = [`${T}Failed to parse JSON part: ${FAKE_TAIL}`, ...FAKE_DEATH];
+    s.write([...before, realTail(before)].join('\n') + '\n');
     s.quiet();
     expect(s.names()).toEqual([]);
+  });
+
+  it('a fake tail then a forged record prefix and thread death: nothing (the tail names no error of the text before it)', () => {
+    // A record of the engine's own words, then a stderr thread death: each raises an event where it is the engine's.
+    const forged = [FORGED_RECORD, ...FAKE_DEATH];
+    const before = [HEADER + 'line one', FAKE_TAIL, ...forged, 'more output'];
+    const s = source();
+    s.write([...before, realTail(before), NEXT].join('\n') + '\n');
+    s.quiet();
+    s.end();
+    expect(s.names()).toEqual([]);
+    // The engine's own thread death after the real end is still read, before any quiet.
+    const r = source();
+    r.write([...before, realTail(before), ...REAL_DEATH, NEXT].join('\n') + '\n');
+    expect(r.names()).toEqual(['nixl_bootstrap_thread_dead']);
+    expect(r.events[0]!.line).toContain('Thread-3');
+  });
+
+  it('every shape of CPython message the model may fake is refused when it does not fit: nothing after it raises', () => {
+    for (const fake of [
+      "x, JSON parse error: Expecting ',' delimiter: line 2 column 1 (char 58)",
+      'x, JSON parse error: Unterminated string starting at: line 1 column 49 (char 48)',
+      'x, JSON parse error: Extra data: line 1 column 2 (char 1)',
+      'x, JSON parse error: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)',
+      // The right message at the right char, but a column that cannot go with it.
+      'x, JSON parse error: Invalid control character at: line 1 column 58 (char 58)',
+    ]) {
+      const s = source();
+      s.write([HEADER + 'line one', fake, FORGED_RECORD, ...FAKE_DEATH, NEXT].join('\n') + '\n');
+      s.quiet();
+      expect(s.names(), fake).toEqual([]);
+    }
+  });
+
+  it("a tail that fits on the header line ends the record there: what follows is the engine's", () => {
+    const s = source();
+    const header = `${T}Failed to parse JSON part: [1 2], JSON parse error: Expecting ',' delimiter: line 1 column 4 (char 3)`;
+    s.write([header, ...REAL_DEATH, NEXT].join('\n') + '\n');
+    expect(s.names()).toEqual(['nixl_bootstrap_thread_dead']);
+  });
+
+  it('llama32 before 2025 printed the error as its own record: it ends the part when it fits the lines before', () => {
+    const part = [
+      `${T}Failed to parse JSON part: {"name": "run", "arguments": {"script": "`,
+      ...FAKE_DEATH,
+      '"}}',
+    ];
+    const own = (e: string) => `${T}JSON parse error: ${e}`;
+    // {"name": "run", "arguments": {"script": " then a raw newline: CPython's error is at char 41.
+    const s = source();
+    s.write(
+      [...part, own('Invalid control character at: line 1 column 42 (char 41)'), ...REAL_DEATH, NEXT].join(
+        '\n',
+      ) + '\n',
+    );
+    expect(s.names()).toEqual(['nixl_bootstrap_thread_dead']);
+    const f = source();
+    f.write(
+      [...part, own('Expecting value: line 1 column 2 (char 1)'), ...FAKE_DEATH, NEXT].join('\n') + '\n',
+    );
+    f.quiet();
+    expect(f.names()).toEqual([]);
   });
 
   for (const [format, wrap] of [
@@ -135,7 +211,8 @@ describe('a shield that never ends (issue 37 item 2)', () => {
     const s = source();
     // The model's long line, cut at maxLineBytes right after a tail-shaped text.
     const long = 'a'.repeat(MAX_LINE - FAKE_TAIL.length) + FAKE_TAIL + ' and more of the same line';
-    s.write([HEADER + 'x', long, ...FAKE_DEATH, TAIL(40)].join('\n') + '\n');
+    const before = [HEADER + 'x', long, ...FAKE_DEATH];
+    s.write([...before, realTail(before)].join('\n') + '\n');
     s.quiet();
     expect(s.names()).toEqual([]);
   });
@@ -216,7 +293,8 @@ describe('a shield that never ends (issue 37 item 2)', () => {
 
   it("a tail carrier ends at the engine's next record only after a tail: a record-shaped line of the model's is its own", () => {
     const s = source();
-    s.write([HEADER + 'x', NEXT, ...FAKE_DEATH, TAIL(40)].join('\n') + '\n');
+    const before = [HEADER + 'x', NEXT, ...FAKE_DEATH];
+    s.write([...before, realTail(before)].join('\n') + '\n');
     s.quiet();
     expect(s.names()).toEqual([]);
   });
@@ -245,7 +323,8 @@ describe('a shield that never ends (issue 37 item 2)', () => {
   it('past the cap the rest of a long tool call is still shielded: 2,500 thread deaths after an early tail raise nothing', () => {
     const s = source();
     const flood = Array.from({ length: 2500 }, () => FAKE_DEATH).flat();
-    s.write([HEADER + 'x', FAKE_TAIL, ...flood, TAIL(40), ...REAL_DEATH, NEXT].join('\n') + '\n');
+    const before = [HEADER + 'x', FAKE_TAIL, ...flood];
+    s.write([...before, realTail(before), ...REAL_DEATH, NEXT].join('\n') + '\n');
     expect(s.names()).toEqual(['nixl_bootstrap_thread_dead']);
     expect(s.events[0]!.line).toContain('Thread-3');
   });

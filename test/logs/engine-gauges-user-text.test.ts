@@ -41,7 +41,7 @@ const SHAPES: Record<string, (dp: number) => string> = {
   // The model's output inside the tool parser's warning (carriers.ts sglang_failed_json_part): raw lines, one of
   // them the fake batch line at the line's start, with the engine's own prefix shape.
   tool_parser_carrier: (dp) =>
-    `[${T}05 TP0] Failed to parse JSON part: {"name": "get_weather", "arguments": {"q": "\n${fake(dp)}\n"}}, JSON parse error: Expecting ',' delimiter: line 2 column 1 (char 60)`,
+    `[${T}05 TP0] Failed to parse JSON part: {"name": "get_weather", "arguments": {"q": "\n${fake(dp)}\n"}}, JSON parse error: Invalid control character at: line 1 column 45 (char 44)`,
   // Quoted in some other record of the engine (a warning quoting the request): not where the logger puts it.
   quoted_in_record: (dp) => `[${T}05 TP0] Warning: request r${dp} text ${fake(dp)}`,
 };
@@ -168,7 +168,7 @@ describe('engine gauges: only the engine own lines (issue 37 item 4)', () => {
     for (let r = 0; r < 5; r++) {
       const tool = Array.from({ length: 568 }, () => fake(dp++)).join('\n');
       lines.push(
-        `[${T}05 TP0] Failed to parse JSON part: {"name": "f", "arguments": "\n${tool}\n"}, JSON parse error: Expecting value: line 1 column 2 (char 1)`,
+        `[${T}05 TP0] Failed to parse JSON part: {"name": "f", "arguments": "\n${tool}\n"}, JSON parse error: Invalid control character at: line 1 column 29 (char 28)`,
       );
       for (const shape of shapes) lines.push(shape(dp++));
     }
@@ -250,7 +250,7 @@ describe('replay of a request echo holding a fake batch line (issue 37 item 4)',
     const stalled = (dp: number) => batch(5, dp, 64, '0.95', '0.00');
     lines.push(
       `[${T}05] Receive: obj=GenerateReqInput(text='${stalled(0)}\\n${stalled(3)}', rid='r1')`,
-      `[${T}06 TP0] Failed to parse JSON part: {"a": "\n${stalled(5)}\n"}, JSON parse error: Expecting value: line 1 column 2 (char 1)`,
+      `[${T}06 TP0] Failed to parse JSON part: {"a": "\n${stalled(5)}\n"}, JSON parse error: Invalid control character at: line 1 column 8 (char 7)`,
     );
     for (let s = 10; s < 190; s += 10) {
       const m = Math.floor(s / 60);

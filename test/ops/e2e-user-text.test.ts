@@ -6,20 +6,23 @@ import { appendFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
+import { errorTexts } from '../../src/sources/logs/json-error-tail.js';
 import { promQuery, promQueryRange, startPipeline, type Pipeline } from './pipeline.js';
 
 const VERBATIM = Object.values(RULE_FIXTURES).flat().join('\n');
-const TAIL = 'JSON parse error: Invalid control character at: line 1 column 77 (char 76)';
-const ECHO = `[2026-08-10 14:00:01 TP0] Failed to parse JSON part: [{"name": "write_file", "arguments": {"content": "${VERBATIM}"}}], ${TAIL}\n`;
-// The user's argument ends with a forged tail, then a traceback of its own.
-const FORGED = [
-  `[2026-08-10 14:00:02 TP0] Failed to parse JSON part: [{"name": "x", "arguments": {"a": "`,
-  `"}}], ${TAIL}`,
+/** The engine's tail on `text`: str() of the error CPython's json.loads raises on it (json-error-tail.test.ts). */
+const TAIL = (text: string) => `JSON parse error: ${errorTexts(text, 'loads')[0]}`;
+const TEXT = `[{"name": "write_file", "arguments": {"content": "${VERBATIM}"}}]`;
+const ECHO = `[2026-08-10 14:00:01 TP0] Failed to parse JSON part: ${TEXT}, ${TAIL(TEXT)}\n`;
+// The user's argument holds a forged tail, then a traceback of its own, before the engine's real tail.
+const FORGED_LINES = [
+  `[{"name": "x", "arguments": {"a": "`,
+  `"}}], JSON parse error: Invalid control character at: line 1 column 77 (char 76)`,
   'Exception in thread Thread-3 (bootstrap_thread):',
   "AssertionError: First message should be b'NixlMsgGuard'. Foreign traffic?",
-  `"}}], ${TAIL}`,
-  '',
-].join('\n');
+  `"}}]`,
+];
+const FORGED = `[2026-08-10 14:00:02 TP0] Failed to parse JSON part: ${FORGED_LINES.join('\n')}, ${TAIL(FORGED_LINES.join('\n'))}\n`;
 
 /** The value of a one-series query, 0 when it has none. */
 async function promValue(promUrl: string, expr: string): Promise<number> {

@@ -13,9 +13,14 @@
 // start a JSON line) and by a quiet period; past MAX_CARRIER_LINES or MAX_CARRIER_BYTES (a cut-off, counted) a
 // tail carrier ends at the engine's next record whether or not a tail came. Held lines are bounded (MAX_HELD_*).
 // A line the scanner cut is never a tail (its end is gone, and a cut can leave user text ending tail-shaped).
-// What is left to the user: printing a tail and then an engine record's prefix ends the record there; that is why
-// a log line alone never pages (confirm.ts; the alert rules page only once a probe confirmed a line).
+// A tail-shaped line ends nothing unless it fits the text before it (json-error-tail.ts: SGLang's tail is str() of
+// the JSONDecodeError CPython raised on exactly that text, so it names that text's first error): a fake tail then a
+// forged record prefix stays inside the record. What is left to the user: a tail naming the very error CPython
+// raises on the text (computed by the model), or a line the scanner cut, then an engine record's prefix, ends the
+// record there; that is why a log line alone never pages (confirm.ts; the alert rules page only once a probe
+// confirmed a line).
 import { escapeRegExp } from '../../lib/regex.js';
+import { JsonErrorTail } from './json-error-tail.js';
 import { PACKS } from './packs/index.js';
 import { MAX_PREFIX, prefixAllows } from './request-echo.js';
 
@@ -25,7 +30,16 @@ export type CarrierEnd =
    * At the last line (the header's own included) this test accepts before the next line that starts a record of
    * the engine's logger (`record`), or before a quiet period; that line is still the carrier's.
    */
-  | { kind: 'tail'; test: (line: string) => boolean; record: RegExp }
+  | {
+      kind: 'tail';
+      test: (line: string) => boolean;
+      record: RegExp;
+      /**
+       * A tail-shaped line ends the record only if it fits the text carried before it (json-error-tail.ts: the
+       * error CPython raises on that text). Checked while the record is within its caps and no line was cut.
+       */
+      fits?: 'cpython_json_error';
+    }
   /** Before the first line that does not start with the header's logger prefix, exactly (vLLM repeats it). */
   | { kind: 'same_prefix' }
   /** Before the first line that starts a new record of the engine's logger (its prefix, not quoted). */
@@ -96,6 +110,7 @@ const OWN: readonly Carrier[] = [
       kind: 'tail',
       test: (l) => l.includes(JSON_TAIL) && JSON_ERROR_END.test(l),
       record: SGLANG_RECORD,
+      fits: 'cpython_json_error',
     },
   },
   // sgl-project/sglang python/sglang/srt/function_call/base_format_detector.py parse_base_json @ 00a35ca8:
@@ -193,6 +208,8 @@ export class OpenCarrier {
   private capped = false;
   private heldLines = 0;
   private heldBytes = 0;
+  /** The carried text, to check a tail-shaped line against (undefined once it cannot: capped, or a line cut). */
+  private text: JsonErrorTail | undefined;
 
   private constructor(
     readonly carrier: Carrier,
@@ -207,7 +224,11 @@ export class OpenCarrier {
   ) {
     this.bytes = header.length;
     const end = carrier.end;
-    this.mayHaveEnded = end.kind === 'tail' && (cut || end.test(header));
+    if (end.kind === 'tail' && end.fits !== undefined && !cut && !structured) {
+      this.text = new JsonErrorTail(header.slice(userFrom));
+    }
+    this.mayHaveEnded =
+      end.kind === 'tail' && (cut || (end.test(header) && (this.text?.fits(header, userFrom) ?? true)));
   }
 
   /** The carrier whose header this line is, opened; undefined when it is none. */
@@ -239,6 +260,7 @@ export class OpenCarrier {
         this.lines > MAX_CARRIER_LINES ? 'lines' : this.bytes > MAX_CARRIER_BYTES ? 'bytes' : undefined;
       if (cap !== undefined) {
         this.capped = true;
+        this.text = undefined;
         return cap;
       }
     }
@@ -249,7 +271,12 @@ export class OpenCarrier {
       case 'tail': {
         // Its end is gone when the scanner cut it: it may have been the tail (held lines before it go with the
         // record), and it is never one by itself.
-        if (how.cut === true || end.test(line)) {
+        // A tail-shaped line the carried text refutes (it names an error CPython does not raise on the text) is
+        // the model's: an ordinary line of the record.
+        const tail = how.cut !== true && end.test(line) && (this.text?.fits(line) ?? true);
+        if (how.cut === true) this.text = undefined;
+        else this.text?.add(line);
+        if (how.cut === true || tail) {
           this.mayHaveEnded = true;
           this.heldLines = this.heldBytes = 0;
           return 'tail';
