@@ -96,6 +96,8 @@ export class TargetWatchdog {
   private readonly remediator?: TargetWatchdogOptions['remediation'];
   private paused: boolean;
   private confirmer?: ConfirmationRunner;
+  /** Ticks this target early, `ms` from now, when the core asks (Watchdog.add; none outside a running Watchdog). */
+  private waker?: (ms: number) => void;
   /** An incident capture is in flight: remediation waits (at most the capture's deadline). */
   private capturing = false;
 
@@ -130,6 +132,11 @@ export class TargetWatchdog {
   /** The scheduler that runs confirmation rounds (set once the sources exist). */
   setConfirmer(c: ConfirmationRunner): void {
     this.confirmer = c;
+  }
+
+  /** Who ticks this target between its periodic ticks when the core names a time (Step.wakeAt). */
+  setWaker(w: ((ms: number) => void) | undefined): void {
+    this.waker = w;
   }
 
   get state(): TargetMemory {
@@ -203,6 +210,8 @@ export class TargetWatchdog {
         this.log.error({ err }, 'confirmation round failed');
       });
     }
+    // A pending critical line is confirmed at its deadline, not on the next periodic tick (up to 1 s later).
+    if (step.wakeAt !== undefined) this.waker?.(step.wakeAt - now);
     this.opts.traffic?.onStep(this.s);
     if (!this.capturing) this.remediator?.consider(this.s);
   }
@@ -395,10 +404,18 @@ export function carryOver(
   return s;
 }
 
+/**
+ * Past a wake's time before its tick: a run's deadline is judged on its own start, which the scheduler stamps a
+ * little after the step that asked for it, and a timer may fire a millisecond early by the wall clock.
+ */
+export const WAKE_SLACK_MS = 10;
+
 /** Every target's watchdog; what route plugins reach as `daemon.runtime.watchdog`. */
 export class Watchdog {
   readonly targets = new Map<string, TargetWatchdog>();
   private timer: NodeJS.Timeout | undefined;
+  /** One early tick per target at most, the earliest asked for (Step.wakeAt). */
+  private readonly wakes = new Map<TargetWatchdog, { at: number; timer: NodeJS.Timeout }>();
 
   constructor(
     readonly journal: Journal,
@@ -407,6 +424,24 @@ export class Watchdog {
 
   add(w: TargetWatchdog): void {
     this.targets.set(w.name, w);
+    w.setWaker((ms) => this.wake(w, ms));
+  }
+
+  /** Ticks `w` in `ms` (plus WAKE_SLACK_MS) while running, unless an earlier wake of it is set. */
+  private wake(w: TargetWatchdog, ms: number): void {
+    if (this.timer === undefined) return;
+    const at = Date.now() + Math.max(0, ms);
+    const set = this.wakes.get(w);
+    if (set !== undefined && set.at <= at) return;
+    if (set !== undefined) clearTimeout(set.timer);
+    const timer = setTimeout(
+      () => {
+        this.wakes.delete(w);
+        if (this.targets.get(w.name) === w) w.tick();
+      },
+      at - Date.now() + WAKE_SLACK_MS,
+    );
+    this.wakes.set(w, { at, timer });
   }
 
   start(): void {
@@ -422,6 +457,8 @@ export class Watchdog {
   async stop(opts: { handover?: boolean; remediationGraceMs?: number } = {}): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    for (const { timer } of this.wakes.values()) clearTimeout(timer);
+    this.wakes.clear();
     if (!opts.handover)
       await Promise.all(
         [...this.targets.values()].map((w) => w.shutdownRemediation(opts.remediationGraceMs)),

@@ -53,3 +53,26 @@ export function servedSince(
 ): boolean {
   return servingAt !== undefined && servingAt > Math.max(since, now - confirmAfter);
 }
+
+/**
+ * The earliest time after `now` at which confirmsLine could turn true for a run in flight, judged on what is known
+ * now (undefined: none can, or not later than now): its deadline, and `confirmAfter` past the engine's last sign of
+ * serving when that came after the line. The shell ticks the reducer then (issue 37: waiting for the next periodic
+ * tick added up to 1 s to traceback → wedged); a wrong guess costs one tick, never a verdict.
+ */
+export function confirmDueAt(
+  startedAt: number,
+  firstTokenMs: number | undefined,
+  lineTime: number,
+  now: number,
+  confirmAfter: number,
+  servingAt: number | undefined,
+): number | undefined {
+  const since = Math.max(startedAt, lineTime);
+  const deadline = since + confirmAfter;
+  // Its first token came within confirmAfter: this run never confirms the line.
+  if (firstTokenMs !== undefined && startedAt + firstTokenMs <= deadline) return undefined;
+  const due =
+    servingAt !== undefined && servingAt > since ? Math.max(deadline, servingAt + confirmAfter) : deadline;
+  return due > now ? due : undefined;
+}

@@ -374,6 +374,11 @@ export interface Step {
   actions: Action[];
   events: DetectEvent[];
   transition?: Transition;
+  /**
+   * Unix ms at which the verdict may change with no new signal (a pending critical line's confirmation deadline):
+   * the shell feeds a tick then, not only on its periodic one.
+   */
+  wakeAt?: number;
 }
 
 export function initialState(target: string, now: number): TargetMemory {

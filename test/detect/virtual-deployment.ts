@@ -17,6 +17,7 @@ import {
 import { probeConns } from '../../src/sources/probes/schedule.js';
 import type { ConnKind, ProbeResultClass, Signal } from '../../src/core/signals.js';
 import { mulberry32 } from '../../src/sim/prng.js';
+import { WAKE_SLACK_MS } from '../../src/watchdog.js';
 
 export const EXAMPLE = new URL('../../examples/wedgewatch.yaml', import.meta.url).pathname;
 
@@ -61,6 +62,8 @@ export class VirtualDeployment {
   private seq = 0;
   private token = 0;
   private readonly random: () => number;
+  /** The early tick asked for (Step.wakeAt), if one is set. */
+  private wakeAt: number | undefined;
 
   constructor(
     readonly target: TargetConfig,
@@ -132,7 +135,24 @@ export class VirtualDeployment {
       if (a.kind === 'confirm')
         for (const slot of this.slots) if (slot.probe.kind === 'chat' && !slot.inflight) this.launch(slot);
     }
+    if (step.wakeAt !== undefined) this.wake(step.wakeAt);
     return step;
+  }
+
+  /** As the Watchdog does (src/watchdog.ts): one early tick at the earliest time the core asked for. */
+  private wake(at: number): void {
+    if (this.wakeAt !== undefined && this.wakeAt <= at) return;
+    this.wakeAt = at;
+    this.at(at + WAKE_SLACK_MS, () => {
+      if (this.wakeAt !== at) return;
+      this.wakeAt = undefined;
+      this.feed({ kind: 'tick', inflight: this.inflight() });
+    });
+  }
+
+  /** Runs `fn` at virtual time `at` (a log follower's poll, a line written). */
+  later(at: number, fn: () => void): void {
+    this.at(at, fn);
   }
 
   transitions(): string[] {

@@ -1,7 +1,7 @@
 // The log case of the reducer: a critical line becomes evidence waiting for a probe to confirm it (a failure or
 // a hang with no first token after it), and abort lines feed the abort-storm window, minus our own probes' aborts.
 import { rootCauseText, type LogEventSignal } from '../signals.js';
-import { confirmsLine } from '../confirm.js';
+import { confirmDueAt, confirmsLine } from '../confirm.js';
 import { isCompletion } from '../vocabulary.js';
 import { classifyLog, diagnosisRank, mostSpecific } from '../log-classes.js';
 import type { Action, ClassifierConfig, CriticalMemory, DetectEvent, TargetMemory } from '../memory.js';
@@ -102,6 +102,29 @@ export function confirmByHang(
     diagnosis: pending.diagnosis,
     by: `${hung.probe} on ${hung.endpoint}/${hung.conn} in flight for ${Math.round((now - hung.startedAt) / 1000)} s`,
   });
+}
+
+/**
+ * When the pending critical line may next be confirmed by a completion in flight (confirm.ts confirmDueAt), if
+ * later than now: the step's `wakeAt`, so the confirmation lands at its deadline and not on the next periodic tick.
+ */
+export function nextConfirmAt(s: TargetMemory, now: number, cfg: ClassifierConfig): number | undefined {
+  const pending = s.pendingCritical;
+  if (!pending) return undefined;
+  let next: number | undefined;
+  for (const i of s.inflight ?? []) {
+    if (!isCompletion(cfg.probes[i.probe]?.kind)) continue;
+    const due = confirmDueAt(
+      i.startedAt,
+      i.firstTokenMs,
+      pending.time,
+      now,
+      cfg.detect.confirmAfter,
+      s.servingAt,
+    );
+    if (due !== undefined && (next === undefined || due < next)) next = due;
+  }
+  return next;
 }
 
 export function pruneAborts(s: TargetMemory, now: number, cfg: ClassifierConfig): void {

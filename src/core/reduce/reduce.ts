@@ -6,7 +6,7 @@ import { evaluate } from '../verdict/evaluate.js';
 import { judgeCrawl, rememberOwnCut } from './engine-evidence.js';
 import { judgeObjectives, onProbeRate } from './objectives.js';
 import { onEngine, judgeEngines, judgeRanks } from './engines.js';
-import { confirmByHang, onLog, pruneAborts } from './log-evidence.js';
+import { confirmByHang, nextConfirmAt, onLog, pruneAborts } from './log-evidence.js';
 import { applyVerdict } from './hysteresis.js';
 import type { Action, ClassifierConfig, DetectEvent, Step, TargetMemory, TickSignal } from '../memory.js';
 import { isCompletion } from '../vocabulary.js';
@@ -84,5 +84,6 @@ export function reduceInPlace(
   // diagnosis shown is read again with it.
   if (signal.kind === 'node' && s.state === verdict.state && s.diagnosis === verdict.diagnosis)
     s.cause = verdict.cause;
-  return { state: s, actions, events, transition: step };
+  const wakeAt = nextConfirmAt(s, now, cfg);
+  return { state: s, actions, events, transition: step, ...(wakeAt !== undefined ? { wakeAt } : {}) };
 }
