@@ -231,6 +231,28 @@ describe("our probes' own rate, where the engine gives none (issue 38: a 10× cr
     expect(r.s.state).toBe('ok');
   });
 
+  it('a crawl in steps: a run now and then that came whole inside a fast step does not stop the clock', () => {
+    const r = new Run(config({ stallAfter: '60s' }));
+    for (let i = 0; i < 6; i++) round(r, 80);
+    // Issue 38's duty-cycle crawl on the real llama.cpp server: most runs 10× slower, one in six at full speed (its 8
+    // tokens inside one run window). One such run used to stop the clock: degraded for 60 s, then ok mid-crawl.
+    for (let i = 0; i < 18; i++) {
+      r.probe({ endpoint: 'router', conn: 'fresh', reusedConnection: false, tokensPerSecond: 8 });
+      const lucky = i % 3 === 2;
+      r.probe({
+        endpoint: 'router',
+        conn: 'keepalive',
+        reusedConnection: true,
+        tokensPerSecond: lucky ? 80 : 8,
+      });
+      r.feed({ kind: 'tick' }, 15_000);
+    }
+    expect(r.transitions()).toEqual(['ok/-', 'degraded/engine_slow']);
+    // Back to full speed: ok within two rounds.
+    for (let i = 0; i < 2; i++) round(r, 80);
+    expect(r.s.state).toBe('ok');
+  });
+
   it('one slow run among fast ones starts nothing that lasts; an engine with its own rate is judged on that instead', () => {
     const r = new Run(config({ stallAfter: '60s' }));
     for (let i = 0; i < 6; i++) round(r, 80);

@@ -10,6 +10,7 @@ import {
   ITL_CEILING_MS,
   ITL_SLOWDOWN,
   LEARN_SAMPLES,
+  PROBE_RATE_WINDOW,
   QUEUE_CEILING_MS,
   QUEUE_FLOOR_MS,
   QUEUE_SLOWDOWN,
@@ -103,7 +104,18 @@ export function onProbeRate(
     queueMs: QUEUE_FLOOR_MS,
     queueFrom: 'ceiling',
   });
-  itlSample(o, 1000 / tokensPerSecond, now, true);
+  // The median of the last few runs: one run that came whole inside a fast step of a crawl neither stops the clock
+  // nor is a slow one among fast ones enough to start it.
+  const recent = (o.recentItlMs ??= []);
+  recent.push(1000 / tokensPerSecond);
+  if (recent.length > PROBE_RATE_WINDOW) recent.shift();
+  itlSample(o, median(recent), now, true);
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function trackQueue(
