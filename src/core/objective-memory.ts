@@ -41,6 +41,8 @@ export interface ObjectiveMemory {
   itlFrom: ObjectiveSource;
   /** The first healthy window while it is being learned: inter-token latencies (ms) of samples within the ceiling. */
   itlLearning?: number[];
+  /** When the objective was learned (unix ms; a stored baseline's own time), while itlFrom is 'learned'. */
+  itlLearnedAt?: number;
   /** The last sample's inter-token latency (ms). */
   lastItlMs?: number;
   /** Our probes' objective only: their last PROBE_RATE_WINDOW inter-token latencies (ms), oldest first. */

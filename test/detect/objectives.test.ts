@@ -253,6 +253,22 @@ describe("our probes' own rate, where the engine gives none (issue 38: a 10× cr
     expect(r.s.state).toBe('ok');
   });
 
+  it('an engine idle but for our probes, whose rate shows only once they crawl, does not speak for the crawl', () => {
+    const r = new Run(config({ stallAfter: '60s' }));
+    for (let i = 0; i < 6; i++) round(r, 80);
+    // llama.cpp behind the example: idle between probes, so no rate of its own while healthy. Crawling, a probe
+    // lasts long enough for the scrape to see it running: the engine's first rates are the crawl's (60 ms a token),
+    // learned as its normal after 5, while our probes' objective came from their healthy window.
+    const v = new Vllm(r);
+    for (let i = 0; i < 10; i++) {
+      v.scrape({ n: 15, itlMs: 60, running: 1, every: 1000 });
+      round(r, 16, 14_000);
+    }
+    expect(r.s.engines.server!.objectives!.itlFrom).toBe('learned');
+    expect(r.transitions()).toEqual(['ok/-', 'degraded/engine_slow']);
+    expect(r.s.cause).toMatch(/^chat probes stream a token every 63 ms/);
+  });
+
   it('one slow run among fast ones starts nothing that lasts; an engine with its own rate is judged on that instead', () => {
     const r = new Run(config({ stallAfter: '60s' }));
     for (let i = 0; i < 6; i++) round(r, 80);

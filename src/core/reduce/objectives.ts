@@ -78,6 +78,7 @@ function itlSample(o: ObjectiveMemory, itl: number, now: number, learn: boolean)
   if (w.length >= LEARN_SAMPLES) {
     o.itlMs = Math.min(ITL_CEILING_MS, ITL_SLOWDOWN * mean(w));
     o.itlFrom = 'learned';
+    o.itlLearnedAt = now;
     o.itlLearning = undefined;
   }
 }
@@ -250,6 +251,7 @@ export function seedBaseline(e: EngineMemory, b: StoredBaseline, cfg: Classifier
   if (o.itlFrom !== 'config' && ok(b.itlMs) && b.itlMs <= ITL_CEILING_MS) {
     o.itlMs = b.itlMs;
     o.itlFrom = 'learned';
+    o.itlLearnedAt = b.at;
   }
   if (o.queueFrom !== 'config' && ok(b.queueMs) && b.queueMs <= QUEUE_SLOWDOWN * QUEUE_CEILING_MS) {
     o.queueMs = b.queueMs;

@@ -31,6 +31,23 @@ const fromText = (o: ObjectiveMemory) =>
       : `the ${ITL_CEILING_MS} ms ceiling: no healthy window since start-up`;
 
 /**
+ * An engine's own rate speaks instead of our probes' when it can judge: an objective configured, or learned from a
+ * healthy window before our probes' slowdown began. An engine idle but for our probes (llama.cpp behind the example)
+ * has no rate until a slowdown makes a probe last long enough for a scrape to see it running: its objective is then
+ * the ceiling, or learned from the slowdown itself, and the real 10× crawl read ok 32 s after engine_slow (issue 38).
+ */
+function judgesOwnRate(o: ObjectiveMemory | undefined, probes: ObjectiveMemory): boolean {
+  if (o?.lastItlMs === undefined) return false;
+  if (o.itlFrom === 'config') return true;
+  return (
+    o.itlFrom === 'learned' &&
+    o.itlLearnedAt !== undefined &&
+    probes.slowSince !== undefined &&
+    o.itlLearnedAt <= probes.slowSince
+  );
+}
+
+/**
  * The engine's own rate first (its metrics); else our chat probes' streamed rate (an engine whose mapping has no
  * token rate, like llama.cpp's, is judged by what a user sees).
  */
@@ -49,7 +66,7 @@ export const engineSlow: Family = (s, now, _cfg, sym) => {
     ];
   }
   const p = s.probeObjective;
-  if (p?.slow === true && !engines.some((e) => e.objectives?.lastItlMs !== undefined))
+  if (p?.slow === true && !engines.some((e) => judgesOwnRate(e.objectives, p)))
     return [
       candidate(
         'engine_slow',
