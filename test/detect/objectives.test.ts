@@ -269,6 +269,26 @@ describe("our probes' own rate, where the engine gives none (issue 38: a 10× cr
     expect(r.s.cause).toMatch(/^chat probes stream a token every 63 ms/);
   });
 
+  it('a rate of counters over a scrape interval (llama.cpp: decode steps, no latency histogram) never silences the probes', () => {
+    const r = new Run(config({ stallAfter: '60s' }));
+    // Healthy: scrapes that caught our probes running read 40 steps a second a request, learned (5 samples) first.
+    let steps = 0;
+    const scrape = (perSecond: number) => {
+      steps += perSecond;
+      r.engine({ service: 'server', running: 1, queued: 0, generatedTokensTotal: steps }, 1000);
+    };
+    for (let i = 0; i < 7; i++) scrape(40);
+    for (let i = 0; i < 6; i++) round(r, 80);
+    expect(r.s.engines.server!.objectives!.itlFrom).toBe('learned');
+    // Crawling: every chat run 10× slower; the counters still read within the engine's objective.
+    for (let i = 0; i < 8; i++) {
+      scrape(40 * 15); // 40 a second over the round's 15 s
+      round(r, 8, 14_000);
+    }
+    expect(r.transitions()).toEqual(['ok/-', 'degraded/engine_slow']);
+    expect(r.s.cause).toMatch(/^chat probes stream a token every 125 ms/);
+  });
+
   it('one slow run among fast ones starts nothing that lasts; an engine with its own rate is judged on that instead', () => {
     const r = new Run(config({ stallAfter: '60s' }));
     for (let i = 0; i < 6; i++) round(r, 80);
