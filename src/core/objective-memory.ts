@@ -26,6 +26,13 @@ export const SLOW_MIN_MS = 30_000;
  * reads healthy; one such run must not stop the clock (issue 38: a 10× crawl read degraded 60 s, then ok mid-crawl).
  */
 export const PROBE_RATE_WINDOW = 4;
+/**
+ * Our chat probes' learned objective is at least this (ms): their rate is timed by us, across the network and our
+ * event loop, over an 8-token burst, and on a fast model (5 ms a token on the real llama.cpp fixture) 1.5× is 2–3 ms of
+ * jitter — a loaded machine read a healthy server as engine_slow (median 8 ms against 7). 20 ms is 50 tokens/s a
+ * stream; a 10× crawl of that model read 29–150 ms.
+ */
+export const PROBE_ITL_FLOOR_MS = 20;
 /** Samples in the first healthy window (one scrape interval or stats line each). */
 export const LEARN_SAMPLES = 5;
 /** A learned queue-time objective is at least this (ms): an idle engine queues for nothing. */

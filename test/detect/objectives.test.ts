@@ -218,14 +218,15 @@ describe("our probes' own rate, where the engine gives none (issue 38: a 10× cr
     const r = new Run(config({ stallAfter: '60s' }));
     for (let i = 0; i < 6; i++) round(r, 80);
     expect(r.s.probeObjective).toMatchObject({ itlFrom: 'learned' });
-    expect(r.s.probeObjective!.itlMs).toBeCloseTo(18.75, 5);
+    // 1.5 × 12.5 ms is under the probes' 20 ms floor (their own timing's jitter on a fast model).
+    expect(r.s.probeObjective!.itlMs).toBe(20);
     // 15 s a round: the clock has run 45 s after three slow rounds, past stallAfter after the fifth.
     for (let i = 0; i < 3; i++) round(r, 8);
     expect(r.s.state).toBe('ok');
     for (let i = 0; i < 2; i++) round(r, 8);
     expect(r.verdict).toBe('degraded/engine_slow');
     expect(r.s.cause).toMatch(
-      /^chat probes stream a token every 125 ms, over its objective, learned from its first healthy window \(19 ms\) for \d+ s$/,
+      /^chat probes stream a token every 125 ms, over its objective, learned from its first healthy window \(20 ms\) for \d+ s$/,
     );
     for (let i = 0; i < 2; i++) round(r, 80);
     expect(r.s.state).toBe('ok');
@@ -287,6 +288,17 @@ describe("our probes' own rate, where the engine gives none (issue 38: a 10× cr
     }
     expect(r.transitions()).toEqual(['ok/-', 'degraded/engine_slow']);
     expect(r.s.cause).toMatch(/^chat probes stream a token every 125 ms/);
+  });
+
+  it("a fast model's jitter is not a slowdown: healthy runs a few ms over 1.5× a 5 ms window stay ok", () => {
+    const r = new Run(config({ stallAfter: '60s' }));
+    for (let i = 0; i < 6; i++) round(r, 200);
+    // The real fixture on a loaded machine: learned from 5 ms, then healthy runs at 8 ms a token for minutes.
+    for (let i = 0; i < 12; i++) round(r, 125);
+    expect(r.transitions()).toEqual(['ok/-']);
+    // 10× slower still reads degraded.
+    for (let i = 0; i < 6; i++) round(r, 20);
+    expect(r.verdict).toBe('degraded/engine_slow');
   });
 
   it('one slow run among fast ones starts nothing that lasts; an engine with its own rate is judged on that instead', () => {

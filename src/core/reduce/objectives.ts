@@ -10,6 +10,7 @@ import {
   ITL_CEILING_MS,
   ITL_SLOWDOWN,
   LEARN_SAMPLES,
+  PROBE_ITL_FLOOR_MS,
   PROBE_RATE_WINDOW,
   QUEUE_CEILING_MS,
   QUEUE_FLOOR_MS,
@@ -110,7 +111,10 @@ export function onProbeRate(
   const recent = (o.recentItlMs ??= []);
   recent.push(1000 / tokensPerSecond);
   if (recent.length > PROBE_RATE_WINDOW) recent.shift();
+  const learning = o.itlFrom === 'ceiling';
   itlSample(o, median(recent), now, true);
+  if (learning && o.itlFrom === 'learned')
+    o.itlMs = Math.min(ITL_CEILING_MS, Math.max(PROBE_ITL_FLOOR_MS, o.itlMs));
 }
 
 function median(xs: readonly number[]): number {
