@@ -46,12 +46,17 @@ const RECOVER_MS = Number(args.recover) * 1000;
  * @typedef {{ at: number, health: number | string, healthMs: number, state: string, diagnosis: string | null, cause?: string }} Sample
  * @typedef {{ stays?: string, state?: string[], within?: number, backWithin?: number, notState?: string[], remediations?: number, health?: number }} Expect
  * @typedef {{ llama: Awaited<ReturnType<typeof startLlama>>, daemon: Awaited<ReturnType<typeof startDaemon>>, note: (s: string) => void, holdAfterNotOk: () => Promise<void>, sample400?: string }} Ctx
- * @typedef {{ what: string, expect?: Expect, server?: { parallel?: number }, fault: (c: Ctx) => Promise<void> }} Scenario
+ * @typedef {{ what: string, expect?: Expect, server?: { parallel?: number }, learnMs?: number, fault: (c: Ctx) => Promise<void> }} Scenario
  * @typedef {{ t: number, label: string, cause?: string }} Step
  * @typedef {{ name: string, what: string, expect: Expect | null, notes: string[], okBeforeMs?: number | null, heldS?: number, backMs?: number | null, tEnd?: number, remediations?: number, remediationsSkipped?: number, health?: string, timeline?: Step[], notOkS?: number | null, expectedS?: number | null, wedgedOnsets?: number, states?: string, notOkSamples?: number, sampleCount?: number }} Result
  */
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
+/** The crawl's duty cycle: runs this long, then is stopped this long (10 % of the time). */
+const CRAWL_RUN_MS = 20;
+const CRAWL_STOP_MS = 180;
+/** Healthy time before the crawl: the chat probes' first 5 passes (every 15 s), with a round to spare. */
+const LEARN_MS = 90_000;
 
 /** A streamed chat completion of `maxTokens`, read to its end (or until `signal` aborts it). */
 /**
@@ -270,20 +275,36 @@ const SCENARIOS = {
     },
   },
   crawl: {
-    what: 'a duty-cycle crawl: the process runs 100 ms in every 1000 ms (SIGCONT/SIGSTOP), 10× slower',
+    what: `a duty-cycle crawl: the process runs ${CRAWL_RUN_MS} ms in every ${CRAWL_RUN_MS + CRAWL_STOP_MS} ms (SIGCONT/SIGSTOP), 10× slower, after ${LEARN_MS / 1000} s healthy`,
     expect: { state: ['degraded'] },
+    // A crawl is judged against the deployment's own healthy past: the chat probes' token rate is learned from their
+    // first 5 passes (src/core/reduce/objectives.ts onProbeRate, LEARN_SAMPLES; chat every 15 s), and the engine
+    // reads ok within seconds of start. A crawl started at the first ok was itself learned as the normal rate.
+    learnMs: LEARN_MS,
     fault: async (c) => {
       const until = Date.now() + Math.max(HOLD_MS, 180_000);
+      // A period shorter than a probe's generation (8 tokens, ~50 ms at 150 tok/s): a throttled engine slows every
+      // step, and a 1 s period let a probe's whole answer come inside one 100 ms run window (its token rate
+      // unchanged; only its wait grew).
+      let ran = 0;
+      let stopped = 0;
       try {
         while (Date.now() < until) {
+          let t = Date.now();
           c.llama.signal('SIGCONT');
-          await sleep(100);
+          await sleep(CRAWL_RUN_MS);
+          ran += Date.now() - t;
+          t = Date.now();
           c.llama.signal('SIGSTOP');
-          await sleep(900);
+          await sleep(CRAWL_STOP_MS);
+          stopped += Date.now() - t;
         }
       } finally {
         c.llama.signal('SIGCONT');
       }
+      c.note(
+        `ran ${((100 * ran) / (ran + stopped)).toFixed(1)} % of the time (${ran} ms of ${ran + stopped})`,
+      );
     },
   },
 };
@@ -367,6 +388,10 @@ async function runScenario(name) {
     ).catch(() => undefined);
     result.okBeforeMs = okAt === undefined ? null : okAt - (samples[0]?.at ?? okAt);
     if (okAt === undefined) notes.push(`never ok before the fault: ${JSON.stringify(samples.at(-1))}`);
+    if (def.learnMs) {
+      await sleep(def.learnMs);
+      notes.push(`${def.learnMs / 1000} s healthy before the fault (learning window)`);
+    }
     t0 = Date.now();
     /** @type {Ctx} */
     const ctx = {

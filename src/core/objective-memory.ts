@@ -20,6 +20,19 @@ export const ITL_SLOWDOWN = 1.5;
  * half a minute of every sample.
  */
 export const SLOW_MIN_MS = 30_000;
+/**
+ * Our chat probes' rate is judged on the median of their last this-many runs: a probe's 8 tokens are a burst, and on
+ * an engine that crawls in steps (a duty cycle, a throttled GPU) one run in a few comes whole inside a fast step and
+ * reads healthy; one such run must not stop the clock (issue 38: a 10× crawl read degraded 60 s, then ok mid-crawl).
+ */
+export const PROBE_RATE_WINDOW = 4;
+/**
+ * Our chat probes' learned objective is at least this (ms): their rate is timed by us, across the network and our
+ * event loop, over an 8-token burst, and on a fast model (5 ms a token on the real llama.cpp fixture) 1.5× is 2–3 ms of
+ * jitter — a loaded machine read a healthy server as engine_slow (median 8 ms against 7). 20 ms is 50 tokens/s a
+ * stream; a 10× crawl of that model read 29–150 ms.
+ */
+export const PROBE_ITL_FLOOR_MS = 20;
 /** Samples in the first healthy window (one scrape interval or stats line each). */
 export const LEARN_SAMPLES = 5;
 /** A learned queue-time objective is at least this (ms): an idle engine queues for nothing. */
@@ -35,8 +48,12 @@ export interface ObjectiveMemory {
   itlFrom: ObjectiveSource;
   /** The first healthy window while it is being learned: inter-token latencies (ms) of samples within the ceiling. */
   itlLearning?: number[];
+  /** When the objective was learned (unix ms; a stored baseline's own time), while itlFrom is 'learned'. */
+  itlLearnedAt?: number;
   /** The last sample's inter-token latency (ms). */
   lastItlMs?: number;
+  /** Our probes' objective only: their last PROBE_RATE_WINDOW inter-token latencies (ms), oldest first. */
+  recentItlMs?: number[];
   /** Since when every sample has been over the objective (kept across idle gaps between probe runs). */
   slowSince?: number;
   /** The last sample over the objective (a clock with no sample for stallAfter is let go). */

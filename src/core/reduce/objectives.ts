@@ -10,6 +10,8 @@ import {
   ITL_CEILING_MS,
   ITL_SLOWDOWN,
   LEARN_SAMPLES,
+  PROBE_ITL_FLOOR_MS,
+  PROBE_RATE_WINDOW,
   QUEUE_CEILING_MS,
   QUEUE_FLOOR_MS,
   QUEUE_SLOWDOWN,
@@ -77,6 +79,7 @@ function itlSample(o: ObjectiveMemory, itl: number, now: number, learn: boolean)
   if (w.length >= LEARN_SAMPLES) {
     o.itlMs = Math.min(ITL_CEILING_MS, ITL_SLOWDOWN * mean(w));
     o.itlFrom = 'learned';
+    o.itlLearnedAt = now;
     o.itlLearning = undefined;
   }
 }
@@ -103,7 +106,21 @@ export function onProbeRate(
     queueMs: QUEUE_FLOOR_MS,
     queueFrom: 'ceiling',
   });
-  itlSample(o, 1000 / tokensPerSecond, now, true);
+  // The median of the last few runs: one run that came whole inside a fast step of a crawl neither stops the clock
+  // nor is a slow one among fast ones enough to start it.
+  const recent = (o.recentItlMs ??= []);
+  recent.push(1000 / tokensPerSecond);
+  if (recent.length > PROBE_RATE_WINDOW) recent.shift();
+  const learning = o.itlFrom === 'ceiling';
+  itlSample(o, median(recent), now, true);
+  if (learning && o.itlFrom === 'learned')
+    o.itlMs = Math.min(ITL_CEILING_MS, Math.max(PROBE_ITL_FLOOR_MS, o.itlMs));
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function trackQueue(
@@ -238,6 +255,7 @@ export function seedBaseline(e: EngineMemory, b: StoredBaseline, cfg: Classifier
   if (o.itlFrom !== 'config' && ok(b.itlMs) && b.itlMs <= ITL_CEILING_MS) {
     o.itlMs = b.itlMs;
     o.itlFrom = 'learned';
+    o.itlLearnedAt = b.at;
   }
   if (o.queueFrom !== 'config' && ok(b.queueMs) && b.queueMs <= QUEUE_SLOWDOWN * QUEUE_CEILING_MS) {
     o.queueMs = b.queueMs;

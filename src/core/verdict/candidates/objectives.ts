@@ -3,6 +3,7 @@
 // healthy past), and a queue that does not admit while tokens move on other requests (`queue_starved`). A stall
 // (no tokens at all) and a crawl against the engine's own baseline are more specific, and are left to them.
 import { ITL_CEILING_MS, type ObjectiveMemory } from '../../objective-memory.js';
+import type { EngineMemory } from '../../memory.js';
 import { candidate } from '../pick.js';
 import type { Family } from '../types.js';
 
@@ -31,6 +32,28 @@ const fromText = (o: ObjectiveMemory) =>
       : `the ${ITL_CEILING_MS} ms ceiling: no healthy window since start-up`;
 
 /**
+ * An engine's own rate speaks instead of our probes' when it can judge: an objective configured, or an inter-token
+ * latency it measures itself (vLLM's and SGLang's histograms) learned from a healthy window before our probes'
+ * slowdown began. A rate made of counters over a scrape interval (llama.cpp's decode steps over the running count)
+ * is no token rate on an engine idle but for our probes: a probe of 50 ms in a 15 s interval reads as a crawl, and
+ * whether two scrapes both catch one running is chance. On the real 10× crawl such rates silenced engine_slow (ok
+ * 32 s after it, then never degraded at all) while every chat run streamed 5–50× slower than its objective
+ * (issue 38).
+ */
+function judgesOwnRate(e: EngineMemory, probes: ObjectiveMemory): boolean {
+  const o = e.objectives;
+  if (o?.lastItlMs === undefined) return false;
+  if (o.itlFrom === 'config') return true;
+  return (
+    e.crawl?.lastItl !== undefined &&
+    o.itlFrom === 'learned' &&
+    o.itlLearnedAt !== undefined &&
+    probes.slowSince !== undefined &&
+    o.itlLearnedAt <= probes.slowSince
+  );
+}
+
+/**
  * The engine's own rate first (its metrics); else our chat probes' streamed rate (an engine whose mapping has no
  * token rate, like llama.cpp's, is judged by what a user sees).
  */
@@ -49,7 +72,7 @@ export const engineSlow: Family = (s, now, _cfg, sym) => {
     ];
   }
   const p = s.probeObjective;
-  if (p?.slow === true && !engines.some((e) => e.objectives?.lastItlMs !== undefined))
+  if (p?.slow === true && !engines.some((e) => judgesOwnRate(e, p)))
     return [
       candidate(
         'engine_slow',
