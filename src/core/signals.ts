@@ -93,6 +93,11 @@ export interface ProbeResultSignal {
   /** A random id per run: the exemplar on the probe histograms (OpenMetrics) and in /api/probes, to find the run. */
   runId?: string;
   durationMs: number;
+  /**
+   * Of durationMs, the time the daemon's own event loop could not run (src/lib/loop-lag.ts): our slowness on a loaded
+   * host, not the engine's. The slot's latency distribution is judged without it (reduce/progress.ts).
+   */
+  loopLostMs?: number;
   ttftMs?: number;
   /** Time to open a new connection (absent when an open keep-alive connection was reused). */
   connectMs?: number;

@@ -50,12 +50,15 @@ export class LoopLag {
     this.late[i] = lateMs;
   }
 
-  /** The loop's lateness in samples taken in (from, to] (ms): roughly the time it could not run then. */
+  /**
+   * The time the loop could not run within (from, to] (ms): each sample's lateness is a block that ended when it
+   * fired, and only its part inside the span counts (a block that began before a run started is not the run's).
+   */
   lostWithin(from: number, to: number): number {
     let sum = 0;
     for (let k = 0; k < Math.min(this.n, LAG_KEEP); k++) {
       const at = this.at[k]!;
-      if (at > from && at <= to) sum += this.late[k]!;
+      sum += Math.max(0, Math.min(at, to) - Math.max(at - this.late[k]!, from));
     }
     return sum;
   }
@@ -75,6 +78,8 @@ export interface LagAwareTimeout {
   clear(): void;
   /** The time added for the loop's lateness so far (ms). */
   extendedMs(): number;
+  /** The time the loop could not run since the timeout was armed (ms). */
+  lostMs(): number;
 }
 
 /**
@@ -113,5 +118,6 @@ export function lagAwareTimeout(
       timer = undefined;
     },
     extendedMs: () => granted,
+    lostMs: () => lag.lostWithin(start, lag.now()),
   };
 }

@@ -387,6 +387,43 @@ describe('stalls that clear by themselves (issue 41 item 2)', () => {
     },
   );
 
+  /**
+   * A loaded host: one completion in four takes up to 8 s longer because the daemon's own event loop could not run
+   * (the probe reports it as loopLostMs), and from `faultAt` on (`stallMs` > 0) 14 s engine stalls a minute apart.
+   */
+  const loadedHost = (seed: number, stallMs: number) => {
+    let faultAt = Infinity;
+    let n = 0;
+    const stalled = stalls(() => faultAt, stallMs, 60_000);
+    const { v, run } = deployment(
+      (r) => {
+        const out = stallMs > 0 ? stalled(r) : healthy(r);
+        if (out === 'hang' || !isCompletion(r.probe.kind) || n++ % 4 !== 0) return out;
+        const lost = ((n * 7919) % 100) * 80;
+        return { ...out, ms: out.ms + lost, loopLostMs: lost };
+      },
+      idleReading,
+      seed,
+    );
+    run(v.t0 + 20 * 60_000);
+    faultAt = v.now + 3_000 * seed;
+    run(faultAt + 5 * 60_000);
+    return { v, after: states(v, faultAt) };
+  };
+
+  it.each(SEEDS)(
+    "on a loaded host, 14 s stalls a minute apart are still stalls_recurring: our loop's lost time is no part of the slot's latency (seed %i)",
+    (seed) => {
+      expect(loadedHost(seed, 14_000).after.some((x) => x.endsWith('/stalls_recurring'))).toBe(true);
+    },
+  );
+
+  it("a loaded host's slow runs alone (our loop lost the time) are no episodes", () => {
+    const { v, after } = loadedHost(1, 0);
+    expect(v.s.progress?.episodes ?? []).toEqual([]);
+    expect(after.filter((x) => !x.startsWith('ok'))).toEqual([]);
+  });
+
   it('one stall is no recurrence, and a jittery healthy slot (0.2–2 s) has no episodes in an hour', () => {
     let faultAt = Infinity;
     let i = 0;

@@ -31,7 +31,9 @@ export function exampleTarget(): TargetConfig {
 export const rng: (seed: number) => () => number = mulberry32;
 
 /** How one run goes: finishes after `ms` with `result` (and `ttftMs`), or hangs until its timeout. */
-export type Outcome = { ms: number; result?: ProbeResultClass; ttftMs?: number } | 'hang';
+/** `loopLostMs`: of `ms`, the time the daemon's own event loop could not run (a loaded host). */
+export type Outcome =
+  { ms: number; result?: ProbeResultClass; ttftMs?: number; loopLostMs?: number } | 'hang';
 
 export interface RunInfo {
   probe: ProbeConfig;
@@ -230,6 +232,7 @@ export class VirtualDeployment {
         result,
         start,
         durationMs: ms,
+        ...(out !== 'hang' && out.loopLostMs !== undefined ? { loopLostMs: out.loopLostMs } : {}),
         ...(result === 'ok' && out !== 'hang' ? { ttftMs: out.ttftMs ?? ms / 2 } : {}),
         reusedConnection: slot.conn === 'keepalive',
         ...(primed ? { primedConnection: true } : {}),

@@ -40,6 +40,18 @@ describe('lag-aware timeouts', () => {
     expect(fired).toEqual([{ after: 38_000, extended: 8_000 }]);
   });
 
+  it('a block that began before it started counts only from its start', () => {
+    const lag = new LoopLag(() => Date.now());
+    vi.advanceTimersByTime(5_000);
+    const { start, fired } = arm(lag);
+    // The loop was blocked from 4 s before the timer to 2 s into it: 2 s of it are the wait's.
+    lag.record(start + 2_000, 6_000);
+    vi.advanceTimersByTime(31_999);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(fired).toEqual([{ after: 32_000, extended: 2_000 }]);
+  });
+
   it('lateness before it started, or a few hundred ms of it, extends nothing', () => {
     const lag = new LoopLag(() => Date.now());
     vi.advanceTimersByTime(5_000);
@@ -53,11 +65,12 @@ describe('lag-aware timeouts', () => {
   it('a timeout never more than doubles, however long the loop was lost (a wedged engine still times out)', () => {
     const lag = new LoopLag(() => Date.now());
     const { start, fired } = arm(lag);
-    lag.record(start + 1_000, 100_000);
-    vi.advanceTimersByTime(59_999);
+    lag.record(start + 29_000, 29_000);
+    vi.advanceTimersByTime(30_000);
+    // Lost again during the extension: 1 s more, and nothing past the cap.
+    lag.record(start + 45_000, 5_000);
+    vi.advanceTimersByTime(29_999);
     expect(fired).toEqual([]);
-    // Lost again during the extension: nothing more past the cap.
-    lag.record(start + 40_000, 5_000);
     vi.advanceTimersByTime(1);
     expect(fired).toEqual([{ after: 60_000, extended: 30_000 }]);
   });
@@ -65,7 +78,7 @@ describe('lag-aware timeouts', () => {
   it('time lost during an extension is given back too, up to the cap', () => {
     const lag = new LoopLag(() => Date.now());
     const { start, fired } = arm(lag);
-    lag.record(start + 1_000, 4_000);
+    lag.record(start + 5_000, 4_000);
     vi.advanceTimersByTime(30_000);
     lag.record(start + 32_000, 3_000);
     vi.advanceTimersByTime(4_000);
@@ -77,7 +90,7 @@ describe('lag-aware timeouts', () => {
   it('cleared in time, it never fires', () => {
     const lag = new LoopLag(() => Date.now());
     const { start, fired, t } = arm(lag);
-    lag.record(start + 1_000, 5_000);
+    lag.record(start + 6_000, 5_000);
     vi.advanceTimersByTime(31_000);
     t.clear();
     vi.advanceTimersByTime(60_000);

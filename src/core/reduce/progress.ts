@@ -139,13 +139,15 @@ export function onProbeLatency(
   const t = targetProgress(s);
   const slot = `${signal.probe}|${signal.endpoint}|${signal.conn}`;
   const w = (t.latency[slot] ??= []);
-  const d = signal.durationMs;
+  // The engine's time: what the daemon's own event loop lost meanwhile (a loaded host) is ours, and would widen the
+  // slot's distribution (a normal run slowed by us raises the threshold past real stalls) or make an episode of it.
+  const d = Math.max(0, signal.durationMs - (signal.loopLostMs ?? 0));
   const limit = episodeThreshold(w);
   if (limit !== undefined && d > limit) {
     t.episodes.push({
       slot,
       start: signal.start,
-      end: signal.start + d,
+      end: signal.start + signal.durationMs,
       durationMs: d,
       usualMs: median(w),
       cleared: false,

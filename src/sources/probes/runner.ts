@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ProbeConfig } from '../../config/schema.js';
 import type { ProbeMetrics } from '../../metrics.js';
-import { lagAwareTimeout, type LoopLag } from '../../lib/loop-lag.js';
+import { LAG_MIN_EXTENSION_MS, lagAwareTimeout, type LoopLag } from '../../lib/loop-lag.js';
 import { redactor } from '../../lib/redact.js';
 import type { ConnKind, ProbeDetail, ProbeResultSignal } from '../../core/signals.js';
 import type { EndpointDispatchers, Lease } from './http.js';
@@ -222,6 +222,9 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
     durationMs,
   };
   if (phase !== undefined) signal.phase = phase;
+  // Only a loss worth judging by (the timeouts' own threshold): a few ms of our turns are in every run.
+  const lost = Math.min(durationMs, Math.round(timer.lostMs()));
+  if (lost >= LAG_MIN_EXTENSION_MS) signal.loopLostMs = lost;
   const status = outcome.status ?? progress.status;
   if (status !== undefined) signal.status = status;
   if (progress.ttftMs !== undefined) signal.ttftMs = progress.ttftMs;

@@ -90,7 +90,8 @@ function drainedLoad(
 ): Busy | undefined {
   for (const e of Object.values(s.engines)) {
     const l = e.progress?.loaded;
-    if (isRouter(e) || l === undefined) continue;
+    // A starved queue is no load, drained or not (as above): its hangs and timeouts stay a wedge (queue_starved).
+    if (isRouter(e) || l === undefined || e.objectives?.starved === true) continue;
     const waited = timedOut.every(
       (m) => m.last !== undefined && m.last.start <= l.at && l.since <= m.last.start + m.last.durationMs,
     );
