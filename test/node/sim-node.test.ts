@@ -102,8 +102,13 @@ describe('the node on the simulator', () => {
     expect(lost.summary).toBe(
       `prefill lost thread bootstrap_thread (tid ${lost.summary.match(/tid (\d+)/)![1]}) of pid ${prefillPid}`,
     );
-    await waitFor(() => wd.state.state === 'wedged', { timeoutMs: 60_000, what: 'wedged' });
-    expect(wd.state.diagnosis).toBe('kv_bootstrap_thread_dead');
+    // A loaded machine may let the hung probes wedge the target before the log line or the /proc reading that
+    // names the dead thread is in: the diagnosis must then become the thread's, so wait for the pair.
+    await waitFor(() => wd.state.state === 'wedged' && wd.state.diagnosis === 'kv_bootstrap_thread_dead', {
+      timeoutMs: 60_000,
+      what: () =>
+        `wedged/kv_bootstrap_thread_dead (now ${wd.state.state}/${wd.state.diagnosis}: ${wd.state.cause})`,
+    });
     // The stack dump (at the capture) and the next /proc reading come in either order; the cause gathers both.
     const cause = await waitFor(
       () =>

@@ -140,8 +140,18 @@ describe('wedgewatch demo', () => {
         )?.[1],
       { timeoutMs: 120_000, intervalMs: 200, what: `the drain on the timeline (stdout: ${p.out.stdout})` },
     );
-    expect(p.out.stdout).toMatch(
-      /state \S+ → wedged[^\n]*\n(?:.*\n)*?.*traffic\s+sim-pd: drain http:\/\/\S+ from http:\/\/\S+ success/,
+    // The gateway prints its line when the drain request reaches it; the daemon journals the drain's success
+    // only once the gateway's answer is back, so on a loaded machine that line can come a moment later.
+    await waitFor(
+      () =>
+        /state \S+ → wedged[^\n]*\n(?:.*\n)*?.*traffic\s+sim-pd: drain http:\/\/\S+ from http:\/\/\S+ success/.test(
+          p.out.stdout,
+        ),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        what: () => `the drain's success after the gateway's line (stdout: ${p.out.stdout})`,
+      },
     );
     const page = (await get(`${base}/`)).text;
     expect(page).toMatch(/data-backend="sim-pd" data-in-rotation="false" data-held="false"/);
