@@ -20,7 +20,7 @@ function scan(text: string, chunk = 1 << 20): RuleMatch[] {
   return scanWith(ALL, text, chunk);
 }
 
-function scanWith(packs: typeof ALL, text: string, chunk = 1 << 20): RuleMatch[] {
+function scanWith(packs: typeof ALL, text: string, chunk = 1 << 20, everyEngineLine = false): RuleMatch[] {
   const out: RuleMatch[] = [];
   const scanner = new ChunkScanner(
     compileRuleSet(packs, []),
@@ -35,7 +35,7 @@ function scanWith(packs: typeof ALL, text: string, chunk = 1 << 20): RuleMatch[]
       truncated: () => {},
     },
     0,
-    false,
+    everyEngineLine,
     {},
     // Lines are read as what they are (`format: auto`): Ollama's are slog records, whose message the rules read.
     { format: 'auto' },
@@ -77,9 +77,27 @@ describe('built-in packs', () => {
           scan(padded, 7).filter((m) => m.rule.name === rule),
           text,
         ).toHaveLength(1);
+        // Replay's walk (scanWithEngineLines: engine lines read on the same pass), which has its own prefilter test.
+        expect(
+          scanWith(ALL, padded, 1 << 20, true).filter((m) => m.rule.name === rule),
+          text,
+        ).toHaveLength(1);
       }
     });
   }
+
+  it('the line prefilter finds every literal of every pack, as the whole line and inside one', () => {
+    const set = compileRuleSet(ALL, []);
+    const pre = set.linePrefilter!;
+    const literals = set.rules.flatMap((r) => (r.literals ?? []).map((l) => [r.name, l] as const));
+    expect(literals.length).toBeGreaterThan(100);
+    for (const [rule, l] of literals) {
+      // The scanner tests latin1 text: a literal is looked for as its UTF-8 bytes.
+      const lit = Buffer.from(l, 'utf8').toString('latin1');
+      expect(pre.test(lit), `${rule}: ${l}`).toBe(true);
+      expect(pre.test(`[2026-01-01 00:00:00 TP0] x ${lit} y`), `${rule}: ${l}`).toBe(true);
+    }
+  });
 
   it('tells the PD failure reasons apart: exactly one prefill rule per line', () => {
     for (const r of [

@@ -310,7 +310,12 @@ function healthProbeShape(
   newSeq: number | undefined,
   cached: number | undefined,
 ): boolean {
-  return newTokens === 1 && newSeq === 1 && cached === 0;
+  // Each compare runs on every call (no short-circuit): a compare first reached after the parser was optimized (the
+  // first one-token prefill of a log) deoptimized it, and its recompile cost more than the compares.
+  const one = newTokens === 1;
+  const seq = newSeq === 1;
+  const none = cached === 0;
+  return one && seq && none;
 }
 
 const VLLM_MARKER = 'Avg prompt throughput:';

@@ -309,6 +309,8 @@ export class ChunkScanner {
   private scanSkippingBatchLines(s: string, last: number, base: number): void {
     const pre = this.set.linePrefilter!;
     const echoes = this.set.skipRequestEchoes;
+    // The matcher's hasPending, read again only after it was given a line (nothing else changes it).
+    let pending = this.matcher.hasPending;
     let p = 0;
     while (p <= last) {
       const nl = s.indexOf('\n', p);
@@ -319,10 +321,11 @@ export class ChunkScanner {
       const ve = v === null ? end : v.to;
       // A multi-line rule in progress must see every line (it counts them against `within`).
       if (
-        this.matcher.hasPending ||
+        pending ||
         (!isBatchLine(s, vp, ve) && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(vp, ve)))
       ) {
         this.emitLine(s.slice(p, end), base + p, end !== nl);
+        pending = this.matcher.hasPending;
       }
       p = nl + 1;
     }
@@ -337,7 +340,12 @@ export class ChunkScanner {
     const pre = this.set.linePrefilter!;
     const markers = this.markers;
     const echoes = this.set.skipRequestEchoes;
-    const next = markers.map(([m]) => s.indexOf(m));
+    // The matcher's hasPending, read again only after it was given a line (nothing else changes it).
+    let pending = this.matcher.hasPending;
+    // Each marker's next occurrence; a typed array, whose map never changes (the array `map` made deoptimized this
+    // function once per process: a second compile of the scanner's largest function).
+    const next = new Int32Array(markers.length);
+    for (let k = 0; k < markers.length; k++) next[k] = s.indexOf(markers[k]![0]);
     const found: Found[] = [];
     const batch = new SecondRanks(found);
     const json = this.jsonKeys !== undefined;
@@ -358,10 +366,11 @@ export class ChunkScanner {
       }
       const close = batchLineClose(s, vp, ve);
       // Matched first: whether a carrier holds the line decides whether its engine line counts.
-      const shielded =
-        (this.matcher.hasPending ||
-          (close < 0 && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(vp, ve)))) &&
-        this.emitLine(s.slice(p, end), base + p, end !== nl);
+      let shielded = false;
+      if (pending || (close < 0 && !(echoes && echoAfterPrefix(s, p, end)) && pre.test(s.slice(vp, ve)))) {
+        shielded = this.emitLine(s.slice(p, end), base + p, end !== nl);
+        pending = this.matcher.hasPending;
+      }
       if (shielded) {
         // User text: no engine line (issue 37 item 4).
       } else if (close >= 0) {
