@@ -102,7 +102,9 @@ describe.sequential('upstream llama-server under the example config', () => {
 
   it('kill -9: down, then ok after a restart on the same port', async () => {
     await llama.kill9();
-    await waitFor(async () => (await status()).state === 'down', 30 * SECOND, describeNow, 500);
+    // A refused slot is rechecked 3 s later (schedule.ts REFUSED_RECHECK_MS): down within one /health round (10 s,
+    // jitter 10 %) + 3 s; the bench measured 11.0 and 13.0 s. The issue asks 15 s; 20 s leaves room for a loaded host.
+    await waitFor(async () => (await status()).state === 'down', 20 * SECOND, describeNow, 500);
     await llama.restart();
     await waitFor(async () => (await status()).state === 'ok', 180 * SECOND, describeNow, 1000);
   });
