@@ -190,7 +190,7 @@ export const DIAGNOSES = {
     runbook: 'diagnosis-requests_lost',
     alert: 'WedgewatchTargetDegraded',
     meaning:
-      'a plain completion of ours in flight at the innermost hop, no token, while every engine reports nothing running and nothing waiting across two readings, longer than their reading interval plus 5 s, and an engine made tokens since it started (held 5 min)',
+      'a plain completion of ours in flight at the innermost hop, no token, while every engine reports nothing running and nothing waiting across two readings, longer than their reading interval plus 5 s, and every engine made tokens since it started (held 5 min)',
   },
   completions_failing: {
     states: ['wedged', 'degraded'],

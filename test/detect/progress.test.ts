@@ -468,6 +468,50 @@ describe('requests lost with no error (issue 41 item 4)', () => {
     },
   );
 
+  it.each(SEEDS)(
+    'a PD decode leg whose gauges freeze at nothing while prefill still makes tokens is the engine stalled, not a lost request (decode_stall, seed %i)',
+    (seed) => {
+      let faultAt = Infinity;
+      let frozen: EngineSignal | undefined;
+      const v = new VirtualDeployment(
+        exampleTarget(),
+        (r) =>
+          (isCompletion(r.probe.kind) || r.probe.kind === 'serverinfo') && r.start >= faultAt
+            ? 'hang'
+            : healthy(r),
+        seed,
+      );
+      const run = (until: number) => {
+        for (let t = v.now + SCRAPE_MS; t <= until; t += SCRAPE_MS) {
+          v.runUntil(t);
+          for (const service of ['decode', 'prefill']) {
+            const live = {
+              kind: 'engine' as const,
+              target: v.target.name,
+              service,
+              source: 'metrics' as const,
+              time: v.now,
+              scrapeOk: true,
+              ...idleReading(v.now),
+            } as EngineSignal;
+            // Decode's scheduler stopped: the same reading from the fault on. Prefill keeps computing first tokens.
+            if (service === 'decode' && v.now >= faultAt) v.feed({ ...(frozen ??= live), time: v.now });
+            else v.feed(live);
+          }
+        }
+        v.runUntil(until);
+      };
+      run(v.t0 + 10 * 60_000);
+      expect(v.s.state).toBe('ok');
+      faultAt = v.now;
+      run(faultAt + 3 * 60_000);
+      expect(v.s.progress?.lost ?? []).toEqual([]);
+      expect(states(v, faultAt)).not.toContain('degraded/requests_lost');
+      expect(states(v, faultAt)).not.toContain('wedged/requests_lost');
+      expect(states(v, faultAt)).toContain('wedged/engine_stalled');
+    },
+  );
+
   it('the same hang while the engines report our request waiting is no lost request', () => {
     let faultAt = Infinity;
     let n = 0;

@@ -207,7 +207,6 @@ export function judgeLost(s: TargetMemory, now: number, cfg: ClassifierConfig): 
 
 function lostText(run: InflightRun, engines: EngineMemory[], now: number): string | undefined {
   const age = now - run.startedAt;
-  let alive: EngineMemory | undefined;
   for (const e of engines) {
     const p = e.progress!;
     const every = readingInterval(p);
@@ -219,11 +218,13 @@ function lostText(run: InflightRun, engines: EngineMemory[], now: number): strin
     // before it), and a reading after that one still without our request: a reading that only shows the engine
     // resuming (a stall's end, our request about to stream) is not yet a loss.
     const moved = p.moves.find((m) => m.from >= run.startedAt);
-    if (moved !== undefined && p.seen.at(-1)! > moved.at) alive = e;
+    // An engine that made no token at all since the run started may be where it waits, its gauges frozen at
+    // nothing: a PD decode leg stalled while prefill still computes our request's first token (decode_stall) is the
+    // decode engine's stall, not a request the deployment dropped. Lost needs every engine serving others.
+    if (moved === undefined || p.seen.at(-1)! <= moved.at) return undefined;
   }
-  if (alive === undefined) return undefined;
   const names = engines.map((e) => e.service).join(', ');
-  return `${run.probe} on ${run.endpoint}/${run.conn} in flight for ${Math.round(age / 1000)} s with no token while ${names} report${engines.length === 1 ? 's' : ''} nothing running and nothing waiting, and ${alive.service} made tokens since it started: the request never reached the engine's scheduler, or was dropped there`;
+  return `${run.probe} on ${run.endpoint}/${run.conn} in flight for ${Math.round(age / 1000)} s with no token while ${names} report${engines.length === 1 ? 's' : ''} nothing running and nothing waiting, and ${engines.length === 1 ? 'it' : 'each'} made tokens since it started: the request never reached the engine's scheduler, or was dropped there`;
 }
 
 /** The innermost hop a completion probe is sent to (cfg.hops: outermost first). */
