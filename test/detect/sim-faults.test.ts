@@ -120,9 +120,11 @@ describe('detection against the simulator', () => {
   it('health_503 → wedged/health_generate_failing (a live server with a failing /health is not down); decode restart → ok', async () => {
     h = await startHarness({ healthGenerateTimeoutMs: 500 });
     await h.waitHealthy();
+    const from = h.transitions.length;
     h.sim.enableFault('health_503');
     await h.waitState('wedged', { diagnosis: 'health_generate_failing', timeoutMs: 20_000 });
-    expect(h.transitions.map((t) => t.to)).not.toContain('down');
+    // From the fault on: a start on a loaded machine can show a wedge of its own before the first healthy round.
+    expect(h.transitions.slice(from).map((t) => t.to)).not.toContain('down');
     const health = h.wd.state.slots['health|decode|fresh']!;
     expect(health.last).toMatchObject({ result: 'http_error', status: 503 });
     expect(readFileSync(h.sim.logFiles.decode, 'utf8')).toContain(
