@@ -65,10 +65,12 @@ describe('answer faults against the simulator', () => {
   it('grammar_stall → degraded/structured_output_stalled while chat and canary pass; off → ok', async () => {
     h = await startHarness({}, PROBES);
     await h.waitHealthy();
+    const from = h.transitions.length;
     h.sim.enableFault('grammar_stall');
     await h.waitState('degraded', { diagnosis: 'structured_output_stalled', timeoutMs: 15_000 });
     expect(h.wd.state.cause).toContain('json on router/fresh: timeout');
-    expect(h.transitions.some((t) => t.to === 'wedged')).toBe(false);
+    // From the fault on: a start on a loaded machine can show a wedge of its own before the first healthy round.
+    expect(h.transitions.slice(from).some((t) => t.to === 'wedged')).toBe(false);
     h.sim.disableFault('grammar_stall');
     await h.waitState('ok', { timeoutMs: 15_000 });
   });

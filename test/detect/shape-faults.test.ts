@@ -38,13 +38,15 @@ describe('probe-shape faults against the simulator', () => {
   it('long_prompt_hang → degraded/long_context_failing naming the length, while chat passes; off → ok', async () => {
     h = await startHarness({}, PROBES);
     await h.waitHealthy();
+    const from = h.transitions.length;
     h.sim.enableFault('long_prompt_hang', { above: 4096 });
     await h.waitState('degraded', { diagnosis: 'long_context_failing', timeoutMs: 15_000 });
     expect(h.wd.state.cause).toMatch(
       /^long on router\/fresh: timeout .*6000-token prompts fail while .* passes$/,
     );
     expect(lastError('long|router|fresh')).toContain('a 6000-token prompt');
-    expect(h.transitions.some((t) => t.to === 'wedged')).toBe(false);
+    // From the fault on: a start on a loaded machine can show a wedge of its own before the first healthy round.
+    expect(h.transitions.slice(from).some((t) => t.to === 'wedged')).toBe(false);
     h.sim.disableFault('long_prompt_hang');
     await h.waitState('ok', { timeoutMs: 15_000 });
   });

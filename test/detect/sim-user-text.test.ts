@@ -68,8 +68,15 @@ it('a prompt in the tool-call parser echo: no event, no confirmation, no bundle,
   expect(types).not.toContain('confirm');
   expect(types).not.toContain('incident');
   expect(types).not.toContain('remediation');
-  expect(h.wd.state.state).toBe('ok');
-  expect(h.wd.state.counters.criticalEvents).toBe(0);
+  // The record left nothing in the detector's memory that could move the verdict. (The state itself is not
+  // asserted ok: a 1 s probe timing out on a loaded machine may legitimately degrade it, with the record or not.)
+  const s = h.wd.state;
+  expect(s.counters.criticalEvents).toBe(0);
+  expect(s.pendingCritical).toBeUndefined();
+  expect(s.confirmedCritical).toBeUndefined();
+  expect(s.criticalSinceOk).toEqual([]);
+  expect((s.warnings ?? []).filter((w) => w.time >= appendedAt)).toEqual([]);
+  expect(s.aborts.filter((t) => t >= appendedAt)).toEqual([]);
   const metrics = await h.metrics.registry.metrics();
   expect(metrics).not.toMatch(/wedgewatch_log_events_total\{[^}]*service="prefill"[^}]*\} [1-9]/);
   expect(existsSync(marker)).toBe(false);
