@@ -72,7 +72,15 @@ export interface ObjectiveMemory {
   /** Since when the engine has reported queued requests without a break. */
   queueHeldSince?: number;
   /** The engine's counters when the queue began to hold (filled from the first metrics sample after it). */
-  atHold?: { sum?: number; count?: number; finished?: number; tokens?: number };
+  atHold?: {
+    sum?: number;
+    count?: number;
+    finished?: number;
+    tokens?: number;
+    /** Requests running when the queue began to hold; `rebased` once that many finished (judgeStarved). */
+    running?: number;
+    rebased?: boolean;
+  };
   /** queue_starved was judged: the queue held `starveAfter` while requests finished and tokens moved, none admitted. */
   starved?: boolean;
   /** What the starvation judgement saw (for the cause). */

@@ -377,6 +377,25 @@ describe('queue_starved (issue 41)', () => {
     expect(r.diagnoses()).not.toContain('queue_starved');
   });
 
+  it('the batch running when the queue began to hold finishes first with no wait (vLLM observes it at finish): still busy, not starved', () => {
+    const r = new Run(config({ stallAfter: '60s', hangAfter: '20s' }));
+    const v = new Vllm(r);
+    r.round();
+    for (let i = 0; i < 6; i++) {
+      v.finish(1, 50);
+      v.scrape({ n: 100, itlMs: 10, running: 2 });
+    }
+    // bench:saturation: 8 slots filled at once, 24 more queued. The 8 admitted before the queue held finish over
+    // the first 40 s with no wait; each one after them waited 35 s.
+    for (let i = 0; i < 24; i++) {
+      v.finish(1, i < 8 ? 0 : 35_000);
+      v.scrape({ n: 100, itlMs: 10, running: 8, queued: 24 });
+      r.round();
+    }
+    expect(r.s.engines.server!.objectives!.starved).toBe(false);
+    expect(r.diagnoses()).not.toContain('queue_starved');
+  });
+
   it('a queue with nothing finishing and no tokens is no starvation (a stall is its own diagnosis)', () => {
     const r = new Run(config({ stallAfter: '60s', hangAfter: '20s' }));
     const v = new Vllm(r);
