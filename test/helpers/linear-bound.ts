@@ -18,3 +18,28 @@ export function best(fn: () => unknown, n = 3): number {
   }
   return min;
 }
+
+/**
+ * The cost of `fn` over `line` in plain scans of it, judged against `factor`: the best of 3 of each, and where that
+ * is past the factor the best of 15 more (interleaved), since on a loaded 2-core machine a run of a few ms is
+ * preempted where a 0.1 ms scan is not. A backtracking pattern costs 10^4 scans and more on every run, so the
+ * longer look clears only what the load added.
+ */
+export function overBound(fn: () => unknown, line: string, factor: number): string | undefined {
+  let scan = Math.max(
+    best(() => plainScan(line)),
+    0.02,
+  );
+  let t = best(fn);
+  for (let i = 0; i < 5 && t > factor * scan; i++) {
+    scan = Math.max(
+      Math.min(
+        scan,
+        best(() => plainScan(line)),
+      ),
+      0.02,
+    );
+    t = Math.min(t, best(fn));
+  }
+  return t > factor * scan ? `${t.toFixed(1)} ms vs scan ${scan.toFixed(3)} ms` : undefined;
+}
