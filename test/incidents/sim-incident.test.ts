@@ -56,6 +56,11 @@ describe('incident capture on the simulator', () => {
           },
           { name: 'health', kind: 'health', every: '2s', timeout: '5s', jitter: 0, endpoints: ['router'] },
         ],
+        // The test settings' gauge stall clock (stallAfter 3 s) races the traceback's confirmation (confirmAfter 5 s):
+        // prefill's bootstrapping requests with no progress wedged it as engine_stalled 5.0 s after the line, 1 in 7
+        // runs, and the bundle (captured at once) named that. The example's 60 s lets the signature name the wedge,
+        // which is what this bundle is about.
+        detect: { wedgeAfter: 2, recoverAfter: 2, downAfter: 2, stallAfter: '60s', confirmInterval: '2s' },
         remediate: {
           command: [process.execPath, '-e', RESTART, `${sim.urls.control}/services/prefill/restart`],
           dryRun: false,
