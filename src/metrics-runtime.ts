@@ -2,11 +2,13 @@
 // event-loop lag, which is measured here instead. prom-client measures lag with monitorEventLoopDelay at a 10 ms
 // resolution: a timer firing 100 times a second, which on this kind of machine (a small VM) costs 0.47% of a
 // core by itself, the whole steady-state budget of one target (issue 18; 0.013% for an idle process, measured
-// with process.cpuUsage over 20 s). Here a timer every LAG_SAMPLE_MS records how late it fired. Same names;
+// with process.cpuUsage over 20 s). Here the process's lateness sampler (src/lib/loop-lag.ts: a timer every
+// LAG_SAMPLE_MS records how late it fired, the same samples its probe and scrape timeouts read) feeds them. Same names;
 // the values are lateness (0 when idle), where prom-client's were the time between its timer's firings (its
 // 10 ms resolution included). A block shorter than the sample period is seen when a sample falls due during it.
 import type client from 'prom-client';
 import { createRequire } from 'node:module';
+import { processLoopLag, type LoopLag } from './lib/loop-lag.js';
 
 const require = createRequire(import.meta.url);
 
@@ -32,19 +34,18 @@ const DEFAULTS = [
   'gc',
 ];
 
-export const LAG_SAMPLE_MS = 500;
-/** Samples kept between two scrapes (the oldest go first): 8.5 minutes at LAG_SAMPLE_MS. */
+/** Samples kept between two scrapes (the oldest go first): 8.5 minutes at the sampler's 500 ms. */
 const LAG_KEEP = 1024;
 
 export function collectRuntimeMetrics(
   registry: client.Registry,
   Gauge: typeof client.Gauge,
-  opts: { sampleMs?: number } = {},
+  opts: { lag?: LoopLag } = {},
 ): void {
   for (const name of DEFAULTS) {
     (require(`prom-client/lib/metrics/${name}.js`) as DefaultMetric)(registry, {});
     // Where prom-client registers it, so the series keep their order in /metrics.
-    if (name === 'processMaxFileDescriptors') eventLoopLag(registry, Gauge, opts.sampleMs ?? LAG_SAMPLE_MS);
+    if (name === 'processMaxFileDescriptors') eventLoopLag(registry, Gauge, opts.lag ?? processLoopLag());
   }
 }
 
@@ -78,17 +79,15 @@ export function lagStats(xs: number[]): Record<Part, number> {
   };
 }
 
-function eventLoopLag(registry: client.Registry, Gauge: typeof client.Gauge, everyMs: number): void {
+function eventLoopLag(registry: client.Registry, Gauge: typeof client.Gauge, sampler: LoopLag): void {
   const samples = new Float64Array(LAG_KEEP);
   let n = 0;
-  let expected = performance.now() + everyMs;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    samples[n++ % LAG_KEEP] = Math.max(0, now - expected) / 1000;
-    expected = now + everyMs;
-  }, everyMs);
-  // A metrics registry must never keep the process alive.
-  timer.unref();
+  // The sampler's timer never keeps the process alive (a metrics registry must not).
+  sampler.subscribe((lateMs) => {
+    samples[n++ % LAG_KEEP] = lateMs / 1000;
+  });
+  sampler.start();
+  const everyMs = sampler.everyMs;
 
   const gauges = {} as Record<Part, client.Gauge>;
   // Registered first: its collect sets the others before they are written.

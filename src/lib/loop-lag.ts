@@ -4,8 +4,9 @@
 // measured our slowness, not the engine's. `lagAwareTimeout` fires as a timer does, except that when the loop lost
 // time during the wait it first waits that long again (at most the timeout's own length more, so a timeout never
 // more than doubles): the engine gets the time the daemon could not give it, and a wedged engine still times out.
-// The lateness is sampled as src/metrics-runtime.ts samples it for the nodejs_eventloop_lag_* series: a timer every
-// LAG_SAMPLE_MS records how late it fired. Bounded: LAG_KEEP samples, the oldest overwritten.
+// The lateness is sampled by one timer every LAG_SAMPLE_MS that records how late it fired; the same samples feed the
+// nodejs_eventloop_lag_* series (src/metrics-runtime.ts subscribes), so the process pays for one timer, not two.
+// Bounded: LAG_KEEP samples, the oldest overwritten.
 
 /** How often the loop's lateness is sampled (ms): two cheap timer turns a second (issue 18's budget). */
 export const LAG_SAMPLE_MS = 500;
@@ -19,12 +20,19 @@ export class LoopLag {
   private readonly late = new Float64Array(LAG_KEEP);
   private n = 0;
   private timer: NodeJS.Timeout | undefined;
+  private readonly listeners = new Set<(lateMs: number) => void>();
 
   constructor(
     /** A monotonic clock (ms); timeouts that use this sampler read the same one. */
     readonly now: () => number = () => performance.now(),
-    private readonly everyMs = LAG_SAMPLE_MS,
+    readonly everyMs = LAG_SAMPLE_MS,
   ) {}
+
+  /** Calls `fn` with each sample's lateness (ms) from now on; returns the unsubscribe. */
+  subscribe(fn: (lateMs: number) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
 
   /** Starts sampling (idempotent). The timer never keeps the process alive. */
   start(): void {
@@ -48,6 +56,7 @@ export class LoopLag {
     const i = this.n++ % LAG_KEEP;
     this.at[i] = at;
     this.late[i] = lateMs;
+    for (const fn of this.listeners) fn(lateMs);
   }
 
   /**

@@ -1,5 +1,6 @@
 import client from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { LoopLag } from '../../src/lib/loop-lag.js';
 import { collectRuntimeMetrics, lagStats } from '../../src/metrics-runtime.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -21,7 +22,8 @@ describe('runtime metrics', () => {
 
   it('a blocked event loop shows in the lag series of the next scrape, and the samples start over after it', async () => {
     const registry = new client.Registry();
-    collectRuntimeMetrics(registry, client.Gauge, { sampleMs: 20 });
+    const lag = new LoopLag(undefined, 20);
+    collectRuntimeMetrics(registry, client.Gauge, { lag });
     const names = (await registry.getMetricsAsJSON()).map((m) => m.name);
     // prom-client's default families stay, in prom-client's order (the lag ones after the fd ones).
     expect(names).toContain('process_cpu_seconds_total');
@@ -50,5 +52,8 @@ describe('runtime metrics', () => {
     await waitFor(async () => value(await registry.metrics(), 'nodejs_eventloop_lag_max_seconds') < 0.2, {
       timeoutMs: 5000,
     });
+    // The same samples feed the probes' and scrapes' lag-aware timeouts: the block is in the sampler too.
+    expect(lag.lostWithin(0, lag.now())).toBeGreaterThan(200);
+    lag.stop();
   });
 });
