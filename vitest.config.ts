@@ -16,7 +16,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     // Two more forks than cores: the end-to-end files mostly wait on sockets, child processes and probe timers (a
-    // quiet run used 0.8 of the 2 cores with 3 forks). 4 forks at load 11–13 from other suites passed every file.
+    // quiet run used 0.8 of the 2 cores with 3 forks). Tried at load 11–20 from other suites (docs/decisions.md).
     maxWorkers: 4,
     // The longest files first (test/durations.json), so the lane does not end waiting on one started late.
     sequence: { sequencer: LongestFirst },
