@@ -10,7 +10,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY src ./src
-RUN npm run build
+# The build's tsc --incremental state (dist/.tsbuildinfo) is for rebuilds in a checkout, not for the image.
+RUN npm run build && rm dist/.tsbuildinfo
 
 # 2. Production dependencies only (no TypeScript, test or lint tooling in the image). The bundle needs none of
 #    them to `run`; pino-pretty (--log.format pretty) and bcryptjs (the web auth worker) load from node_modules.

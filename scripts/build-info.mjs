@@ -2,8 +2,9 @@
 // build_info carry them (Go binaries get them from -ldflags; this is our equivalent). Outside a git checkout (a
 // container build without .git) the fields are "unknown".
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { writeIfChanged } from './write-if-changed.mjs';
 
 const git = (...args) => {
   try {
@@ -21,4 +22,7 @@ const info = {
   // Prometheus's layout: 20230201-07:53:32 (UTC).
   buildDate: `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}-${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`,
 };
-writeFileSync(new URL('../dist/build-info.json', import.meta.url), `${JSON.stringify(info, null, 2)}\n`);
+writeIfChanged(
+  fileURLToPath(new URL('../dist/build-info.json', import.meta.url)),
+  `${JSON.stringify(info, null, 2)}\n`,
+);

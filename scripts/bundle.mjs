@@ -6,16 +6,13 @@
 // docs/decisions.md). tsc's per-module output stays in dist/ beside it for benches and tests that import a module.
 // Chunks sit in dist/ itself: src/version.ts reads ../package.json and ./build-info.json relative to its module.
 import { build } from 'esbuild';
-import { readFileSync, rmSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, readdirSync } from 'node:fs';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeIfChanged } from './write-if-changed.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = `${root}dist/`;
-
-// Chunks of an earlier build have other hashes; leave only this build's.
-for (const f of readdirSync(dist)) {
-  if (/^[\w-]+-[A-Z0-9]{8}\.js(\.map)?$/.test(f)) rmSync(dist + f);
-}
 
 // prom-client's index.js requires every part of the library as it loads: the Pushgateway (http, https, zlib and
 // with them tls and crypto), the cluster aggregator, the default metrics (v8, perf_hooks, @opentelemetry/api) and
@@ -77,7 +74,16 @@ const result = await build({
   logLevel: 'warning',
   metafile: true,
   plugins: [promClientLazy],
+  // Written below, file by file, only where the bytes changed (scripts/write-if-changed.mjs).
+  write: false,
 });
+
+for (const f of result.outputFiles) writeIfChanged(f.path, f.contents);
+// Chunks of an earlier build have other hashes; leave only this build's.
+const current = new Set(result.outputFiles.map((f) => basename(f.path)));
+for (const f of readdirSync(dist)) {
+  if (/^[\w-]+-[A-Z0-9]{8}\.js(\.map)?$/.test(f) && !current.has(f)) rmSync(dist + f);
+}
 
 // Which dependencies each output file carries (test/cli/bundle.test.ts checks `run`'s main thread loads no zod or
 // yaml): { "dist/chunk-X.js": ["yaml", ...] }.
@@ -91,4 +97,4 @@ for (const [out, meta] of Object.entries(result.metafile.outputs)) {
   }
   packages[out] = [...names].sort();
 }
-writeFileSync(`${dist}bundle-packages.json`, `${JSON.stringify(packages, null, 1)}\n`);
+writeIfChanged(`${dist}bundle-packages.json`, `${JSON.stringify(packages, null, 1)}\n`);

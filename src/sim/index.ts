@@ -158,9 +158,9 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     releaseStructured: () => {
       for (const release of [...grammarHeld]) release();
     },
-    submitOrphans: (n) => {
+    submitOrphans: (n, agedMs) => {
       const held = Array.from({ length: n }, () => {
-        const tracked = routerStats.begin();
+        const tracked = routerStats.begin(agedMs);
         const quiet = { token() {}, finish() {}, fail() {} };
         return { tracked, req: pd.submit(16, Number.MAX_SAFE_INTEGER, undefined, quiet) };
       });

@@ -12,8 +12,9 @@ export class RouterStats {
   /** `path status` → count. */
   readonly responses = new Map<string, number>();
 
-  begin(): { started: number } {
-    const r = { started: Date.now() };
+  /** `agedMs`: how long the request has been in flight already (an orphan noticed late). */
+  begin(agedMs = 0): { started: number } {
+    const r = { started: Date.now() - agedMs };
     this.inflight.add(r);
     return r;
   }

@@ -17,9 +17,16 @@ const SETTLE = { timeoutMs: 60_000 };
 
 /**
  * The journal tells how the wedge came, in order: the critical line, the confirmation round it asked for, the
- * confirmation, and only then the transition to wedged.
+ * confirmation, and only then the transition to wedged. `orFailing`: at the test settings' 1 s probe timeout a
+ * loaded host can let the confirmation round's runs fail (the PD bootstrap timeout's error chunk, a first byte, so
+ * no confirmation of the line) twice before one hangs: a failing streak the line names is then the evidence, and
+ * the journal shows those failures, not `critical_confirmed`. The deployed-timeouts test keeps the strict chain.
  */
-function expectEvidenceChain(h: Harness, afterSeq: number, diagnosis = 'kv_bootstrap_thread_dead'): void {
+function expectEvidenceChain(
+  h: Harness,
+  afterSeq: number,
+  { diagnosis = 'kv_bootstrap_thread_dead', orFailing = false } = {},
+): void {
   // From the fault on: a start on a loaded machine can show a wedge of its own before the first healthy round.
   const events = h.runtime.watchdog!.journal.query({ target: 'sim', afterSeq, limit: 100_000 });
   const first = (type: string) => events.find((e) => e.type === type)?.seq;
@@ -34,7 +41,12 @@ function expectEvidenceChain(h: Harness, afterSeq: number, diagnosis = 'kv_boots
         e.data.diagnosis === diagnosis) ||
       (e.type === 'diagnosis' && 'state' in e.data && e.data.state === 'wedged' && e.data.to === diagnosis),
   )?.seq;
-  const chain = [first('critical_log'), first('confirm'), first('critical_confirmed'), named];
+  const confirm = first('confirm');
+  const failing =
+    orFailing && confirm !== undefined
+      ? events.filter((e) => e.type === 'probe_failing' && e.seq > confirm)[0]?.seq
+      : undefined;
+  const chain = [first('critical_log'), confirm, first('critical_confirmed') ?? failing, named];
   expect(
     chain.every((s) => s !== undefined),
     `journal: ${events.map((e) => e.type).join(', ')}`,
@@ -70,7 +82,7 @@ describe('detection against the simulator', () => {
       },
     );
     // What is asserted here is the chain of evidence, in its order.
-    expectEvidenceChain(h, from);
+    expectEvidenceChain(h, from, { orFailing: true });
     const metrics = await h.metrics.registry.metrics();
     expect(metrics).toContain('wedgewatch_target_wedged{target="sim"} 1');
     expect(metrics).toContain('wedgewatch_wedges_total{target="sim",cause="kv_bootstrap_thread_dead"} 1');

@@ -1,4 +1,4 @@
-// A healthy simulator under C=32 load for 60 s: the watchdog must not leave `ok` (no false positives).
+// A healthy simulator under C=32 load for 30 s: the watchdog must not leave `ok` (no false positives).
 import { Pool } from 'undici';
 import { afterEach, expect, it } from 'vitest';
 import { startHarness, type Harness } from './sim-harness.js';
@@ -12,7 +12,9 @@ afterEach(async () => {
   pool = undefined;
 });
 
-const LOAD_MS = 60_000;
+// 15 rounds of every probe under the load, and three leakAfter periods: a load mistaken for a fault shows well
+// within it (it was 60 s, half of it the same rounds again; issue 39 cut the suite's waiting).
+const LOAD_MS = 30_000;
 const CONCURRENCY = 32;
 
 // The example config's timeouts and TTFT objective (30 s, 5 s) at a faster cadence, so many probes run under
@@ -48,12 +50,12 @@ const PROBES = [
   },
 ];
 
-it('stays ok through 60 s of C=32 streaming load (no transition, no intermittent, no queue_leak)', async () => {
-  // leakAfter far below its 10 m default, so a busy PD queue mistaken for a leak would show within the minute; the
+it('stays ok through 30 s of C=32 streaming load (no transition, no intermittent, no queue_leak)', async () => {
+  // leakAfter far below its 10 m default, so a busy PD queue mistaken for a leak would show within the load; the
   // router's own metrics are scraped too, so a busy router mistaken for a stuck one would show.
   h = await startHarness({ proxy: true }, (sim) => ({
     probes: PROBES,
-    detect: { stallAfter: '60s', leakAfter: '20s' },
+    detect: { stallAfter: '60s', leakAfter: '10s' },
     engines: [
       ...(['prefill', 'decode', 'router'] as const).map((service) => ({
         service,
@@ -115,7 +117,7 @@ it('stays ok through 60 s of C=32 streaming load (no transition, no intermittent
   expect(naming('queue_leak')).toEqual([]);
   expect(naming('rank_stalled')).toEqual([]);
   expect(naming('router_stuck')).toEqual([]);
-  // …and the probes kept running through it (4 chat slots every 2 s).
+  // …and the probes kept running through it (4 chat slots every 2 s: 60 runs in the load's 30 s).
   const runs = (await h.metrics.probesTotal.get()).values.filter((v) => v.labels.probe === 'chat');
-  expect(runs.reduce((a, v) => a + v.value, 0)).toBeGreaterThan(100);
-}, 120_000);
+  expect(runs.reduce((a, v) => a + v.value, 0)).toBeGreaterThan(50);
+}, 90_000);

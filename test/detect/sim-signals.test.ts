@@ -119,8 +119,10 @@ describe('issue 26 shapes against the SGLang simulator', () => {
     }));
     h = x;
     await x.waitHealthy();
-    x.sim.enableFault('orphaned_requests', { count: 2 });
-    await x.waitState('degraded', { diagnosis: 'requests_orphaned', timeoutMs: 70_000 });
+    // Orphaned 27 s before they show: they cross the 30 s bucket on the wall clock 3 s in, not 30 (how long
+    // orphanAfter waits is the reducer's, on the virtual clock in state-signals.test.ts).
+    x.sim.enableFault('orphaned_requests', { count: 2, age: 27 });
+    await x.waitState('degraded', { diagnosis: 'requests_orphaned', timeoutMs: 40_000 });
     expect(x.wd.state.cause).toMatch(
       /^router holds a request in flight for over 30 s \(\d+ in flight\) while completions pass: nothing finishes it$/,
     );

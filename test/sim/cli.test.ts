@@ -12,13 +12,26 @@ const cli = `${root}dist/cli.js`;
 const children: ChildProcess[] = [];
 
 beforeAll(() => {
-  // tsc emits even when another area's files have type errors; what matters here is that the CLI is built.
+  // tsc emits even when another area's files have type errors; what matters here is that the CLI is built. As
+  // `npm run build` does it (incremental, the bundle written only where it changed): after that build this writes
+  // nothing, so the files other tests and the real-engine lane are running from are never rewritten under them.
   try {
-    execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '-p', root], { stdio: 'pipe' });
+    execFileSync(
+      process.execPath,
+      [
+        `${root}node_modules/typescript/bin/tsc`,
+        '-p',
+        root,
+        '--incremental',
+        '--tsBuildInfoFile',
+        `${root}dist/.tsbuildinfo`,
+      ],
+      { stdio: 'pipe' },
+    );
   } catch {
     /* type errors elsewhere do not stop the emit */
   }
-  // tsc wrote its own dist/cli.js over the bundle; the shipped one is the bundle (scripts/bundle.mjs).
+  // A tsc that emitted wrote its own dist/cli.js over the bundle; the shipped one is the bundle (scripts/bundle.mjs).
   execFileSync(process.execPath, [`${root}scripts/bundle.mjs`], { stdio: 'pipe' });
   if (!existsSync(`${root}dist/commands/sim.js`))
     throw new Error('the build did not produce dist/commands/sim.js');

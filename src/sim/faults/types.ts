@@ -78,9 +78,9 @@ export interface FaultControl {
   releaseStructured(): void;
   /**
    * SGLang only: `n` requests whose client is gone and whose abort never came: they run on in decode and stay in
-   * flight at the router, ageing. Returns what ends them.
+   * flight at the router, ageing (from `agedMs` old when they appear). Returns what ends them.
    */
-  submitOrphans?(n: number): () => void;
+  submitOrphans?(n: number, agedMs: number): () => void;
 }
 
 /** One parameter a fault takes: `sim --help`, the control API and the README's fault list are made from these. */
