@@ -39,7 +39,7 @@ if (args.help) {
 /**
  * A plan as this file reads it (test/helpers/fault-matrix/plans.mjs), and one trial's outcome (matrix.mjs).
  * @typedef {{ name: string, engine: string, slow?: boolean, expect: { states: string[], diagnoses?: string[] } }} Plan
- * @typedef {{ ok: boolean, error?: string, ms: number, reached?: string, seen: string[], changes: { escalation: boolean }[], stateChanges?: number, backMs?: number, timeline?: { ms: number, state: string, diagnosis?: string, cause?: string }[] }} Trial
+ * @typedef {{ ok: boolean, error?: string, ms: number, reached?: string, seen: string[], changes: { escalation: boolean }[], stateChanges?: number, backMs?: number, timeline?: { ms: number, state: string, diagnosis?: string, cause?: string, slots?: string, engines?: string }[] }} Trial
  */
 const d = await loadDist();
 /** @type {Plan[]} */
@@ -77,10 +77,12 @@ await Promise.all(
             `  ${p.name}: ${t.ok ? `${t.reached} in ${(t.ms / 1000).toFixed(1)} s, ${t.changes.length} change(s), ${t.stateChanges} state change(s)` : t.error}, back to ok ${t.backMs === undefined ? 'never' : `${(t.backMs / 1000).toFixed(1)} s`}  [${((Date.now() - started) / 1000).toFixed(0)} s]`,
           );
           if (args.timeline)
-            for (const l of t.timeline ?? [])
+            for (const l of t.timeline ?? []) {
               console.error(
                 `    +${(l.ms / 1000).toFixed(1)} s ${l.state}/${l.diagnosis ?? '-'}: ${l.cause ?? ''}`,
               );
+              if (l.state !== 'ok') console.error(`      slots: ${l.slots}\n      engines: ${l.engines}`);
+            }
         },
       }).catch((err) => ({
         plan,

@@ -8,7 +8,15 @@
 export interface EngineProgress {
   /** When the engine last showed tokens made: a counter moved, a progress line, a throughput gauge that moves. */
   lastTokensAt?: number;
-  /** The readings that showed tokens made, newest last (SEEN_KEEP): made between `from` (the reading before) and `at`. */
+  /**
+   * Tokens are known to have been made after this time: the newest `from` of `moves`. A reading that shows tokens made
+   * (lastTokensAt) may report tokens made before a hang it comes after; a stall is judged against this one.
+   */
+  madeAfter?: number;
+  /**
+   * The readings that showed tokens made, newest last (SEEN_KEEP): made between `from` (the reading of the same source
+   * before it: the scrape before, the stats line before) and `at`.
+   */
   moves: Array<{ from: number; at: number }>;
   /** The last good reading of the progress counters. */
   lastReadingAt?: number;

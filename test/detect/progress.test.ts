@@ -1,6 +1,7 @@
 // Issue 41 items 1, 2, 4 and 9 (and issue 38's "busy is never wedged") on the virtual clock, with the example
 // config's probe cadence and timeouts and an engine scraped every 5 s (examples/wedgewatch.yaml): progress, not
 // gauges; stalls that clear by themselves; requests the engine never sees; an engine busy with long generations.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { EngineSignal } from '../../src/core/signals.js';
 import {
@@ -11,8 +12,13 @@ import {
   type RunInfo,
 } from './virtual-deployment.js';
 import { isCompletion } from '../../src/core/vocabulary.js';
+import { parseConfigText } from '../../src/config/load.js';
+import type { TargetConfig } from '../../src/config/schema.js';
 
 const SCRAPE_MS = 5_000;
+/** vLLM's stats line interval (VLLM_LOG_STATS_INTERVAL, 10 s). */
+const STATS_MS = 10_000;
+const VLLM_EXAMPLE = new URL('../../examples/vllm.yaml', import.meta.url).pathname;
 const SEEDS = [1, 2, 3, 4, 5, 6];
 
 /** What the engines report at one scrape (undefined: the scrape fails). */
@@ -111,6 +117,84 @@ describe('progress, not gauges (issue 41 item 1)', () => {
     run(faultAt + 50_000);
     expect(states(v, faultAt)).not.toContain('wedged/engine_stalled');
   });
+});
+
+/** examples/vllm.yaml's first target; completion probes time out at `timeoutMs` when given. */
+function vllmTarget(timeoutMs?: number): TargetConfig {
+  const t = parseConfigText(readFileSync(VLLM_EXAMPLE, 'utf8'), VLLM_EXAMPLE, {}).config.targets[0]!;
+  if (timeoutMs !== undefined) for (const p of t.probes) if (isCompletion(p.kind)) p.timeout = timeoutMs;
+  return t;
+}
+
+/**
+ * A vLLM core that hangs between requests with no log line (sim fault metrics_frozen): its /metrics answers with the
+ * values of the moment it stopped (so the first scrape after still shows the counters moved since the scrape before),
+ * and its stats line — printed every 10 s, averaging the tokens made since the last one (vllm/v1/metrics/loggers.py
+ * LoggingStatLogger.log, VLLM_LOG_STATS_INTERVAL) — reports the last interval's tokens once more after the hang, then
+ * zero once, then nothing (an idle logger logs at DEBUG). Returns the labels from the fault on and when
+ * engine_stalled was first named (ms after the fault), or undefined.
+ */
+function frozenCoreWithStatsLine(seed: number, timeoutMs?: number) {
+  let faultAt = Infinity;
+  const v = new VirtualDeployment(
+    vllmTarget(timeoutMs),
+    (r) => (isCompletion(r.probe.kind) && r.start >= faultAt ? 'hang' : healthy(r)),
+    seed,
+  );
+  const service = v.target.engines[0]!.service;
+  const feed = (source: 'metrics' | 'log', fields: Partial<EngineSignal>) =>
+    v.feed({ kind: 'engine', target: v.target.name, service, source, time: v.now, ...fields });
+  // The scrape and the stats line each at a phase of their own against the probes.
+  const scrapePhase = (seed * 1_700) % SCRAPE_MS;
+  const linePhase = (seed * 3_100) % STATS_MS;
+  let lastLine = -Infinity;
+  let lastHadTokens = true;
+  const run = (until: number) => {
+    const events: Array<{ at: number; what: 'scrape' | 'line' }> = [];
+    // The first time after now on each schedule.
+    const first = (phase: number, every: number) =>
+      v.t0 + phase + Math.floor((v.now - v.t0 - phase) / every + 1) * every;
+    for (let t = first(scrapePhase, SCRAPE_MS); t <= until; t += SCRAPE_MS)
+      events.push({ at: t, what: 'scrape' });
+    for (let t = first(linePhase, STATS_MS); t <= until; t += STATS_MS) events.push({ at: t, what: 'line' });
+    events.sort((a, b) => a.at - b.at);
+    for (const ev of events) {
+      v.runUntil(ev.at);
+      if (ev.what === 'scrape') {
+        // Frozen at the moment the core stopped: 0 running, 0 waiting, the counters as they were then.
+        const r = idleReading(Math.min(v.now, faultAt))!;
+        feed('metrics', { scrapeOk: true, ...r });
+      } else {
+        // Tokens were made in this interval if it began before the hang.
+        const tokens = lastLine < faultAt;
+        lastLine = v.now;
+        if (!tokens && !lastHadTokens) continue;
+        lastHadTokens = tokens;
+        feed('log', { running: 0, queued: 0, genThroughput: tokens ? 16 : 0, progress: tokens });
+      }
+    }
+    v.runUntil(until);
+  };
+  run(v.t0 + 10 * 60_000);
+  expect(v.s.state).toBe('ok');
+  faultAt = v.now + 1_000 * seed;
+  run(faultAt + 3 * 60_000);
+  const named = v.steps.find((x) => x.at >= faultAt && x.state.diagnosis === 'engine_stalled');
+  return { after: states(v, faultAt), ms: named === undefined ? undefined : named.at - faultAt, v };
+}
+
+describe("a reading after a hang may report tokens made before it (issue 41 item 1: vLLM's stats line)", () => {
+  // Twelve phases of the line and the scrape against the probes: where the line after the hang comes before the first
+  // timeout of every failing slot's streak, it once held the stall off for good (2 of the 12).
+  it.each(Array.from({ length: 12 }, (_, i) => i + 1))(
+    'completions timing out under hangAfter (10 s): the stats line after the hang is no progress since the streak began; engine_stalled, not completions_failing for good (seed %i)',
+    (seed) => {
+      const { after, ms } = frozenCoreWithStatsLine(seed, 10_000);
+      expect(after).toContain('wedged/engine_stalled');
+      // hangAfter (20 s) and three 5 s readings past the last tokens, the seen window's floor, a tick.
+      expect(ms).toBeLessThan(60_000);
+    },
+  );
 });
 
 describe('busy is not wedged (issue 41 item 9, issue 38)', () => {

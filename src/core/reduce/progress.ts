@@ -58,13 +58,21 @@ export function onEngineProgress(s: TargetMemory, signal: EngineSignal, now: num
     return;
   }
   let moved: boolean;
+  /**
+   * The earliest the tokens a reading reports can have been made: its source's reading before it. A reading reports
+   * what was made since that one, which can all be from before a hang this reading comes after (vLLM's stats line
+   * averages the 10 s since its last log call; a scrape's counters moved since the last scrape).
+   */
+  let from: number | undefined;
   if (signal.source === 'log') {
     // A line that reports the engine's state (a stats or batch line) is its periodic report.
+    from = p.lastLineAt ?? p.lastReadingAt;
     p.lineEvery = p.lastLineAt !== undefined ? now - p.lastLineAt : p.lineEvery;
     p.lastLineAt = now;
     p.lines++;
     moved = signal.progress === true;
   } else {
+    from = p.lastGoodAt;
     p.failingSince = undefined;
     p.failedScrapes = 0;
     p.lastGoodAt = now;
@@ -80,7 +88,8 @@ export function onEngineProgress(s: TargetMemory, signal: EngineSignal, now: num
   }
   if (moved) {
     p.lastTokensAt = now;
-    p.moves.push({ from: p.lastReadingAt ?? now, at: now });
+    p.madeAfter = Math.max(p.madeAfter ?? -Infinity, from ?? now);
+    p.moves.push({ from: from ?? now, at: now });
     if (p.moves.length > SEEN_KEEP) p.moves.shift();
   }
   p.lastReadingAt = now;

@@ -144,6 +144,9 @@ export async function runPlan(plan, opts) {
           state: wd.state.state,
           diagnosis: wd.state.diagnosis,
           cause: wd.state.cause,
+          // What the verdict read at the change, for a label nobody expected (the bench's --timeline prints it).
+          slots: slotsText(wd.state),
+          engines: enginesText(wd.state),
         };
         const last = timeline.at(-1);
         if (last === undefined || last.diagnosis !== t.diagnosis || last.state !== t.state) timeline.push(t);
@@ -231,6 +234,8 @@ export async function runPlan(plan, opts) {
           state: l.state,
           diagnosis: l.diagnosis,
           cause: l.cause,
+          slots: l.slots,
+          engines: l.engines,
         }));
         timeline = null;
         if (reached === undefined) {
@@ -295,8 +300,16 @@ function enginesText(state) {
     c === undefined
       ? 'no crawl clock'
       : `crawl baseline ${c.baseline?.toFixed(2) ?? '-'} over ${c.samples} samples, ratio ${c.ratio?.toFixed(3) ?? '-'}, below ${c.belowSince !== undefined ? `${Math.round((Date.now() - c.belowSince) / 1000)} s` : 'no'}`;
+  const ago = (t) => (t === undefined ? '-' : `${Math.round((Date.now() - t) / 1000)} s ago`);
+  const progress = (p) =>
+    p === undefined
+      ? 'no progress memory'
+      : `tokens ${ago(p.lastTokensAt)} (made after ${ago(p.madeAfter)}), line ${ago(p.lastLineAt)}, ${p.failedScrapes} failed scrapes, loaded ${p.loaded === undefined ? 'never' : `${ago(p.loaded.at)}${p.loaded.loadedNow ? ' (now)' : ''}`}`;
   return Object.values(state.engines)
-    .map((e) => `${e.service} running ${e.running}${e.stalled ? ' stalled' : ''}, ${crawl(e.crawl)}`)
+    .map(
+      (e) =>
+        `${e.service} running ${e.running} queued ${e.queued}${e.stalled ? ' stalled' : ''}, ${progress(e.progress)}, ${crawl(e.crawl)}`,
+    )
     .join('; ');
 }
 

@@ -1,9 +1,10 @@
 // The engine's own progress stopped while our request waits (EVIDENCE `engine`, issue 41 item 1), whatever its gauges
-// claim: no token counter moved, no throughput gauge changed and no progress line came since a completion of ours
-// started, for more than `hangAfter` plus three of the engine's reading intervals, with one more sign that the engine itself
-// stopped — its scrapes fail, its periodic lines stopped, or its gauges held the same work (or nothing at all)
-// across the readings. The gauge stall clock (engines.ts) runs only while the engine reports work; this one does not
-// need it to. And requests of ours the engines never reported while they worked on others (requests_lost, item 4).
+// claim: no reading shows tokens made after a completion of ours started (a reading reports what was made since the
+// one before it: progress-memory.ts madeAfter), for more than `hangAfter` plus three of the engine's reading
+// intervals, with one more sign that the engine itself stopped — its scrapes fail, its periodic lines stopped, or its
+// gauges held the same work (or nothing at all) across the readings. The gauge stall clock (engines.ts) runs only
+// while the engine reports work; this one does not need it to. And requests of ours the engines never reported
+// while they worked on others (requests_lost, item 4).
 import type { EngineMemory } from '../../memory.js';
 import { isRouter, readingInterval } from '../../progress-read.js';
 import { candidate } from '../pick.js';
@@ -19,7 +20,9 @@ export const engineProgressStopped: Family = (s, now, cfg, sym) => {
   // One engine that made tokens since our request started says the deployment's loop turns (a PD leg idles
   // while its peer works): the stall must be everyone's.
   const engines = Object.values(s.engines).filter((e) => !isRouter(e));
-  if (engines.some((e) => (e.progress?.lastTokensAt ?? -Infinity) >= wait.start)) return [];
+  // Tokens known to be made after it started (madeAfter): a reading after the request began may report tokens made
+  // before it, and before the hang (vLLM's first stats line after a hang averages the 10 s before it).
+  if (engines.some((e) => (e.progress?.madeAfter ?? -Infinity) >= wait.start)) return [];
   for (const e of engines) {
     if (e.sleeping === true) continue;
     const text = stoppedText(e, wait, now, cfg.detect.hangAfter, routerHolds);
@@ -62,7 +65,7 @@ function stoppedText(
   const p = e.progress;
   if (p === undefined) return undefined;
   const start = w.start;
-  if (p.lastTokensAt !== undefined && p.lastTokensAt >= start) return undefined;
+  if (p.madeAfter !== undefined && p.madeAfter >= start) return undefined;
   const every = readingInterval(p) ?? p.lineEvery;
   if (every === undefined) return undefined;
   const since = Math.max(p.lastTokensAt ?? -Infinity, p.seen[0] ?? now);
