@@ -6,8 +6,10 @@
 // second the bench reads /health (2 s bound) and the target's state. Prints /health during the fault, the state
 // and diagnosis timeline (seconds from the fault), time to the first not-ok and to the scenario's expected state,
 // time back to ok after the fault ended, wedged onsets and remediations (dry run: counted, never run).
-// Usage: npm run bench:real-llama [-- --scenarios a,b --json out.json --minutes 10 --hold 120 --parallel 1 --canary]
+// Usage: npm run bench:real-llama [-- --scenarios a,b --json out.json --minutes 10 --hold 120 --parallel 1 --canary
+// --learn-load N]
 /* global AbortController, AbortSignal, Buffer, clearTimeout, fetch */
+import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { writeFileSync } from 'node:fs';
@@ -34,6 +36,7 @@ const { values: args } = parseArgs({
     canary: { type: 'boolean', default: false },
     answers: { type: 'boolean', default: false },
     'all-cells': { type: 'boolean', default: false },
+    'learn-load': { type: 'string', default: '0' },
     root: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -48,6 +51,7 @@ const RECOVER_MS = Number(args.recover) * 1000;
  * @typedef {{ llama: Awaited<ReturnType<typeof startLlama>>, daemon: Awaited<ReturnType<typeof startDaemon>>, note: (s: string) => void, holdAfterNotOk: () => Promise<void>, sample400?: string }} Ctx
  * @typedef {{ what: string, expect?: Expect, server?: { parallel?: number }, learnMs?: number, fault: (c: Ctx) => Promise<void> }} Scenario
  * @typedef {{ t: number, label: string, cause?: string }} Step
+ * @typedef {{ at: number, itlMs: number }} ChatRun
  * @typedef {{ name: string, what: string, expect: Expect | null, notes: string[], okBeforeMs?: number | null, heldS?: number, backMs?: number | null, tEnd?: number, remediations?: number, remediationsSkipped?: number, health?: string, timeline?: Step[], notOkS?: number | null, expectedS?: number | null, wedgedOnsets?: number, states?: string, notOkSamples?: number, sampleCount?: number }} Result
  */
 
@@ -317,6 +321,7 @@ if (args.help) {
   --recover S       seconds to wait for ok after the fault ended (default 600)
   --parallel N      scenarios at a time (default 1: each has the machine to itself)
   --root DIR        another built tree's dist/cli.js and examples/llamacpp.yaml (a before/after column)
+  --learn-load N    N busy loops from the start until the fault, in scenarios with a learning window (crawl)
   --all-cells       the example's whole tool-call matrix (default: the cells a random model can pass)
   --canary          keep the canary probe (a random-weight model cannot pass it)
   --answers         keep the structured and long-input probes (a random-weight model cannot pass them either)
@@ -336,7 +341,20 @@ const fx = requireFixture();
 async function runScenario(name) {
   const def = SCENARIOS[name];
   if (!def) throw new Error(`unknown scenario ${name}`);
-  const llama = await startLlama(def.server ?? {});
+  // Busy loops from the start until the fault (--learn-load N): a learning window on a loaded host, the fault on a
+  // quieter one (issue 38: the crawl stayed ok once, its objective learned beside our own test run).
+  const burners = def.learnMs
+    ? Array.from({ length: Number(args['learn-load']) }, () =>
+        spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }),
+      )
+    : [];
+  const stopBurners = () => {
+    for (const b of burners) if (b.exitCode === null) b.kill('SIGKILL');
+  };
+  const llama = await startLlama(def.server ?? {}).catch((err) => {
+    stopBurners();
+    throw err;
+  });
   // A daemon that fails to start must not leave its server running (it would load every later scenario).
   const daemon = await startDaemon({
     configText: exampleConfig({
@@ -350,6 +368,7 @@ async function runScenario(name) {
     }),
     cli: args.root ? `${args.root}/dist/cli.js` : undefined,
   }).catch(async (err) => {
+    stopBurners();
     await llama.cleanup();
     throw err;
   });
@@ -359,9 +378,20 @@ async function runScenario(name) {
   const notes = [];
   let t0 = 0;
   let sampling = true;
+  /** Our chat probes' passing runs by start and connection: their inter-token latency (ms) after the first token. */
+  /** @type {Map<string, ChatRun>} */
+  const chatRuns = new Map();
+  const collect = async () => {
+    for (const r of await daemon.probes().catch(() => []))
+      if (r.probeKind === 'chat' && r.result === 'ok' && r.tokensPerSecond > 0)
+        chatRuns.set(`${r.start}|${r.endpoint}|${r.conn}`, { at: r.start, itlMs: 1000 / r.tokensPerSecond });
+  };
+  let tick = 0;
   const sampler = (async () => {
     while (sampling) {
       const at = Date.now();
+      // /api/probes keeps the last 100 runs: read every 10 s, well inside that.
+      if (tick++ % 10 === 0) await collect();
       const [h, s] = await Promise.all([
         health(llama.url, 2000),
         daemon.status().catch(() => ({ state: 'daemon?', diagnosis: null })),
@@ -388,9 +418,18 @@ async function runScenario(name) {
     ).catch(() => undefined);
     result.okBeforeMs = okAt === undefined ? null : okAt - (samples[0]?.at ?? okAt);
     if (okAt === undefined) notes.push(`never ok before the fault: ${JSON.stringify(samples.at(-1))}`);
+    const load = () =>
+      loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ');
+    notes.push(`load at the first ok ${load()}`);
     if (def.learnMs) {
       await sleep(def.learnMs);
-      notes.push(`${def.learnMs / 1000} s healthy before the fault (learning window)`);
+      notes.push(`${def.learnMs / 1000} s healthy before the fault (learning window); load then ${load()}`);
+    }
+    if (burners.length > 0) {
+      stopBurners();
+      notes.push(`${burners.length} busy loops ran from the start to the fault`);
     }
     t0 = Date.now();
     /** @type {Ctx} */
@@ -408,6 +447,7 @@ async function runScenario(name) {
     };
     await def.fault(ctx);
     const tEnd = Date.now();
+    notes.push(`load at the fault's end ${load()}`);
     result.heldS = (tEnd - t0) / 1000;
     const back =
       name === 'healthy'
@@ -420,6 +460,8 @@ async function runScenario(name) {
           ).catch(() => undefined);
     result.backMs = back === undefined ? null : back - tEnd;
     result.tEnd = tEnd;
+    await collect();
+    if (def.learnMs) notes.push(chatRates([...chatRuns.values()], t0, tEnd));
     const events = await daemon.events().catch(() => []);
     /** @typedef {{ type: string, time: number, data?: { result?: string } }} JournalEvent */
     const remediations = events.filter(
@@ -433,6 +475,7 @@ async function runScenario(name) {
       events.filter((/** @type {JournalEvent} */ e) => e.type === 'remediation' && e.time >= t0).length -
       remediations;
   } finally {
+    stopBurners();
     sampling = false;
     await sampler;
     await daemon.stop();
@@ -440,6 +483,30 @@ async function runScenario(name) {
   }
   summarise(result, samples, t0);
   return { ...result, samples };
+}
+
+/**
+ * What our chat probes streamed before the fault (the window their objective is learned from: reduce/objectives.ts
+ * onProbeRate) and during it, in inter-token latency (ms): a crawl is detected only if the second is over the
+ * objective the first taught.
+ * @param {ChatRun[]} runs
+ * @param {number} t0
+ * @param {number} tEnd
+ */
+function chatRates(runs, t0, tEnd) {
+  runs.sort((a, b) => a.at - b.at);
+  const ms = (/** @type {number} */ x) => x.toFixed(1);
+  const med = (/** @type {number[]} */ xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length === 0
+      ? NaN
+      : s.length % 2
+        ? s[s.length >> 1]
+        : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  const before = runs.filter((r) => r.at < t0).map((r) => r.itlMs);
+  const during = runs.filter((r) => r.at >= t0 && r.at <= tEnd).map((r) => r.itlMs);
+  return `chat ITL before the fault (ms, in order): ${before.map(ms).join(' ')}; during: median ${ms(med(during))} of ${during.length} (${ms(Math.min(...during))}–${ms(Math.max(...during))})`;
 }
 
 /**

@@ -289,6 +289,9 @@ export async function startDaemon({ configText, dir, cli = CLI }) {
     status: async () => JSON.parse((await get(`${url}/api/status`, 5000)).text).targets[0],
     /** The events journal. */
     events: async () => JSON.parse((await get(`${url}/api/events?limit=10000`, 5000)).text).events,
+    /** The probes' recent results (/api/probes: the last 100 runs). */
+    probes: async () =>
+      (await (await fetch(`${url}/api/probes`, { signal: AbortSignal.timeout(5000) })).json()).results,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const t = setTimeout(() => child.kill('SIGKILL'), 10_000);

@@ -46,7 +46,10 @@ export interface ObjectiveMemory {
   /** The inter-token latency objective (ms) and where it came from. */
   itlMs: number;
   itlFrom: ObjectiveSource;
-  /** The first healthy window while it is being learned: inter-token latencies (ms) of samples within the ceiling. */
+  /**
+   * The first healthy window while it is being learned: inter-token latencies (ms) of samples within the ceiling. Our
+   * probes' objective keeps its last LEARN_SAMPLES runs after it is learned: a quieter window lowers it.
+   */
   itlLearning?: number[];
   /** When the objective was learned (unix ms; a stored baseline's own time), while itlFrom is 'learned'. */
   itlLearnedAt?: number;

@@ -226,7 +226,7 @@ describe("our probes' own rate, where the engine gives none (issue 38: a 10× cr
     for (let i = 0; i < 2; i++) round(r, 8);
     expect(r.verdict).toBe('degraded/engine_slow');
     expect(r.s.cause).toMatch(
-      /^chat probes stream a token every 125 ms, over its objective, learned from its first healthy window \(20 ms\) for \d+ s$/,
+      /^chat probes stream a token every 125 ms, over its objective, learned from its quietest healthy runs \(20 ms\) for \d+ s$/,
     );
     for (let i = 0; i < 2; i++) round(r, 80);
     expect(r.s.state).toBe('ok');
@@ -297,6 +297,67 @@ describe("our probes' own rate, where the engine gives none (issue 38: a 10× cr
     for (let i = 0; i < 12; i++) round(r, 125);
     expect(r.transitions()).toEqual(['ok/-']);
     // 10× slower still reads degraded.
+    for (let i = 0; i < 6; i++) round(r, 20);
+    expect(r.verdict).toBe('degraded/engine_slow');
+  });
+
+  it('a learning window on a loaded host is not the normal: the quiet runs after it re-learn the objective downward', () => {
+    // Issue 38, replayed from bench/real-llama.mjs --scenarios crawl --learn-load 4 on main dd0ba68 (load 10–13):
+    // our chat runs' inter-token latencies (ms) from the start, 4 busy loops beside the server, then the 10× crawl on
+    // a quieter host. 1.5× the mean of the first five runs' rolling medians was 62 ms, over the crawl's median of
+    // 56 ms: ok for the whole crawl (the same miss as the 1 in 2 runs of the last session).
+    const learning = [59.3, 25.4, 27.4, 51.5, 46.1, 18.9, 15.5, 22.3, 11.5, 12.5, 12.7, 18.8, 29.3, 8.0];
+    const crawl = [56.4, 29.0, 92.9, 47.0, 61.2, 38.5, 70.3, 56.9];
+    const r = new Run(config({ stallAfter: '60s' }));
+    const run = (itlMs: number, i: number) => {
+      const conn = i % 2 === 0 ? 'fresh' : 'keepalive';
+      r.probe({
+        endpoint: 'router',
+        conn,
+        reusedConnection: conn === 'keepalive',
+        tokensPerSecond: 1000 / itlMs,
+      });
+      r.feed({ kind: 'tick' }, 7_500);
+    };
+    learning.forEach(run);
+    expect(r.s.probeObjective).toMatchObject({ itlFrom: 'learned', itlMs: 20 });
+    for (let i = 0; i < 3; i++) crawl.forEach(run);
+    expect(r.transitions()).toEqual(['ok/-', 'degraded/engine_slow']);
+    expect(r.s.cause).toMatch(
+      /^chat probes stream a token every \d+ ms, over its objective, learned from its quietest healthy runs \(20 ms\)/,
+    );
+    // The crawl taught nothing: back at full speed, ok, and the objective never rose.
+    for (let i = 0; i < 2; i++) round(r, 200);
+    expect(r.s.state).toBe('ok');
+    expect(r.s.probeObjective!.itlMs).toBe(20);
+  });
+
+  it('one slow run among the first five moves a median, not the objective: 1.5× a mean would be over a 10× crawl', () => {
+    const r = new Run(config({ stallAfter: '60s' }));
+    // The first run after start-up pays for the model's first pages (200 ms a token), the rest stream at 5 ms.
+    const first = [200, 5, 5, 5, 5];
+    first.forEach((itl, i) => {
+      const conn = i % 2 === 0 ? 'fresh' : 'keepalive';
+      r.probe({
+        endpoint: 'router',
+        conn,
+        reusedConnection: conn === 'keepalive',
+        tokensPerSecond: 1000 / itl,
+      });
+      r.feed({ kind: 'tick' }, 7_500);
+    });
+    expect(r.s.probeObjective).toMatchObject({ itlFrom: 'learned', itlMs: 20 });
+    for (let i = 0; i < 6; i++) round(r, 20);
+    expect(r.verdict).toBe('degraded/engine_slow');
+  });
+
+  it('the objective is never re-learned upward: a host loaded after a quiet window still reads a 10× crawl', () => {
+    const r = new Run(config({ stallAfter: '60s' }));
+    for (let i = 0; i < 6; i++) round(r, 200);
+    expect(r.s.probeObjective!.itlMs).toBe(20);
+    // Loaded for minutes at 12 ms a token (within the objective): nothing moves it up.
+    for (let i = 0; i < 12; i++) round(r, 1000 / 12);
+    expect(r.s.probeObjective!.itlMs).toBe(20);
     for (let i = 0; i < 6; i++) round(r, 20);
     expect(r.verdict).toBe('degraded/engine_slow');
   });

@@ -108,13 +108,36 @@ export function onProbeRate(
   });
   // The median of the last few runs: one run that came whole inside a fast step of a crawl neither stops the clock
   // nor is a slow one among fast ones enough to start it.
+  const run = 1000 / tokensPerSecond;
   const recent = (o.recentItlMs ??= []);
-  recent.push(1000 / tokensPerSecond);
+  recent.push(run);
   if (recent.length > PROBE_RATE_WINDOW) recent.shift();
-  const learning = o.itlFrom === 'ceiling';
-  itlSample(o, median(recent), now, true);
-  if (learning && o.itlFrom === 'learned')
-    o.itlMs = Math.min(ITL_CEILING_MS, Math.max(PROBE_ITL_FLOOR_MS, o.itlMs));
+  itlSample(o, median(recent), now, false);
+  learnProbeObjective(o, run, now);
+}
+
+/**
+ * Our probes' objective, from their own runs: ITL_SLOWDOWN × the median of the last LEARN_SAMPLES runs' inter-token
+ * latencies, within the floor and the ceiling, taken when none is learned yet and again whenever it is lower than the
+ * one held — never higher. The first runs of a server that has just started on a loaded host are slow (issue 38's
+ * real crawl stayed ok for all 180 s once: 4 busy loops beside it, its first runs streamed 25–59 ms a token against
+ * 3–15 ms quiet, and 1.5× the mean of the first five rolling medians, 62 ms, was over the crawl's median of 56): the
+ * first quieter window after them lowers the objective, and one slow run among five moves a median, not a mean. Runs
+ * while the objective is missed (a crawl, a slowdown) teach nothing, and it is never raised: what a loaded host makes
+ * of a healthy engine after a quiet window is judged as a quiet window would judge it, and the 20 ms floor is what
+ * keeps that from reading jitter as slowness.
+ */
+function learnProbeObjective(o: ObjectiveMemory, itl: number, now: number): void {
+  if (o.itlFrom === 'config' || o.slowSince !== undefined || itl > ITL_CEILING_MS) return;
+  const w = (o.itlLearning ??= []);
+  w.push(itl);
+  if (w.length > LEARN_SAMPLES) w.shift();
+  if (w.length < LEARN_SAMPLES) return;
+  const objective = Math.min(ITL_CEILING_MS, Math.max(PROBE_ITL_FLOOR_MS, ITL_SLOWDOWN * median(w)));
+  if (o.itlFrom === 'learned' && objective >= o.itlMs) return;
+  o.itlMs = objective;
+  o.itlFrom = 'learned';
+  o.itlLearnedAt = now;
 }
 
 function median(xs: readonly number[]): number {

@@ -24,11 +24,13 @@ export const queueStarved: Family = (s, _now, _cfg, sym) => {
   return [];
 };
 
-const fromText = (o: ObjectiveMemory) =>
+// An engine's objective is learned once, from its first healthy window; our probes' is lowered by every quieter
+// window of their runs (reduce/objectives.ts learnProbeObjective).
+const fromText = (o: ObjectiveMemory, learned = 'its first healthy window') =>
   o.itlFrom === 'config'
     ? 'its configured objective'
     : o.itlFrom === 'learned'
-      ? 'its objective, learned from its first healthy window'
+      ? `its objective, learned from ${learned}`
       : `the ${ITL_CEILING_MS} ms ceiling: no healthy window since start-up`;
 
 /**
@@ -76,7 +78,7 @@ export const engineSlow: Family = (s, now, _cfg, sym) => {
     return [
       candidate(
         'engine_slow',
-        `chat probes stream a token every ${ms(p.lastItlMs ?? 0)}, over ${fromText(p)} (${ms(p.itlMs)}) for ${Math.round((now - p.slowSince!) / 1000)} s${tail}`,
+        `chat probes stream a token every ${ms(p.lastItlMs ?? 0)}, over ${fromText(p, 'its quietest healthy runs')} (${ms(p.itlMs)}) for ${Math.round((now - p.slowSince!) / 1000)} s${tail}`,
       ),
     ];
   return [];
