@@ -1,6 +1,8 @@
 // batching: are concurrent requests batched by the engine or served one after another? One request alone gives
 // the reference time; then N at once while sampling the engine's running count. Batched means the engine ran
-// (nearly) all of them together — peak running ≥ 0.75·N — and the wall time stayed within ~2× one request.
+// (nearly) all of them together: peak running ≥ 0.75·N in the engine's own batch (SGLang, vLLM: their running
+// gauge, SGLang's Decode batch lines). Only where the engine shows no batch (llama.cpp's busy slots without its
+// counters) must the wall time also stay within ~2× one request.
 // llama.cpp counts its decode steps (decode-steps.ts): there batched means the steps of the N requests generated
 // ≥ 0.75·N tokens each, read from the engine itself. That is the verdict when the counters are there: the wall
 // time of N batched requests on a CPU (or a shared machine) can be N× one request's with every step batched,
@@ -31,10 +33,21 @@ export interface BatchingVerdict {
   reasons: string[];
 }
 
+/** What the engine itself says about its batching, each undefined when it was not read. */
+export interface BatchEvidence {
+  /** Tokens generated per decode step over the run (llama.cpp's counters). */
+  perStep?: number;
+  /** Peak of the engine's running batch (SGLang's/vLLM's gauge, SGLang's Decode batch lines). */
+  batchPeak?: number;
+}
+
 /**
- * Pure verdict; `peak` undefined means no running count was sampled. Wall time alone cannot tell a batched
- * engine from a partly serialized one (a few slots in parallel still finishes within 2x), so that is a failure.
- * `perStep` (tokens generated per decode step over the run, llama.cpp) decides alone when it was read.
+ * Pure verdict; `peak` undefined means no running count was sampled. The engine's own evidence decides alone
+ * when there is some: tokens per decode step (llama.cpp), else the peak of its running batch (SGLang, vLLM: every
+ * request in it advances each step). Wall time only judges without it (llama.cpp's busy slots, no counters): a
+ * loaded host stretches the wall time of a batched run, so it is not asked of an engine that shows its batch.
+ * Wall time alone cannot tell a batched engine from a partly serialized one (a few slots in parallel still
+ * finishes within 2x), so that is a failure.
  */
 export function batchingVerdict(
   n: number,
@@ -42,9 +55,10 @@ export function batchingVerdict(
   wallMs: number,
   singleMs: number,
   k: Pick<BatchingKnobs, 'wallFactor' | 'peakFraction'>,
-  perStep?: number,
+  evidence: BatchEvidence = {},
 ): BatchingVerdict {
   const reasons: string[] = [];
+  const { perStep, batchPeak } = evidence;
   if (perStep !== undefined) {
     const needStep = k.peakFraction * n;
     const figure = `${perStep.toFixed(2)} tokens per decode step`;
@@ -53,13 +67,28 @@ export function batchingVerdict(
       : { verdict: 'serialized', reasons: [`${figure} < ${needStep.toFixed(2)} (${k.peakFraction}·N)`] };
   }
   const need = Math.ceil(k.peakFraction * n);
+  if (batchPeak !== undefined) {
+    const figure = `peak running in the engine's batch ${batchPeak}`;
+    return batchPeak >= need
+      ? { verdict: 'batched', reasons: [`${figure} >= ${need} (${k.peakFraction}·N)`] }
+      : { verdict: 'serialized', reasons: [`${figure} < ${need} (${k.peakFraction}·N)`] };
+  }
   if (peak !== undefined && peak < need) reasons.push(`peak running ${peak} < ${need} (${k.peakFraction}·N)`);
   if (wallMs > k.wallFactor * singleMs) {
-    reasons.push(`wall ${secs(wallMs)} > ${k.wallFactor}× one request (${secs(singleMs)})`);
+    reasons.push(
+      `wall ${secs(wallMs)} > ${k.wallFactor}× one request (${secs(singleMs)}), judged on wall time: no engine batch count`,
+    );
   }
   if (reasons.length) return { verdict: 'serialized', reasons };
   if (peak === undefined) return { verdict: 'not sampled', reasons: ['no running count was sampled'] };
   return { verdict: 'batched', reasons };
+}
+
+/** How the verdict was reached, for the step's summary. */
+export function judgedOn(evidence: BatchEvidence): string {
+  if (evidence.perStep !== undefined) return 'judged on tokens per decode step (llamacpp:n_decode_total)';
+  if (evidence.batchPeak !== undefined) return "judged on the engine's running batch, not wall time";
+  return 'judged on wall time and busy slots: no engine batch count';
 }
 
 /** Concurrent requests when neither the flag nor the server's slot count says otherwise. */
@@ -146,7 +175,9 @@ export const batchingStep = defineStep<BatchingKnobs>({
         ? tokensPerStep(countersBefore, await readDecodeCounters(ctx.metricsUrl))
         : undefined;
     const errors = run.results.filter((r) => !r.ok);
-    const v = batchingVerdict(k.n, peak.peak, run.wallMs, one.totalMs, k, steps?.perStep);
+    const evidence: BatchEvidence = { perStep: steps?.perStep, batchPeak: peak.batchPeak };
+    const v = batchingVerdict(k.n, peak.peak, run.wallMs, one.totalMs, k, evidence);
+    const judged = judgedOn(evidence);
     const sources = [
       ctx.metricsUrl
         ? `metrics ${peak.metricsSamples} samples peak ${peak.metricsPeak ?? 'n/a'}${peak.metricsError ? ` (${peak.metricsError})` : ''}`
@@ -181,12 +212,13 @@ export const batchingStep = defineStep<BatchingKnobs>({
           ? `not sampled: no running count (${notSampled.join('; ')})`
           : steps
             ? `${v.verdict}: ${steps.perStep.toFixed(2)} tokens per decode step with N=${k.n} (llamacpp:n_decode_total), peak running ${peak.peak ?? 'not sampled'}/${k.n}, wall ${secs(run.wallMs)} vs one request ${secs(one.totalMs)}${errors.length ? `; ${errors.length} errors (${errors[0]!.error})` : ''}`
-            : `${v.verdict}: peak running ${peak.peak ?? 'not sampled'}/${k.n}, wall ${secs(run.wallMs)} vs one request ${secs(one.totalMs)}${errors.length ? `; ${errors.length} errors (${errors[0]!.error})` : ''}`,
+            : `${v.verdict}: peak running ${peak.peak ?? 'not sampled'}/${k.n}, wall ${secs(run.wallMs)} vs one request ${secs(one.totalMs)} (${judged})${errors.length ? `; ${errors.length} errors (${errors[0]!.error})` : ''}`,
       details: [
         figuresLine,
         `running count from: ${sources.join('; ')}`,
         ...(v.verdict === 'not sampled' ? [] : notSampled.map((s) => `no samples from ${s}`)),
         ...v.reasons.map((r) => `${v.verdict} because ${r}`),
+        judged,
         ...reconnectedNote([...single.results, ...run.results]),
       ],
       figures: {},

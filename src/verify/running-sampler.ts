@@ -17,17 +17,29 @@ const RUNNING_METRICS = [
   'vllm:num_requests_running',
   'llamacpp:requests_processing',
 ];
+/**
+ * The gauges that count the engine's running batch itself, every request in them advanced by each step:
+ * SGLang's scheduler publishes `running_batch` (sglang:num_running_reqs, python/sglang/srt/metrics/collector.py
+ * @93d0487, set from scheduler_metrics_mixin.py log_decode_stats), vLLM's the scheduler's `running` list, all of it
+ * scheduled every step (vllm:num_requests_running, vllm/v1/metrics/loggers.py, from SchedulerStats.num_running_reqs
+ * = len(self.running) in vllm/v1/core/sched/scheduler.py). llama.cpp's requests_processing counts busy slots, which
+ * says nothing about whether they share a decode step (its decode-step counters do: decode-steps.ts).
+ */
+const BATCH_METRICS = ['sglang:num_running_reqs', 'vllm:num_requests_running'];
 /** A metrics page or a slots list past this is not one to sample. */
 const BODY_MAX_BYTES = 8 * 1024 * 1024;
 /** `Decode batch, #running-req: 12,` — also `Decode batch [41],` and the older `Decode batch.` form. */
 const DECODE_BATCH = /Decode batch(?: \[\d+\])?[.,] #running-req: (\d+)/;
 
 /** Sum of the running-request gauges in a Prometheus text exposition; undefined when none is present. */
-export function runningFromMetrics(text: string): number | undefined {
+export function runningFromMetrics(
+  text: string,
+  names: readonly string[] = RUNNING_METRICS,
+): number | undefined {
   let sum: number | undefined;
   for (const line of text.split('\n')) {
     if (line.startsWith('#')) continue;
-    for (const name of RUNNING_METRICS) {
+    for (const name of names) {
       if (!line.startsWith(name) || (line[name.length] !== '{' && line[name.length] !== ' ')) continue;
       const v = Number(line.slice(line.lastIndexOf(' ') + 1));
       if (Number.isFinite(v)) sum = (sum ?? 0) + v;
@@ -37,6 +49,11 @@ export function runningFromMetrics(text: string): number | undefined {
 }
 
 /** The slots processing a request in llama.cpp's GET /slots (server_slot::to_json `is_processing`). */
+/** The running batch's gauges only (SGLang's, vLLM's); undefined on a page without them (llama.cpp's). */
+export function batchFromMetrics(text: string): number | undefined {
+  return runningFromMetrics(text, BATCH_METRICS);
+}
+
 export function runningFromSlots(text: string): number | undefined {
   try {
     const slots = JSON.parse(text) as unknown;
@@ -64,12 +81,19 @@ export interface RunningPeak {
   slotsError?: string;
   logSamples: number;
   logPeak?: number;
+  /**
+   * Peak of the engine's own running batch (SGLang's/vLLM's gauge, SGLang's Decode batch lines): undefined when
+   * only llama.cpp's busy slots, or nothing, were sampled.
+   */
+  batchPeak?: number;
 }
 
 /** One URL scraped every interval: its samples, peak and last error. */
 class Poll {
   samples = 0;
   peak: number | undefined;
+  /** Peak of `parseBatch`'s reading, when given one. */
+  batchPeak: number | undefined;
   error: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private inflight: Promise<void> | undefined;
@@ -80,6 +104,7 @@ class Poll {
     private readonly parse: (text: string) => number | undefined,
     private readonly missing: string,
     private readonly headers: Record<string, string>,
+    private readonly parseBatch?: (text: string) => number | undefined,
   ) {}
 
   start(intervalMs: number): void {
@@ -124,6 +149,8 @@ class Poll {
       }
       this.samples++;
       this.peak = Math.max(this.peak ?? 0, v);
+      const b = this.parseBatch?.(text);
+      if (b !== undefined) this.batchPeak = Math.max(this.batchPeak ?? 0, b);
     } catch (err) {
       this.error = (err as Error).message;
     }
@@ -156,6 +183,7 @@ export class RunningSampler {
         runningFromMetrics,
         `no ${RUNNING_METRICS.join(' or ')} in ${sources.metricsUrl}`,
         {},
+        batchFromMetrics,
       );
     if (sources.slotsUrl)
       this.slots = new Poll(
@@ -191,6 +219,11 @@ export class RunningSampler {
       logPeak: this.logPeak,
     };
     const peaks = [r.metricsPeak, r.slotsPeak, r.logPeak].filter((v): v is number => v !== undefined);
-    return { ...r, peak: peaks.length ? Math.max(...peaks) : undefined };
+    const batch = [this.metrics?.batchPeak, r.logPeak].filter((v): v is number => v !== undefined);
+    return {
+      ...r,
+      peak: peaks.length ? Math.max(...peaks) : undefined,
+      batchPeak: batch.length ? Math.max(...batch) : undefined,
+    };
   }
 }

@@ -66,7 +66,8 @@ describe('verify against the simulator', () => {
     expect(rounds[3]!.contextTokens).toBeGreaterThan(rounds[0]!.contextTokens * 3);
     const batching = report.steps.find((s) => s.step === 'batching')!;
     expect((batching.data as { verdict: string }).verdict).toBe('batched');
-    expect((batching.data as { peak: { peak: number } }).peak.peak).toBeGreaterThanOrEqual(12);
+    expect((batching.data as { peak: { batchPeak: number } }).peak.batchPeak).toBeGreaterThanOrEqual(12);
+    expect(batching.summary).toContain("judged on the engine's running batch, not wall time");
     // Progress: a line per completed sub-phase, with elapsed time; every step's result line has its duration.
     expect(progress.some((l) => /^\[\s*[\d.]+s\] throughput: C=1 {2}n=3/.test(l))).toBe(true);
     expect(progress.some((l) => /^\[\s*[\d.]+s\] throughput: C=8 warm-up: agg=/.test(l))).toBe(true);
@@ -193,7 +194,11 @@ describe('verify against the simulator', () => {
     const step = report.steps[0]!;
     expect(step.ok).toBe(false);
     expect(step.summary).toMatch(/^serialized: peak running [01]\/8/);
-    expect(step.details.some((d) => /serialized because wall/.test(d))).toBe(true);
+    // Judged on the engine's running batch (sglang:num_running_reqs, Decode batch lines), not on wall time.
+    expect(
+      step.details.some((d) => /^serialized because peak running in the engine's batch [01] < 6 /.test(d)),
+    ).toBe(true);
+    expect(step.summary).toContain("judged on the engine's running batch, not wall time");
   });
 
   it('batching fails instead of judging on wall time when no running count can be sampled', async () => {

@@ -20,7 +20,11 @@ import { noToolCallsNote } from '../../src/verify/toolcall.js';
 import { CriticalScanner, describeHit } from '../../src/verify/critical-rules.js';
 import { isTokenChunk, SseScanner, streamChat } from '../../src/verify/load-client.js';
 import { LogWindow } from '../../src/verify/log-window.js';
-import { runningFromLogLine, runningFromMetrics } from '../../src/verify/running-sampler.js';
+import {
+  batchFromMetrics,
+  runningFromLogLine,
+  runningFromMetrics,
+} from '../../src/verify/running-sampler.js';
 import { makeTarget, preflight } from '../../src/verify/target.js';
 import { formatLevel, parseLevels } from '../../src/verify/throughput.js';
 import type { StepResult } from '../../src/verify/types.js';
@@ -105,6 +109,10 @@ describe('running count sources', () => {
     ].join('\n');
     expect(runningFromMetrics(text)).toBe(12);
     expect(runningFromMetrics('sglang:num_queue_reqs 3')).toBeUndefined();
+    // The engine's batch: SGLang's and vLLM's gauges, never llama.cpp's busy slots.
+    expect(batchFromMetrics(text)).toBe(12);
+    expect(batchFromMetrics('vllm:num_requests_running{engine="0"} 4.0')).toBe(4);
+    expect(batchFromMetrics('llamacpp:requests_processing 3')).toBeUndefined();
     expect(
       runningFromLogLine('[2026-07-10 12:00:05 DP0 TP0] Decode batch, #running-req: 12, #token: 5'),
     ).toBe(12);
@@ -122,16 +130,36 @@ describe('batching verdict', () => {
     // Without a running count, wall time alone must not pass: a partly serialized engine fits within 2x.
     expect(batchingVerdict(16, undefined, 1500, 1000, k).verdict).toBe('not sampled');
     expect(batchingVerdict(16, undefined, 2500, 1000, k).verdict).toBe('serialized');
+    expect(batchingVerdict(16, 16, 2100, 1000, k).reasons).toEqual([
+      'wall 2.10s > 2× one request (1.00s), judged on wall time: no engine batch count',
+    ]);
+  });
+
+  it("SGLang's and vLLM's running batch decides alone: batched on a loaded host, serialized however fast", () => {
+    // At load 17 the sim's 16 requests, all in its batch, took 2.86 s against one request's 1.29 s.
+    const b = batchingVerdict(16, 16, 2860, 1290, k, { batchPeak: 16 });
+    expect(b).toEqual({
+      verdict: 'batched',
+      reasons: ["peak running in the engine's batch 16 >= 12 (0.75·N)"],
+    });
+    // One in the batch at a time, however quick the wall (the queue holds the rest).
+    const s = batchingVerdict(16, 16, 1200, 1000, k, { batchPeak: 1 });
+    expect(s).toEqual({
+      verdict: 'serialized',
+      reasons: ["peak running in the engine's batch 1 < 12 (0.75·N)"],
+    });
+    // llama.cpp's counters still come first.
+    expect(batchingVerdict(2, 2, 1500, 1000, k, { perStep: 0.99, batchPeak: 2 }).verdict).toBe('serialized');
   });
 
   it("llama.cpp's tokens per decode step decide alone: batched on a slow machine, serialized at full running count", () => {
     // Measured on the real llama-server (80fb11a, 2 slots, one thread): 256 tokens in 128 steps, wall 2.15x.
-    const b = batchingVerdict(2, 2, 2150, 1000, k, 2.0);
+    const b = batchingVerdict(2, 2, 2150, 1000, k, { perStep: 2.0 });
     expect(b).toEqual({ verdict: 'batched', reasons: ['2.00 tokens per decode step >= 1.50 (0.75·N)'] });
     // Both slots busy (running 2) and a fast wall, yet one token a step: one slot at a time.
-    const s = batchingVerdict(2, 2, 1500, 1000, k, 0.99);
+    const s = batchingVerdict(2, 2, 1500, 1000, k, { perStep: 0.99 });
     expect(s).toEqual({ verdict: 'serialized', reasons: ['0.99 tokens per decode step < 1.50 (0.75·N)'] });
-    expect(batchingVerdict(4, 4, 1200, 1000, k, 2.0).verdict).toBe('serialized');
+    expect(batchingVerdict(4, 4, 1200, 1000, k, { perStep: 2.0 }).verdict).toBe('serialized');
   });
 });
 
