@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { checkConfig } from '../../src/commands/check.js';
 import { ConfigError, parseConfigText } from '../../src/config/load.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-check-'));
@@ -479,23 +480,33 @@ describe('wedgewatch check', () => {
     expect(example.code).toBe(0);
   });
 
-  it.each(CASES)('$name → exit 2 naming the field', async ({ name, yaml, expect: re }) => {
+  it('exits 2 and prints what checkConfig says: every case below is judged in-process', async () => {
+    const file = write('cli_bad.yaml', CASES[0]!.yaml);
+    const res = await runCli(['check', '--config', file]);
+    expect(res.code).toBe(2);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(CASES[0]!.expect);
+    expect({ code: res.code, stdout: res.stdout, stderr: res.stderr }).toEqual(checkConfig(file));
+  });
+
+  // The CLI's own path is the two tests above; these judge the config itself, in-process (a spawn each was 175 s
+  // of the file at load 17).
+  const env = { ...process.env, WW_TEST_UNSET_VAR: undefined };
+
+  it.each(CASES)('$name → exit 2 naming the field', ({ name, yaml, expect: re }) => {
     const file = write(`${name.replace(/\W+/g, '_')}.yaml`, yaml);
-    const res = await runCli(['check', '--config', file], { env: { WW_TEST_UNSET_VAR: undefined } });
+    const res = checkConfig(file, env);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(re);
   });
 
-  it.each(TRAFFIC_CASES)(
-    'traffic path: $name → exit 2 naming the field',
-    async ({ name, yaml, expect: re }) => {
-      const file = write(`traffic_${name.replace(/\W+/g, '_')}.yaml`, yaml);
-      expect(yaml, 'the case changes the good traffic config').not.toBe(TRAFFIC);
-      const res = await runCli(['check', '--config', file]);
-      expect(res.code).toBe(2);
-      expect(res.stderr).toMatch(re);
-    },
-  );
+  it.each(TRAFFIC_CASES)('traffic path: $name → exit 2 naming the field', ({ name, yaml, expect: re }) => {
+    const file = write(`traffic_${name.replace(/\W+/g, '_')}.yaml`, yaml);
+    expect(yaml, 'the case changes the good traffic config').not.toBe(TRAFFIC);
+    const res = checkConfig(file, env);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(re);
+  });
 
   it('reports every problem of a file at once, not just the first', () => {
     const bad =
