@@ -99,6 +99,12 @@ export interface ProbeResultSignal {
    */
   loopLostMs?: number;
   ttftMs?: number;
+  /**
+   * Of ttftMs, the time the daemon's own event loop could not run before the first token was read: a first token
+   * that sat unread in the socket is not the engine's lateness. The TTFT objective is judged without it
+   * (reduce/slots.ts), as the latency distribution is without loopLostMs.
+   */
+  ttftLoopLostMs?: number;
   /** Time to open a new connection (absent when an open keep-alive connection was reused). */
   connectMs?: number;
   /** Time from the start of the run to the response headers. */

@@ -89,6 +89,8 @@ export interface LagAwareTimeout {
   extendedMs(): number;
   /** The time the loop could not run since the timeout was armed (ms). */
   lostMs(): number;
+  /** The time the loop could not run in the first `ms` after the timeout was armed (ms). */
+  lostInFirst(ms: number): number;
 }
 
 /**
@@ -128,5 +130,6 @@ export function lagAwareTimeout(
     },
     extendedMs: () => granted,
     lostMs: () => lag.lostWithin(start, lag.now()),
+    lostInFirst: (ms) => lag.lostWithin(start, start + ms),
   };
 }

@@ -422,6 +422,20 @@ describe('classifier: diagnoses', () => {
     expect(r.s.cause).toContain('500 ms objective');
   });
 
+  it("slow is the engine's TTFT: the time our own loop lost before reading the first token is not counted", () => {
+    const r = run();
+    r.round();
+    // 900 ms to the first token, 600 of them our event loop unable to run (a loaded host): 300 ms, within 500.
+    r.probe({ endpoint: 'router', ttftMs: 900, ttftLoopLostMs: 600 });
+    r.probe({ endpoint: 'router', ttftMs: 900, ttftLoopLostMs: 600 });
+    r.probe({ endpoint: 'router', ttftMs: 900, ttftLoopLostMs: 600 });
+    expect(r.s.state).toBe('ok');
+    // Lost time that leaves the engine's own part past the objective is still slow.
+    r.probe({ endpoint: 'router', ttftMs: 900, ttftLoopLostMs: 300 });
+    r.probe({ endpoint: 'router', ttftMs: 900, ttftLoopLostMs: 300 });
+    expect(r.s).toMatchObject({ state: 'degraded', diagnosis: 'slow' });
+  });
+
   it('health_failing: a health check that cannot connect downAfter times → down, and back after passes', () => {
     const r = run();
     r.round();

@@ -87,6 +87,19 @@ describe('lag-aware timeouts', () => {
     expect(fired).toEqual([{ after: 37_000, extended: 7_000 }]);
   });
 
+  it('lostInFirst: the time lost before a moment of the run (its first token), not after it', () => {
+    const lag = new LoopLag(() => Date.now());
+    const { start, t } = arm(lag);
+    // 3 s lost ending 4 s in (the first token read at 4 s), then 5 s more ending 12 s in.
+    lag.record(start + 4_000, 3_000);
+    lag.record(start + 12_000, 5_000);
+    vi.advanceTimersByTime(12_000);
+    expect(t.lostInFirst(4_000)).toBe(3_000);
+    expect(t.lostInFirst(2_000)).toBe(1_000);
+    expect(t.lostMs()).toBe(8_000);
+    t.clear();
+  });
+
   it('cleared in time, it never fires', () => {
     const lag = new LoopLag(() => Date.now());
     const { start, fired, t } = arm(lag);

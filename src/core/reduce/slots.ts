@@ -73,7 +73,11 @@ export function onProbe(
       slot.okStreak++;
       slot.leakStreak = 0;
       const objective = cfg.probes[signal.probe]?.ttftObjective;
-      const slow = objective !== undefined && signal.ttftMs !== undefined && signal.ttftMs > objective;
+      // The engine's TTFT: what our own loop lost before reading the first token is ours (a loaded host).
+      const slow =
+        objective !== undefined &&
+        signal.ttftMs !== undefined &&
+        signal.ttftMs - (signal.ttftLoopLostMs ?? 0) > objective;
       slot.slowStreak = slow ? slot.slowStreak + 1 : 0;
       // A slow pass is no evidence of recovery from slow: back to ok needs recoverAfter fast ones.
       if (slow) slot.okStreak = 0;

@@ -227,7 +227,12 @@ export async function runProbe(opts: RunOptions): Promise<RunOutcome> {
   if (lost >= LAG_MIN_EXTENSION_MS) signal.loopLostMs = lost;
   const status = outcome.status ?? progress.status;
   if (status !== undefined) signal.status = status;
-  if (progress.ttftMs !== undefined) signal.ttftMs = progress.ttftMs;
+  if (progress.ttftMs !== undefined) {
+    signal.ttftMs = progress.ttftMs;
+    // Read at the end of the run, when the sampler has recorded the lateness that delayed the first token's read.
+    const ttftLost = Math.min(progress.ttftMs, Math.round(timer.lostInFirst(progress.ttftMs)));
+    if (ttftLost >= LAG_MIN_EXTENSION_MS) signal.ttftLoopLostMs = ttftLost;
+  }
   if (progress.requestIds.length > 0) signal.requestIds = [...progress.requestIds];
   if (progress.connectMs !== undefined) signal.connectMs = progress.connectMs;
   if (progress.headersMs !== undefined) signal.headersMs = progress.headersMs;
