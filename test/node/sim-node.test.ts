@@ -13,6 +13,7 @@ import { createMetrics } from '../../src/metrics.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { simDetectionConfig } from '../../src/sim/detection-config.js';
 import { startSim, type Sim } from '../../src/sim/index.js';
+import { LOST_AFTER_READINGS } from '../../src/sources/node/processes.js';
 import { which } from '../../src/sources/node/pyspy.js';
 import { tripBootstrapThreadDeath } from '../helpers/sim.js';
 import { waitFor } from '../helpers/wait.js';
@@ -88,6 +89,19 @@ describe('the node on the simulator', () => {
       },
     );
 
+    // Only a thread seen LOST_AFTER_READINGS readings in a row counts as lost when it goes (pools come and go). At
+    // load 19 the readings above spanned 3 s in fewer than 3 readings: the thread died unseen enough, and no loss
+    // was ever journaled (the test waited 60 s). Wait for the readings the detector needs, not for a time.
+    const bootstrapTid = () =>
+      [...(node.sampler('prefill')?.threadNames(prefillPid) ?? [])].find(
+        ([, n]) => n === 'bootstrap_thread',
+      )?.[0];
+    const seen = () => node.sampler('prefill')?.threadSeen(prefillPid, bootstrapTid() ?? -1) ?? 0;
+    await waitFor(() => seen() >= LOST_AFTER_READINGS, {
+      timeoutMs: 60_000,
+      what: () => `${LOST_AFTER_READINGS} readings of the bootstrap thread (seen ${seen()})`,
+    });
+
     sim.enableFault('nixl_abort_unhandled');
     await tripBootstrapThreadDeath(sim);
 
@@ -96,7 +110,7 @@ describe('the node on the simulator', () => {
       {
         timeoutMs: 60_000,
         what: () =>
-          `the lost thread journaled (node events: ${JSON.stringify(journal.query({ target: 'sim', type: 'node' }).map((e) => e.summary))})`,
+          `the lost thread journaled (node events: ${JSON.stringify(journal.query({ target: 'sim', type: 'node' }).map((e) => e.summary))}; prefill threads now: ${JSON.stringify([...(node.sampler('prefill')?.threadNames(prefillPid) ?? [])])})`,
       },
     );
     expect(lost.summary).toBe(

@@ -75,6 +75,11 @@ export class ServiceSampler {
     return t === undefined ? undefined : now - t.lastActiveAt;
   }
 
+  /** How many readings in a row have seen thread `tid` of `pid` (0: not in the last reading). */
+  threadSeen(pid: number, tid: number): number {
+    return this.procs.get(pid)?.threads.get(tid)?.seen ?? 0;
+  }
+
   /** Every thread name the last reading saw in `pid` (to say which a dump lacks). */
   threadNames(pid: number): Map<number, string> {
     const out = new Map<number, string>();
