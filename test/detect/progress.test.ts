@@ -246,6 +246,34 @@ describe('a router that holds our requests while the engines idle (router_stuck)
 
 describe('busy is not wedged (issue 41 item 9, issue 38)', () => {
   it.each(SEEDS)(
+    'one of our probes admitted now and then while the others time out in the queue: still engine_saturated, not completions_failing (seed %i)',
+    (seed) => {
+      let faultAt = Infinity;
+      const { v, run } = deployment(
+        // The keep-alive chat gets a slot after a long wait (as the bench's vllm_saturation showed near the load's
+        // end); every other completion times out in the queue.
+        (r) =>
+          !isCompletion(r.probe.kind) || r.start < faultAt
+            ? healthy(r)
+            : r.probe.kind === 'chat' && r.conn === 'keepalive'
+              ? { ms: 25_000, ttftMs: 24_000 }
+              : 'hang',
+        (now) =>
+          now < faultAt
+            ? idleReading(now)
+            : { running: 4, queued: 30, generatedTokensTotal: Math.floor(now / 10), finishedTotal: 100 },
+        seed,
+      );
+      run(v.t0 + 10 * 60_000);
+      faultAt = v.now;
+      run(faultAt + 5 * 60_000);
+      const after = states(v, faultAt);
+      expect(after).toContain('degraded/engine_saturated');
+      expect(after.filter((x) => x.startsWith('wedged') || x.endsWith('/completions_failing'))).toEqual([]);
+    },
+  );
+
+  it.each(SEEDS)(
     'every slot held by long generations, the queue growing, tokens flowing: at most degraded/engine_saturated for 10 minutes (seed %i)',
     (seed) => {
       let faultAt = Infinity;
