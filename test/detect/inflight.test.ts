@@ -169,3 +169,34 @@ describe('in-flight evidence on deployed settings (example config cadence)', () 
     expect(v.transitions()).toEqual(['ok/-']);
   });
 });
+
+describe('back from a confirmed thread death on the example cadence (its long-input probe every 10 m)', () => {
+  const long = target.probes.find((p) => p.kind === 'longinput')!;
+
+  it.each(SEEDS.slice(0, 6))(
+    'after the restart, ok within 5 minutes: the long-input slot, whose passes hold no recovery, holds no confirmed line either (seed %i)',
+    (seed) => {
+      let faultAt = Infinity;
+      let endAt = Infinity;
+      const v = new VirtualDeployment(
+        target,
+        (r) => (isCompletion(r.probe.kind) && r.start >= faultAt && r.start < endAt ? 'hang' : healthy(r)),
+        seed,
+      );
+      // Long enough for the long-input probe to have passed before the line (its phase is up to one interval).
+      v.runUntil(v.t0 + long.every! * (1 + long.jitter) + 60_000 + rng(seed * 7919)() * chat.every!);
+      expect(v.s.state).toBe('ok');
+      expect(Object.values(v.s.slots).find((m) => m.probe === long.name)?.okStreak).toBeGreaterThanOrEqual(1);
+      faultAt = v.now - chat.timeout!;
+      v.rejudgeInflight();
+      v.feed(tracebackAt(v.now));
+      v.runUntil(v.now + 2 * 60_000);
+      expect(`${v.s.state}/${v.s.diagnosis}`).toBe('wedged/kv_bootstrap_thread_dead');
+      // The prefill restarted: every completion from here on finishes.
+      endAt = v.now;
+      const okAt = v.runUntilTrue(() => v.s.state === 'ok', endAt + 25 * 60_000);
+      expect(okAt).toBeDefined();
+      expect(okAt! - endAt).toBeLessThan(5 * 60_000);
+    },
+  );
+});

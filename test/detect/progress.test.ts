@@ -197,7 +197,82 @@ describe("a reading after a hang may report tokens made before it (issue 41 item
   );
 });
 
+describe('a router that holds our requests while the engines idle (router_stuck)', () => {
+  /**
+   * The SGLang example: the router scraped beside both legs, each leg printing a batch line while it runs our probes.
+   * From the fault the router holds every completion: it reports them in flight, the legs report nothing running and
+   * nothing waiting and print no batch line (SGLang logs one only when a batch ran). `lines: false`: no log sources.
+   */
+  const routerHolds = (seed: number, lines: boolean) => {
+    let faultAt = Infinity;
+    const { v, run } = deployment(
+      (r) => (isCompletion(r.probe.kind) && r.start >= faultAt ? 'hang' : healthy(r)),
+      (now) => (now < faultAt ? idleReading(now) : idleReading(faultAt)),
+      seed,
+    );
+    const feed = (service: string, source: 'metrics' | 'log', fields: Partial<EngineSignal>) =>
+      v.feed({ kind: 'engine', target: v.target.name, service, source, time: v.now, ...fields });
+    const runWithRouter = (until: number) => {
+      for (let t = v.now + SCRAPE_MS; t <= until; t += SCRAPE_MS) {
+        // The legs' scrapes (deployment()), the router's, and a batch line from each leg while it serves.
+        run(t);
+        feed('router', 'metrics', { scrapeOk: true, routerInflight: v.now < faultAt ? 0 : 3, running: 0 });
+        if (lines && v.now < faultAt)
+          for (const service of ['decode', 'prefill'])
+            feed(service, 'log', { running: 0, queued: 0, genThroughput: 40, progress: true });
+      }
+      run(until);
+    };
+    runWithRouter(v.t0 + 10 * 60_000);
+    expect(v.s.state).toBe('ok');
+    faultAt = v.now + 1_100 * seed;
+    runWithRouter(faultAt + 4 * 60_000);
+    return states(v, faultAt);
+  };
+
+  it.each(SEEDS)(
+    "the legs' batch lines stop because they idle, not because they stalled: router_stuck, never engine_stalled (seed %i)",
+    (seed) => {
+      const after = routerHolds(seed, true);
+      expect(after).toContain('wedged/router_stuck');
+      expect(after.filter((x) => x.endsWith('/engine_stalled'))).toEqual([]);
+    },
+  );
+
+  it('the same hold with no log sources is router_stuck too (what the lines changed)', () => {
+    expect(routerHolds(1, false)).toContain('wedged/router_stuck');
+  });
+});
+
 describe('busy is not wedged (issue 41 item 9, issue 38)', () => {
+  it.each(SEEDS)(
+    'one of our probes admitted now and then while the others time out in the queue: still engine_saturated, not completions_failing (seed %i)',
+    (seed) => {
+      let faultAt = Infinity;
+      const { v, run } = deployment(
+        // The keep-alive chat gets a slot after a long wait (as the bench's vllm_saturation showed near the load's
+        // end); every other completion times out in the queue.
+        (r) =>
+          !isCompletion(r.probe.kind) || r.start < faultAt
+            ? healthy(r)
+            : r.probe.kind === 'chat' && r.conn === 'keepalive'
+              ? { ms: 25_000, ttftMs: 24_000 }
+              : 'hang',
+        (now) =>
+          now < faultAt
+            ? idleReading(now)
+            : { running: 4, queued: 30, generatedTokensTotal: Math.floor(now / 10), finishedTotal: 100 },
+        seed,
+      );
+      run(v.t0 + 10 * 60_000);
+      faultAt = v.now;
+      run(faultAt + 5 * 60_000);
+      const after = states(v, faultAt);
+      expect(after).toContain('degraded/engine_saturated');
+      expect(after.filter((x) => x.startsWith('wedged') || x.endsWith('/completions_failing'))).toEqual([]);
+    },
+  );
+
   it.each(SEEDS)(
     'every slot held by long generations, the queue growing, tokens flowing: at most degraded/engine_saturated for 10 minutes (seed %i)',
     (seed) => {

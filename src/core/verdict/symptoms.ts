@@ -2,7 +2,7 @@
 // before its timeout fires), health and ports, intermittence, the incident's warning, and the engines' and the
 // router's own state. The state (./state.ts) and every candidate family read these, never the memory's raw slots.
 import { confirmsLine } from '../confirm.js';
-import { hangs as hangingKind, isCompletion } from '../vocabulary.js';
+import { countsForRecovery, hangs as hangingKind, isCompletion } from '../vocabulary.js';
 import { incidentWarning } from '../memory-read.js';
 import type { ClassifierConfig, SlotMemory, TargetMemory } from '../memory.js';
 import { intermittence } from './candidates/pattern.js';
@@ -154,13 +154,16 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
   const alive = health !== undefined && health.last!.result !== 'connect_error' && !silent;
   const completionsFailing =
     failing.length > 0 || hangs.some((h) => h.hung || h.afterCritical) || s.confirmedCritical !== undefined;
-  // Passes from before the critical line are no evidence of recovery from it: every slot must pass again.
+  // Passes from before the critical line are no evidence of recovery from it: every slot must pass again — every slot
+  // whose passes count for recovery (the hysteresis's own list): a long-input probe every 10 m held a restarted
+  // target wedged on the spent line until two of its runs came after it, 10-20 minutes.
   const c = s.confirmedCritical;
+  const recovering = completion.filter((m) => countsForRecovery(m.probeKind));
   const confirmedHolds =
     c !== undefined &&
     !(
-      completion.length > 0 &&
-      completion.every(
+      recovering.length > 0 &&
+      recovering.every(
         (m) =>
           m.failStreak === 0 &&
           m.okStreak >= d.recoverAfter &&

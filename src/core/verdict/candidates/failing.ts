@@ -7,7 +7,10 @@ import type { Candidate, Family } from '../types.js';
 
 export const completionsFailing: Family = (_s, _now, _cfg, sym) => {
   const f = sym.failing[0];
-  if (f === undefined) return [];
+  // Saturation explains these failures: every failing slot timed out waiting for a slot on an engine loaded by others
+  // (./saturation.ts busyEngine). One of our probes admitted meanwhile made the rest read as failing (`failing`
+  // outranks `load`): bench:detect vllm_saturation went degraded/completions_failing on a still-saturated engine.
+  if (f === undefined || sym.saturated !== undefined) return [];
   return [
     candidate('completions_failing', why(f), { fits: [sym.passing.length === 0 ? 'wedged' : 'degraded'] }),
   ];

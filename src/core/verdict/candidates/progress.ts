@@ -78,7 +78,11 @@ function stoppedText(
     return `${e.service}: ${quiet}; its /metrics failing for ${Math.round((now - p.failingSince) / 1000)} s (${p.failedScrapes} scrapes)`;
   if (p.lastGoodAt !== undefined && p.lastGoodAt < start && now - p.seen.at(-1)! >= 3 * every)
     return `${e.service}: ${quiet}; no reading of its /metrics for ${Math.round((now - p.seen.at(-1)!) / 1000)} s`;
+  // An engine idle by its own reading prints no batch or stats line (SGLang logs a batch only when one ran, vLLM's idle
+  // stats at DEBUG): with the router holding our request, its silence is the router's doing (router_stuck).
+  const idleBehindRouter = routerHolds && p.idleSince !== undefined;
   if (
+    !idleBehindRouter &&
     p.lines >= 2 &&
     p.lineEvery !== undefined &&
     p.lastLineAt! < start &&
