@@ -1,7 +1,8 @@
 // The real-engine lane (issue 38): upstream llama.cpp's llama-server (scripts/real-llama/fixture.mjs builds it)
 // watched by the daemon with examples/llamacpp.yaml's probes at the example's cadence, then given real faults:
-// a freeze (SIGSTOP), a death (kill -9). The bounds are generous (the machine is shared, real time at the example
-// cadence); bench/real-llama.mjs measures the figures.
+// a freeze (SIGSTOP), a death (kill -9). The bounds are the issue's bars where the bench met them with margin under a
+// load of 14-19 (2026-12-07), looser where it did not (the machine is shared, real time at the example cadence; CI
+// runs beside two busy loops, and a flaky lane is worse than a loose one); bench/real-llama.mjs measures the figures.
 // Run: npm run test:real (after `npm run build`; a cold fixture cache fails here, naming the command that warms it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -90,14 +91,16 @@ describe.sequential('upstream llama-server under the example config', () => {
 
   it('SIGSTOP: not ok while frozen, ok again after SIGCONT', async () => {
     llama.signal('SIGSTOP');
+    // The issue asks 30 s; the bench measured 27 s at load 17-18 (20-22 s at 11-13): 45 s.
     try {
-      await waitFor(async () => (await status()).state !== 'ok', 60 * SECOND, describeNow, 500);
+      await waitFor(async () => (await status()).state !== 'ok', 45 * SECOND, describeNow, 500);
     } finally {
       llama.signal('SIGCONT');
     }
     const frozen = await status();
     expect(['wedged', 'degraded', 'down']).toContain(frozen.state);
-    await waitFor(async () => (await status()).state === 'ok', 180 * SECOND, describeNow, 1000);
+    // The issue's 60 s: the bench measured 27 s after SIGCONT at load 17.
+    await waitFor(async () => (await status()).state === 'ok', 60 * SECOND, describeNow, 1000);
   });
 
   it('kill -9: down, then ok after a restart on the same port', async () => {
@@ -106,6 +109,7 @@ describe.sequential('upstream llama-server under the example config', () => {
     // jitter 10 %) + 3 s; the bench measured 11.0 and 13.0 s. The issue asks 15 s; 20 s leaves room for a loaded host.
     await waitFor(async () => (await status()).state === 'down', 20 * SECOND, describeNow, 500);
     await llama.restart();
-    await waitFor(async () => (await status()).state === 'ok', 180 * SECOND, describeNow, 1000);
+    // The issue asks 60 s; the bench measured 25 s at load 5-9 and 41 s at 14-19 after the restart: 90 s.
+    await waitFor(async () => (await status()).state === 'ok', 90 * SECOND, describeNow, 1000);
   });
 });
