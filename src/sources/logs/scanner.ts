@@ -254,9 +254,15 @@ export class ChunkScanner {
     return jsonView(s, p, end, keys, this.view);
   }
 
-  /** An engine line read from a record's message; a message without a stamp of its own takes the record's time. */
-  private engineOfView(s: string, v: JsonView, kind: EngineLineKind): EngineLine | undefined {
-    const e = ENGINE_LINE_PARSERS_AT[kind](s, v.from, v.to);
+  /**
+   * An engine line read from a record's message; a message without a stamp of its own takes the record's time. `head`:
+   * where the timeline walk found its batch header (the view is read again in place, so the same position).
+   */
+  private engineOfView(s: string, v: JsonView, kind: EngineLineKind, head?: number): EngineLine | undefined {
+    const e =
+      head !== undefined
+        ? parseSglangHeadAt(s, v.from, v.to, head)
+        : ENGINE_LINE_PARSERS_AT[kind](s, v.from, v.to);
     if (e !== undefined && e.stamp === undefined) {
       const t = viewTime(s, v);
       if (t !== undefined) e.stamp = t;
@@ -394,7 +400,7 @@ export class ChunkScanner {
         const end = s.indexOf('\n', record);
         if (end - record > this.maxLineBytes) continue;
         const view = this.viewOf(s, record, end);
-        const v = view ? this.engineOfView(s, view, kind) : undefined;
+        const v = view ? this.engineOfView(s, view, kind, head === true ? at : undefined) : undefined;
         if (v) this.sink.engine(v);
         continue;
       }
