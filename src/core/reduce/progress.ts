@@ -191,8 +191,11 @@ function pruneProgress(t: TargetProgress, now: number): void {
  */
 export function judgeLost(s: TargetMemory, now: number, cfg: ClassifierConfig): void {
   if (s.progress !== undefined) pruneProgress(s.progress, now);
+  // Nothing of ours in flight, nothing lost: asked before the engines' list is built (every signal runs this; the
+  // list's filter deoptimized it once per replay, whose signals never have a run in flight).
+  if (s.inflight === undefined || s.inflight.length === 0) return;
   const engines = Object.values(s.engines).filter((e) => !isRouter(e) && e.progress !== undefined);
-  if (engines.length === 0 || (s.inflight ?? []).length === 0) return;
+  if (engines.length === 0) return;
   const innermost = innermostHop(s, cfg);
   for (const run of s.inflight ?? []) {
     const kind = cfg.probes[run.probe]?.kind;

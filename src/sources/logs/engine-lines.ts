@@ -235,7 +235,20 @@ const FALLBACK: (number | undefined)[] = new Array<number | undefined>(USAGE_FAL
  * a match found past `end` counts as none, and neither the header nor `: ` nor `, ` can straddle a newline.
  */
 export function parseSglangAt(s: string, from: number, end: number): EngineLine | undefined {
-  const head = batchHeaderAt(s, from, end);
+  return parseSglangHeadAt(s, from, end, batchHeaderAt(s, from, end));
+}
+
+/**
+ * parseSglangAt of a line whose batch header is known to start at `head` (batchHeaderAt's answer, -1: none): the
+ * scanner's timeline walk found it already (batchLineClose on every line), and finding it again per parsed line
+ * (an indexOf in the 64 KiB chunk text and two compares) was a tenth of the parser's cost.
+ */
+export function parseSglangHeadAt(
+  s: string,
+  from: number,
+  end: number,
+  head: number,
+): EngineLine | undefined {
   if (head < 0) return undefined;
   BATCH.lastIndex = head;
   const m = BATCH.exec(s);

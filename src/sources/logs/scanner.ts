@@ -9,6 +9,7 @@ import {
   ENGINE_LINE_PARSERS,
   ENGINE_LINE_PARSERS_AT,
   ENGINE_LINE_RANK,
+  parseSglangHeadAt,
   type EngineLine,
 } from './engine-lines.js';
 import type { EngineLineKind } from './packs/index.js';
@@ -253,9 +254,15 @@ export class ChunkScanner {
     return jsonView(s, p, end, keys, this.view);
   }
 
-  /** An engine line read from a record's message; a message without a stamp of its own takes the record's time. */
-  private engineOfView(s: string, v: JsonView, kind: EngineLineKind): EngineLine | undefined {
-    const e = ENGINE_LINE_PARSERS_AT[kind](s, v.from, v.to);
+  /**
+   * An engine line read from a record's message; a message without a stamp of its own takes the record's time. `head`:
+   * where the timeline walk found its batch header (the view is read again in place, so the same position).
+   */
+  private engineOfView(s: string, v: JsonView, kind: EngineLineKind, head?: number): EngineLine | undefined {
+    const e =
+      head !== undefined
+        ? parseSglangHeadAt(s, v.from, v.to, head)
+        : ENGINE_LINE_PARSERS_AT[kind](s, v.from, v.to);
     if (e !== undefined && e.stamp === undefined) {
       const t = viewTime(s, v);
       if (t !== undefined) e.stamp = t;
@@ -374,8 +381,9 @@ export class ChunkScanner {
       if (shielded) {
         // User text: no engine line (issue 37 item 4).
       } else if (close >= 0) {
+        // Found at the batch header (`] ` + 2), which a plain line's parse starts from (parseSglangHeadAt).
         if (sglangStampAt(s, vp)) batch.add(s, vp, close, record);
-        else found.push([close + 1, 'sglang_batch', record]);
+        else found.push([close + 2, 'sglang_batch', record, true]);
       } else {
         for (let k = 0; k < markers.length; k++) {
           if (next[k]! >= 0 && next[k]! < vp) next[k] = s.indexOf(markers[k]![0], vp);
@@ -386,20 +394,23 @@ export class ChunkScanner {
     }
     batch.flush();
     found.sort((a, b) => a[0] - b[0]);
-    for (const [at, kind, record] of found) {
+    for (const [at, kind, record, head] of found) {
       if (record >= 0) {
         // A record's message: read again in place (the view of a kept line; most batch lines are thinned away).
         const end = s.indexOf('\n', record);
         if (end - record > this.maxLineBytes) continue;
         const view = this.viewOf(s, record, end);
-        const v = view ? this.engineOfView(s, view, kind) : undefined;
+        const v = view ? this.engineOfView(s, view, kind, head === true ? at : undefined) : undefined;
         if (v) this.sink.engine(v);
         continue;
       }
       const from = s.lastIndexOf('\n', at) + 1;
       const end = s.indexOf('\n', at);
       if (end - from > this.maxLineBytes) continue;
-      const v = ENGINE_LINE_PARSERS_AT[kind](s, from, end);
+      // A batch line's header is where the walk found it (batchLineClose + 2); a marker found elsewhere in a line
+      // (after a compose prefix, or quoted by a request echo) is judged by the parser (batchHeaderAt).
+      const v =
+        head === true ? parseSglangHeadAt(s, from, end, at) : ENGINE_LINE_PARSERS_AT[kind](s, from, end);
       if (v) this.sink.engine(v);
     }
   }
@@ -533,18 +544,21 @@ class SecondRanks {
 
   flush(): void {
     if (this.records.size === 0) {
-      for (const at of this.pending.values()) this.found.push([at, 'sglang_batch', -1]);
+      for (const at of this.pending.values()) this.found.push([at, 'sglang_batch', -1, true]);
     } else {
       for (const [key, at] of this.pending)
-        this.found.push([at, 'sglang_batch', this.records.get(key) ?? -1]);
+        this.found.push([at, 'sglang_batch', this.records.get(key) ?? -1, true]);
     }
     this.pending.clear();
     this.records.clear();
   }
 }
 
-/** An engine line to parse: where its kind was seen, and the start of the JSON record holding it (-1: a plain line). */
-type Found = [at: number, kind: EngineLineKind, record: number];
+/**
+ * An engine line to parse: where its kind was seen, the start of the JSON record holding it (-1: a plain line), and
+ * whether `at` is an SGLang batch header already found where the engine's logger prints it (batchLineClose + 2).
+ */
+type Found = [at: number, kind: EngineLineKind, record: number, head?: boolean];
 
 /** Whether s[from] starts SGLang's `[YYYY-MM-DD HH:MM:SS` prefix (the second is s[from+1, from+20)). */
 function sglangStampAt(s: string, from: number): boolean {

@@ -9,6 +9,7 @@ import { stale } from '../../memory-read.js';
 import type { ClassifierConfig, EngineMemory, TargetMemory } from '../../memory.js';
 import { failThreshold } from '../../vocabulary.js';
 import { candidate } from '../pick.js';
+import { hasRouter } from './router.js';
 import type { Family, Symptoms } from '../types.js';
 
 /** Why an engine behind the router is not known fine, or undefined when it answers directly and reports in time. */
@@ -43,6 +44,8 @@ export function routerShutsOut(
   cfg: ClassifierConfig,
   sym: Symptoms,
 ): { diagnosis: 'router_circuit_open' | 'router_workers_unhealthy'; cause: string } | undefined {
+  // No router, nothing shut out: asked first (see routerStuck).
+  if (!hasRouter(s)) return undefined;
   const legs = Object.values(s.engines).filter((e) => e.routerInflight === undefined);
   if (legs.length === 0) return undefined;
   for (const r of Object.values(s.engines)) {

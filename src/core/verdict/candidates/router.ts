@@ -8,11 +8,20 @@ import { candidate } from '../pick.js';
 import { withSymptom } from '../text.js';
 import type { Family } from '../types.js';
 
+/** Whether some engine of the target is a router with requests in flight (routerInflight set) that `ok` accepts. */
+export function hasRouter(s: TargetMemory, ok: (r: EngineMemory) => boolean = () => true): boolean {
+  for (const r of Object.values(s.engines)) if (r.routerInflight !== undefined && ok(r)) return true;
+  return false;
+}
+
 /**
  * A router with requests in flight for stallAfter while every engine behind it has run, queued and held nothing
  * for as long: the requests are stuck in the router itself. The cause, or nothing.
  */
 export function routerStuck(s: TargetMemory, now: number, cfg: ClassifierConfig): string | undefined {
+  // A target with no router holding requests has nothing stuck in one: asked first, the rest is not built (the verdict
+  // runs this on every signal; its array chain deoptimized symptomsOf, the verdict's largest function, in every replay).
+  if (!hasRouter(s, (r) => r.routerBusySince !== undefined && r.unknown !== true)) return undefined;
   const engines = Object.values(s.engines).filter((e) => e.routerInflight === undefined);
   if (engines.length === 0) return undefined;
   if (engines.some((e) => e.unknown === true || e.idleSince === undefined)) return undefined;
