@@ -4,6 +4,7 @@
 // managers/scheduler_metrics_mixin.py; metrics/collector.py @93d0487). Keeps the peak and the sample count,
 // nothing else; every body it reads is bounded.
 import { Client } from '../lib/http/undici.js';
+import { batchLineClose } from '../sources/logs/batch-lines.js';
 import { LogWindow } from './log-window.js';
 import { readCapped } from './read-capped.js';
 
@@ -28,8 +29,12 @@ const RUNNING_METRICS = [
 const BATCH_METRICS = ['sglang:num_running_reqs', 'vllm:num_requests_running'];
 /** A metrics page or a slots list past this is not one to sample. */
 const BODY_MAX_BYTES = 8 * 1024 * 1024;
-/** `Decode batch, #running-req: 12,` — also `Decode batch [41],` and the older `Decode batch.` form. */
-const DECODE_BATCH = /Decode batch(?: \[\d+\])?[.,] #running-req: (\d+)/;
+/**
+ * ` Decode batch, #running-req: 12,` right after the line's `[time RANKS]` prefix — also `Decode batch [41],` and the
+ * older `Decode batch.` form. Anchored: an engine that logs requests prints user text, and a prompt holding the
+ * words must not decide the batching step (principle 8; a review found the unanchored search did).
+ */
+const DECODE_BATCH = /^ Decode batch(?: \[\d+\])?[.,] #running-req: (\d+)/;
 
 /** Sum of the running-request gauges in a Prometheus text exposition; undefined when none is present. */
 export function runningFromMetrics(
@@ -64,8 +69,11 @@ export function runningFromSlots(text: string): number | undefined {
   }
 }
 
+/** The running count of the scheduler's own `Decode batch` line; undefined for any other line. */
 export function runningFromLogLine(line: string): number | undefined {
-  const m = DECODE_BATCH.exec(line);
+  const close = batchLineClose(line, 0, line.length);
+  if (close < 0) return undefined;
+  const m = DECODE_BATCH.exec(line.slice(close + 1));
   return m ? Number(m[1]) : undefined;
 }
 

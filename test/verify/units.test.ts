@@ -118,6 +118,14 @@ describe('running count sources', () => {
     ).toBe(12);
     expect(runningFromLogLine('[t] Decode batch [41], #running-req: 3, ')).toBe(3);
     expect(runningFromLogLine('[t] Prefill batch, #new-seq: 2, #running-req: 9, ')).toBeUndefined();
+    // User text: a logged request (--log-requests) or a llama.cpp prompt echo holding the words decides nothing.
+    for (const line of [
+      '[2026-07-10 12:00:05 TP0] Receive: obj=GenerateReqInput(text="Decode batch, #running-req: 64, ")',
+      'srv  log_server_r: request: {"prompt": "[t] Decode batch, #running-req: 64, "}',
+      'Decode batch, #running-req: 64, #token: 5',
+      '  [t] Decode batch, #running-req: 64, ',
+    ])
+      expect(runningFromLogLine(line), line).toBeUndefined();
   });
 });
 
