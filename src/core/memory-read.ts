@@ -7,6 +7,7 @@ import type {
   TargetMemory,
   WarningMemory,
 } from './memory.js';
+import { isCompletion } from './vocabulary.js';
 
 /** How many failures of `kind` the engine's counters reported within failureWindow. */
 export function failuresWithin(
@@ -46,3 +47,23 @@ export function incidentWarning(s: TargetMemory, lookback: number): WarningMemor
 
 // Rule, class and service, as for criticals: the line itself stays in the event, out of labels and annotations.
 export const warningText = (w: WarningMemory): string => `${w.rule} (${w.class}) on ${w.service}`;
+
+/**
+ * How many of our completions were in flight when the engine's last reading was taken: those still in flight that
+ * had started, and those finished since that spanned it (a slot runs one at a time). The reading, not now: a probe
+ * that finished after the scrape is still in its running count.
+ */
+export function oursAt(s: TargetMemory, cfg: ClassifierConfig, at: number): number {
+  const still = (s.inflight ?? []).filter(
+    (r) => isCompletion(cfg.probes[r.probe]?.kind) && r.startedAt <= at,
+  );
+  const ended = Object.values(s.slots).filter(
+    (m) =>
+      isCompletion(m.probeKind) &&
+      m.last !== undefined &&
+      m.last.start <= at &&
+      m.last.start + m.last.durationMs > at &&
+      !still.some((r) => r.probe === m.probe && r.endpoint === m.endpoint && r.conn === m.conn),
+  );
+  return still.length + ended.length;
+}

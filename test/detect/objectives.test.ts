@@ -378,6 +378,56 @@ describe("our probes' own rate, where the engine gives none (issue 38: a 10× cr
   });
 });
 
+describe("busy is not wedged: our probes' objective beside others' work (issue 41 item 9, issue 38)", () => {
+  const round = (r: Run, tps: number, advance = 14_000) => {
+    for (const conn of ['fresh', 'keepalive'] as const)
+      r.probe({ endpoint: 'router', conn, reusedConnection: conn === 'keepalive', tokensPerSecond: tps });
+    r.feed({ kind: 'tick' }, advance);
+  };
+  /** llama.cpp's gauges (no token rate): `running` slots busy at the scrape, ours among them. */
+  const scrape = (r: Run, running: number) => r.engine({ service: 'server', running, queued: 0 }, 1000);
+
+  it('a server that serves only our probes by night and its parallel slots by day: busy periods read no engine_slow', () => {
+    const r = new Run(config({ stallAfter: '60s' }));
+    // Night: only our probe runs (the scrape sees it) at 12.5 ms a token; the objective is the 20 ms floor.
+    for (let i = 0; i < 8; i++) {
+      scrape(r, 1);
+      round(r, 80);
+    }
+    expect(r.s.probeObjective).toMatchObject({ itlFrom: 'learned', itlMs: 20 });
+    // Day: 4 of others' requests batched beside ours, our probes at 40 ms a token for 5 minutes.
+    for (let i = 0; i < 20; i++) {
+      scrape(r, 5);
+      round(r, 25);
+    }
+    expect(r.diagnoses()).not.toContain('engine_slow');
+    expect(r.transitions()).toEqual(['ok/-']);
+    // The day taught nothing either: the objective is the night's.
+    expect(r.s.probeObjective).toMatchObject({ itlFrom: 'learned', itlMs: 20 });
+    // Night again, and the engine crawls 10× with nothing of others' beside it: engine_slow as before (issue 38).
+    for (let i = 0; i < 6; i++) {
+      scrape(r, 1);
+      round(r, 8);
+    }
+    expect(r.transitions()).toEqual(['ok/-', 'degraded/engine_slow']);
+  });
+
+  it('a daemon started by day learns nothing from its busy runs: the first quiet window is the objective', () => {
+    const r = new Run(config({ stallAfter: '60s' }));
+    for (let i = 0; i < 8; i++) {
+      scrape(r, 5);
+      round(r, 25);
+    }
+    expect(r.s.probeObjective?.itlFrom).toBe('ceiling');
+    for (let i = 0; i < 4; i++) {
+      scrape(r, 1);
+      round(r, 80);
+    }
+    expect(r.s.probeObjective).toMatchObject({ itlFrom: 'learned', itlMs: 20 });
+    expect(r.transitions()).toEqual(['ok/-']);
+  });
+});
+
 describe('queue_starved (issue 41)', () => {
   it('queued work never admitted while other requests finish and tokens flow → degraded, then wedged/queue_starved as our probe hangs', () => {
     const r = new Run(config({ stallAfter: '60s', hangAfter: '20s' }));

@@ -19,7 +19,8 @@ import {
   type ObjectiveMemory,
   type StoredBaseline,
 } from '../objective-memory.js';
-import { stale } from '../memory-read.js';
+import { oursAt, stale } from '../memory-read.js';
+import { isRouter } from '../progress-read.js';
 
 /** The engine's objectives, created from the config (or the ceiling and floor, until learned). */
 export function objectivesOf(e: EngineMemory, cfg: ClassifierConfig): ObjectiveMemory {
@@ -106,6 +107,13 @@ export function onProbeRate(
     queueMs: QUEUE_FLOOR_MS,
     queueFrom: 'ceiling',
   });
+  // A run beside others' work on the engine (its last gauges) says how the engine serves a load, not how it serves
+  // us alone: a learned objective is our probes' alone (below), so such a run neither starts nor stops its clock, nor
+  // teaches it. A llama.cpp server that serves its parallel slots by day and only our probes by night read
+  // engine_slow every busy period against the night's objective (issue 41 item 9: busy is not wedged). A configured
+  // objective and the ceiling judge every run. No gauge (no mapping, a stale scrape): every run counts, as before.
+  const busy = othersBeside(s, now, cfg);
+  if (busy !== undefined && busy > 0 && o.itlFrom === 'learned') return;
   // The median of the last few runs: one run that came whole inside a fast step of a crawl neither stops the clock
   // nor is a slow one among fast ones enough to start it.
   const run = 1000 / tokensPerSecond;
@@ -113,7 +121,22 @@ export function onProbeRate(
   recent.push(run);
   if (recent.length > PROBE_RATE_WINDOW) recent.shift();
   itlSample(o, median(recent), now, false);
-  learnProbeObjective(o, run, now);
+  if (busy === undefined || busy <= 0) learnProbeObjective(o, run, now);
+}
+
+/**
+ * Requests the engines were running beside ours at their last gauges (the most over the engines: the running count
+ * less our completions in flight then), or undefined where no engine reports one that stands. A router's count is
+ * not an engine's load.
+ */
+function othersBeside(s: TargetMemory, now: number, cfg: ClassifierConfig): number | undefined {
+  let most: number | undefined;
+  for (const e of Object.values(s.engines)) {
+    if (isRouter(e) || stale(e, now, cfg)) continue;
+    const others = e.running - oursAt(s, cfg, e.lastSignalAt);
+    most = Math.max(most ?? others, others);
+  }
+  return most;
 }
 
 /**
@@ -125,7 +148,8 @@ export function onProbeRate(
  * first quieter window after them lowers the objective, and one slow run among five moves a median, not a mean. Runs
  * while the objective is missed (a crawl, a slowdown) teach nothing, and it is never raised: what a loaded host makes
  * of a healthy engine after a quiet window is judged as a quiet window would judge it, and the 20 ms floor is what
- * keeps that from reading jitter as slowness.
+ * keeps that from reading jitter as slowness. Only runs with nothing of others' running beside them teach it
+ * (onProbeRate): the objective is what the engine makes of our probes alone.
  */
 function learnProbeObjective(o: ObjectiveMemory, itl: number, now: number): void {
   if (o.itlFrom === 'config' || o.slowSince !== undefined || itl > ITL_CEILING_MS) return;

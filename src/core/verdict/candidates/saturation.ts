@@ -6,8 +6,8 @@
 // not move for our probe, so its hang stays a wedge (queue_starved).
 import type { ClassifierConfig, SlotMemory, TargetMemory } from '../../memory.js';
 import type { EngineProgress } from '../../progress-memory.js';
+import { oursAt } from '../../memory-read.js';
 import { isRouter, readingInterval } from '../../progress-read.js';
-import { isCompletion } from '../../vocabulary.js';
 import { candidate } from '../pick.js';
 import type { Family, Hang } from '../types.js';
 
@@ -116,26 +116,6 @@ function servingInLog(p: EngineProgress): boolean {
   const since = p.failingSince;
   if (since === undefined) return true;
   return p.lastLineAt !== undefined && p.lastLineAt >= since && (p.lastTokensAt ?? -Infinity) >= since;
-}
-
-/**
- * How many of our completions were in flight when the engine's last reading was taken: those still in flight that
- * had started, and those finished since that spanned it (a slot runs one at a time). The reading, not now: a probe
- * that finished after the scrape is still in its running count.
- */
-function oursAt(s: TargetMemory, cfg: ClassifierConfig, at: number): number {
-  const still = (s.inflight ?? []).filter(
-    (r) => isCompletion(cfg.probes[r.probe]?.kind) && r.startedAt <= at,
-  );
-  const ended = Object.values(s.slots).filter(
-    (m) =>
-      isCompletion(m.probeKind) &&
-      m.last !== undefined &&
-      m.last.start <= at &&
-      m.last.start + m.last.durationMs > at &&
-      !still.some((r) => r.probe === m.probe && r.endpoint === m.endpoint && r.conn === m.conn),
-  );
-  return still.length + ended.length;
 }
 
 export const engineSaturated: Family = (_s, _now, _cfg, sym) =>
