@@ -39,9 +39,10 @@ export interface EngineProgress {
   queued?: number;
   /**
    * The last stretch of readings that showed it loaded (running and waiting work, tokens made): its first and last
-   * reading, running + waiting at the last, and whether the newest reading is still in it.
+   * reading, running + waiting at the last, and whether the newest reading is still in it. `madeAfter`: the last
+   * reading's tokens were made after this time (its `from`); a memory from an older version has none.
    */
-  loaded?: { since: number; at: number; work: number; loadedNow: boolean };
+  loaded?: { since: number; at: number; work: number; loadedNow: boolean; madeAfter?: number };
   /** Periodic stats lines (a log signal that reports the engine's state): when the last came, their spacing. */
   lastLineAt?: number;
   lineEvery?: number;

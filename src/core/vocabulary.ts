@@ -676,6 +676,22 @@ export function countsForRecovery(kind: string, v: Vocabulary = VOCABULARY): boo
   return !Object.hasOwn(v.probeKinds, kind) || v.probeKinds[kind]!.countsForRecovery;
 }
 
+/**
+ * The completion slots whose passes show a recovery: those whose kind counts for recovery, or every completion slot
+ * when none does (a target probed only by long-input still recovers by its passes). The verdict (symptoms.ts, when a
+ * confirmed line is spent) and the hysteresis (reduce/hysteresis.ts, when it clears the line) must use the same
+ * list: with the hysteresis counting long-input too, a pass of it from before the line kept the spent line on the
+ * degraded target, and the next single failure re-wedged it with the old diagnosis.
+ */
+export function recoverySlots<T extends { probeKind: string }>(
+  slots: readonly T[],
+  v: Vocabulary = VOCABULARY,
+): T[] {
+  const completion = slots.filter((m) => isCompletion(m.probeKind, v));
+  const counted = completion.filter((m) => countsForRecovery(m.probeKind, v));
+  return counted.length > 0 ? counted : completion;
+}
+
 /** The failure streak at which a slot of `kind` counts as failing. */
 export function failThreshold(
   kind: string,

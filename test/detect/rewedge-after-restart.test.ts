@@ -85,3 +85,85 @@ describe('after a restart fixed a confirmed wedge', () => {
     }
   });
 });
+
+// A long-input probe runs every 10 m and does not count for recovery (vocabulary.ts): the verdict lets the target out
+// of its wedge without it, and the hysteresis must spend the line by the same list, or a long-input pass from before
+// the line keeps it on the degraded target until the next single failure re-wedges it with the old diagnosis.
+describe('a long-input probe that passed before the confirmed line', () => {
+  const withLong: ClassifierConfig = {
+    ...cfg,
+    probes: { ...cfg.probes, long: { kind: 'longinput' } },
+  };
+  const long = (r: Run, result: Outcome = 'ok') =>
+    r.probe({ endpoint: 'router', probe: 'long', probeKind: 'longinput', conn: 'fresh', result });
+
+  it('does not keep the spent line once the recovering probes pass, nor re-wedge on one failure', () => {
+    const r = new Run(withLong);
+    let failed = 0;
+    const round = (chat: Outcome = 'ok', canary: Outcome = 'ok') => {
+      r.round(chat);
+      r.probe({ endpoint: 'router', probe: 'canary', probeKind: 'canary', conn: 'fresh', result: canary });
+      r.probe({ endpoint: 'router', probe: 'health', probeKind: 'health' });
+      r.engine({ service: 'decode', kvTransferFailedTotal: failed, running: 0 }, 700);
+    };
+    for (let i = 0; i < 5; i++) round();
+    long(r);
+    const longPassedAt = r.now;
+    round();
+    r.log({
+      severity: 'critical',
+      rule: 'nixl_bootstrap_thread_dead',
+      class: 'kv_bootstrap_dead',
+      service: 'prefill',
+      line: THREAD_DEATH,
+      time: r.now,
+    });
+    round('timeout', 'timeout');
+    round('timeout', 'timeout');
+    expect(r.verdict).toBe('wedged/kv_bootstrap_thread_dead');
+    expect(r.s.confirmedCritical!.time).toBeGreaterThan(longPassedAt);
+    // Restarted: the tail's transfer failures hold it degraded; the long-input probe has not run since.
+    failed += 5;
+    for (let i = 0; i < 3; i++) round();
+    expect(r.s.state).toBe('degraded');
+    expect(
+      r.s.slots[Object.keys(r.s.slots).find((k) => r.s.slots[k]!.probeKind === 'longinput')!]!.last!.start,
+    ).toBe(longPassedAt - 100);
+    expect(r.s.confirmedCritical).toBeUndefined();
+    const before = r.transitions().length;
+    round('timeout');
+    round();
+    expect(r.transitions().slice(before)).not.toContain('wedged/kv_bootstrap_thread_dead');
+    expect(r.s.state).not.toBe('wedged');
+  });
+
+  it('a target probed for completions only by long-input leaves the wedge when its passes come after the line', () => {
+    const only: ClassifierConfig = {
+      ...cfg,
+      probes: { long: { kind: 'longinput' }, health: { kind: 'health' } },
+    };
+    const r = new Run(only);
+    const round = (result: Outcome = 'ok') => {
+      r.probe({ endpoint: 'router', probe: 'long', probeKind: 'longinput', conn: 'fresh', result });
+      r.probe({ endpoint: 'router', probe: 'health', probeKind: 'health' });
+      r.engine({ service: 'decode', running: 0 }, 700);
+    };
+    for (let i = 0; i < 5; i++) round();
+    r.log({
+      severity: 'critical',
+      rule: 'nixl_bootstrap_thread_dead',
+      class: 'kv_bootstrap_dead',
+      service: 'prefill',
+      line: THREAD_DEATH,
+      time: r.now,
+    });
+    round('timeout');
+    round('timeout');
+    round('timeout');
+    expect(r.s.state).toBe('wedged');
+    expect(r.s.confirmedCritical).toBeDefined();
+    for (let i = 0; i < 5; i++) round();
+    expect(r.s.state).not.toBe('wedged');
+    expect(r.s.confirmedCritical).toBeUndefined();
+  });
+});

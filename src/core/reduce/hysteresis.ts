@@ -2,7 +2,7 @@
 // every passing slot has passed since its failures and some completion slot recoverAfter times; a transition clears
 // the evidence the passes post-date.
 import { countsForRecovery, diagnosisEntry, EVIDENCE_KINDS } from '../vocabulary.js';
-import { isCompletion } from '../vocabulary.js';
+import { isCompletion, recoverySlots } from '../vocabulary.js';
 import { wrongHeld } from '../wrong-window.js';
 import type { Verdict } from '../verdict/evaluate.js';
 import { heldVerdict, trackIncident } from './incident.js';
@@ -110,11 +110,15 @@ function strongerFitting(d: string, s: TargetMemory): boolean {
   return now === undefined || EVIDENCE_KINDS.indexOf(next.evidence) < EVIDENCE_KINDS.indexOf(now.evidence);
 }
 
-/** When the oldest passing completion probe started: what happened before then, the passes have seen past. */
+/**
+ * When the oldest passing completion probe started: what happened before then, the passes have seen past. Only the
+ * slots whose passes show a recovery (recoverySlots, the verdict's own list): a long-input pass every 10 m from
+ * before the confirmed line kept the line on a target the verdict had already let out of its wedge.
+ */
 function oldestPassingCompletion(s: TargetMemory, now: number): number {
   let oldest = Infinity;
-  for (const m of Object.values(s.slots)) {
-    if (isCompletion(m.probeKind) && m.last?.result === 'ok') oldest = Math.min(oldest, m.last.start);
+  for (const m of recoverySlots(Object.values(s.slots))) {
+    if (m.last?.result === 'ok') oldest = Math.min(oldest, m.last.start);
   }
   // With no completion passing, no pass has seen past anything: nothing is cleared.
   return oldest === Infinity ? -Infinity : Math.min(oldest, now);

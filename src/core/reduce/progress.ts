@@ -114,6 +114,7 @@ export function onEngineProgress(s: TargetMemory, signal: EngineSignal, now: num
       at: now,
       work: e.running + e.queued,
       loadedNow: true,
+      madeAfter: from ?? now,
     };
   else if (p.loaded !== undefined) p.loaded.loadedNow = false;
 }

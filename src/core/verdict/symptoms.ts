@@ -2,7 +2,7 @@
 // before its timeout fires), health and ports, intermittence, the incident's warning, and the engines' and the
 // router's own state. The state (./state.ts) and every candidate family read these, never the memory's raw slots.
 import { confirmsLine } from '../confirm.js';
-import { countsForRecovery, hangs as hangingKind, isCompletion } from '../vocabulary.js';
+import { hangs as hangingKind, isCompletion, recoverySlots } from '../vocabulary.js';
 import { incidentWarning } from '../memory-read.js';
 import type { ClassifierConfig, SlotMemory, TargetMemory } from '../memory.js';
 import { intermittence } from './candidates/pattern.js';
@@ -156,9 +156,10 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
     failing.length > 0 || hangs.some((h) => h.hung || h.afterCritical) || s.confirmedCritical !== undefined;
   // Passes from before the critical line are no evidence of recovery from it: every slot must pass again — every slot
   // whose passes count for recovery (the hysteresis's own list): a long-input probe every 10 m held a restarted
-  // target wedged on the spent line until two of its runs came after it, 10-20 minutes.
+  // target wedged on the spent line until two of its runs came after it, 10-20 minutes. With no slot that counts,
+  // every completion slot does (recoverySlots): an empty list held a long-input-only target wedged for ever.
   const c = s.confirmedCritical;
-  const recovering = completion.filter((m) => countsForRecovery(m.probeKind));
+  const recovering = recoverySlots(completion);
   const confirmedHolds =
     c !== undefined &&
     !(

@@ -46,7 +46,11 @@ export function busyEngine(
   const since = hung.length > 0 ? Math.min(...hung.map((h) => h.run.startedAt)) : -Infinity;
   for (const e of Object.values(s.engines)) {
     const p = e.progress;
-    if (isRouter(e) || p === undefined || p.lastTokensAt === undefined) continue;
+    // Tokens known to be made after a time (madeAfter, as reduce/progress.ts and ./progress.ts judge a stall), not
+    // when a reading showed them: vLLM's first stats line after a hang reports the 10 s before it, and read by its own
+    // time it made a hung engine "saturated, tokens made 0 s ago" for three readings, withholding completions_failing.
+    const made = p?.madeAfter;
+    if (isRouter(e) || p === undefined || made === undefined) continue;
     // One scrape that timed out under the load is no outage (the busy values are the last reading's). More are, unless
     // the engine's periodic stats line still reports it serving: a loaded engine's /metrics can time out while it
     // works (the scrape waits behind the same API server), and a failed scrape alone is no wedge.
@@ -57,17 +61,17 @@ export function busyEngine(
     // stayed queued does not move for our probe, and a probe that hangs in it is a wedge (queue_starved).
     if (e.objectives?.starved === true) continue;
     const recent = Math.max(SATURATION_RECENT_MS, RECENT_READINGS * (readingInterval(p) ?? 0));
-    if (now - p.lastTokensAt > recent || p.lastTokensAt < since) continue;
+    if (now - made > recent || made < since) continue;
     const ours = oursAt(s, cfg, e.lastSignalAt);
-    const made = `tokens made ${Math.round((now - p.lastTokensAt) / 1000)} s ago`;
+    const tokens = `tokens made in the last ${Math.round((now - made) / 1000)} s`;
     if (e.running + e.queued <= ours)
       return {
         ours: true,
-        text: `${e.service} runs only our own probes (${e.running} running and ${e.queued} waiting, ${ours} of ours in flight), ${made}`,
+        text: `${e.service} runs only our own probes (${e.running} running and ${e.queued} waiting, ${ours} of ours in flight), ${tokens}`,
       };
     return {
       ours: false,
-      text: `${e.service} is saturated: ${e.running} running and ${e.queued} waiting (${ours} of them ours), ${made}; our completions wait for a slot`,
+      text: `${e.service} is saturated: ${e.running} running and ${e.queued} waiting (${ours} of them ours), ${tokens}; our completions wait for a slot`,
     };
   }
   return drainedLoad(s, now, cfg, hung, timedOut);
@@ -97,7 +101,9 @@ function drainedLoad(
     );
     // A run still in flight that waited in the load is being admitted as it drains: for a few readings only.
     const recent = Math.max(SATURATION_RECENT_MS, RECENT_READINGS * (readingInterval(e.progress!) ?? 0));
-    const admitting = hung.every((h) => h.run.startedAt <= l.at && now - l.at <= recent);
+    // It waited in the load only if the load is known to have made tokens after it started (l.madeAfter, as above):
+    // the first stats line after a hang reports the 10 s before it, and the load it shows may be all from before.
+    const admitting = hung.every((h) => h.run.startedAt <= (l.madeAfter ?? l.at) && now - l.at <= recent);
     if (!waited || !admitting || l.work <= oursAt(s, cfg, l.at)) continue;
     return {
       ours: false,
