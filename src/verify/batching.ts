@@ -11,7 +11,7 @@ import { reconnectedNote } from './load-client.js';
 import { runLoad } from './load-run.js';
 import { readDecodeCounters, tokensPerStep } from './decode-steps.js';
 import { RunningSampler, type RunningPeak } from './running-sampler.js';
-import { readServerInfo } from './server-info.js';
+import { fitToSlots, readServerInfo } from './server-info.js';
 import { secs } from './stats.js';
 import { durationKnob, intKnob, maxTokensKnob, ratioKnob, timeoutKnob } from './knob-specs.js';
 import { defineStep } from './types.js';
@@ -94,19 +94,6 @@ export function judgedOn(evidence: BatchEvidence): string {
 /** Concurrent requests when neither the flag nor the server's slot count says otherwise. */
 export const DEFAULT_N = 16;
 
-/**
- * N for the run: the flag, else DEFAULT_N — or the slots the server reports when there are fewer (llama.cpp runs
- * at most --parallel requests at once, so 16 against 4 slots is serialized by design, not by a fault).
- */
-export function batchSize(
-  n: number,
-  slots: { value: number; source: string } | undefined,
-): { n: number; source: string } {
-  if (n > 0) return { n, source: '--batching.n' };
-  if (slots && slots.value < DEFAULT_N) return { n: slots.value, source: `${slots.source} ${slots.value}` };
-  return { n: DEFAULT_N, source: 'default' };
-}
-
 export const batchingStep = defineStep<BatchingKnobs>({
   name: 'batching',
   flagPrefix: 'batching',
@@ -121,7 +108,7 @@ export const batchingStep = defineStep<BatchingKnobs>({
   },
   async run(ctx, knobs) {
     const info = await readServerInfo(ctx.target);
-    const size = batchSize(knobs.n, info.slots);
+    const size = fitToSlots({ value: knobs.n, name: '--batching.n' }, DEFAULT_N, info.slots);
     const k = { ...knobs, n: size.n };
     const slotsUrl = info.slotsPath ? `${ctx.target.origin}${info.slotsPath}` : undefined;
     if (!ctx.metricsUrl && ctx.logs.length === 0 && !slotsUrl) {

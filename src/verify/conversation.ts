@@ -7,10 +7,11 @@
 // fewer when the server reports a context that k rounds of 512 would overrun (llama.cpp reports its per-slot
 // context, the -c total over --parallel slots: server-info.ts cites the source), so the step measures TTFT growth,
 // not the server's HTTP 400 for a request past its context.
+import { randomBytes } from 'node:crypto';
 import { Client } from '../lib/http/undici.js';
 import { reconnectedNote, streamChat, type StreamResult } from './load-client.js';
 import { promptOfTokens } from './prompt-text.js';
-import { readServerInfo, type Reported } from './server-info.js';
+import { fitToSlots, readServerInfo, type Reported } from './server-info.js';
 import { medianOf } from './level-figures.js';
 import { secs } from './stats.js';
 import type { Target } from './target.js';
@@ -18,6 +19,7 @@ import { durationKnob, intKnob, maxTokensKnob, ratioKnob, timeoutKnob } from './
 import { defineStep } from './types.js';
 
 export interface ConversationKnobs {
+  /** Concurrent sessions; 0 = DEFAULT_SESSIONS, or the server's slots when fewer. */
   sessions: number;
   rounds: number;
   /** Tokens of the new user turn each round adds; 0 = DEFAULT_GROW_TOKENS, or what fits the reported context. */
@@ -50,6 +52,7 @@ type Message = { role: 'user' | 'assistant'; content: string };
 async function runSession(
   target: Target,
   k: ConversationKnobs,
+  run: string,
   session: number,
   onRound: (round: number, r: StreamResult) => void,
 ): Promise<ConversationFailure | undefined> {
@@ -59,7 +62,10 @@ async function runSession(
     for (let round = 1; round <= k.rounds; round++) {
       history.push({
         role: 'user',
-        content: `Round ${round} of session ${session}. ${promptOfTokens(k.growTokens)}`,
+        // The run's mark first: an earlier run's identical conversation left in the server's prompt cache would
+        // make round 1 a cache hit (llama.cpp 80fb11a: round 1 ~0.06 s against ~0.16 s cold) and the bound 3×
+        // a cache hit; each round after it reuses this run's own prefix, as a client's conversation does.
+        content: `${round === 1 ? `Conversation ${run}-${session}. ` : ''}Round ${round} of session ${session}. ${promptOfTokens(k.growTokens)}`,
       });
       // The reply goes back into the next round: collected within the answer's bounds, like every answer.
       const r = await streamChat(client, target, {
@@ -79,6 +85,14 @@ async function runSession(
     await client.destroy().catch(() => {});
   }
 }
+
+/**
+ * Sessions when neither the flag nor the server's slots say otherwise. More sessions than slots would measure the
+ * queue: on llama.cpp 80fb11a with --parallel 2, 4 sessions made every round after the first wait for another
+ * session's whole request (round 1: two waited, two did not), so TTFT grew with the other session's decode time and
+ * the bound failed under load (round 5 1.29 s > 1.16 s) on a server whose prefill grew 56 → 136 ms over 8 rounds.
+ */
+export const DEFAULT_SESSIONS = 4;
 
 /** Tokens a round adds when neither the flag nor the server's context says otherwise. */
 export const DEFAULT_GROW_TOKENS = 512;
@@ -132,7 +146,11 @@ export const conversationStep = defineStep<ConversationKnobs>({
   summary:
     'S sessions x k rounds of a growing conversation, one keep-alive connection per session: TTFT per round within a bound of round 1',
   knobs: {
-    sessions: intKnob('sessions', 4, 'concurrent sessions (one connection each)'),
+    sessions: intKnob(
+      'sessions',
+      0,
+      `concurrent sessions, one connection each (default ${DEFAULT_SESSIONS}, or the server's slot count when fewer)`,
+    ),
     rounds: intKnob('rounds', 8, 'rounds per session'),
     growTokens: intKnob(
       'grow-tokens',
@@ -145,19 +163,24 @@ export const conversationStep = defineStep<ConversationKnobs>({
     timeoutMs: timeoutKnob(30_000, 'limit per request (a hang fails its round)'),
   },
   async run(ctx, knobs) {
-    const grow = growTokens(
-      knobs,
-      knobs.growTokens > 0 ? undefined : (await readServerInfo(ctx.target)).context,
+    const info =
+      knobs.growTokens > 0 && knobs.sessions > 0 ? {} : await readServerInfo(ctx.target);
+    const grow = growTokens(knobs, knobs.growTokens > 0 ? undefined : info.context);
+    const sessions = fitToSlots(
+      { value: knobs.sessions, name: '--conversation.sessions' },
+      DEFAULT_SESSIONS,
+      info.slots,
     );
-    const k = { ...knobs, growTokens: grow.tokens };
+    const k = { ...knobs, growTokens: grow.tokens, sessions: sessions.n };
     ctx.progress(
-      `${k.sessions} sessions x ${k.rounds} rounds of ~${k.growTokens} tokens each (${grow.source})`,
+      `${k.sessions} sessions (${sessions.source}) x ${k.rounds} rounds of ~${k.growTokens} tokens each (${grow.source})`,
     );
+    const run = randomBytes(4).toString('hex');
     const perRound = Array.from({ length: k.rounds }, () => [] as StreamResult[]);
     const failures = (
       await Promise.all(
         Array.from({ length: k.sessions }, (_, i) =>
-          runSession(ctx.target, k, i + 1, (round, r) => perRound[round - 1]!.push(r)),
+          runSession(ctx.target, k, run, i + 1, (round, r) => perRound[round - 1]!.push(r)),
         ),
       )
     ).filter((f): f is ConversationFailure => f !== undefined);
@@ -191,7 +214,7 @@ export const conversationStep = defineStep<ConversationKnobs>({
       ok: !first && !growth,
       summary,
       details: [
-        `${k.rounds} rounds of ~${k.growTokens} tokens (${grow.source})`,
+        `${k.sessions} sessions (${sessions.source}) x ${k.rounds} rounds of ~${k.growTokens} tokens (${grow.source})`,
         ...rounds.map(
           (r) =>
             `round ${r.round}: ~${r.contextTokens} tokens | ttft p50=${secs(r.ttftP50Ms)} min=${secs(r.ttftMinMs)} max=${secs(r.ttftMaxMs)} | ${r.completed}/${k.sessions}`,
@@ -200,7 +223,7 @@ export const conversationStep = defineStep<ConversationKnobs>({
         ...reconnectedNote(perRound.flat()),
       ],
       figures: {},
-      data: { rounds, failures, growth, growTokens: grow },
+      data: { rounds, failures, growth, growTokens: grow, sessions },
       saved: { rounds, failures, boundRatio: k.ttftRatio, boundFloorMs: k.ttftFloorMs },
     };
   },

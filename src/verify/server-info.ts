@@ -30,6 +30,21 @@ export interface ServerInfo {
 
 const BODY_MAX_BYTES = 4 * 1024 * 1024;
 
+/**
+ * How many requests a step runs at once: the flag when given (> 0), else `fallback` — or the slots the server
+ * reports when there are fewer. llama.cpp runs at most --parallel requests at once and queues the rest, so more
+ * than its slots measures its queue, not what the step asks (a batch, a round's first token).
+ */
+export function fitToSlots(
+  flag: { value: number; name: string },
+  fallback: number,
+  slots: Reported | undefined,
+): { n: number; source: string } {
+  if (flag.value > 0) return { n: flag.value, source: flag.name };
+  if (slots && slots.value < fallback) return { n: slots.value, source: `${slots.source} ${slots.value}` };
+  return { n: fallback, source: 'default' };
+}
+
 /** A reported size: a positive integer (a JSON number), else nothing. */
 function size(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined;

@@ -190,7 +190,8 @@ function promptWords(body) {
  * llama-server's HTTP shape before `upstream` (an OpenAI-compatible origin that answers the completions): `slots`
  * requests run at once, the rest wait; a socket that carried a streamed response is closed, and a request that
  * arrives on it before it is gone is dropped unanswered, as a kept-alive socket the server closed drops it.
- * `stats.closedReused` counts those drops, `stats.peakProcessing` the most requests it ran at once.
+ * `stats.closedReused` counts those drops, `stats.peakProcessing` the most requests it ran at once,
+ * `stats.everDeferred` the requests that waited for a slot.
  */
 export async function startLlamaFront({
   upstream,
@@ -201,7 +202,17 @@ export async function startLlamaFront({
   // Which of the three places llama-server reports its context answer (all do upstream; a proxy may pass fewer).
   reports = ['models', 'props', 'slots'],
 }) {
-  const stats = { requests: 0, processing: 0, deferred: 0, peakProcessing: 0, closedReused: 0, refused: 0 };
+  const stats = {
+    requests: 0,
+    processing: 0,
+    deferred: 0,
+    everDeferred: 0,
+    peakProcessing: 0,
+    closedReused: 0,
+    refused: 0,
+    // The distinct first messages of the chats it served (at most 64): what a prompt cache keys on first.
+    firstMessages: new Set(),
+  };
   const waiting = [];
   const doomed = new WeakSet();
   const acquire = () =>
@@ -209,6 +220,7 @@ export async function startLlamaFront({
       ? Promise.resolve(stats.processing++)
       : new Promise((r) => {
           stats.deferred++;
+          stats.everDeferred++;
           waiting.push(r);
         });
   const release = () => {
@@ -290,6 +302,8 @@ export async function startLlamaFront({
     } catch {
       return json(res, 500, { error: { code: 500, message: 'JSON parse error', type: 'server_error' } });
     }
+    const first = body.messages?.[0]?.content;
+    if (typeof first === 'string' && stats.firstMessages.size < 64) stats.firstMessages.add(first);
     const words = promptWords(body);
     if (words >= nCtx) {
       stats.refused++;

@@ -12,13 +12,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startHostileEngine, startLlamaFront } from '../helpers/hostile-engine.mjs';
 import { startSim } from '../../src/sim/index.js';
 import { answerBounds, tokenCount } from '../../src/verify/answer-bounds.js';
-import { batchSize } from '../../src/verify/batching.js';
+import { DEFAULT_N } from '../../src/verify/batching.js';
 import { streamChat } from '../../src/verify/load-client.js';
 import { DEFAULT_CAP_TOKENS, MAX_CAP_TOKENS, promptTokens } from '../../src/verify/long-context.js';
 import { GeneratedPrompt, promptOfTokens, requestBody } from '../../src/verify/prompt-text.js';
 import { runningFromMetrics, runningFromSlots } from '../../src/verify/running-sampler.js';
 import { runVerify } from '../../src/verify/runner.js';
-import { readServerInfo } from '../../src/verify/server-info.js';
+import { fitToSlots, readServerInfo } from '../../src/verify/server-info.js';
 import { makeTarget } from '../../src/verify/target.js';
 import { UsageError } from '../../src/verify/types.js';
 import { FAST, KNOBS } from '../helpers/verify-sim.js';
@@ -257,6 +257,35 @@ describe("llama-server's shape (issue 38)", () => {
     expect(peak.slotsSamples).toBeGreaterThan(0);
   });
 
+  it('conversation runs no more sessions than the server has slots: no round waits behind another session', async () => {
+    // 4 sessions on llama.cpp's 2 slots made every round after the first wait for another session's whole request
+    // (the real server, docs/real-engines.md): the bound then judged the queue, not TTFT growth.
+    const { front, t } = await llamaFront({ nCtx: 4096, slots: 2 });
+    const report = await runVerify({
+      target: t,
+      steps: ['conversation'],
+      knobs: { conversation: { ...KNOBS.conversation, sessions: 0 } },
+    });
+    const conv = report.steps[0]!;
+    expect(conv.ok, conv.summary).toBe(true);
+    expect(conv.data).toMatchObject({ sessions: { n: 2, source: 'total_slots of /props (llama.cpp) 2' } });
+    expect(front.stats.requests).toBe(2 * KNOBS.conversation.rounds);
+    expect(front.stats.everDeferred).toBe(0);
+    // Each session opens with its own text, every round after resending it (the prefix a prompt cache reuses).
+    expect(front.stats.firstMessages.size).toBe(2);
+    // The flag still wins: 3 sessions on 2 slots queue, as asked.
+    const asked = await runVerify({
+      target: t,
+      steps: ['conversation'],
+      knobs: { conversation: { ...KNOBS.conversation, sessions: 3 } },
+    });
+    expect(asked.steps[0]!.data).toMatchObject({ sessions: { n: 3, source: '--conversation.sessions' } });
+    expect(front.stats.everDeferred).toBeGreaterThan(0);
+    // A second run opens no conversation the first left in the server's prompt cache: round 1 is a cold
+    // prefill each run (an identical earlier run made it a cache hit, and the bound 3x a cache hit).
+    expect(front.stats.firstMessages.size).toBe(2 + 3);
+  });
+
   it('reads the context from /props, else /slots, where /v1/models has none', async () => {
     const { front, t } = await llamaFront({ nCtx: 3000, slots: 2, reports: ['props', 'slots'] });
     expect(await readServerInfo(t)).toEqual({
@@ -279,12 +308,12 @@ describe("llama-server's shape (issue 38)", () => {
     expect(runningFromMetrics(text)).toBe(3);
     expect(runningFromSlots('[{"id":0,"is_processing":true},{"id":1,"is_processing":false}]')).toBe(1);
     expect(runningFromSlots('{"error":{"code":501}}')).toBeUndefined();
-    expect(batchSize(0, { value: 4, source: 'total_slots of /props (llama.cpp)' })).toEqual({
+    expect(fitToSlots({ value: 0, name: '--batching.n' }, DEFAULT_N, { value: 4, source: 'total_slots of /props (llama.cpp)' })).toEqual({
       n: 4,
       source: 'total_slots of /props (llama.cpp) 4',
     });
-    expect(batchSize(0, { value: 64, source: 's' })).toEqual({ n: 16, source: 'default' });
-    expect(batchSize(8, { value: 4, source: 's' })).toEqual({ n: 8, source: '--batching.n' });
+    expect(fitToSlots({ value: 0, name: '--batching.n' }, DEFAULT_N, { value: 64, source: 's' })).toEqual({ n: 16, source: 'default' });
+    expect(fitToSlots({ value: 8, name: '--batching.n' }, DEFAULT_N, { value: 4, source: 's' })).toEqual({ n: 8, source: '--batching.n' });
   });
 
   it('a server that drops every request fails it after one new connection, not forever', async () => {
