@@ -102,4 +102,37 @@ describe('a server that closes after each streamed response', () => {
     expect(signal.status).toBeUndefined();
     expect(signal.error).not.toMatch(/after the headers/);
   });
+
+  it('a refused server fails every cell as connect_error, and so the matrix: the detector reads refused, not bad', async () => {
+    // A port that was just free: nothing listens there (a kill -9'd engine).
+    server = await startServer(healthyHandler);
+    const url = server.url;
+    await server.close();
+    server = undefined;
+    const { signal } = await run(url, 'toolcall', 'fresh', { cells: ['auto', 'none'] });
+    expect(signal.result, JSON.stringify(signal)).toBe('connect_error');
+    expect(signal.detail?.cells?.map((c) => c.result)).toEqual(['connect_error', 'connect_error']);
+    expect(signal.detail?.cells?.[0]?.error).toMatch(/^no connection: .*ECONNREFUSED/);
+    // Over keep-alive the priming request meets the refusal first: the run's own connect_error, no cell run.
+    const kept = await run(url, 'toolcall', 'keepalive', { cells: ['auto', 'none'] });
+    expect(kept.signal.result).toBe('connect_error');
+  });
+
+  it('a refused cell beside cells that reached the server is not the matrix result', async () => {
+    let refused = false;
+    server = await startServer((req, res, body) => {
+      if (
+        req.url === '/v1/chat/completions' &&
+        (JSON.parse(body) as { tool_choice?: unknown }).tool_choice === 'required'
+      ) {
+        refused = true;
+        req.socket.destroy();
+        return;
+      }
+      healthyHandler(req, res, body);
+    });
+    const { signal } = await run(server.url, 'toolcall', 'fresh', { cells: ['required', 'auto'] });
+    expect(refused).toBe(true);
+    expect(signal.result).toBe('bad_response');
+  });
 });

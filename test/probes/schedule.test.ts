@@ -493,3 +493,66 @@ targets:
     expect(refused.length).toBeLessThanOrEqual(8);
   });
 });
+
+describe('a completion that passes again reruns the slots waiting out a backoff (issue 38)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a 5 m probe that failed through an outage reruns when the 15 s chat passes again, not at its next backoff step', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    vi.setSystemTime(new Date('2026-06-01T12:00:00Z'));
+    const t0 = Date.now();
+    // The engine fails every completion for the first 110 s (HTTP 500), then serves.
+    const server = await startServer((req, res, body) => {
+      if (req.url === '/v1/chat/completions' && Date.now() - t0 < 110_000) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        return void res.end('{"error":{"message":"engine restarting"}}');
+      }
+      healthyHandler(req, res, body);
+    });
+    servers.push(server);
+    const loaded = parseConfigText(
+      `
+targets:
+  - name: t1
+    endpoints: [{ name: e, url: "${server.url}" }]
+    probes:
+      - { name: slow, kind: chat, every: 5m, jitter: 0, timeout: 10s, conn: [fresh] }
+      - { name: fast, kind: chat, every: 15s, jitter: 0, timeout: 10s, conn: [fresh] }
+`,
+      'test.yaml',
+      {},
+    );
+    const target = loaded.config.targets[0]!;
+    const runs: Record<string, Array<{ at: number; result: string }>> = { slow: [], fast: [] };
+    const s = new ProbeScheduler({
+      target,
+      headers: loaded.headers.get(target.name)!,
+      metrics: createProbeMetrics(new Registry()),
+      logger: capturingLogger('debug').logger,
+      onResult: (r) => runs[r.probe]!.push({ at: (r.start - t0) / 1000, result: r.result }),
+      now: () => Date.now(),
+      monoNow: () => performance.now(),
+    });
+    schedulers.push(s);
+    s.start();
+    for (let i = 0; i < 4 * 60; i++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      for (let k = 0; k < 3; k++) await new Promise((r) => setImmediate(r));
+    }
+    await s.stop();
+    const firstFastPass = runs.fast.find((r) => r.result === 'ok')!;
+    expect(firstFastPass.at).toBeGreaterThanOrEqual(110);
+    expect(firstFastPass.at).toBeLessThan(126);
+    // The slow probe failed through the outage, backing off (15 s, 30 s, 60 s: its next step ~225 s)...
+    const slowFails = runs.slow.filter((r) => r.at < 110);
+    expect(slowFails.length).toBeGreaterThanOrEqual(3);
+    expect(slowFails.every((r) => r.result === 'http_error')).toBe(true);
+    // ...and ran again as the chat passed, and passed: the target's evidence of recovery, within a second.
+    const slowPass = runs.slow.find((r) => r.result === 'ok')!;
+    expect(slowPass.at - firstFastPass.at).toBeLessThanOrEqual(1);
+    // Once per edge: the passes that follow start no more reruns of the slow probe.
+    expect(runs.slow.filter((r) => r.at > slowPass.at && r.at < 240)).toEqual([]);
+  });
+});

@@ -7,6 +7,7 @@ import { LAG_MIN_EXTENSION_MS, lagAwareTimeout, type LoopLag } from '../../lib/l
 import { redactor } from '../../lib/redact.js';
 import type { ConnKind, ProbeDetail, ProbeResultSignal } from '../../core/signals.js';
 import type { EndpointDispatchers, Lease } from './http.js';
+import { errorCode, noConnection } from './conn-errors.js';
 import { runKind } from './registry.js';
 import { Progress, ProbeFailure, type ProbeOutcome } from './types.js';
 
@@ -47,31 +48,9 @@ class ProbeTimeout extends Error {
   }
 }
 
-/** Error codes that mean the connection could not be made or was refused/dropped before an answer. */
-function errorCode(err: unknown): string | undefined {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e !== null && typeof e === 'object'; i++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-/** Codes that mean no connection was made, whatever the socket state says. */
-const NO_CONNECTION = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
 /** Whether a connection to the server existed when `err` happened (a fresh one made, or a reused one). */
 function connectionMade(err: unknown, progress: Progress, reused: boolean): boolean {
-  const code = errorCode(err);
-  if (code !== undefined && NO_CONNECTION.has(code)) return false;
+  if (noConnection(err)) return false;
   return progress.connectMs !== undefined || reused;
 }
 

@@ -9,7 +9,7 @@ import type { ProbeConfig, TargetConfig } from '../../config/schema.js';
 import type { Logger } from '../../lib/logger.js';
 import type { ProbeMetrics } from '../../metrics.js';
 import type { ConnKind, InflightRun, ProbeKind, ProbeResultSignal } from '../../core/signals.js';
-import { hangs as hangingKind } from '../../core/vocabulary.js';
+import { hangs as hangingKind, isCompletion } from '../../core/vocabulary.js';
 import { addCollectHook } from './collect-hooks.js';
 import { EndpointDispatchers, tlsOptions } from './http.js';
 import { PROBES } from './registry.js';
@@ -315,7 +315,15 @@ export class ProbeScheduler {
       .then(
         (out) => {
           if (out.cancelled) return undefined;
+          const before = slot.lastResult;
           this.deliver(out.signal);
+          if (
+            before !== undefined &&
+            before !== 'ok' &&
+            before !== 'skipped_overlap' &&
+            out.signal.result === 'ok'
+          )
+            this.rerunBackedOff(slot);
           slot.refused = out.signal.result === 'connect_error' ? slot.refused + 1 : 0;
           if (!this.recheckRefused(slot) && !confirmation) this.retryFailed(slot, out.signal);
           return out.signal;
@@ -372,8 +380,25 @@ export class ProbeScheduler {
     if (delay >= every) return;
     slot.retryMs = delay * 2;
     this.after(delay, () => {
-      if (!slot.inflight) this.tick(slot);
+      // A pass since (its own round, or a rerun when the endpoint served again) ended the backoff.
+      if (!slot.inflight && slot.retryMs !== undefined) this.tick(slot);
     });
+  }
+
+  /**
+   * A completion slot passed after failing: the endpoint serves again, so every other slot on it that waits out a
+   * retry backoff (retryFailed) runs now instead of at its next step. Issue 38: a tool-call matrix every 5 m that
+   * failed through a kill -9 and backed off (15, 30, 60 s…) held the target from ok 58 s after the restart, where
+   * the chat probes had passed within 20 s. Bounded: once per fail→pass edge of a completion slot, and only slots
+   * already in backoff (a slot that fails on content alone reruns at most once per such edge).
+   */
+  private rerunBackedOff(passed: Slot): void {
+    if (!isCompletion(passed.probe.kind)) return;
+    for (const s of this.slots) {
+      if (s === passed || s.labels.endpoint !== passed.labels.endpoint) continue;
+      if (s.retryMs === undefined || s.inflight) continue;
+      this.tick(s);
+    }
   }
 
   private deliver(r: ProbeResultSignal): void {

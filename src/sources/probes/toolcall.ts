@@ -5,6 +5,7 @@
 // finish_reason "length" without a call fails (tool_choice "required" running to the token limit).
 import { runChatJson } from './chat-json.js';
 import { runChatStream, type ChatStreamSummary } from './chat-stream.js';
+import { noConnection } from './conn-errors.js';
 import { validate, type JsonSchema } from './json-schema.js';
 import { TOOL_CASES } from '../../config/tool-cases.js';
 import { findMarkup, type MarkupHit } from './leak-markup.js';
@@ -232,6 +233,10 @@ function cellFailure(ctx: Ctx, cell: string, err: unknown): MatrixCell {
   const what = err instanceof Error ? err.message : String(err);
   const code = (err as { code?: unknown } | null)?.code;
   const why = typeof code === 'string' && !what.includes(code) ? `${code}: ${what}` : what;
+  // Refused (nothing listening): the server is gone, not answering badly. Every cell refused makes the matrix a
+  // connect_error, which the scheduler rechecks within seconds and the detector reads as refused: a matrix every 5 m
+  // that ran inside a kill -9 read `bad_response` and waited out its retry backoff after the restart (issue 38).
+  if (noConnection(err)) return { cell, result: 'connect_error', error: `no connection: ${why}` };
   const status = ctx.progress.responseHeaders ? ctx.progress.status : undefined;
   return status === undefined
     ? { cell, result: 'bad_response', error: `connection closed before response headers: ${why}` }
@@ -275,8 +280,10 @@ export const toolcallProbe: ProbeFn<ProbeOf<'toolcall'>> = async (ctx) => {
   if (failed.length > 0) {
     // Wrong output outranks the rest (the deployment answers wrong); a leak is a parser problem on a finished
     // completion, so any other failure says more about the run.
+    // A refused cell beside cells that reached the server (it came back mid-matrix) is not the matrix's result.
     const worst =
       failed.find((c) => c.result === 'wrong_output') ??
+      failed.find((c) => c.result !== 'toolcall_leak' && c.result !== 'connect_error') ??
       failed.find((c) => c.result !== 'toolcall_leak') ??
       failed[0]!;
     const message = failed
