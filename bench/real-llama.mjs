@@ -1,7 +1,7 @@
 // @ts-check
 // Real faults on the real process (issue 38): upstream llama.cpp's llama-server (scripts/real-llama/fixture.mjs)
 // watched by the daemon (dist/cli.js) with examples/llamacpp.yaml's probes at the example's cadence and timeouts
-// (chat every 15 s, tools every 5 m, structured every 5 m, health every 10 s, /slots every 30 s, the default
+// (chat every 10 s, tools every 5 m, structured every 5 m, health every 10 s, /slots every 30 s, the default
 // detect thresholds). Per scenario: a fresh server and daemon, ok first, then the fault, held, then ended; every
 // second the bench reads /health (2 s bound) and the target's state. Prints /health during the fault, the state
 // and diagnosis timeline (seconds from the fault), time to the first not-ok and to the scenario's expected state,
@@ -59,7 +59,7 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
 /** The crawl's duty cycle: runs this long, then is stopped this long (10 % of the time). */
 const CRAWL_RUN_MS = 20;
 const CRAWL_STOP_MS = 180;
-/** Healthy time before the crawl: the chat probes' first 5 passes (every 15 s), with a round to spare. */
+/** Healthy time before the crawl: the chat probes' first 5 passes (every 10 s), with time to spare. */
 const LEARN_MS = 90_000;
 
 /** A streamed chat completion of `maxTokens`, read to its end (or until `signal` aborts it). */
@@ -282,7 +282,7 @@ const SCENARIOS = {
     what: `a duty-cycle crawl: the process runs ${CRAWL_RUN_MS} ms in every ${CRAWL_RUN_MS + CRAWL_STOP_MS} ms (SIGCONT/SIGSTOP), 10× slower, after ${LEARN_MS / 1000} s healthy`,
     expect: { state: ['degraded'] },
     // A crawl is judged against the deployment's own healthy past: the chat probes' token rate is learned from their
-    // first 5 passes (src/core/reduce/objectives.ts onProbeRate, LEARN_SAMPLES; chat every 15 s), and the engine
+    // first 5 passes (src/core/reduce/objectives.ts onProbeRate, LEARN_SAMPLES; chat every 10 s), and the engine
     // reads ok within seconds of start. A crawl started at the first ok was itself learned as the normal rate.
     learnMs: LEARN_MS,
     fault: async (c) => {
