@@ -163,8 +163,7 @@ export const conversationStep = defineStep<ConversationKnobs>({
     timeoutMs: timeoutKnob(30_000, 'limit per request (a hang fails its round)'),
   },
   async run(ctx, knobs) {
-    const info =
-      knobs.growTokens > 0 && knobs.sessions > 0 ? {} : await readServerInfo(ctx.target);
+    const info = knobs.growTokens > 0 && knobs.sessions > 0 ? {} : await readServerInfo(ctx.target);
     const grow = growTokens(knobs, knobs.growTokens > 0 ? undefined : info.context);
     const sessions = fitToSlots(
       { value: knobs.sessions, name: '--conversation.sessions' },

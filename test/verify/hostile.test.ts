@@ -308,12 +308,23 @@ describe("llama-server's shape (issue 38)", () => {
     expect(runningFromMetrics(text)).toBe(3);
     expect(runningFromSlots('[{"id":0,"is_processing":true},{"id":1,"is_processing":false}]')).toBe(1);
     expect(runningFromSlots('{"error":{"code":501}}')).toBeUndefined();
-    expect(fitToSlots({ value: 0, name: '--batching.n' }, DEFAULT_N, { value: 4, source: 'total_slots of /props (llama.cpp)' })).toEqual({
+    expect(
+      fitToSlots({ value: 0, name: '--batching.n' }, DEFAULT_N, {
+        value: 4,
+        source: 'total_slots of /props (llama.cpp)',
+      }),
+    ).toEqual({
       n: 4,
       source: 'total_slots of /props (llama.cpp) 4',
     });
-    expect(fitToSlots({ value: 0, name: '--batching.n' }, DEFAULT_N, { value: 64, source: 's' })).toEqual({ n: 16, source: 'default' });
-    expect(fitToSlots({ value: 8, name: '--batching.n' }, DEFAULT_N, { value: 4, source: 's' })).toEqual({ n: 8, source: '--batching.n' });
+    expect(fitToSlots({ value: 0, name: '--batching.n' }, DEFAULT_N, { value: 64, source: 's' })).toEqual({
+      n: 16,
+      source: 'default',
+    });
+    expect(fitToSlots({ value: 8, name: '--batching.n' }, DEFAULT_N, { value: 4, source: 's' })).toEqual({
+      n: 8,
+      source: '--batching.n',
+    });
   });
 
   it('a server that drops every request fails it after one new connection, not forever', async () => {
