@@ -7,7 +7,7 @@
 // and diagnosis timeline (seconds from the fault), time to the first not-ok and to the scenario's expected state,
 // time back to ok after the fault ended, wedged onsets and remediations (dry run: counted, never run).
 // Usage: npm run bench:real-llama [-- --scenarios a,b --json out.json --minutes 10 --hold 120 --parallel 1 --canary
-// --learn-load N]
+// --learn-load N --phase-spread S]
 /* global AbortController, AbortSignal, Buffer, clearTimeout, fetch */
 import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
@@ -37,6 +37,7 @@ const { values: args } = parseArgs({
     answers: { type: 'boolean', default: false },
     'all-cells': { type: 'boolean', default: false },
     'learn-load': { type: 'string', default: '0' },
+    'phase-spread': { type: 'string', default: '15' },
     root: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -45,6 +46,13 @@ const { values: args } = parseArgs({
 const MINUTES = Number(args.minutes);
 const HOLD_MS = Number(args.hold) * 1000;
 const RECOVER_MS = Number(args.recover) * 1000;
+/**
+ * The fault starts a random 0–S s after the target is ok (and after any learning window). Without it every trial
+ * met the probes at the same point of their rounds: each round's offset is a hash of the target and probe names
+ * (schedule.ts phaseOffset) and the first ok comes a fixed time after the start, so a hang found by the next chat
+ * round was measured at one phase only (the grammar at 27–28 s in every trial).
+ */
+const PHASE_SPREAD_MS = Number(args['phase-spread']) * 1000;
 /**
  * @typedef {{ at: number, health: number | string, healthMs: number, state: string, diagnosis: string | null, cause?: string }} Sample
  * @typedef {{ stays?: string, state?: string[], within?: number, backWithin?: number, notState?: string[], remediations?: number, health?: number }} Expect
@@ -321,6 +329,7 @@ if (args.help) {
   --recover S       seconds to wait for ok after the fault ended (default 600)
   --parallel N      scenarios at a time (default 1: each has the machine to itself)
   --root DIR        another built tree's dist/cli.js and examples/llamacpp.yaml (a before/after column)
+  --phase-spread S  the fault starts a random 0–S s after the first ok (default 15: every phase of a 15 s round)
   --learn-load N    N busy loops from the start until the fault, in scenarios with a learning window (crawl)
   --all-cells       the example's whole tool-call matrix (default: the cells a random model can pass)
   --canary          keep the canary probe (a random-weight model cannot pass it)
@@ -430,6 +439,13 @@ async function runScenario(name) {
     if (burners.length > 0) {
       stopBurners();
       notes.push(`${burners.length} busy loops ran from the start to the fault`);
+    }
+    if (PHASE_SPREAD_MS > 0) {
+      const wait = Math.random() * PHASE_SPREAD_MS;
+      await sleep(wait);
+      notes.push(
+        `the fault started ${(wait / 1000).toFixed(1)} s later (--phase-spread ${PHASE_SPREAD_MS / 1000})`,
+      );
     }
     t0 = Date.now();
     /** @type {Ctx} */
