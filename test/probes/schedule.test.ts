@@ -38,6 +38,32 @@ function scheduler(yaml: string, clock?: { t: number }, wallOnly?: { t: number }
   return { s, registry, results, log };
 }
 
+/**
+ * A scheduler on the fake clock (the caller has faked Date and performance): results go to `onResult`. Real sockets
+ * answer on the real event loop, so `turn` lets it run between the fake clock's one-second steps.
+ */
+function fakeClockScheduler(yaml: string, onResult: (r: ProbeResultSignal) => void) {
+  const loaded = parseConfigText(yaml, 'test.yaml', {});
+  const target = loaded.config.targets[0]!;
+  const s = new ProbeScheduler({
+    target,
+    headers: loaded.headers.get(target.name)!,
+    metrics: createProbeMetrics(new Registry()),
+    logger: capturingLogger('debug').logger,
+    onResult,
+    now: () => Date.now(),
+    monoNow: () => performance.now(),
+  });
+  schedulers.push(s);
+  const turn = async (seconds: number) => {
+    for (let i = 0; i < seconds; i++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      for (let k = 0; k < 3; k++) await new Promise((r) => setImmediate(r));
+    }
+  };
+  return { s, target, turn };
+}
+
 describe('ProbeScheduler', () => {
   it('runNow runs every (probe, hop, conn) slot and records metrics', async () => {
     const a = await startServer(healthyHandler);
@@ -326,7 +352,8 @@ describe('a failed slot on a slow schedule runs again early (issue 38)', () => {
     vi.setSystemTime(new Date('2026-06-01T12:00:00Z'));
     // Port 9 on 127.0.0.1 refuses: every run fails at once (connect_error). The early reruns start from the
     // target's shortest cadence (10 s here), at least 15 s.
-    const loaded = parseConfigText(
+    const runs: number[] = [];
+    const { s, turn } = fakeClockScheduler(
       `
 targets:
   - name: t1
@@ -335,31 +362,15 @@ targets:
       - { name: slow, kind: health, every: 5m, jitter: 0, timeout: 1s }
       - { name: fast, kind: health, every: 10s, jitter: 0, timeout: 1s }
 `,
-      'test.yaml',
-      {},
-    );
-    const target = loaded.config.targets[0]!;
-    const runs: number[] = [];
-    const s = new ProbeScheduler({
-      target,
-      headers: loaded.headers.get(target.name)!,
-      metrics: createProbeMetrics(new Registry()),
-      logger: capturingLogger('debug').logger,
-      onResult: (r) => {
+      (r) => {
         expect(r.result).toBe('connect_error');
         if (r.probe === 'slow') runs.push(performance.now());
       },
-      now: () => Date.now(),
-      monoNow: () => performance.now(),
-    });
-    schedulers.push(s);
+    );
     const t0 = performance.now();
     s.start();
-    // Real sockets refuse on the real event loop: let it turn between the fake clock's steps.
-    for (let i = 0; i < 20 * 60; i++) {
-      await vi.advanceTimersByTimeAsync(1000);
-      for (let k = 0; k < 3; k++) await new Promise((r) => setImmediate(r));
-    }
+    // Real sockets refuse on the real event loop: turn() lets it run between the fake clock's steps.
+    await turn(20 * 60);
     await s.stop();
     const at = runs.map((t) => Math.round((t - t0) / 1000));
     // The reruns after the first failure, each within a second of its planned delay: the refusal's recheck
@@ -390,7 +401,8 @@ describe('a late pass on a slow schedule runs again early (issue 38)', () => {
       healthyHandler(req, res, body);
     });
     servers.push(server);
-    const loaded = parseConfigText(
+    const runs: Array<{ at: number; ms: number; result: string }> = [];
+    const { s, turn } = fakeClockScheduler(
       `
 targets:
   - name: t1
@@ -399,28 +411,12 @@ targets:
       - { name: slow, kind: chat, every: 5m, jitter: 0, timeout: 60s, conn: [fresh] }
       - { name: fast, kind: health, every: 10s, jitter: 0, timeout: 1s }
 `,
-      'test.yaml',
-      {},
-    );
-    const target = loaded.config.targets[0]!;
-    const runs: Array<{ at: number; ms: number; result: string }> = [];
-    const s = new ProbeScheduler({
-      target,
-      headers: loaded.headers.get(target.name)!,
-      metrics: createProbeMetrics(new Registry()),
-      logger: capturingLogger('debug').logger,
-      onResult: (r) => {
+      (r) => {
         if (r.probe === 'slow') runs.push({ at: r.start, ms: r.durationMs, result: r.result });
       },
-      now: () => Date.now(),
-      monoNow: () => performance.now(),
-    });
-    schedulers.push(s);
+    );
     s.start();
-    for (let i = 0; i < 4 * 60; i++) {
-      await vi.advanceTimersByTimeAsync(1000);
-      for (let k = 0; k < 3; k++) await new Promise((r) => setImmediate(r));
-    }
+    await turn(4 * 60);
     await s.stop();
     expect(runs.map((r) => r.result)).toEqual(['ok', 'ok']);
     expect(runs[0]!.ms).toBeGreaterThanOrEqual(20_000);
@@ -441,7 +437,8 @@ describe('a refused connection is rechecked in seconds until down is confirmed (
     vi.setSystemTime(new Date('2026-06-01T12:00:00Z'));
     const server = await startServer(healthyHandler);
     servers.push(server);
-    const loaded = parseConfigText(
+    const runs: Array<{ at: number; result: string }> = [];
+    const { s, target, turn } = fakeClockScheduler(
       `
 targets:
   - name: t1
@@ -449,28 +446,9 @@ targets:
     probes:
       - { name: health, kind: health, every: 10s, jitter: 0, timeout: 1s }
 `,
-      'test.yaml',
-      {},
+      (r) => runs.push({ at: performance.now(), result: r.result }),
     );
-    const target = loaded.config.targets[0]!;
     expect(target.detect.downAfter).toBe(2);
-    const runs: Array<{ at: number; result: string }> = [];
-    const s = new ProbeScheduler({
-      target,
-      headers: loaded.headers.get(target.name)!,
-      metrics: createProbeMetrics(new Registry()),
-      logger: capturingLogger('debug').logger,
-      onResult: (r) => runs.push({ at: performance.now(), result: r.result }),
-      now: () => Date.now(),
-      monoNow: () => performance.now(),
-    });
-    schedulers.push(s);
-    const turn = async (seconds: number) => {
-      for (let i = 0; i < seconds; i++) {
-        await vi.advanceTimersByTimeAsync(1000);
-        for (let k = 0; k < 3; k++) await new Promise((r) => setImmediate(r));
-      }
-    };
     s.start();
     await turn(35);
     expect(runs.length).toBeGreaterThanOrEqual(3);
@@ -512,7 +490,8 @@ describe('a completion that passes again reruns the slots waiting out a backoff 
       healthyHandler(req, res, body);
     });
     servers.push(server);
-    const loaded = parseConfigText(
+    const runs: Record<string, Array<{ at: number; result: string }>> = { slow: [], fast: [] };
+    const { s, turn } = fakeClockScheduler(
       `
 targets:
   - name: t1
@@ -521,26 +500,10 @@ targets:
       - { name: slow, kind: chat, every: 5m, jitter: 0, timeout: 10s, conn: [fresh] }
       - { name: fast, kind: chat, every: 15s, jitter: 0, timeout: 10s, conn: [fresh] }
 `,
-      'test.yaml',
-      {},
+      (r) => runs[r.probe]!.push({ at: (r.start - t0) / 1000, result: r.result }),
     );
-    const target = loaded.config.targets[0]!;
-    const runs: Record<string, Array<{ at: number; result: string }>> = { slow: [], fast: [] };
-    const s = new ProbeScheduler({
-      target,
-      headers: loaded.headers.get(target.name)!,
-      metrics: createProbeMetrics(new Registry()),
-      logger: capturingLogger('debug').logger,
-      onResult: (r) => runs[r.probe]!.push({ at: (r.start - t0) / 1000, result: r.result }),
-      now: () => Date.now(),
-      monoNow: () => performance.now(),
-    });
-    schedulers.push(s);
     s.start();
-    for (let i = 0; i < 4 * 60; i++) {
-      await vi.advanceTimersByTimeAsync(1000);
-      for (let k = 0; k < 3; k++) await new Promise((r) => setImmediate(r));
-    }
+    await turn(4 * 60);
     await s.stop();
     const firstFastPass = runs.fast.find((r) => r.result === 'ok')!;
     expect(firstFastPass.at).toBeGreaterThanOrEqual(110);
