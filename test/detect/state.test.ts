@@ -829,6 +829,32 @@ describe('classifier: /health failing on a live server (issue 13, item 3)', () =
     expect(r.transitions().every((t) => !t.startsWith('down'))).toBe(true);
   });
 
+  it('an engine restarting after a kill answers /health 503 while it loads: still down (its completions were refused), never wedged', () => {
+    // Issue 38, the real server: kill -9, then a restart; /health 503 while the model loads made the refusals from
+    // before it read as "completions fail while the server answers": down → wedged/health_generate_failing → down.
+    const r = run();
+    r.round();
+    r.round('connect_error');
+    health(r, 'connect_error');
+    r.round('connect_error');
+    health(r, 'connect_error');
+    expect(r.s.state).toBe('down');
+    health(r, 'http_error', 503);
+    health(r, 'http_error', 503);
+    expect(r.s.state).toBe('down');
+    health(r, 'ok');
+    r.round();
+    r.round();
+    expect(r.s.state).toBe('ok');
+    expect(r.transitions().filter((t) => t.startsWith('wedged'))).toEqual([]);
+    // A completion that fails on the live server (not refused) is evidence again: wedged as before.
+    health(r, 'http_error', 503);
+    r.round('timeout');
+    health(r, 'http_error', 503);
+    r.round('timeout');
+    expect(r.verdict).toBe('wedged/health_generate_failing');
+  });
+
   it('a /health that times out with no completion probe to say more is down', () => {
     const r = new Run({ ...cfg, probes: { health: { kind: 'health' } } });
     health(r, 'timeout');

@@ -152,8 +152,13 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
     );
   const silent = health !== undefined && health.last!.result === 'timeout' && !answeredSince;
   const alive = health !== undefined && health.last!.result !== 'connect_error' && !silent;
+  // Completions fail on the live server: refused ones (nothing listened then) say nothing of its completions. An engine
+  // restarted after a kill answers /health 503 while it loads, and the refusals from before it listened read as
+  // "completions fail while the server answers" (the real server: down → wedged/health_generate_failing → down → ok).
   const completionsFailing =
-    failing.length > 0 || hangs.some((h) => h.hung || h.afterCritical) || s.confirmedCritical !== undefined;
+    failing.some((m) => m.last?.result !== 'connect_error') ||
+    hangs.some((h) => h.hung || h.afterCritical) ||
+    s.confirmedCritical !== undefined;
   // Passes from before the critical line are no evidence of recovery from it: every slot must pass again — every slot
   // whose passes count for recovery (the hysteresis's own list): a long-input probe every 10 m held a restarted
   // target wedged on the spent line until two of its runs came after it, 10-20 minutes. With no slot that counts,
