@@ -183,12 +183,14 @@ function drainedLoad(
 /**
  * Whether the engine's periodic stats line (vLLM's `Running: N reqs, Waiting: M reqs` with its throughputs, SGLang's
  * batch lines) reported tokens made since its /metrics began failing: the engine serves, its scrape does not answer.
- * Its running and waiting are then that line's (reduce/engines.ts takes them from either source).
+ * Its running and waiting are then that line's (reduce/engines.ts takes them from either source). Tokens known to be
+ * made since (madeAfter, as above), not a line's own time: the first line after the failures began reports the 10 s
+ * before it (vLLM's LoggingStatLogger), and read by its time it excused a failing /metrics on tokens from before.
  */
 function servingInLog(p: EngineProgress): boolean {
   const since = p.failingSince;
   if (since === undefined) return true;
-  return p.lastLineAt !== undefined && p.lastLineAt >= since && (p.lastTokensAt ?? -Infinity) >= since;
+  return p.lastLineAt !== undefined && p.lastLineAt >= since && (p.madeAfter ?? -Infinity) >= since;
 }
 
 export const engineSaturated: Family = (_s, _now, _cfg, sym) =>
