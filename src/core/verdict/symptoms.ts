@@ -130,7 +130,10 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
   const failingEverywhere = failing.length > 0 && passing.length === 0;
   // Busy is not wedged (issue 41 item 9): completions that wait for a slot on an engine that makes tokens are no
   // wedge, however long they wait (./candidates/saturation.ts); nor is one of our probes waiting behind our own.
-  const busy = busyEngine(s, now, cfg, hangs, failing);
+  const load = busyEngine(s, now, cfg, hangs, failing);
+  // A load beside another engine's stall explains nothing (./candidates/saturation.ts stalledBeside): the wedge rules
+  // decide, and the stall's candidates name both.
+  const busy = load?.beside === undefined ? load : undefined;
   const saturated = busy?.ours === false ? busy.text : undefined;
   const stuck = busy === undefined && (failingEverywhere || hung !== undefined);
   const healthFailing = slots.filter((m) => m.probeKind === 'health' && m.failStreak >= d.downAfter);
@@ -209,6 +212,9 @@ export function symptomsOf(s: TargetMemory, now: number, cfg: ClassifierConfig):
     stuckRouter,
     pair,
     saturated,
+    ...(load?.beside !== undefined
+      ? { besideLoad: { service: load.beside.stalled, load: load.beside.load, text: load.text } }
+      : {}),
     wedgeText,
     degradedText: failing.length > 0 ? why(failing[0]!) : flaky?.text,
   };

@@ -81,6 +81,13 @@ export interface Symptoms {
   /** Our completions wait on an engine that makes tokens with requests waiting (./candidates/saturation.ts). */
   saturated?: string;
   /**
+   * An engine that would explain our waits as load (./candidates/saturation.ts) beside another of the target that holds
+   * work with no progress of its own (`service`): the load explains nothing, the wedge rules decide, and `text` names
+   * both (a saturated decode beside a prefill whose bootstrap thread died; two replicas, one frozen); `load` is the
+   * loaded engine's part alone.
+   */
+  besideLoad?: { service: string; load: string; text: string };
+  /**
    * The wedge as a symptom, for the causes of what names it: the half-failed pair, a hang, failures on every slot,
    * or intermittence everywhere (the first that holds).
    */

@@ -30,7 +30,12 @@ export const engineStalled: Family = (s, now, _cfg, sym) => {
   const e = Object.values(s.engines).find(
     (x) => x.stalled && !(sym.stuckRouter !== undefined && x.routerInflight !== undefined),
   );
-  if (e !== undefined) out.push(candidate('engine_stalled', withSymptom(sym.wedgeText, stallText(e, now))));
+  // Beside a saturated engine, the text says the load is there and explains none of it (./saturation.ts).
+  if (e !== undefined) {
+    const b = sym.besideLoad;
+    const beside = b !== undefined && b.service === e.service ? `, while ${b.load}` : '';
+    out.push(candidate('engine_stalled', withSymptom(sym.wedgeText, `${stallText(e, now)}${beside}`)));
+  }
   const serverinfo = sym.slots.find(
     (m) => m.probeKind === 'serverinfo' && m.failStreak >= 1 && m.last!.result === 'timeout',
   );

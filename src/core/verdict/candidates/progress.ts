@@ -5,18 +5,24 @@
 // gauges held the same work (or nothing at all) across the readings. The gauge stall clock (engines.ts) runs only
 // while the engine reports work; this one does not need it to. And requests of ours the engines never reported
 // while they worked on others (requests_lost, item 4).
-import type { EngineMemory } from '../../memory.js';
+import type { EngineMemory, SlotMemory, TargetMemory } from '../../memory.js';
 import { isRouter, readingInterval } from '../../progress-read.js';
 import { candidate } from '../pick.js';
 import { label, withSymptom } from '../text.js';
-import type { Candidate, Family, Symptoms } from '../types.js';
+import type { Candidate, Family, Hang, Symptoms } from '../types.js';
 
 export const engineProgressStopped: Family = (s, now, cfg, sym) => {
   const wait = waiting(sym);
   if (wait === undefined) return [];
   // A port that refuses is a process gone (down, connection_refused), not one that stopped.
   if (sym.slots.some((m) => m.last?.result === 'connect_error')) return [];
-  const routerHolds = Object.values(s.engines).some((e) => isRouter(e) && (e.routerInflight ?? 0) > 0);
+  // A stall beside a saturated engine (saturation.ts): the load explains none of our wait, and the engine that made
+  // tokens was the loaded one, so the stall need not be everyone's. The text names both.
+  if (sym.besideLoad !== undefined)
+    return [
+      candidate('engine_stalled', withSymptom(sym.wedgeText, sym.besideLoad.text), { fits: ['wedged'] }),
+    ];
+  const routerHolds = routerHoldsWork(s);
   // One engine that made tokens since our request started says the deployment's loop turns (a PD leg idles
   // while its peer works): the stall must be everyone's.
   const engines = Object.values(s.engines).filter((e) => !isRouter(e));
@@ -32,8 +38,12 @@ export const engineProgressStopped: Family = (s, now, cfg, sym) => {
   return [];
 };
 
+/** A router of the target reports requests in flight: an idle engine's silence is then the router's doing. */
+export const routerHoldsWork = (s: TargetMemory): boolean =>
+  Object.values(s.engines).some((e) => isRouter(e) && (e.routerInflight ?? 0) > 0);
+
 /** A request of ours that waits: what it is and since when. */
-interface Wait {
+export interface Wait {
   what: string;
   start: number;
 }
@@ -43,19 +53,34 @@ interface Wait {
  * slot failing, all by timeouts — the newest of their streaks (each streak's runs waited until they were cut).
  */
 function waiting(sym: Symptoms): Wait | undefined {
-  if (sym.hungText !== undefined) {
-    const hung = sym.hangs.filter((h) => h.hung);
-    if (hung.length === 0) return undefined;
-    const r = hung.reduce((a, b) => (b.run.startedAt > a.run.startedAt ? b : a)).run;
-    return { what: `${r.probe} on ${r.endpoint}/${r.conn}`, start: r.startedAt };
-  }
-  if (!sym.stuck || sym.failing.length === 0) return undefined;
-  if (sym.failing.some((m) => m.last?.result !== 'timeout' || m.failSince === undefined)) return undefined;
-  const m = sym.failing.reduce((a, b) => (b.failSince! > a.failSince! ? b : a));
+  if (sym.hungText !== undefined) return newestHang(sym.hangs);
+  if (!sym.stuck) return undefined;
+  return newestTimeoutStreak(sym.failing);
+}
+
+/** The newest completion in flight hangAfter, as a wait (saturation.ts judges a stall beside a load on it too). */
+export function newestHang(hangs: readonly Hang[]): Wait | undefined {
+  const hung = hangs.filter((h) => h.hung);
+  if (hung.length === 0) return undefined;
+  const r = hung.reduce((a, b) => (b.run.startedAt > a.run.startedAt ? b : a)).run;
+  return { what: `${r.probe} on ${r.endpoint}/${r.conn}`, start: r.startedAt };
+}
+
+/** The newest of the failing slots' streaks when every one of them is timeouts, as a wait. */
+export function newestTimeoutStreak(failing: readonly SlotMemory[]): Wait | undefined {
+  if (failing.length === 0) return undefined;
+  if (failing.some((m) => m.last?.result !== 'timeout' || m.failSince === undefined)) return undefined;
+  const m = failing.reduce((a, b) => (b.failSince! > a.failSince! ? b : a));
   return { what: `${label(m)} (timing out since)`, start: m.failSince! };
 }
 
-function stoppedText(
+/**
+ * Why engine `e` shows no progress of its own while `w` waits, or undefined: no tokens known to be made since the wait
+ * began, for longer than hangAfter plus three of its reading intervals, with one more sign that it stopped (its
+ * scrapes fail, no reading, its periodic line stopped, its gauges held the same work or nothing). Judged per engine:
+ * the family above asks it of every engine, saturation.ts of an engine beside a saturated one.
+ */
+export function stoppedText(
   e: EngineMemory,
   w: Wait,
   now: number,

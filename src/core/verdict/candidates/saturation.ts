@@ -4,12 +4,14 @@
 // remediation runs on a busy engine. A client that never reads its stream holds a slot the same way. A starved queue
 // (queued work never admitted while what leaves the queue waited under the objective) is not load: the queue does
 // not move for our probe, so its hang stays a wedge (queue_starved).
-import type { ClassifierConfig, SlotMemory, TargetMemory } from '../../memory.js';
+import type { ClassifierConfig, EngineMemory, SlotMemory, TargetMemory } from '../../memory.js';
 import type { EngineProgress } from '../../progress-memory.js';
 import { oursAt } from '../../memory-read.js';
 import { isRouter, readingInterval } from '../../progress-read.js';
 import { candidate } from '../pick.js';
+import { stallText } from '../text.js';
 import type { Family, Hang } from '../types.js';
+import { newestHang, newestTimeoutStreak, routerHoldsWork, stoppedText, type Wait } from './progress.js';
 
 /** How recent the engine's last token must be, in reading intervals (and at least SATURATION_RECENT_MS). */
 const RECENT_READINGS = 3;
@@ -20,6 +22,11 @@ export interface Busy {
   text: string;
   /** Every running and waiting request may be one of our own probes (none from anyone else need be there). */
   ours: boolean;
+  /**
+   * Another engine of the target holds work with no progress of its own beside this load: the load explains none of
+   * our wait (the wedge rules decide). `stalled` names it; `load` is the loaded engine's part and `text` both.
+   */
+  beside?: { stalled: string; load: string };
 }
 
 /**
@@ -30,6 +37,11 @@ export interface Busy {
  * their count is anyone else's load, and one of our probes waiting behind our others is neither saturation nor a
  * wedge. The count is over every engine of the target (a PD pair's probe holds a place on each), so it can only
  * understate others' load on one engine, never invent it.
+ *
+ * A load explains our waits only while no other engine of the target (a PD pair's other leg, another replica behind
+ * the router) holds work with no progress of its own (stalledBeside): a decode saturated by others' load beside a
+ * prefill whose bootstrap thread died, or a replica frozen beside a busy one, is a wedge, and the result says both
+ * (`beside`). With one engine there is no other, and nothing changes.
  */
 export function busyEngine(
   s: TargetMemory,
@@ -44,6 +56,7 @@ export function busyEngine(
   // Every failing slot must be waiting, not failing otherwise: an error is no queue.
   if (timedOut.length < failing.length) return undefined;
   const since = hung.length > 0 ? Math.min(...hung.map((h) => h.run.startedAt)) : -Infinity;
+  const wait = hung.length > 0 ? newestHang(hung) : newestTimeoutStreak(timedOut);
   for (const e of Object.values(s.engines)) {
     const p = e.progress;
     // Tokens known to be made after a time (madeAfter, as reduce/progress.ts and ./progress.ts judge a stall), not
@@ -64,17 +77,67 @@ export function busyEngine(
     if (now - made > recent || made < since) continue;
     const ours = oursAt(s, cfg, e.lastSignalAt);
     const tokens = `tokens made in the last ${Math.round((now - made) / 1000)} s`;
-    if (e.running + e.queued <= ours)
-      return {
-        ours: true,
-        text: `${e.service} runs only our own probes (${e.running} running and ${e.queued} waiting, ${ours} of ours in flight), ${tokens}`,
-      };
-    return {
-      ours: false,
-      text: `${e.service} is saturated: ${e.running} running and ${e.queued} waiting (${ours} of them ours), ${tokens}; our completions wait for a slot`,
-    };
+    if (e.running + e.queued <= ours) {
+      const load = `${e.service} runs only our own probes (${e.running} running and ${e.queued} waiting, ${ours} of ours in flight), ${tokens}`;
+      return besideStall(s, e, now, cfg, wait, load) ?? { ours: true, text: load };
+    }
+    const load = `${e.service} is saturated: ${e.running} running and ${e.queued} waiting (${ours} of them ours), ${tokens}`;
+    return (
+      besideStall(s, e, now, cfg, wait, load) ?? {
+        ours: false,
+        text: `${load}; our completions wait for a slot`,
+      }
+    );
   }
-  return drainedLoad(s, now, cfg, hung, timedOut);
+  return drainedLoad(s, now, cfg, hung, timedOut, wait);
+}
+
+/**
+ * The load on `loaded` beside another engine's stall (stalledBeside), as a Busy that explains nothing, or undefined
+ * when no other engine stalls.
+ */
+function besideStall(
+  s: TargetMemory,
+  loaded: EngineMemory,
+  now: number,
+  cfg: ClassifierConfig,
+  wait: Wait | undefined,
+  load: string,
+): Busy | undefined {
+  const stalled = wait !== undefined ? stalledBeside(s, loaded, now, cfg, wait) : undefined;
+  if (stalled === undefined) return undefined;
+  return {
+    ours: false,
+    text: `${load}; but ${stalled.text}`,
+    beside: { stalled: stalled.service, load },
+  };
+}
+
+/**
+ * Another engine than `loaded` (routers aside, a sleeping one aside) that holds work — running, queued, in transfer or
+ * bootstrapping by its last reading that answered, as reduce/progress.ts counts busy readings — and shows no progress
+ * of its own while `wait` waits, by the engine-progress stall's own reading (./progress.ts stoppedText: no tokens
+ * known to be made since the wait began for hangAfter plus three reading intervals, and its scrapes fail, or no
+ * reading came, or its periodic line stopped, or its gauges held that work) or by the gauge stall clock
+ * (reduce/engines.ts: `stalled`, work with no progress for stallAfter). No new notion of a stall: those two rules.
+ */
+function stalledBeside(
+  s: TargetMemory,
+  loaded: EngineMemory,
+  now: number,
+  cfg: ClassifierConfig,
+  wait: Wait,
+): { service: string; text: string } | undefined {
+  const routerHolds = routerHoldsWork(s);
+  for (const e of Object.values(s.engines)) {
+    if (e === loaded || isRouter(e) || e.sleeping === true) continue;
+    if (e.running + e.queued + e.transferQueue + e.preallocQueue <= 0) continue;
+    const text =
+      stoppedText(e, wait, now, cfg.detect.hangAfter, routerHolds) ??
+      (e.stalled ? stallText(e, now) : undefined);
+    if (text !== undefined) return { service: e.service, text };
+  }
+  return undefined;
 }
 
 /**
@@ -91,6 +154,7 @@ function drainedLoad(
   cfg: ClassifierConfig,
   hung: readonly Hang[],
   timedOut: readonly SlotMemory[],
+  wait: Wait | undefined,
 ): Busy | undefined {
   for (const e of Object.values(s.engines)) {
     const l = e.progress?.loaded;
@@ -105,10 +169,13 @@ function drainedLoad(
     // the first stats line after a hang reports the 10 s before it, and the load it shows may be all from before.
     const admitting = hung.every((h) => h.run.startedAt <= (l.madeAfter ?? l.at) && now - l.at <= recent);
     if (!waited || !admitting || l.work <= oursAt(s, cfg, l.at)) continue;
-    return {
-      ours: false,
-      text: `${e.service} was saturated ${Math.round((now - l.at) / 1000)} s ago (${l.work} running and waiting); our completions timed out waiting for a slot then`,
-    };
+    const load = `${e.service} was saturated ${Math.round((now - l.at) / 1000)} s ago (${l.work} running and waiting)`;
+    return (
+      besideStall(s, e, now, cfg, wait, load) ?? {
+        ours: false,
+        text: `${load}; our completions timed out waiting for a slot then`,
+      }
+    );
   }
   return undefined;
 }
@@ -116,12 +183,14 @@ function drainedLoad(
 /**
  * Whether the engine's periodic stats line (vLLM's `Running: N reqs, Waiting: M reqs` with its throughputs, SGLang's
  * batch lines) reported tokens made since its /metrics began failing: the engine serves, its scrape does not answer.
- * Its running and waiting are then that line's (reduce/engines.ts takes them from either source).
+ * Its running and waiting are then that line's (reduce/engines.ts takes them from either source). Tokens known to be
+ * made since (madeAfter, as above), not a line's own time: the first line after the failures began reports the 10 s
+ * before it (vLLM's LoggingStatLogger), and read by its time it excused a failing /metrics on tokens from before.
  */
 function servingInLog(p: EngineProgress): boolean {
   const since = p.failingSince;
   if (since === undefined) return true;
-  return p.lastLineAt !== undefined && p.lastLineAt >= since && (p.lastTokensAt ?? -Infinity) >= since;
+  return p.lastLineAt !== undefined && p.lastLineAt >= since && (p.madeAfter ?? -Infinity) >= since;
 }
 
 export const engineSaturated: Family = (_s, _now, _cfg, sym) =>
