@@ -139,6 +139,12 @@ export interface EngineMemory {
   lastSignalAt: number;
   lastProgressAt: number;
   stalled: boolean;
+  /**
+   * The last few readings' running counts, [time, running], oldest first (at most RECENT_RUNNING): a probe run that
+   * overlapped one holding more than our completions then was served beside a load, though the reading after it
+   * shows none.
+   */
+  recentRunning?: Array<[number, number]>;
   /** Where the last good signal came from: a scrape that stops answering leaves the busy values stale. */
   lastSource?: 'metrics' | 'log';
   /** The last scrape failed: running/queued are stale, so the engine's busy state is unknown. */

@@ -412,6 +412,37 @@ describe("busy is not wedged: our probes' objective beside others' work (issue 4
     expect(r.transitions()).toEqual(['ok/-', 'degraded/engine_slow']);
   });
 
+  it("a run that overlapped others' work is no sample, though the gauges after it show none (the real saturation)", () => {
+    // Issue 38, the real llama-server saturated by back-to-back long generations on both slots: our chat run got a
+    // slot as one generation ended and streamed batched beside the other; by the next scrape that one had ended
+    // too. Judged by the gauges after it, the run read "alone", 23 ms a token against the 20 ms learned alone, and
+    // engine_slow held for minutes on a healthy, busy engine.
+    const r = new Run(config({ stallAfter: '60s' }));
+    for (let i = 0; i < 8; i++) {
+      scrape(r, 1);
+      round(r, 80);
+    }
+    expect(r.s.probeObjective).toMatchObject({ itlFrom: 'learned', itlMs: 20 });
+    for (let i = 0; i < 20; i++) {
+      const start = r.now + 500;
+      scrape(r, 3); // our two runs and another's, while they stream
+      scrape(r, 0); // both ended
+      for (const conn of ['fresh', 'keepalive'] as const)
+        r.probe({
+          endpoint: 'router',
+          conn,
+          reusedConnection: conn === 'keepalive',
+          start,
+          durationMs: 1200,
+          tokensPerSecond: 25,
+        });
+      r.feed({ kind: 'tick' }, 12_000);
+    }
+    expect(r.diagnoses()).not.toContain('engine_slow');
+    expect(r.transitions()).toEqual(['ok/-']);
+    expect(r.s.probeObjective).toMatchObject({ itlFrom: 'learned', itlMs: 20 });
+  });
+
   it('a daemon started by day learns nothing from its busy runs: the first quiet window is the objective', () => {
     const r = new Run(config({ stallAfter: '60s' }));
     for (let i = 0; i < 8; i++) {

@@ -4,6 +4,10 @@ import type { EngineSignal, RankSample } from '../signals.js';
 import { onEngineEvidence, onRankEvidence } from './engine-evidence.js';
 import { noteServing } from './serving.js';
 import { seedBaseline } from './objectives.js';
+import { isRouter } from '../progress-read.js';
+
+/** Readings of the running count kept per engine: enough to cover a probe run (objectives.ts othersBeside). */
+const RECENT_RUNNING = 8;
 import type { ClassifierConfig, DetectEvent, EngineMemory, TargetMemory } from '../memory.js';
 
 export function onEngine(s: TargetMemory, signal: EngineSignal, now: number, cfg: ClassifierConfig): void {
@@ -35,7 +39,14 @@ export function onEngine(s: TargetMemory, signal: EngineSignal, now: number, cfg
     if (signal.decodeStepsTotal !== undefined) e.decodeStepsTotal = signal.decodeStepsTotal;
     if (signal.generatedTokensTotal !== undefined) e.generatedTokensTotal = signal.generatedTokensTotal;
   }
-  if (signal.running !== undefined) e.running = signal.running;
+  if (signal.running !== undefined) {
+    e.running = signal.running;
+    if (!isRouter(e)) {
+      const recent = (e.recentRunning ??= []);
+      recent.push([now, signal.running]);
+      if (recent.length > RECENT_RUNNING) recent.shift();
+    }
+  }
   if (signal.queued !== undefined) e.queued = signal.queued;
   if (signal.transferQueue !== undefined) e.transferQueue = signal.transferQueue;
   if (signal.preallocQueue !== undefined) e.preallocQueue = signal.preallocQueue;

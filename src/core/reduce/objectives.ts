@@ -95,6 +95,7 @@ export function onProbeRate(
   probeKind: string,
   result: string,
   tokensPerSecond: number | undefined,
+  runStart: number,
   now: number,
   cfg: ClassifierConfig,
 ): void {
@@ -112,7 +113,7 @@ export function onProbeRate(
   // teaches it. A llama.cpp server that serves its parallel slots by day and only our probes by night read
   // engine_slow every busy period against the night's objective (issue 41 item 9: busy is not wedged). A configured
   // objective and the ceiling judge every run. No gauge (no mapping, a stale scrape): every run counts, as before.
-  const busy = othersBeside(s, now, cfg);
+  const busy = othersBeside(s, runStart, now, cfg);
   if (busy !== undefined && busy > 0 && o.itlFrom === 'learned') return;
   // The median of the last few runs: one run that came whole inside a fast step of a crawl neither stops the clock
   // nor is a slow one among fast ones enough to start it.
@@ -127,13 +128,27 @@ export function onProbeRate(
 /**
  * Requests the engines were running beside ours at their last gauges (the most over the engines: the running count
  * less our completions in flight then), or undefined where no engine reports one that stands. A router's count is
- * not an engine's load.
+ * not an engine's load. A reading since the run started (or the one before it, which stood at its start) that showed
+ * others' work counts too: the gauges after a run can show none where its other slot's generation ended meanwhile
+ * (the real llama-server's saturation: our runs batched beside a long generation read 23 ms a token against an
+ * objective learned alone, 20 ms, and `engine_slow` held for minutes on a healthy busy engine).
  */
-function othersBeside(s: TargetMemory, now: number, cfg: ClassifierConfig): number | undefined {
+function othersBeside(
+  s: TargetMemory,
+  runStart: number,
+  now: number,
+  cfg: ClassifierConfig,
+): number | undefined {
   let most: number | undefined;
   for (const e of Object.values(s.engines)) {
     if (isRouter(e) || stale(e, now, cfg)) continue;
-    const others = e.running - oursAt(s, cfg, e.lastSignalAt);
+    let others = e.running - oursAt(s, cfg, e.lastSignalAt);
+    // The readings since the run started, and the one before it (it stood at the start): our runs are known now
+    // (onProbe came first), so each reading's share of ours is.
+    const readings = e.recentRunning ?? [];
+    const first = readings.findLastIndex(([at]) => at <= runStart);
+    for (const [at, running] of readings.slice(Math.max(0, first)))
+      others = Math.max(others, running - oursAt(s, cfg, at));
     most = Math.max(most ?? others, others);
   }
   return most;

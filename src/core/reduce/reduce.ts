@@ -41,7 +41,7 @@ export function reduceInPlace(
   switch (signal.kind) {
     case 'probe':
       onProbe(s, signal, now, cfg, events);
-      onProbeRate(s, signal.probeKind, signal.result, signal.tokensPerSecond, now, cfg);
+      onProbeRate(s, signal.probeKind, signal.result, signal.tokensPerSecond, signal.start, now, cfg);
       onProbeLatency(s, signal, now, cfg);
       // Our own run timed out: the engines aborted its request and counted it; their abort counters discount it.
       if (signal.result === 'timeout' && isCompletion(cfg.probes[signal.probe]?.kind ?? signal.probeKind))
