@@ -261,8 +261,19 @@ async function scrape(base, pid) {
   const cpuMs = pid === undefined ? NaN : (proc(pid).cpuS - c) * 1000;
   const text = (gzipped ? gunzipSync(body) : body).toString('utf8');
   const lag = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(text)?.[1]) * 1000;
-  const heapMb = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1]) / 2 ** 20;
-  return { ms, cpuMs, lagMs: lag, bytes: text.length, heapMb };
+  const mb = (/** @type {string} */ name) =>
+    Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]) / 2 ** 20;
+  const anonMb = pid === undefined ? NaN : proc(pid).anonMb;
+  return {
+    ms,
+    cpuMs,
+    lagMs: lag,
+    bytes: text.length,
+    heapMb: mb('nodejs_heap_size_used_bytes'),
+    heapTotalMb: mb('nodejs_heap_size_total_bytes'),
+    externalMb: mb('nodejs_external_memory_bytes'),
+    anonMb,
+  };
 }
 
 const pct = (/** @type {number[]} */ xs, /** @type {number} */ p) =>
@@ -378,8 +389,14 @@ async function scenario(n) {
   const tenth = Math.max(1, Math.floor(win.length / 10));
   const mean = (/** @type {number[]} */ xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const heaps = scrapes.map((s) => s.heapMb);
+  const series = (/** @type {number[]} */ xs) => xs.map((x) => x.toFixed(0)).join(' ');
   console.log(
     `  sampled window: RSS mean ${mean(win.slice(0, tenth)).toFixed(0)} MB in its first tenth, ${mean(win.slice(-tenth)).toFixed(0)} MB in its last; V8 heap used at the scrapes ${heaps.map((h) => h.toFixed(1)).join(', ')} MB (min ${Math.min(...heaps).toFixed(1)}, max ${max(heaps).toFixed(1)})`,
+  );
+  // Where RSS goes when the heap used does not: V8's committed heap (used + free pages it keeps), memory outside it
+  // (Buffers, zlib), and the process's anonymous memory, at each scrape (MB).
+  console.log(
+    `  at the scrapes: V8 heap total ${series(scrapes.map((s) => s.heapTotalMb))}; external ${series(scrapes.map((s) => s.externalMb))}; RssAnon ${series(scrapes.map((s) => s.anonMb))}`,
   );
   console.log(
     `  CPU ${cpuPct.toFixed(2)}% of a core (${cpuS.toFixed(2)} CPU s: main thread ${(t1s.main - t0s.main).toFixed(2)}, others ${(t1s.other - t0s.other).toFixed(2)})${mark(cpuPct, goal?.cpuPct)}`,
