@@ -272,6 +272,8 @@ async function scrape(base, pid) {
     heapMb: mb('nodejs_heap_size_used_bytes'),
     heapTotalMb: mb('nodejs_heap_size_total_bytes'),
     externalMb: mb('nodejs_external_memory_bytes'),
+    oldTotalMb: mb('nodejs_heap_space_size_total_bytes\\{space="old"\\}'),
+    largeTotalMb: mb('nodejs_heap_space_size_total_bytes\\{space="large_object"\\}'),
     anonMb,
   };
 }
@@ -396,7 +398,7 @@ async function scenario(n) {
   // Where RSS goes when the heap used does not: V8's committed heap (used + free pages it keeps), memory outside it
   // (Buffers, zlib), and the process's anonymous memory, at each scrape (MB).
   console.log(
-    `  at the scrapes: V8 heap total ${series(scrapes.map((s) => s.heapTotalMb))}; external ${series(scrapes.map((s) => s.externalMb))}; RssAnon ${series(scrapes.map((s) => s.anonMb))}`,
+    `  at the scrapes: V8 heap total ${series(scrapes.map((s) => s.heapTotalMb))} (old space ${series(scrapes.map((s) => s.oldTotalMb))}, large objects ${series(scrapes.map((s) => s.largeTotalMb))}); external ${series(scrapes.map((s) => s.externalMb))}; RssAnon ${series(scrapes.map((s) => s.anonMb))}`,
   );
   console.log(
     `  CPU ${cpuPct.toFixed(2)}% of a core (${cpuS.toFixed(2)} CPU s: main thread ${(t1s.main - t0s.main).toFixed(2)}, others ${(t1s.other - t0s.other).toFixed(2)})${mark(cpuPct, goal?.cpuPct)}`,
