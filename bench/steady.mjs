@@ -12,6 +12,9 @@
 //   METRICS_OUT=FILE: write the last /metrics text (Prometheus text format) to FILE.<targets>, to see what it holds
 //   DAEMON_NODE_ARGS: node flags for the daemon, default the shipped ones; '' for none; add
 //   '--cpu-prof --cpu-prof-dir=/tmp/prof' to profile it (SIGTERM at the end writes the profile)
+//   HEAPSNAPSHOT_DIR=DIR: at the end of the sampled window the daemon writes a V8 heap snapshot into DIR (it runs with
+//   --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=DIR added), to compare what two builds retain (Chrome DevTools'
+//   Memory tab, or any .heapsnapshot reader)
 import { spawn } from 'node:child_process';
 import { get as httpGet } from 'node:http';
 import {
@@ -52,7 +55,13 @@ const GOALS = { 1: { rssMb: 70, cpuPct: 0.5 }, 50: { rssMb: 150, cpuPct: 5, scra
 // llhttp) on the baseline compiler only; bytecode is kept for code that runs every 10–60 s (docs/decisions.md).
 const SHIPPED_NODE_ARGS =
   '--max-semi-space-size=1 --heap-growing-percent=30 --liftoff-only --no-flush-bytecode';
-const DAEMON_NODE_ARGS = (process.env.DAEMON_NODE_ARGS ?? SHIPPED_NODE_ARGS).split(' ').filter(Boolean);
+const HEAPSNAPSHOT_DIR = process.env.HEAPSNAPSHOT_DIR;
+const DAEMON_NODE_ARGS = [
+  ...(process.env.DAEMON_NODE_ARGS ?? SHIPPED_NODE_ARGS).split(' ').filter(Boolean),
+  ...(HEAPSNAPSHOT_DIR
+    ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${resolve(HEAPSNAPSHOT_DIR)}`]
+    : []),
+];
 
 /**
  * @param {string[]} args
@@ -252,7 +261,21 @@ async function scrape(base, pid) {
   const cpuMs = pid === undefined ? NaN : (proc(pid).cpuS - c) * 1000;
   const text = (gzipped ? gunzipSync(body) : body).toString('utf8');
   const lag = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(text)?.[1]) * 1000;
-  return { ms, cpuMs, lagMs: lag, bytes: text.length };
+  const mb = (/** @type {string} */ name) =>
+    Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]) / 2 ** 20;
+  const anonMb = pid === undefined ? NaN : proc(pid).anonMb;
+  return {
+    ms,
+    cpuMs,
+    lagMs: lag,
+    bytes: text.length,
+    heapMb: mb('nodejs_heap_size_used_bytes'),
+    heapTotalMb: mb('nodejs_heap_size_total_bytes'),
+    externalMb: mb('nodejs_external_memory_bytes'),
+    oldTotalMb: mb('nodejs_heap_space_size_total_bytes\\{space="old"\\}'),
+    largeTotalMb: mb('nodejs_heap_space_size_total_bytes\\{space="large_object"\\}'),
+    anonMb,
+  };
 }
 
 const pct = (/** @type {number[]} */ xs, /** @type {number} */ p) =>
@@ -306,6 +329,7 @@ async function scenario(n) {
   await sleep(WARMUP_S * 1000);
   await scrape(base); // resets the event-loop histogram: lag figures cover the sampled window only
   const c0 = proc(pid).cpuS;
+  const rssSampleStart = rss.length; // the samples from here on are the sampled window's
   const t0s = threads(pid);
   const w0 = performance.now();
   const scrapes = [];
@@ -326,6 +350,25 @@ async function scenario(n) {
     0,
   );
   const heapUsedMb = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(last)?.[1]) / 2 ** 20;
+  if (HEAPSNAPSHOT_DIR) {
+    const snaps = () => readdirSync(HEAPSNAPSHOT_DIR).filter((f) => f.endsWith('.heapsnapshot'));
+    const before = snaps().length;
+    process.kill(pid, 'SIGUSR2');
+    // Node writes the snapshot on the daemon's main thread: once the file is there and the daemon answers again,
+    // it is whole.
+    await until('the heap snapshot', () => snaps().length > before, { timeoutMs: 120_000 });
+    await until(
+      'the daemon after its snapshot',
+      () =>
+        fetch(`${base}/-/ready`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      {
+        timeoutMs: 120_000,
+      },
+    );
+  }
   await stop(daemon.child);
   await stop(sim.child);
   for (const d of dealers) d();
@@ -341,6 +384,21 @@ async function scenario(n) {
   );
   console.log(
     `  at the end: RSS ${end.rssMb.toFixed(0)} MB = RssAnon ${end.anonMb.toFixed(0)} MB + RssFile ${end.fileMb.toFixed(0)} MB, V8 heap used ${heapUsedMb.toFixed(1)} MB`,
+  );
+  // A level or growth: the sampled window's RSS in its first and last tenth, and V8's heap used at each scrape
+  // (garbage included: it moves with the GC's cycle; its low points are what the heap holds).
+  const win = rss.slice(rssSampleStart);
+  const tenth = Math.max(1, Math.floor(win.length / 10));
+  const mean = (/** @type {number[]} */ xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const heaps = scrapes.map((s) => s.heapMb);
+  const series = (/** @type {number[]} */ xs) => xs.map((x) => x.toFixed(0)).join(' ');
+  console.log(
+    `  sampled window: RSS mean ${mean(win.slice(0, tenth)).toFixed(0)} MB in its first tenth, ${mean(win.slice(-tenth)).toFixed(0)} MB in its last; V8 heap used at the scrapes ${heaps.map((h) => h.toFixed(1)).join(', ')} MB (min ${Math.min(...heaps).toFixed(1)}, max ${max(heaps).toFixed(1)})`,
+  );
+  // Where RSS goes when the heap used does not: V8's committed heap (used + free pages it keeps), memory outside it
+  // (Buffers, zlib), and the process's anonymous memory, at each scrape (MB).
+  console.log(
+    `  at the scrapes: V8 heap total ${series(scrapes.map((s) => s.heapTotalMb))} (old space ${series(scrapes.map((s) => s.oldTotalMb))}, large objects ${series(scrapes.map((s) => s.largeTotalMb))}); external ${series(scrapes.map((s) => s.externalMb))}; RssAnon ${series(scrapes.map((s) => s.anonMb))}`,
   );
   console.log(
     `  CPU ${cpuPct.toFixed(2)}% of a core (${cpuS.toFixed(2)} CPU s: main thread ${(t1s.main - t0s.main).toFixed(2)}, others ${(t1s.other - t0s.other).toFixed(2)})${mark(cpuPct, goal?.cpuPct)}`,

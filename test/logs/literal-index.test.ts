@@ -5,7 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { LOG_PACKS } from '../../src/config/schema.js';
 import { compileRuleSet } from '../../src/sources/logs/rules/compile.js';
-import { LiteralIndex } from '../../src/sources/logs/rules/literal-index.js';
+import {
+  LITERAL_TABLES_KEPT,
+  LiteralIndex,
+  literalTablesKept,
+} from '../../src/sources/logs/rules/literal-index.js';
 import { mulberry32 } from '../../src/sim/prng.js';
 import { RULE_FIXTURES } from '../fixtures/logs/rule-fixtures.js';
 
@@ -60,5 +64,46 @@ describe('LiteralIndex', () => {
       }
       expectExact(line);
     }
+  });
+
+  // Every followed file compiles its own rule set: 50 targets' two logs built 100 equal 256 KiB tables (25 MB).
+  it('shares one table between indexes over equal literal lists, each marking its own lines', () => {
+    const packs = ['sglang', 'nixl', 'python'] as const;
+    const a = new LiteralIndex(compileRuleSet([...packs], []).rules);
+    const b = new LiteralIndex(compileRuleSet([...packs], []).rules);
+    expect(b.table.starts).toBe(a.table.starts);
+    expect(b.table.buckets).toBe(a.table.buckets);
+    // Another literal list (a user rule added) has its own table.
+    const user = compileRuleSet(
+      [...packs],
+      [{ name: 'u', match: 'zzq custom', severity: 'warning', class: 'custom' }],
+    );
+    expect(new LiteralIndex(user.rules).table.starts).not.toBe(a.table.starts);
+    // What a line marks stays the index's own: b's line does not change a's answer for its line.
+    const rules = compileRuleSet([...packs], []).rules;
+    const named = (line: string): boolean[] =>
+      rules.map((r) => r.literals === null || r.literals.some((l) => line.includes(l)));
+    const lineA = RULE_FIXTURES[Object.keys(RULE_FIXTURES)[0]!]![0]!.split('\n')[0]!;
+    const fromA = a.candidates(lineA);
+    b.candidates('nothing of any rule here');
+    expect(rules.map((_, i) => fromA(i))).toEqual(named(lineA));
+    expect(named(lineA).some((yes, i) => yes && rules[i]!.literals !== null)).toBe(true);
+  });
+
+  it('keeps at most LITERAL_TABLES_KEPT tables however many rule sets it has seen, and stays exact past them', () => {
+    for (let n = 0; n < 5 * LITERAL_TABLES_KEPT; n++) {
+      const s = compileRuleSet(
+        ['sglang'],
+        [{ name: `u${n}`, match: `rule number ${n} fired`, severity: 'warning', class: 'custom' }],
+      );
+      const ix = new LiteralIndex(s.rules);
+      expect(literalTablesKept()).toBeLessThanOrEqual(LITERAL_TABLES_KEPT);
+      const line = `x rule number ${n} fired`;
+      const got = ix.candidates(line);
+      expect(s.rules.map((_, i) => got(i))).toEqual(
+        s.rules.map((r) => r.literals === null || r.literals.some((l) => line.includes(l))),
+      );
+    }
+    expect(literalTablesKept()).toBe(LITERAL_TABLES_KEPT);
   });
 });
