@@ -386,15 +386,19 @@ describe("busy is not wedged: our probes' objective beside others' work (issue 4
   };
   /** llama.cpp's gauges (no token rate): `running` slots busy at the scrape, ours among them. */
   const scrape = (r: Run, running: number) => r.engine({ service: 'server', running, queued: 0 }, 1000);
-
-  it('a server that serves only our probes by night and its parallel slots by day: busy periods read no engine_slow', () => {
+  /** Night: only our probe runs (the scrape sees it) at 12.5 ms a token; the objective is the 20 ms floor. */
+  const night = () => {
     const r = new Run(config({ stallAfter: '60s' }));
-    // Night: only our probe runs (the scrape sees it) at 12.5 ms a token; the objective is the 20 ms floor.
     for (let i = 0; i < 8; i++) {
       scrape(r, 1);
       round(r, 80);
     }
     expect(r.s.probeObjective).toMatchObject({ itlFrom: 'learned', itlMs: 20 });
+    return r;
+  };
+
+  it('a server that serves only our probes by night and its parallel slots by day: busy periods read no engine_slow', () => {
+    const r = night();
     // Day: 4 of others' requests batched beside ours, our probes at 40 ms a token for 5 minutes.
     for (let i = 0; i < 20; i++) {
       scrape(r, 5);
@@ -417,12 +421,7 @@ describe("busy is not wedged: our probes' objective beside others' work (issue 4
     // slot as one generation ended and streamed batched beside the other; by the next scrape that one had ended
     // too. Judged by the gauges after it, the run read "alone", 23 ms a token against the 20 ms learned alone, and
     // engine_slow held for minutes on a healthy, busy engine.
-    const r = new Run(config({ stallAfter: '60s' }));
-    for (let i = 0; i < 8; i++) {
-      scrape(r, 1);
-      round(r, 80);
-    }
-    expect(r.s.probeObjective).toMatchObject({ itlFrom: 'learned', itlMs: 20 });
+    const r = night();
     for (let i = 0; i < 20; i++) {
       const start = r.now + 500;
       scrape(r, 3); // our two runs and another's, while they stream

@@ -30,23 +30,8 @@ type Reading = Partial<EngineSignal> | undefined;
  */
 function deployment(outcome: (r: RunInfo) => Outcome, reading: (now: number) => Reading, seed: number) {
   const v = new VirtualDeployment(exampleTarget(), outcome, seed);
-  const run = (until: number) => {
-    for (let t = v.now + SCRAPE_MS; t <= until; t += SCRAPE_MS) {
-      v.runUntil(t);
-      for (const service of ['decode', 'prefill']) {
-        const r = reading(v.now);
-        v.feed({
-          kind: 'engine',
-          target: v.target.name,
-          service,
-          source: 'metrics',
-          time: v.now,
-          ...(r === undefined ? { scrapeOk: false } : { scrapeOk: true, ...r }),
-        });
-      }
-    }
-    v.runUntil(until);
-  };
+  const run = (until: number) =>
+    v.scrapeUntil(until, ['decode', 'prefill'], (_service, now) => reading(now), SCRAPE_MS);
   return { v, run };
 }
 

@@ -58,28 +58,18 @@ function run(
     (r) => (isCompletion(r.probe.kind) && r.start >= faultAt ? 'hang' : healthy(r)),
     seed,
   );
-  const scrape = (until: number) => {
-    for (let t = v.now + SCRAPE_MS; t <= until; t += SCRAPE_MS) {
-      v.runUntil(t);
-      for (const service of services) {
-        const r: Reading =
-          service === 'router'
-            ? { routerInflight: v.now < faultAt ? 0 : 3 }
-            : v.now < faultAt
-              ? idle(v.now)
-              : reading(service, v.now, faultAt);
-        v.feed({
-          kind: 'engine',
-          target: v.target.name,
-          service,
-          source: 'metrics',
-          time: v.now,
-          ...(r === undefined ? { scrapeOk: false } : { scrapeOk: true, ...r }),
-        });
-      }
-    }
-    v.runUntil(until);
-  };
+  const scrape = (until: number) =>
+    v.scrapeUntil(
+      until,
+      services,
+      (service, now): Reading =>
+        service === 'router'
+          ? { routerInflight: now < faultAt ? 0 : 3 }
+          : now < faultAt
+            ? idle(now)
+            : reading(service, now, faultAt),
+      SCRAPE_MS,
+    );
   scrape(v.t0 + 10 * 60_000);
   expect(v.s.state).toBe('ok');
   faultAt = v.now + 2_000 * seed;

@@ -15,7 +15,7 @@ import {
   type TickSignal,
 } from '../../src/core/memory.js';
 import { probeConns } from '../../src/sources/probes/schedule.js';
-import type { ConnKind, ProbeResultClass, Signal } from '../../src/core/signals.js';
+import type { ConnKind, EngineSignal, ProbeResultClass, Signal } from '../../src/core/signals.js';
 import { mulberry32 } from '../../src/sim/prng.js';
 import { WAKE_SLACK_MS } from '../../src/watchdog.js';
 
@@ -122,6 +122,33 @@ export class VirtualDeployment {
       if (stop?.()) return;
     }
     this.now = Math.max(this.now, until);
+  }
+
+  /**
+   * Runs to `until`, the engines in `services` scraped every `everyMs` on the way: `reading(service, now)` is what one
+   * reports (undefined: its scrape fails).
+   */
+  scrapeUntil(
+    until: number,
+    services: readonly string[],
+    reading: (service: string, now: number) => Partial<EngineSignal> | undefined,
+    everyMs = 5_000,
+  ): void {
+    for (let t = this.now + everyMs; t <= until; t += everyMs) {
+      this.runUntil(t);
+      for (const service of services) {
+        const r = reading(service, this.now);
+        this.feed({
+          kind: 'engine',
+          target: this.target.name,
+          service,
+          source: 'metrics',
+          time: this.now,
+          ...(r === undefined ? { scrapeOk: false } : { scrapeOk: true, ...r }),
+        });
+      }
+    }
+    this.runUntil(until);
   }
 
   /** Runs until `cond` holds; returns when (Unix ms), or undefined past `until`. */
