@@ -109,7 +109,8 @@ describe.sequential('upstream llama-server under the example config', () => {
     // jitter 10 %) + 3 s; the bench measured 11.0 and 13.0 s. The issue asks 15 s; 20 s leaves room for a loaded host.
     await waitFor(async () => (await status()).state === 'down', 20 * SECOND, describeNow, 500);
     await llama.restart();
-    // The issue asks 60 s; the bench measured 25 s at load 5-9 and 41 s at 14-19 after the restart: 90 s.
-    await waitFor(async () => (await status()).state === 'ok', 90 * SECOND, describeNow, 1000);
+    // The issue's 60 s: the bench measured 14.6-18.1 s at load 4-10 (a slot in retry backoff reruns as soon as a
+    // chat passes again; before that, 58 s when the tool-call matrix had failed inside the outage).
+    await waitFor(async () => (await status()).state === 'ok', 60 * SECOND, describeNow, 1000);
   });
 });
