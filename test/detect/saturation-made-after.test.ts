@@ -115,3 +115,40 @@ describe('a failing /metrics is excused only by stats lines that report tokens m
     );
   });
 });
+
+describe('a keep-alive slot held failing by passes over new connections is waiting, not erring (issue 38)', () => {
+  it('llama-server saturated by others: our keep-alive pass on a new connection leaves no wedge behind', () => {
+    // The real llama-server closes the connection after each streamed response, so a keep-alive slot's passes after
+    // a timeout come over new connections: inconclusive for reuse (reduce/slots.ts), they keep its failure streak
+    // with the last result `ok`. busyEngine read that slot as failing otherwise than by waiting, explained nothing,
+    // and the saturated engine read wedged (bench:real-llama saturation, wedged/intermittent at 250 s).
+    const r = new Run({ ...cfg, probes: { chat: { kind: 'chat', ttftObjective: 60_000 } } });
+    const scrape = () =>
+      r.engine({ running: 2, queued: 2, generatedTokensTotal: Math.floor(r.now / 10) }, 5_000);
+    for (let i = 0; i < 4; i++) {
+      r.round();
+      scrape();
+    }
+    expect(r.s.state).toBe('ok');
+    // Both slots of others' long streams: ours time out waiting, twice in a row.
+    for (let i = 0; i < 2; i++) {
+      scrape();
+      r.round('timeout');
+    }
+    scrape();
+    // The keep-alive run gets a slot as a stream ends: it passes, over a new connection (the server closed the last).
+    r.probe({
+      endpoint: 'router',
+      conn: 'keepalive',
+      result: 'ok',
+      reusedConnection: false,
+      durationMs: 15_000,
+    });
+    scrape();
+    const keepalive = r.s.slots['chat|router|keepalive']!;
+    expect(keepalive.last?.result).toBe('ok');
+    expect(keepalive.failStreak).toBeGreaterThanOrEqual(2);
+    expect(r.s.state).not.toBe('wedged');
+    expect(r.verdict).toBe('degraded/engine_saturated');
+  });
+});

@@ -53,8 +53,11 @@ export function busyEngine(
   const hung = hangs.filter((h) => h.hung);
   const timedOut = failing.filter((m) => m.last?.result === 'timeout');
   if (hung.length === 0 && timedOut.length === 0) return undefined;
-  // Every failing slot must be waiting, not failing otherwise: an error is no queue.
-  if (timedOut.length < failing.length) return undefined;
+  // Every failing slot must be waiting, not failing otherwise: an error is no queue. A slot whose last run passed is
+  // failing only because that pass came over a new connection after a failed reused one (reduce/slots.ts
+  // `inconclusive`: llama-server closes the connection after every streamed response): no error either, and read as
+  // one it left the real server's saturation wedged (bench:real-llama, wedged/intermittent at 250 s).
+  if (failing.some((m) => m.last?.result !== 'timeout' && m.last?.result !== 'ok')) return undefined;
   const since = hung.length > 0 ? Math.min(...hung.map((h) => h.run.startedAt)) : -Infinity;
   const wait = hung.length > 0 ? newestHang(hung) : newestTimeoutStreak(timedOut);
   for (const e of Object.values(s.engines)) {
