@@ -20,6 +20,7 @@ import { TargetWatchdog } from '../../src/watchdog.js';
 import { remediationFor } from '../../src/outputs/remediate/target.js';
 import { nodeBundleFs, type BundleFs } from '../../src/outputs/incidents/bundle.js';
 import { LogWindows } from '../../src/outputs/incidents/log-window.js';
+import type { CaptureDeps } from '../../src/outputs/incidents/capture.js';
 import type { IncidentManifest } from '../../src/outputs/incidents/manifest.js';
 import { enforceRetention, listIncidents } from '../../src/outputs/incidents/store.js';
 import { TargetIncidents } from '../../src/outputs/incidents/target.js';
@@ -45,7 +46,7 @@ const failed = (start: number): ProbeResultSignal => ({
   durationMs: 1000,
 });
 
-function setup(incidents: Record<string, unknown>, fs?: BundleFs) {
+function setup(incidents: Record<string, unknown>, fs?: BundleFs, exec?: CaptureDeps['exec']) {
   const target = targetSchema.parse({
     name: 't',
     endpoints: [{ name: 'router', url: 'http://127.0.0.1:9' }],
@@ -65,6 +66,7 @@ function setup(incidents: Record<string, unknown>, fs?: BundleFs) {
       status: () => ({ targets: [wd.w!.status()] }),
       redact: (t) => t,
       fs,
+      exec,
     },
     metrics,
     logger,
@@ -115,6 +117,43 @@ describe('capture → remediation hand-off', () => {
     expect(readFileSync(join(incident.data!.dir as string, 'commands/hang.txt'), 'utf8')).toContain(
       '# result timeout',
     );
+    await w.idle();
+  }, 30_000);
+
+  it('a command still running when the capture deadline fires is in the manifest, as timed out', async () => {
+    // A loaded host: the cut command is reaped after the capture's deadline has written the manifest (.ci/run beside
+    // a real-engine bench, load 12). It was missing from the manifest altogether; now it is there, timed out.
+    const { w, journal, hook } = setup(
+      {
+        captureTimeout: '1s',
+        commands: [{ name: 'slow', argv: ['true'], timeout: '1m' }],
+      },
+      undefined,
+      () =>
+        new Promise((resolve) =>
+          setTimeout(
+            () =>
+              resolve({
+                result: 'timeout',
+                code: null,
+                signal: 'SIGKILL',
+                output: '',
+                droppedBytes: 0,
+                durationMs: 3000,
+              }),
+            3_000,
+          ),
+        ),
+    );
+    w.handle(failed(Date.now()));
+    w.handle(failed(Date.now()));
+    await waitFor(() => journal.query({ type: 'incident' })[0], { timeoutMs: 15_000, what: 'the incident' });
+    await hook.idle();
+    const incident = journal.query({ type: 'incident' })[0]!;
+    const m = JSON.parse(
+      readFileSync(join(incident.data!.dir as string, 'manifest.json'), 'utf8'),
+    ) as IncidentManifest;
+    expect(m.commands.map((c) => [c.name, c.result])).toEqual([['slow', 'timeout']]);
     await w.idle();
   }, 30_000);
 

@@ -384,6 +384,17 @@ async function runCapture(
   const margin = cutMargin(deps.config.captureTimeout);
   const runs = pids.map(async (pid) => {
     const argv = fillArgv(cmd.argv, { PID: pid, TARGET: deps.target.name, INCIDENT_DIR: dir });
+    // Recorded before it runs: a manifest written at the capture's deadline still names a command that has not
+    // come back yet (on a loaded host the deadline fired before the cut command was reaped, and the manifest had
+    // no record of it at all).
+    const rec: CommandRecord = {
+      name: cmd.name,
+      argv,
+      ...(pid === undefined ? {} : { pid }),
+      result: 'timeout',
+      durationMs: 0,
+    };
+    records.push(rec);
     const r = await exec(argv, {
       env: { WEDGEWATCH_TARGET: deps.target.name, WEDGEWATCH_INCIDENT_DIR: dir },
       timeoutMs: Math.max(1, Math.min(cmd.timeout, remaining() - margin)),
@@ -400,16 +411,10 @@ async function runCapture(
       ...(r.error ? [`# error: ${r.error}`] : []),
       '',
     ].join('\n');
-    const rec: CommandRecord = {
-      name: cmd.name,
-      argv,
-      ...(pid === undefined ? {} : { pid }),
-      // Captures pass no interrupt signal to runCommand, so `interrupted` cannot happen here.
-      result: r.result === 'interrupted' ? 'timeout' : r.result,
-      code: r.code,
-      durationMs: Math.round(r.durationMs),
-    };
-    records.push(rec);
+    // Captures pass no interrupt signal to runCommand, so `interrupted` cannot happen here.
+    rec.result = r.result === 'interrupted' ? 'timeout' : r.result;
+    rec.code = r.code;
+    rec.durationMs = Math.round(r.durationMs);
     if (signal.aborted) return { rel: undefined, result: r.result };
     rec.path = await write(rel, header + r.output);
     return { rel, result: r.result };
