@@ -54,6 +54,11 @@ describe('wedgewatch verify against upstream llama-server', () => {
         'liveness,long-context,conversation,batching',
         '--repeat',
         '2',
+        // A floor of 1 s instead of 250 ms: under .ci/run with two busy loops and another llama-server beside it
+        // (load ~10), round 6 of 2,579 tokens read 0.80 s against round 1's 0.11 s on this CPU server (bound 0.58 s).
+        // The lane checks that the step runs and passes on the server's shape; its bound is measured in docs.
+        '--conversation.ttft-floor',
+        '1s',
       ]);
       const failed = r.steps.filter((s) => !s.ok).map((s) => `${s.step}: ${s.summary}`);
       expect(failed, `run ${run}: ${r.stderr.slice(-1500)}`).toEqual([]);
