@@ -20,6 +20,18 @@ const THREAD_DEATH =
 type Outcome = 'ok' | 'timeout' | 'wrong_output';
 
 /** The e2e's shape up to the restart: healthy, the thread dies, confirmed wedge, prefill restarted and its tail. */
+/** Prefill's NIXL bootstrap thread dies: its critical line, now. */
+function threadDies(r: Run): void {
+  r.log({
+    severity: 'critical',
+    rule: 'nixl_bootstrap_thread_dead',
+    class: 'kv_bootstrap_dead',
+    service: 'prefill',
+    line: THREAD_DEATH,
+    time: r.now,
+  });
+}
+
 function restarted(): { r: Run; round: (chat?: Outcome, canary?: Outcome) => void } {
   const r = new Run(cfg);
   let failed = 0;
@@ -30,14 +42,7 @@ function restarted(): { r: Run; round: (chat?: Outcome, canary?: Outcome) => voi
     r.engine({ service: 'decode', kvTransferFailedTotal: failed, running: 0 }, 700);
   };
   for (let i = 0; i < 5; i++) round();
-  r.log({
-    severity: 'critical',
-    rule: 'nixl_bootstrap_thread_dead',
-    class: 'kv_bootstrap_dead',
-    service: 'prefill',
-    line: THREAD_DEATH,
-    time: r.now,
-  });
+  threadDies(r);
   round('timeout', 'timeout');
   round('timeout', 'timeout');
   expect(r.verdict).toBe('wedged/kv_bootstrap_thread_dead');
@@ -110,14 +115,7 @@ describe('a long-input probe that passed before the confirmed line', () => {
     long(r);
     const longPassedAt = r.now;
     round();
-    r.log({
-      severity: 'critical',
-      rule: 'nixl_bootstrap_thread_dead',
-      class: 'kv_bootstrap_dead',
-      service: 'prefill',
-      line: THREAD_DEATH,
-      time: r.now,
-    });
+    threadDies(r);
     round('timeout', 'timeout');
     round('timeout', 'timeout');
     expect(r.verdict).toBe('wedged/kv_bootstrap_thread_dead');
@@ -149,14 +147,7 @@ describe('a long-input probe that passed before the confirmed line', () => {
       r.engine({ service: 'decode', running: 0 }, 700);
     };
     for (let i = 0; i < 5; i++) round();
-    r.log({
-      severity: 'critical',
-      rule: 'nixl_bootstrap_thread_dead',
-      class: 'kv_bootstrap_dead',
-      service: 'prefill',
-      line: THREAD_DEATH,
-      time: r.now,
-    });
+    threadDies(r);
     round('timeout');
     round('timeout');
     round('timeout');
